@@ -1,0 +1,104 @@
+// Builds the OpenAPI 3.1 document from the route table and its zod schemas.
+import { z } from 'zod';
+import type { RestRoute } from './route.js';
+import { ErrorEnvelope } from './schemas.js';
+import { STATUS_BY_CODE } from '../src/errors.js';
+
+type JsonSchema = Record<string, unknown>;
+
+const COMMON_ERRORS = ['invalid_token', 'insufficient_scope', 'universe_mismatch', 'rate_limited'];
+
+function toSchema(schema: z.ZodType, io: 'input' | 'output', components: Record<string, JsonSchema>): JsonSchema {
+  const json = z.toJSONSchema(schema, {
+    io,
+    target: 'draft-2020-12',
+    unrepresentable: 'any',
+    reused: 'inline',
+    override: (ctx) => {
+      // Dates travel as ISO strings.
+      if ((ctx.zodSchema as { _zod?: { def?: { type?: string } } })._zod?.def?.type === 'date') {
+        ctx.jsonSchema.type = 'string';
+        ctx.jsonSchema.format = 'date-time';
+      }
+    },
+  }) as JsonSchema & { $defs?: Record<string, JsonSchema>; $schema?: string };
+  delete json.$schema;
+  for (const [name, def] of Object.entries(json.$defs ?? {})) components[name] = def;
+  delete json.$defs;
+  return JSON.parse(JSON.stringify(json).replaceAll('"#/$defs/', '"#/components/schemas/'));
+}
+
+function queryParameters(route: RestRoute, components: Record<string, JsonSchema>) {
+  if (!route.query) return [];
+  const json = toSchema(route.query, 'input', components) as { properties?: Record<string, JsonSchema>; required?: string[] };
+  return Object.entries(json.properties ?? {}).map(([name, schema]) => ({
+    name, in: 'query', required: json.required?.includes(name) ?? false,
+    schema, ...(schema.description ? { description: schema.description } : {}),
+  }));
+}
+
+export function buildOpenApi(routes: RestRoute[], serverUrl = '/v1'): Record<string, unknown> {
+  const components: Record<string, JsonSchema> = {};
+  components.Error = toSchema(ErrorEnvelope, 'output', components);
+  delete components.Error.id;
+  const paths: Record<string, Record<string, unknown>> = {};
+  const tags = new Set<string>();
+
+  for (const route of routes) {
+    tags.add(route.tag);
+    const params = [...route.path.matchAll(/\{(\w+)\}/g)].map((m) => ({ name: m[1], in: 'path', required: true, schema: { type: 'string' } }));
+    const errorCodes = [...new Set([...(route.scope ? COMMON_ERRORS : []), ...(route.errors ?? []), 'not_found'])];
+    const byStatus = new Map<number, string[]>();
+    for (const code of errorCodes) {
+      const status = STATUS_BY_CODE[code] ?? 400;
+      byStatus.set(status, [...(byStatus.get(status) ?? []), code]);
+    }
+    const responses: Record<string, unknown> = {
+      [String(route.status ?? 200)]: {
+        description: 'Success',
+        content: { 'application/json': { schema: toSchema(route.response, 'output', components) } },
+      },
+    };
+    for (const [status, codes] of [...byStatus].sort((a, b) => a[0] - b[0])) {
+      responses[String(status)] = {
+        description: `Error: ${codes.join(', ')}`,
+        ...(status === 429 ? { headers: { 'Retry-After': { schema: { type: 'integer' }, description: 'Seconds to wait' } } } : {}),
+        content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
+      };
+    }
+    const op: Record<string, unknown> = {
+      operationId: route.operationId,
+      summary: route.summary,
+      ...(route.note || route.scope ? { description: [route.scope ? `Scope: ${route.scope}.` : 'No authentication.', route.note].filter(Boolean).join(' ') } : {}),
+      tags: [route.tag],
+      ...(route.scope ? {} : { security: [] }),
+      parameters: [
+        ...params,
+        ...queryParameters(route, components),
+        ...(route.idempotent ? [{ name: 'Idempotency-Key', in: 'header', required: false, schema: { type: 'string', maxLength: 255 }, description: 'A retry with the same key and body within 24 h returns the first answer' }] : []),
+      ],
+      ...(route.body ? { requestBody: { required: false, content: { 'application/json': { schema: toSchema(route.body, 'input', components) } } } } : {}),
+      responses,
+    };
+    if (!(op.parameters as unknown[]).length) delete op.parameters;
+    (paths[route.path] ??= {})[route.method.toLowerCase()] = op;
+  }
+
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'Agent Service API',
+      version: '1.0.0',
+      description: 'Hosts long-lived AI agents over HTTP. Every error body is `{error: {code, message}}`. Every request is limited to 120 per minute per token.',
+      license: { name: 'Proprietary', identifier: 'LicenseRef-Proprietary' },
+    },
+    servers: [{ url: serverUrl }],
+    security: [{ bearerAuth: [] }],
+    tags: [...tags].map((name) => ({ name, description: `${name} operations` })),
+    paths,
+    components: {
+      securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', description: 'API token beginning ast_' } },
+      schemas: components,
+    },
+  };
+}

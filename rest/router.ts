@@ -1,0 +1,105 @@
+// Builds the /v1 Express router from the route table: auth pre-check, input validation with the
+// route's zod schemas, then the route's GraphQL document through the shared executor.
+import express, { type Request, type Response, type NextFunction, type Router } from 'express';
+import type { GraphQLError } from 'graphql';
+import type { RestRoute } from './route.js';
+import { envelopeFor, runRoute, toRestError } from './executor.js';
+import { AppError } from '../src/errors.js';
+import { describeIssue } from '../src/validation.js';
+import { sendError } from '../src/http/error-envelope.js';
+import { claimKey, requestHash, storeAnswer } from './idempotency.js';
+import { logger } from '../src/logger.js';
+import type { Context } from '../src/graphql/context.js';
+
+/** `/agents/{id}` → `/agents/:id` */
+export function expressPath(path: string): string {
+  return path.replace(/\{(\w+)\}/g, ':$1');
+}
+
+function checkAccess(route: RestRoute, ctx: Context): void {
+  if (route.scope === null) return;
+  if (!ctx.viewer) throw new AppError('invalid_token', 'missing, unknown, revoked or expired token');
+  if (!ctx.viewer.scopes.includes(route.scope)) throw new AppError('insufficient_scope', `this operation needs the ${route.scope} scope`);
+}
+
+function validate<T>(schema: import('zod').ZodType<T> | undefined, value: unknown, what: string): T {
+  if (!schema) return value as T;
+  const parsed = schema.safeParse(value);
+  if (!parsed.success) {
+    throw new AppError('invalid_request', `${what} ${parsed.error.issues.slice(0, 3).map(describeIssue).join('; ')}`);
+  }
+  return parsed.data;
+}
+
+function handlerFor(route: RestRoute) {
+  return async (req: Request, res: Response) => {
+    let idemKey: string | null = null;
+    try {
+      const env = envelopeFor(req, res);
+      const ctx = await env.contextFactory();
+      checkAccess(route, ctx);
+      const query = validate(route.query, req.query, 'query');
+      const body = route.body ? validate(route.body, req.body ?? {}, 'body') : undefined;
+      const params = Object.fromEntries(Object.entries(req.params).map(([k, v]) => [k, String(v)]));
+
+      const header = req.get('idempotency-key');
+      if (route.idempotent && header) {
+        if (header.length > 255) throw new AppError('invalid_request', 'Idempotency-Key is longer than 255 characters');
+        const who = ctx.viewer?.tokenId ?? ctx.viewer?.user.id ?? 'anonymous';
+        idemKey = `${who}:${ctx.viewer?.universe.id}:${route.method} ${req.path}:${header}`;
+        const replay = await claimKey(idemKey, requestHash(route.method, req.path, req.body));
+        if (replay) {
+          idemKey = null;
+          res.set('Idempotent-Replayed', 'true').status(replay.status).json(replay.body);
+          return;
+        }
+      }
+
+      const variables = route.variables ? route.variables({ params, query, body }) : {};
+      const result = await runRoute(env, ctx, route, variables);
+      if (result.errors?.length) {
+        const err = toRestError(result.errors[0] as GraphQLError);
+        if (err.status >= 500) logger.error({ errors: result.errors, route: route.operationId }, 'REST route failed');
+        if (idemKey) await storeAnswer(idemKey, { status: err.status, body: null });
+        return sendError(res, err.status, err.code, err.message);
+      }
+      const status = route.status ?? 200;
+      const payload = route.result(result.data);
+      if (idemKey) await storeAnswer(idemKey, { status, body: payload });
+      res.status(status).json(payload);
+    } catch (err) {
+      if (idemKey) await storeAnswer(idemKey, { status: 500, body: null }).catch(() => undefined);
+      if (err instanceof AppError) return sendError(res, err.status, err.code, err.message);
+      const gql = err as GraphQLError;
+      if (gql?.extensions?.code) {
+        const e = toRestError(gql);
+        return sendError(res, e.status, e.code, e.message);
+      }
+      logger.error({ err, route: route.operationId }, 'unexpected error in REST route');
+      sendError(res, 500, 'internal_error', 'Unexpected error.');
+    }
+  };
+}
+
+export function buildRestRouter(routes: RestRoute[], extra?: (router: Router) => void): Router {
+  const router = express.Router({ caseSensitive: true, strict: false });
+  extra?.(router);
+  const methodsByPath = new Map<string, Set<string>>();
+  for (const route of routes) {
+    const p = expressPath(route.path);
+    router[route.method.toLowerCase() as 'get'](p, handlerFor(route));
+    if (!methodsByPath.has(p)) methodsByPath.set(p, new Set());
+    methodsByPath.get(p)!.add(route.method);
+  }
+  // A known path with a wrong method answers 405 with Allow; anything else 404.
+  for (const [p, methods] of methodsByPath) {
+    router.all(p, (_req: Request, res: Response) => {
+      res.set('Allow', [...methods].join(', '));
+      sendError(res, 405, 'method_not_allowed', `method not allowed; use ${[...methods].join(', ')}`);
+    });
+  }
+  router.use((req: Request, res: Response, _next: NextFunction) => {
+    sendError(res, 404, 'not_found', `no route for ${req.method} ${req.baseUrl}${req.path}`);
+  });
+  return router;
+}

@@ -1,0 +1,62 @@
+// Start-up settings, read once from the environment with the contract's names and defaults.
+import path from 'node:path';
+
+function int(name: string, fallback: number): number {
+  const raw = process.env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const n = Number(raw);
+  if (!Number.isFinite(n)) throw new Error(`${name} must be a number, got "${raw}"`);
+  return n;
+}
+
+export interface Config {
+  port: number;
+  host: string;
+  dataDir: string;
+  databaseUrl: string | undefined;
+  redisUrl: string | undefined;
+  adminEmail: string;
+  adminPassword: string | undefined;
+  adminToken: string | undefined;
+  secretKey: string | undefined;
+  rateLimitPerMinute: number;
+  startingCreditsCents: number;
+  sandboxDriver: string;
+  anthropicApiKey: string | undefined;
+  anthropicBaseUrl: string;
+  openaiApiKey: string | undefined;
+  openaiBaseUrl: string;
+  cookieSecure: boolean;
+}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  return {
+    port: int('PORT', 8080),
+    host: env.HOST || '127.0.0.1',
+    dataDir: path.resolve(env.DATA_DIR || './.data'),
+    databaseUrl: env.DATABASE_URL || undefined,
+    redisUrl: env.REDIS_URL || undefined,
+    adminEmail: env.ADMIN_EMAIL || 'admin@localhost',
+    adminPassword: env.ADMIN_PASSWORD || undefined,
+    adminToken: env.ADMIN_TOKEN || undefined,
+    secretKey: env.SECRET_KEY || undefined,
+    rateLimitPerMinute: int('RATE_LIMIT_PER_MINUTE', 120),
+    startingCreditsCents: int('STARTING_CREDITS_CENTS', 500),
+    sandboxDriver: env.SANDBOX_DRIVER || 'local',
+    anthropicApiKey: env.ANTHROPIC_API_KEY || undefined,
+    anthropicBaseUrl: (env.ANTHROPIC_BASE_URL || 'https://api.anthropic.com').replace(/\/+$/, ''),
+    openaiApiKey: env.OPENAI_API_KEY || undefined,
+    openaiBaseUrl: (env.OPENAI_BASE_URL || 'https://api.openai.com/v1').replace(/\/+$/, ''),
+    cookieSecure: env.COOKIE_SECURE === '1' || env.COOKIE_SECURE === 'true',
+  };
+}
+
+let current: Config | undefined;
+/** The process-wide config; tests may replace it with setConfig before starting the app. */
+export function config(): Config {
+  current ??= loadConfig();
+  return current;
+}
+export function setConfig(next: Config): void {
+  current = next;
+}

@@ -1,0 +1,127 @@
+// Live session streams. Each process keeps one topic per watched session: a notification
+// "first-last" triggers ONE database read shared by every local subscriber (fan-out without N
+// queries). A subscriber replays from the store first, then follows live events; sequence
+// numbers make the hand-over gap-free and duplicate-free, and a detected gap is re-read.
+import { eventsAfter, sessionChannel, type StoredEvent } from './store.js';
+import { pubsub } from './pubsub.js';
+import { logger } from '../logger.js';
+
+interface Subscriber {
+  lastSeq: number;
+  replaying: boolean;
+  pending: StoredEvent[];
+  queue: StoredEvent[];
+  wake: (() => void) | null;
+  closed: boolean;
+}
+
+interface Topic {
+  subscribers: Set<Subscriber>;
+  lastFetched: number;
+  chain: Promise<void>;
+  unsubscribe: Promise<() => Promise<void>>;
+}
+
+const topics = new Map<string, Topic>();
+
+function deliver(sub: Subscriber, events: StoredEvent[]): void {
+  if (sub.closed) return;
+  if (sub.replaying) {
+    sub.pending.push(...events);
+    return;
+  }
+  for (const e of events) {
+    if (e.seq <= sub.lastSeq) continue;
+    sub.queue.push(e);
+    sub.lastSeq = e.seq;
+  }
+  sub.wake?.();
+}
+
+function onNotice(sessionId: string, message: string): void {
+  const topic = topics.get(sessionId);
+  if (!topic) return;
+  const [firstRaw, lastRaw] = message.split('-');
+  const first = Number(firstRaw);
+  const last = Number(lastRaw);
+  topic.chain = topic.chain.then(async () => {
+    if (last <= topic.lastFetched) return;
+    // A fresh topic starts from the lowest point any subscriber still needs; after that every
+    // fetch continues from the last one (sequence order is commit order, so nothing is skipped).
+    const from = topic.lastFetched > 0 ? topic.lastFetched : Math.min(first - 1, ...[...topic.subscribers].map((s) => s.lastSeq));
+    const events = await eventsAfter(sessionId, from, Math.max(500, last - from));
+    if (!events.length) return;
+    topic.lastFetched = events[events.length - 1]!.seq;
+    for (const sub of topic.subscribers) deliver(sub, events);
+  }).catch((err) => logger.warn({ err, sessionId }, 'live event fetch failed'));
+}
+
+function topicFor(sessionId: string): Topic {
+  let topic = topics.get(sessionId);
+  if (!topic) {
+    topic = {
+      subscribers: new Set(),
+      lastFetched: 0,
+      chain: Promise.resolve(),
+      unsubscribe: pubsub().subscribe(sessionChannel(sessionId), (m) => onNotice(sessionId, m)),
+    };
+    topics.set(sessionId, topic);
+  }
+  return topic;
+}
+
+async function release(sessionId: string, sub: Subscriber): Promise<void> {
+  sub.closed = true;
+  const topic = topics.get(sessionId);
+  if (!topic) return;
+  topic.subscribers.delete(sub);
+  if (topic.subscribers.size === 0) {
+    topics.delete(sessionId);
+    await (await topic.unsubscribe)();
+  }
+}
+
+/** Every event of the session after `afterSeq`, then live ones, in order, until `signal` aborts. */
+export async function* followSession(sessionId: string, afterSeq: number, signal?: AbortSignal): AsyncGenerator<StoredEvent> {
+  const sub: Subscriber = { lastSeq: afterSeq, replaying: true, pending: [], queue: [], wake: null, closed: false };
+  const topic = topicFor(sessionId);
+  topic.subscribers.add(sub);
+  const onAbort = () => {
+    sub.closed = true;
+    sub.wake?.();
+  };
+  signal?.addEventListener('abort', onAbort, { once: true });
+  try {
+    await topic.unsubscribe; // listening before replaying: nothing published meanwhile is missed
+    for (;;) {
+      const page = await eventsAfter(sessionId, sub.lastSeq);
+      for (const e of page) {
+        sub.lastSeq = e.seq;
+        yield e;
+        if (sub.closed) return;
+      }
+      if (page.length < 500) break;
+    }
+    sub.replaying = false;
+    const buffered = sub.pending.splice(0);
+    deliver(sub, buffered);
+    for (;;) {
+      if (sub.closed) return;
+      const next = sub.queue.shift();
+      if (next) {
+        yield next;
+        continue;
+      }
+      await new Promise<void>((resolve) => (sub.wake = resolve));
+      sub.wake = null;
+    }
+  } finally {
+    signal?.removeEventListener('abort', onAbort);
+    await release(sessionId, sub);
+  }
+}
+
+/** For tests and metrics: how many sessions this process is watching. */
+export function watchedSessions(): number {
+  return topics.size;
+}

@@ -1,0 +1,68 @@
+// Pub/sub of small notifications (ids, never whole rows): in-process by default, Redis when
+// REDIS_URL is set so every API process hears every other one.
+import { EventEmitter } from 'node:events';
+import type { Redis } from 'ioredis';
+
+export type Listener = (message: string) => void;
+
+export interface PubSub {
+  publish(channel: string, message: string): Promise<void>;
+  /** Returns an unsubscribe function. */
+  subscribe(channel: string, listener: Listener): Promise<() => Promise<void>>;
+  close(): Promise<void>;
+}
+
+export function memoryPubSub(): PubSub {
+  const emitter = new EventEmitter();
+  emitter.setMaxListeners(0);
+  return {
+    async publish(channel, message) {
+      emitter.emit(channel, message);
+    },
+    async subscribe(channel, listener) {
+      emitter.on(channel, listener);
+      return async () => void emitter.off(channel, listener);
+    },
+    async close() {
+      emitter.removeAllListeners();
+    },
+  };
+}
+
+/** One publisher and one subscriber connection per process; channels are refcounted locally. */
+export function redisPubSub(publisher: Redis, subscriber: Redis, prefix = 'as:'): PubSub {
+  const local = new EventEmitter();
+  local.setMaxListeners(0);
+  const counts = new Map<string, number>();
+  subscriber.on('message', (channel: string, message: string) => local.emit(channel.slice(prefix.length), message));
+  return {
+    async publish(channel, message) {
+      await publisher.publish(prefix + channel, message);
+    },
+    async subscribe(channel, listener) {
+      local.on(channel, listener);
+      const n = (counts.get(channel) ?? 0) + 1;
+      counts.set(channel, n);
+      if (n === 1) await subscriber.subscribe(prefix + channel);
+      return async () => {
+        local.off(channel, listener);
+        const left = (counts.get(channel) ?? 1) - 1;
+        if (left <= 0) {
+          counts.delete(channel);
+          await subscriber.unsubscribe(prefix + channel).catch(() => undefined);
+        } else counts.set(channel, left);
+      };
+    },
+    async close() {
+      local.removeAllListeners();
+    },
+  };
+}
+
+let current: PubSub = memoryPubSub();
+export function pubsub(): PubSub {
+  return current;
+}
+export function setPubSub(next: PubSub): void {
+  current = next;
+}

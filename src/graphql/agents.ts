@@ -1,0 +1,1 @@
+// Agents: filled in by the agents domain.

@@ -1,0 +1,6 @@
+// Imports every domain's types and fields, then builds the schema.
+import { builder } from './builder.js';
+import './identity.js';
+import './agents.js';
+
+export const schema = builder.toSchema({ sortSchema: true });

@@ -1,0 +1,43 @@
+// The Yoga server: /graphql with GraphiQL, the same context the REST layer uses, masked errors
+// (an unexpected exception reaches the client as "Unexpected error." and is logged).
+import { createYoga, maskError as defaultMaskError } from 'graphql-yoga';
+import type { Request as ExpressRequest, Response as ExpressResponse } from 'express';
+import { GraphQLError } from 'graphql';
+import { schema } from './schema.js';
+import { buildContext, type Context } from './context.js';
+import { logger } from '../logger.js';
+
+export interface ServerContext {
+  req: ExpressRequest;
+  res: ExpressResponse;
+}
+
+export const yoga = createYoga<ServerContext, Context>({
+  schema,
+  graphqlEndpoint: '/graphql',
+  landingPage: false,
+  graphiql: { title: 'Agent Service GraphiQL' },
+  context: ({ request }) => buildContext(request.headers),
+  maskedErrors: {
+    maskError(error, message, isDev) {
+      const original = error instanceof GraphQLError ? error.originalError : error;
+      if (!(original instanceof GraphQLError) && !(error instanceof GraphQLError && !error.originalError)) {
+        logger.error({ err: original ?? error }, 'unexpected error in GraphQL execution');
+      }
+      const masked = defaultMaskError(error, message, isDev);
+      if (masked instanceof GraphQLError && masked.extensions?.code === undefined) {
+        return new GraphQLError(masked.message, {
+          nodes: masked.nodes, source: masked.source, positions: masked.positions, path: masked.path,
+          extensions: { ...masked.extensions, code: 'internal_error', http: { status: 500 } },
+        });
+      }
+      return masked;
+    },
+  },
+  logging: {
+    debug: (...args) => logger.debug(args),
+    info: (...args) => logger.info(args),
+    warn: (...args) => logger.warn(args),
+    error: (...args) => logger.error(args),
+  },
+});

@@ -1,0 +1,53 @@
+// The Express application: health, /auth, /graphql (Yoga), /v1 (REST over the same GraphQL core).
+import express, { type Request, type Response, type NextFunction } from 'express';
+import type { RateLimiterAbstract } from 'rate-limiter-flexible';
+import { yoga } from '../graphql/yoga.js';
+import { buildRestRouter } from '../../rest/router.js';
+import { routes } from '../../rest/routes/index.js';
+import { buildOpenApi } from '../../rest/openapi.js';
+import { rateLimitMiddleware } from '../ratelimit/limiter.js';
+import { authRouter } from './auth-routes.js';
+import { sendError } from './error-envelope.js';
+import { databaseReady } from '../db/client.js';
+import { redisReady } from '../redis.js';
+import { logger } from '../logger.js';
+
+export const BODY_LIMIT = '1mb';
+
+export interface AppOptions {
+  limiter: RateLimiterAbstract;
+}
+
+export function createApp(opts: AppOptions): express.Express {
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('trust proxy', 'loopback');
+  const openapi = buildOpenApi(routes);
+  const limit = rateLimitMiddleware(opts.limiter);
+
+  app.get('/healthz', (_req, res) => void res.json({ ok: true }));
+  app.get('/readyz', async (_req, res) => {
+    const [db, redis] = await Promise.all([databaseReady(), redisReady()]);
+    res.status(db && redis ? 200 : 503).json({ ok: db && redis, database: db, redis });
+  });
+
+  app.use('/auth', limit, express.json({ limit: '16kb' }), authRouter());
+
+  app.use('/graphql', limit, (req, res) => yoga(req, res, { req, res }));
+
+  app.get('/v1/openapi.json', (_req, res) => void res.json(openapi));
+  app.use('/v1', limit, express.json({ limit: BODY_LIMIT, type: ['application/json', 'application/*+json'] }), buildRestRouter(routes));
+
+  app.use((req: Request, res: Response) => sendError(res, 404, 'not_found', `no route for ${req.method} ${req.path}`));
+
+  // Body parser and other middleware errors, in the envelope.
+  app.use((err: Error & { type?: string; status?: number }, _req: Request, res: Response, _next: NextFunction) => {
+    if (err.type === 'entity.parse.failed') return sendError(res, 400, 'invalid_request', 'malformed JSON body');
+    if (err.type === 'entity.too.large') return sendError(res, 413, 'payload_too_large', `request body over ${BODY_LIMIT}`);
+    if (err.type === 'encoding.unsupported' || err.type === 'charset.unsupported') return sendError(res, 415, 'unsupported_media_type', err.message);
+    if (err.status && err.status >= 400 && err.status < 500) return sendError(res, err.status, 'invalid_request', err.message);
+    logger.error({ err }, 'unhandled error');
+    sendError(res, 500, 'internal_error', 'Unexpected error.');
+  });
+  return app;
+}

@@ -1,0 +1,125 @@
+// Starts the real service on a free port for one test file: its own database (an in-memory
+// PGlite, or a fresh schema on TEST_DATABASE_URL), Redis when TEST_REDIS_URL is set.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+import { loadConfig, type Config } from '../../src/config.js';
+import { startServer, type RunningServer } from '../../src/server.js';
+import { splitSchema } from '../../src/db/client.js';
+
+export interface ApiResponse<T = any> {
+  status: number;
+  body: T;
+  headers: Headers;
+}
+
+export interface CallOptions {
+  body?: unknown;
+  /** Raw body string (for malformed JSON tests). */
+  raw?: string;
+  token?: string | null;
+  cookie?: string;
+  headers?: Record<string, string>;
+}
+
+export interface TestServer {
+  url: string;
+  base: string;
+  adminToken: string;
+  adminEmail: string;
+  adminPassword: string;
+  running: RunningServer;
+  api<T = any>(method: string, path: string, opts?: CallOptions): Promise<ApiResponse<T>>;
+  gql<T = any>(query: string, variables?: Record<string, unknown>, opts?: CallOptions): Promise<ApiResponse<{ data?: T; errors?: any[] }>>;
+  login(email?: string, password?: string): Promise<string>;
+  mintToken(scope: 'read' | 'write' | 'admin', opts?: { universe?: string | null; cookie?: string; name?: string }): Promise<string>;
+  stop(): Promise<void>;
+}
+
+export async function startTestServer(overrides: Partial<Config> = {}): Promise<TestServer> {
+  const suffix = randomBytes(6).toString('hex');
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'agent-service-test-'));
+  const adminToken = `ast_test_${suffix}${randomBytes(12).toString('hex')}`;
+  const adminPassword = 'correct horse battery staple';
+  const schema = `t_${suffix}`;
+  const databaseUrl = process.env.TEST_DATABASE_URL
+    ? `${process.env.TEST_DATABASE_URL}${process.env.TEST_DATABASE_URL.includes('?') ? '&' : '?'}schema=${schema}`
+    : undefined;
+  const cfg: Config = {
+    ...loadConfig({}),
+    port: 0,
+    host: '127.0.0.1',
+    dataDir,
+    databaseUrl,
+    redisUrl: process.env.TEST_REDIS_URL || undefined,
+    adminEmail: `owner-${suffix}@example.test`,
+    adminPassword,
+    adminToken,
+    secretKey: randomBytes(32).toString('hex'),
+    rateLimitPerMinute: 100_000,
+    ...overrides,
+  };
+  const running = await startServer(cfg, { pgliteDir: 'memory://' });
+  const url = running.url;
+  const base = `${url}/v1`;
+
+  async function call<T>(method: string, target: string, opts: CallOptions = {}): Promise<ApiResponse<T>> {
+    const headers: Record<string, string> = { ...opts.headers };
+    const token = opts.token === undefined ? adminToken : opts.token;
+    if (token) headers.authorization = `Bearer ${token}`;
+    if (opts.cookie) headers.cookie = opts.cookie;
+    let body: string | undefined;
+    if (opts.raw !== undefined) {
+      body = opts.raw;
+      headers['content-type'] ??= 'application/json';
+    } else if (opts.body !== undefined) {
+      body = JSON.stringify(opts.body);
+      headers['content-type'] = 'application/json';
+    }
+    const res = await fetch(target.startsWith('http') ? target : target.startsWith('/v1') || target.startsWith('/graphql') || target.startsWith('/auth') ? url + target : base + target, { method, headers, body });
+    const text = await res.text();
+    let parsed: unknown = text;
+    try {
+      parsed = text ? JSON.parse(text) : null;
+    } catch {
+      /* not JSON: keep text */
+    }
+    return { status: res.status, body: parsed as T, headers: res.headers };
+  }
+
+  const server: TestServer = {
+    url, base, adminToken, adminEmail: cfg.adminEmail, adminPassword, running,
+    api: call,
+    gql: (query, variables, opts = {}) => call('POST', '/graphql', { ...opts, body: { query, variables } }),
+    async login(email = cfg.adminEmail, password = adminPassword) {
+      const res = await fetch(`${url}/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email, password }) });
+      if (res.status !== 200) throw new Error(`login failed: ${res.status} ${await res.text()}`);
+      const cookie = res.headers.get('set-cookie')!;
+      return cookie.split(';')[0]!;
+    },
+    async mintToken(scope, opts = {}) {
+      const cookie = opts.cookie ?? (await server.login());
+      const res = await server.gql<{ createApiToken: { token: string } }>(
+        `mutation($input: CreateApiTokenInput!) { createApiToken(input: $input) { token } }`,
+        { input: { name: opts.name ?? `${scope} token`, scope, universe: opts.universe ?? null } },
+        { token: null, cookie },
+      );
+      if (!res.body.data?.createApiToken) throw new Error(`mint failed: ${JSON.stringify(res.body)}`);
+      return res.body.data.createApiToken.token;
+    },
+    async stop() {
+      await running.stop();
+      fs.rmSync(dataDir, { recursive: true, force: true });
+      if (databaseUrl) {
+        const { url: plain } = splitSchema(databaseUrl);
+        const client = new pg.Client({ connectionString: plain });
+        await client.connect();
+        await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+        await client.end();
+      }
+    },
+  };
+  return server;
+}
