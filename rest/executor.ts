@@ -9,6 +9,7 @@ import { STATUS_BY_CODE } from '../src/errors.js';
 
 export interface Envelope {
   execute: (args: any) => any;
+  subscribe: (args: any) => any;
   schema: any;
   contextFactory: () => Promise<Context> | Context;
 }

@@ -23,7 +23,10 @@ function toSchema(schema: z.ZodType, io: 'input' | 'output', components: Record<
     },
   }) as JsonSchema & { $defs?: Record<string, JsonSchema>; $schema?: string };
   delete json.$schema;
-  for (const [name, def] of Object.entries(json.$defs ?? {})) components[name] = def;
+  for (const [name, def] of Object.entries(json.$defs ?? {})) {
+    delete def.id;
+    components[name] = def;
+  }
   delete json.$defs;
   return JSON.parse(JSON.stringify(json).replaceAll('"#/$defs/', '"#/components/schemas/'));
 }
@@ -39,8 +42,7 @@ function queryParameters(route: RestRoute, components: Record<string, JsonSchema
 
 export function buildOpenApi(routes: RestRoute[], serverUrl = '/v1'): Record<string, unknown> {
   const components: Record<string, JsonSchema> = {};
-  components.Error = toSchema(ErrorEnvelope, 'output', components);
-  delete components.Error.id;
+  toSchema(ErrorEnvelope, 'output', components); // registers components.Error
   const paths: Record<string, Record<string, unknown>> = {};
   const tags = new Set<string>();
 
@@ -54,10 +56,15 @@ export function buildOpenApi(routes: RestRoute[], serverUrl = '/v1'): Record<str
       byStatus.set(status, [...(byStatus.get(status) ?? []), code]);
     }
     const responses: Record<string, unknown> = {
-      [String(route.status ?? 200)]: {
-        description: 'Success',
-        content: { 'application/json': { schema: toSchema(route.response, 'output', components) } },
-      },
+      [String(route.status ?? 200)]: route.stream
+        ? {
+            description: 'Server-sent events: each frame has `id:` (event id), `event:` (event type) and `data:` (the event JSON, schema below); a comment ping at least every 15 s',
+            content: { 'text/event-stream': { schema: { type: 'string' }, example: 'id: evt_01...\nevent: session.status_running\ndata: {...}\n\n' } },
+          }
+        : {
+            description: route.status === 410 ? 'Gone: the request was translated, then answered 410' : 'Success',
+            content: { 'application/json': { schema: toSchema(route.response, 'output', components) } },
+          },
     };
     for (const [status, codes] of [...byStatus].sort((a, b) => a[0] - b[0])) {
       responses[String(status)] = {
@@ -83,6 +90,20 @@ export function buildOpenApi(routes: RestRoute[], serverUrl = '/v1'): Record<str
     if (!(op.parameters as unknown[]).length) delete op.parameters;
     (paths[route.path] ??= {})[route.method.toLowerCase()] = op;
   }
+
+  paths['/openapi.json'] = {
+    get: {
+      operationId: 'getOpenApi',
+      summary: 'This machine-readable description (OpenAPI 3.1)',
+      tags: ['Meta'],
+      security: [],
+      responses: {
+        '200': { description: 'The OpenAPI document', content: { 'application/json': { schema: { type: 'object' } } } },
+        '404': { description: 'Error: not_found', content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } },
+      },
+    },
+  };
+  tags.add('Meta');
 
   return {
     openapi: '3.1.0',

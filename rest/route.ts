@@ -10,6 +10,8 @@ export interface RouteInput<B, Q> {
   params: Record<string, string>;
   query: Q;
   body: B;
+  /** Lower-cased request headers. */
+  headers: Record<string, string | undefined>;
 }
 
 export interface RestRoute<B = any, Q = any> {
@@ -37,6 +39,8 @@ export interface RestRoute<B = any, Q = any> {
   errors?: string[];
   /** POSTs that create accept Idempotency-Key. */
   idempotent?: boolean;
+  /** A subscription served as server-sent events; `result` maps each payload's data. */
+  stream?: boolean;
 }
 
 export function defineRoute<B = any, Q = any>(route: RestRoute<B, Q>): RestRoute<B, Q> {

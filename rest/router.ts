@@ -31,6 +31,52 @@ function validate<T>(schema: import('zod').ZodType<T> | undefined, value: unknow
   return parsed.data;
 }
 
+/** Serves a subscription as server-sent events: `id:`, `event:`, `data:` frames and pings. */
+async function serveStream(route: RestRoute, env: ReturnType<typeof envelopeFor>, ctx: Context, variables: Record<string, unknown>, req: Request, res: Response) {
+  const result = await env.subscribe({ schema: env.schema, document: route.parsed!, contextValue: ctx, variableValues: variables });
+  if (!result || typeof (result as AsyncIterable<unknown>)[Symbol.asyncIterator] !== 'function') {
+    const errors = (result as { errors?: GraphQLError[] }).errors ?? [];
+    const err = errors.length ? toRestError(errors[0]!) : { status: 500, code: 'internal_error', message: 'Unexpected error.' };
+    return sendError(res, err.status, err.code, err.message);
+  }
+  const iterator = (result as AsyncIterable<{ data?: any; errors?: GraphQLError[] }>)[Symbol.asyncIterator]();
+  res.writeHead(200, {
+    'content-type': 'text/event-stream; charset=utf-8',
+    'cache-control': 'no-cache, no-transform',
+    connection: 'keep-alive',
+    'x-accel-buffering': 'no',
+  });
+  res.write(': stream open\n\n');
+  const ping = setInterval(() => res.write(': ping\n\n'), STREAM_PING_MS);
+  let closed = false;
+  const stop = () => {
+    if (closed) return;
+    closed = true;
+    clearInterval(ping);
+    void iterator.return?.();
+  };
+  req.on('close', stop);
+  res.on('close', stop);
+  try {
+    for (;;) {
+      const next = await iterator.next();
+      if (next.done || closed) break;
+      if (next.value.errors?.length) {
+        const err = toRestError(next.value.errors[0]!);
+        res.write(`event: error\ndata: ${JSON.stringify({ error: { code: err.code, message: err.message } })}\n\n`);
+        break;
+      }
+      const frame = route.result(next.value.data) as { id: string; type: string; payload: unknown };
+      res.write(`id: ${frame.id}\nevent: ${frame.type}\ndata: ${JSON.stringify(frame.payload)}\n\n`);
+    }
+  } finally {
+    stop();
+    res.end();
+  }
+}
+
+export const STREAM_PING_MS = Number(process.env.STREAM_PING_MS || 15_000);
+
 function handlerFor(route: RestRoute) {
   return async (req: Request, res: Response) => {
     let idemKey: string | null = null;
@@ -55,7 +101,9 @@ function handlerFor(route: RestRoute) {
         }
       }
 
-      const variables = route.variables ? route.variables({ params, query, body }) : {};
+      const headers = Object.fromEntries(Object.entries(req.headers).map(([k, v]) => [k, Array.isArray(v) ? v[0] : v]));
+      const variables = route.variables ? route.variables({ params, query, body, headers }) : {};
+      if (route.stream) return await serveStream(route, env, ctx, variables, req, res);
       const result = await runRoute(env, ctx, route, variables);
       if (result.errors?.length) {
         const err = toRestError(result.errors[0] as GraphQLError);

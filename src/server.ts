@@ -1,5 +1,6 @@
 // Starts the whole service in this process: database (+ migrations), secrets key, owner
-// bootstrap, rate limiter, HTTP. Returns a handle that stops it again (tests start several).
+// bootstrap, pub/sub and turn queue (Redis when configured), recovery, HTTP. Returns a handle
+// that stops it again (tests start several).
 import http from 'node:http';
 import path from 'node:path';
 import type { AddressInfo } from 'node:net';
@@ -8,10 +9,13 @@ import { initSecretKey } from './crypto/secret-box.js';
 import { bootstrapOwner } from './auth/bootstrap.js';
 import { createLimiter } from './ratelimit/limiter.js';
 import { createApp } from './http/app.js';
-import { sharedRedis, closeRedis } from './redis.js';
+import { sharedRedis, newRedis, closeRedis } from './redis.js';
 import { logger } from './logger.js';
-import type { Config } from './config.js';
-import { setConfig } from './config.js';
+import { setConfig, type Config } from './config.js';
+import { memoryPubSub, redisPubSub, setPubSub, pubsub } from './events/pubsub.js';
+import { bullQueue, inProcessQueue, setTurnQueue, enqueueSessionRun, type TurnQueue } from './runtime/queue.js';
+const runSession = async (_: string) => {}; const recoverStaleSessions = async () => [] as string[]; const sessionsWithWaitingInputs = async () => [] as string[]; const abortAllTurns = () => {};
+const provisioningSettled = async () => {}; const setSandboxDriver = (_: unknown) => {};
 
 export interface RunningServer {
   url: string;
@@ -19,12 +23,31 @@ export interface RunningServer {
   stop(): Promise<void>;
 }
 
+const RECOVERY_INTERVAL_MS = Number(process.env.RECOVERY_INTERVAL_MS || 15_000);
+
+async function recover(): Promise<void> {
+  const recovered = await recoverStaleSessions();
+  if (recovered.length) logger.warn({ sessions: recovered }, 'recovered sessions whose runner stopped');
+  for (const id of await sessionsWithWaitingInputs()) await enqueueSessionRun(id);
+}
+
 export async function startServer(cfg: Config, opts: { pgliteDir?: string } = {}): Promise<RunningServer> {
   setConfig(cfg);
+  setSandboxDriver(undefined);
   initSecretKey(cfg.secretKey, cfg.dataDir);
   await openDatabase({ databaseUrl: cfg.databaseUrl, pgliteDir: opts.pgliteDir ?? path.join(cfg.dataDir, 'pglite') });
   await bootstrapOwner(cfg);
+
   const redis = cfg.redisUrl ? sharedRedis(cfg.redisUrl) : undefined;
+  setPubSub(cfg.redisUrl ? redisPubSub(redis!, newRedis(cfg.redisUrl)) : memoryPubSub());
+  const queue: TurnQueue = cfg.redisUrl
+    ? bullQueue(runSession, newRedis(cfg.redisUrl), newRedis(cfg.redisUrl))
+    : inProcessQueue(runSession);
+  setTurnQueue(queue);
+  await recover();
+  const recovery = setInterval(() => void recover().catch((err) => logger.warn({ err }, 'recovery pass failed')), RECOVERY_INTERVAL_MS);
+  recovery.unref();
+
   const app = createApp({ limiter: createLimiter(cfg.rateLimitPerMinute, redis) });
   const server = http.createServer(app);
   server.keepAliveTimeout = 65_000;
@@ -40,8 +63,13 @@ export async function startServer(cfg: Config, opts: { pgliteDir?: string } = {}
     url,
     server,
     async stop() {
+      clearInterval(recovery);
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
+      await provisioningSettled();
+      abortAllTurns();
+      await queue.close();
+      await pubsub().close();
       await closeRedis();
       await closeDatabase();
     },

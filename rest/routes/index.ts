@@ -1,5 +1,6 @@
 // The whole /v1 route table.
 import type { RestRoute } from '../route.js';
 import { identityRoutes } from './identity.js';
+import { agentRoutes } from './agents.js';
 
-export const routes: RestRoute[] = [...identityRoutes];
+export const routes: RestRoute[] = [...identityRoutes, ...agentRoutes];

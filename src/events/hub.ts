@@ -71,7 +71,6 @@ function topicFor(sessionId: string): Topic {
 }
 
 async function release(sessionId: string, sub: Subscriber): Promise<void> {
-  sub.closed = true;
   const topic = topics.get(sessionId);
   if (!topic) return;
   topic.subscribers.delete(sub);
@@ -81,44 +80,71 @@ async function release(sessionId: string, sub: Subscriber): Promise<void> {
   }
 }
 
-/** Every event of the session after `afterSeq`, then live ones, in order, until `signal` aborts. */
-export async function* followSession(sessionId: string, afterSeq: number, signal?: AbortSignal): AsyncGenerator<StoredEvent> {
+/**
+ * Every event of the session after `afterSeq`, then live ones, in order. A hand-written iterator
+ * (not a generator) so that `return()` ends a quiet stream at once instead of waiting for the
+ * next event: a closed SSE connection must free its subscriber immediately.
+ */
+export function followSession(sessionId: string, afterSeq: number): AsyncIterableIterator<StoredEvent> {
   const sub: Subscriber = { lastSeq: afterSeq, replaying: true, pending: [], queue: [], wake: null, closed: false };
   const topic = topicFor(sessionId);
   topic.subscribers.add(sub);
-  const onAbort = () => {
-    sub.closed = true;
-    sub.wake?.();
-  };
-  signal?.addEventListener('abort', onAbort, { once: true });
-  try {
+  let failure: unknown = null;
+
+  const replay = (async () => {
     await topic.unsubscribe; // listening before replaying: nothing published meanwhile is missed
     for (;;) {
       const page = await eventsAfter(sessionId, sub.lastSeq);
+      if (sub.closed) return;
       for (const e of page) {
+        sub.queue.push(e);
         sub.lastSeq = e.seq;
-        yield e;
-        if (sub.closed) return;
       }
+      sub.wake?.();
       if (page.length < 500) break;
     }
     sub.replaying = false;
-    const buffered = sub.pending.splice(0);
-    deliver(sub, buffered);
-    for (;;) {
-      if (sub.closed) return;
-      const next = sub.queue.shift();
-      if (next) {
-        yield next;
-        continue;
-      }
-      await new Promise<void>((resolve) => (sub.wake = resolve));
-      sub.wake = null;
-    }
-  } finally {
-    signal?.removeEventListener('abort', onAbort);
+    deliver(sub, sub.pending.splice(0));
+  })().catch((err) => {
+    failure = err;
+    sub.wake?.();
+  });
+  void replay;
+
+  const close = async () => {
+    if (sub.closed) return;
+    sub.closed = true;
+    sub.wake?.();
     await release(sessionId, sub);
-  }
+  };
+
+  const iterator: AsyncIterableIterator<StoredEvent> = {
+    async next() {
+      for (;;) {
+        if (failure) {
+          await close();
+          throw failure;
+        }
+        const item = sub.queue.shift();
+        if (item) return { value: item, done: false };
+        if (sub.closed) return { value: undefined, done: true };
+        await new Promise<void>((resolve) => (sub.wake = resolve));
+        sub.wake = null;
+      }
+    },
+    async return() {
+      await close();
+      return { value: undefined, done: true };
+    },
+    async throw(err?: unknown) {
+      await close();
+      throw err;
+    },
+    [Symbol.asyncIterator]() {
+      return iterator;
+    },
+  };
+  return iterator;
 }
 
 /** For tests and metrics: how many sessions this process is watching. */

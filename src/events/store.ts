@@ -15,6 +15,8 @@ export interface StoredEvent {
 export interface NewEvent {
   type: string;
   fields?: Record<string, unknown>;
+  /** The turn an engine event belongs to (inputs get theirs when a turn takes them). */
+  turn?: number;
 }
 
 export const sessionChannel = (sessionId: string) => `session:${sessionId}`;
@@ -33,12 +35,12 @@ export async function appendEventsTx(tx: Tx, sessionId: string, events: NewEvent
   const at = new Date();
   const stored = events.map((e, i) => {
     const event: EventJson = { id: newId('evt'), type: e.type, sessionId, agentId: session.agentId, at: at.toISOString(), ...(e.fields ?? {}) };
-    return { seq: first + i, event };
+    return { seq: first + i, event, turn: e.turn ?? null };
   });
   await tx.sessionEvent.createMany({
-    data: stored.map((s) => ({ id: s.event.id, sessionId, seq: s.seq, type: s.event.type, payload: s.event as object, createdAt: at })),
+    data: stored.map((s) => ({ id: s.event.id, sessionId, seq: s.seq, type: s.event.type, payload: s.event as object, turn: s.turn, createdAt: at })),
   });
-  return stored;
+  return stored.map(({ seq, event }) => ({ seq, event }));
 }
 
 export async function publishStored(sessionId: string, stored: StoredEvent[]): Promise<void> {

@@ -25,7 +25,7 @@ export const yoga = createYoga<ServerContext, Context>({
         logger.error({ err: original ?? error }, 'unexpected error in GraphQL execution');
       }
       const masked = defaultMaskError(error, message, isDev);
-      if (masked instanceof GraphQLError && masked.extensions?.code === undefined) {
+      if (masked instanceof GraphQLError && (masked.extensions?.code === undefined || masked.extensions?.code === 'INTERNAL_SERVER_ERROR')) {
         return new GraphQLError(masked.message, {
           nodes: masked.nodes, source: masked.source, positions: masked.positions, path: masked.path,
           extensions: { ...masked.extensions, code: 'internal_error', http: { status: 500 } },

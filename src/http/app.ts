@@ -7,6 +7,7 @@ import { routes } from '../../rest/routes/index.js';
 import { buildOpenApi } from '../../rest/openapi.js';
 import { rateLimitMiddleware } from '../ratelimit/limiter.js';
 import { authRouter } from './auth-routes.js';
+import { graphqlSseHandler } from './graphql-sse.js';
 import { sendError } from './error-envelope.js';
 import { databaseReady } from '../db/client.js';
 import { redisReady } from '../redis.js';
@@ -33,6 +34,8 @@ export function createApp(opts: AppOptions): express.Express {
 
   app.use('/auth', limit, express.json({ limit: '16kb' }), authRouter());
 
+  const sse = graphqlSseHandler();
+  app.use('/graphql/stream', limit, express.json({ limit: BODY_LIMIT }), (req, res) => sse(req, res));
   app.use('/graphql', limit, (req, res) => yoga(req, res, { req, res }));
 
   app.get('/v1/openapi.json', (_req, res) => void res.json(openapi));
