@@ -333,6 +333,6 @@ describe('GraphQL', () => {
     const next = await s.gql<any>(`query($after: String) { agents(first: 2, after: $after) { edges { node { id } } } }`, { after: page.body.data.agents.pageInfo.endCursor });
     expect(next.body.data.agents.edges[0].node.id).not.toBe(page.body.data.agents.edges[0].node.id);
     const bad = await s.gql<any>(`mutation { createAgent(input: {llm: "nope"}) { id } }`);
-    expect(bad.body.errors[0].extensions.code).toBe('invalid_spec');
+    expect(bad.body.errors![0].extensions.code).toBe('invalid_spec');
   });
 });

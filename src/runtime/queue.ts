@@ -1,0 +1,59 @@
+// Turn jobs. In-process by default; BullMQ on Redis when REDIS_URL is set, so any process's
+// worker may run a session's turns (the runner's claim keeps them one at a time per session).
+import { Queue, Worker } from 'bullmq';
+import type { Redis } from 'ioredis';
+import { logger } from '../logger.js';
+
+export interface TurnQueue {
+  enqueue(sessionId: string): Promise<void>;
+  close(): Promise<void>;
+}
+
+type Runner = (sessionId: string) => Promise<void>;
+
+export function inProcessQueue(run: Runner): TurnQueue {
+  const active = new Set<Promise<void>>();
+  let closed = false;
+  return {
+    async enqueue(sessionId) {
+      if (closed) return;
+      const p = Promise.resolve()
+        .then(() => run(sessionId))
+        .catch((err) => logger.error({ err, sessionId }, 'session run failed'))
+        .finally(() => active.delete(p));
+      active.add(p);
+    },
+    async close() {
+      closed = true;
+      await Promise.allSettled([...active]);
+    },
+  };
+}
+
+export const TURN_QUEUE = 'session-turns';
+
+export function bullQueue(run: Runner, connection: Redis, workerConnection: Redis, concurrency = 16): TurnQueue {
+  const queue = new Queue<{ sessionId: string }>(TURN_QUEUE, { connection });
+  const worker = new Worker<{ sessionId: string }>(TURN_QUEUE, async (job) => run(job.data.sessionId), {
+    connection: workerConnection,
+    concurrency,
+  });
+  worker.on('failed', (job, err) => logger.error({ err, sessionId: job?.data.sessionId }, 'session run job failed'));
+  return {
+    async enqueue(sessionId) {
+      await queue.add('run', { sessionId }, { removeOnComplete: 1000, removeOnFail: 1000, attempts: 1 });
+    },
+    async close() {
+      await worker.close();
+      await queue.close();
+    },
+  };
+}
+
+let current: TurnQueue | undefined;
+export function setTurnQueue(q: TurnQueue | undefined): void {
+  current = q;
+}
+export async function enqueueSessionRun(sessionId: string): Promise<void> {
+  await current?.enqueue(sessionId);
+}
