@@ -14,8 +14,9 @@ import { logger } from './logger.js';
 import { setConfig, type Config } from './config.js';
 import { memoryPubSub, redisPubSub, setPubSub, pubsub } from './events/pubsub.js';
 import { bullQueue, inProcessQueue, setTurnQueue, enqueueSessionRun, type TurnQueue } from './runtime/queue.js';
-const runSession = async (_: string) => {}; const recoverStaleSessions = async () => [] as string[]; const sessionsWithWaitingInputs = async () => [] as string[]; const abortAllTurns = () => {};
-const provisioningSettled = async () => {}; const setSandboxDriver = (_: unknown) => {};
+import { runSession, recoverStaleSessions, sessionsWithWaitingInputs, abortAllTurns } from './runtime/runner.js';
+import { provisioningSettled } from './runtime/provisioning.js';
+import { setSandboxDriver } from './runtime/sandboxes.js';
 
 export interface RunningServer {
   url: string;

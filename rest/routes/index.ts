@@ -2,5 +2,6 @@
 import type { RestRoute } from '../route.js';
 import { identityRoutes } from './identity.js';
 import { agentRoutes } from './agents.js';
+import { sessionRoutes } from './sessions.js';
 
-export const routes: RestRoute[] = [...identityRoutes, ...agentRoutes];
+export const routes: RestRoute[] = [...identityRoutes, ...agentRoutes, ...sessionRoutes];

@@ -83,7 +83,7 @@ export const builder = new SchemaBuilder<{
 
 builder.queryType({});
 builder.mutationType({});
-//TEMP builder.subscriptionType({});
+builder.subscriptionType({});
 
 builder.scalarType('DateTime', {
   description: 'ISO 8601 timestamp',

@@ -2,5 +2,6 @@
 import { builder } from './builder.js';
 import './identity.js';
 import './agents.js';
+import './sessions.js';
 
 export const schema = builder.toSchema({ sortSchema: true });

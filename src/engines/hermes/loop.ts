@@ -1,0 +1,144 @@
+// hermes: the service's own agent loop. Streams the model through the gateway, turns deltas
+// into agent.message / agent.reasoning events (coalesced), runs tool calls in the sandbox, and
+// repeats until the model ends its turn, the turn is interrupted, or it fails for good.
+import type { ChatMessage, ModelEvent, ModelRequest, ToolSpec } from '../../gateway/types.js';
+import { ProviderError } from '../../gateway/types.js';
+import type { Sandbox } from '../../sandbox/driver.js';
+import { HERMES_TOOLS, runTool } from './tools.js';
+import { newId } from '../../ids.js';
+import { StreamCoalescer } from './coalescer.js';
+
+export type StopReason = { type: 'end_turn' } | { type: 'retries_exhausted' } | { type: 'budget_reached' };
+
+export class BudgetReachedError extends Error {}
+
+export interface HermesTurn {
+  request: Omit<ModelRequest, 'messages' | 'tools'>;
+  messages: ChatMessage[];
+  sandbox: Sandbox;
+  signal: AbortSignal;
+  emit(type: string, fields: Record<string, unknown>): Promise<void>;
+  callModel(req: ModelRequest, signal: AbortSignal): AsyncIterable<ModelEvent>;
+  maxAttempts: number;
+  retryDelayMs(attempt: number): number;
+  maxSteps?: number;
+}
+
+const TOOL_SPECS: ToolSpec[] = HERMES_TOOLS.map((t) => ({ name: t.name, description: t.description, inputSchema: t.inputSchema }));
+
+const sleep = (ms: number, signal: AbortSignal) =>
+  new Promise<void>((resolve) => {
+    const t = setTimeout(resolve, ms);
+    signal.addEventListener('abort', () => { clearTimeout(t); resolve(); }, { once: true });
+  });
+
+interface StepResult {
+  text: string;
+  reasoning: { text: string; signature: string | null; redacted: boolean }[];
+  toolCalls: { id: string; name: string; input: Record<string, unknown> }[];
+}
+
+/** One model call, streaming its output as events. Throws ProviderError / BudgetReachedError. */
+async function modelStep(t: HermesTurn, messages: ChatMessage[]): Promise<StepResult> {
+  const messageId = newId('msg');
+  const text = new StreamCoalescer(async (chunk, index) => {
+    await t.emit('agent.message', {
+      messageId, final: false,
+      parts: [{ type: 'text', index: 0, text: chunk, stream_id: messageId, stream_index: index }],
+      text: chunk,
+    });
+  });
+  const reasoningId = newId('msg');
+  const reasoningStream = new StreamCoalescer(async (chunk, index) => {
+    await t.emit('agent.reasoning', { final: false, part: { type: 'reasoning', index: 0, text: chunk, redacted: false, stream_id: reasoningId, stream_index: index } });
+  });
+  const result: StepResult = { text: '', reasoning: [], toolCalls: [] };
+  let reasoningText = '';
+  for await (const ev of t.callModel({ ...t.request, messages, tools: TOOL_SPECS }, t.signal)) {
+    if (t.signal.aborted) break;
+    switch (ev.type) {
+      case 'text_delta':
+        result.text += ev.text;
+        text.push(ev.text);
+        break;
+      case 'reasoning_delta':
+        reasoningText += ev.text;
+        reasoningStream.push(ev.text);
+        break;
+      case 'reasoning_done':
+        await reasoningStream.flush();
+        result.reasoning.push({ text: reasoningText, signature: ev.signature ?? null, redacted: !!ev.redacted });
+        await t.emit('agent.reasoning', {
+          final: true, signature: ev.signature ?? null,
+          part: { type: 'reasoning', index: 0, text: reasoningText, redacted: !!ev.redacted, stream_id: reasoningId, stream_index: null },
+        });
+        reasoningText = '';
+        break;
+      case 'tool_call':
+        result.toolCalls.push({ id: ev.id, name: ev.name, input: ev.input });
+        break;
+      default:
+        break;
+    }
+  }
+  await text.flush();
+  await reasoningStream.flush();
+  if (result.text) {
+    await t.emit('agent.message', {
+      messageId, final: true,
+      parts: [{ type: 'text', index: 0, text: result.text, stream_id: messageId, stream_index: null }],
+      text: result.text,
+    });
+  }
+  return result;
+}
+
+export async function runHermesTurn(t: HermesTurn): Promise<StopReason> {
+  const messages = t.messages;
+  const maxSteps = t.maxSteps ?? 50;
+  for (let step = 0; step < maxSteps; step++) {
+    let result: StepResult | null = null;
+    for (let attempt = 1; ; attempt++) {
+      if (t.signal.aborted) return { type: 'end_turn' };
+      try {
+        result = await modelStep(t, messages);
+        break;
+      } catch (err) {
+        if (t.signal.aborted) return { type: 'end_turn' };
+        if (err instanceof BudgetReachedError) return { type: 'budget_reached' };
+        const pe = err instanceof ProviderError ? err : null;
+        const retry = !!pe?.retryable && attempt < t.maxAttempts;
+        await t.emit('session.error', {
+          error: {
+            type: pe?.code ?? 'engine_error',
+            message: pe ? pe.message : `model call failed: ${(err as Error).message}`,
+            retry_status: retry ? 'retrying' : 'exhausted',
+            attempt,
+          },
+        });
+        if (!retry) return { type: 'retries_exhausted' };
+        await sleep(t.retryDelayMs(attempt), t.signal);
+      }
+    }
+    if (t.signal.aborted) return { type: 'end_turn' };
+    const assistant: ChatMessage = { role: 'assistant', content: [] };
+    for (const r of result!.reasoning) assistant.content.push({ type: 'reasoning', text: r.text, signature: r.signature, redacted: r.redacted });
+    if (result!.text) assistant.content.push({ type: 'text', text: result!.text });
+    for (const c of result!.toolCalls) assistant.content.push({ type: 'tool_use', id: c.id, name: c.name, input: c.input });
+    if (assistant.content.length) messages.push(assistant);
+    if (!result!.toolCalls.length) return { type: 'end_turn' };
+
+    const results: ChatMessage = { role: 'user', content: [] };
+    for (const [index, call] of result!.toolCalls.entries()) {
+      await t.emit('agent.tool_use', { part: { type: 'tool_call', index, call_id: call.id, tool_name: call.name, args: call.input, args_partial: null } });
+      if (t.signal.aborted) return { type: 'end_turn' };
+      const outcome = await runTool(t.sandbox, call.name, call.input, { signal: t.signal });
+      if (t.signal.aborted) return { type: 'end_turn' };
+      await t.emit('agent.tool_result', { part: { type: 'tool_result', index, call_id: call.id, tool_name: call.name, status: outcome.status, result: outcome.result } });
+      results.content.push({ type: 'tool_result', toolUseId: call.id, content: JSON.stringify(outcome.result), isError: outcome.status === 'error' });
+    }
+    messages.push(results);
+  }
+  await t.emit('session.error', { error: { type: 'max_steps', message: `the turn used its ${maxSteps} model steps`, retry_status: 'exhausted' } });
+  return { type: 'end_turn' };
+}

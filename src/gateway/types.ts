@@ -1,0 +1,71 @@
+// The gateway's normalized request and stream, shared by every provider adapter and engine.
+export type Provider = 'anthropic' | 'openai';
+
+export type ContentBlock =
+  | { type: 'text'; text: string }
+  | { type: 'image'; mediaType: string; data: string }
+  | { type: 'document'; mediaType: string; data: string; title?: string | null }
+  | { type: 'tool_use'; id: string; name: string; input: Record<string, unknown> }
+  | { type: 'tool_result'; toolUseId: string; content: string; isError?: boolean }
+  | { type: 'reasoning'; text: string; signature?: string | null; redacted?: boolean };
+
+export interface ChatMessage {
+  role: 'user' | 'assistant';
+  content: ContentBlock[];
+}
+
+export interface ToolSpec {
+  name: string;
+  description: string;
+  inputSchema: Record<string, unknown>;
+}
+
+export interface ModelRequest {
+  provider: Provider;
+  model: string;
+  system: string;
+  messages: ChatMessage[];
+  tools: ToolSpec[];
+  maxTokens?: number;
+  reasoningEffort?: string | null;
+}
+
+export interface Usage {
+  inputTokens: number;
+  outputTokens: number;
+  cacheReadTokens: number;
+  cacheWriteTokens: number;
+}
+
+/** `usage` events carry the running totals of one call (the last one is final). */
+export type ModelEvent =
+  | { type: 'text_delta'; text: string }
+  | { type: 'reasoning_delta'; text: string }
+  | { type: 'reasoning_done'; signature?: string | null; redacted?: boolean }
+  | { type: 'tool_call_start'; id: string; name: string }
+  | { type: 'tool_call_delta'; id: string; argsPartial: string }
+  | { type: 'tool_call'; id: string; name: string; input: Record<string, unknown> }
+  | { type: 'usage'; usage: Usage }
+  | { type: 'stop'; reason: 'end_turn' | 'tool_use' | 'max_tokens' | 'other' };
+
+export interface ProviderCredential {
+  apiKey: string;
+  baseUrl: string;
+  kind: 'platform' | 'account';
+}
+
+export class ProviderError extends Error {
+  readonly status: number | null;
+  readonly retryable: boolean;
+  readonly code: string;
+  constructor(message: string, opts: { status: number | null; retryable: boolean; code: string }) {
+    super(message);
+    this.status = opts.status;
+    this.retryable = opts.retryable;
+    this.code = opts.code;
+  }
+}
+
+export function emptyUsage(): Usage {
+  return { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 };
+}

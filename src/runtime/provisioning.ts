@@ -1,0 +1,39 @@
+// Provisioning happens at create, so the first turn is not a cold boot: the sandbox is made,
+// the session moves provisioning → idle, and any initial events start the first turn.
+import { prisma } from '../db/client.js';
+import { sandboxDriver } from './sandboxes.js';
+import { enqueueSessionRun } from './queue.js';
+import { appendEvent } from '../events/store.js';
+import { logger } from '../logger.js';
+
+const inFlight = new Map<string, Promise<void>>();
+
+export async function provisionSession(session: { id: string; vcpus: number | null; memoryMb: number | null }): Promise<void> {
+  try {
+    await sandboxDriver().provision({ sessionId: session.id, vcpus: session.vcpus, memoryMb: session.memoryMb });
+    const moved = await prisma.session.updateMany({ where: { id: session.id, status: 'provisioning' }, data: { status: 'idle' } });
+    if (moved.count === 1) await enqueueSessionRun(session.id);
+  } catch (err) {
+    logger.error({ err, sessionId: session.id }, 'sandbox provisioning failed');
+    await appendEvent(session.id, 'session.error', {
+      error: { type: 'pod_unavailable', message: `the sandbox could not be provisioned: ${(err as Error).message}`, retry_status: 'exhausted' },
+    }).catch(() => undefined);
+    await prisma.session.updateMany({ where: { id: session.id, status: 'provisioning' }, data: { status: 'idle' } }).catch(() => undefined);
+  }
+}
+
+export function scheduleProvisioning(session: { id: string; vcpus: number | null; memoryMb: number | null }): Promise<void> {
+  const p = provisionSession(session).finally(() => inFlight.delete(session.id));
+  inFlight.set(session.id, p);
+  return p;
+}
+
+/** Waits for any provisioning still running (shutdown and tests). */
+export async function provisioningSettled(): Promise<void> {
+  await Promise.allSettled([...inFlight.values()]);
+}
+
+export async function teardownSandbox(sessionId: string): Promise<void> {
+  await inFlight.get(sessionId)?.catch(() => undefined);
+  await sandboxDriver().destroy(sessionId).catch((err) => logger.warn({ err, sessionId }, 'sandbox teardown failed'));
+}

@@ -1,0 +1,56 @@
+// One turn of a session: gathers what the engine needs (model, prompt, instructions, sandbox,
+// conversation) and runs it. hermes runs here; CLI engines are not installed on this service yet.
+import { prisma } from '../db/client.js';
+import { appendEvents } from '../events/store.js';
+import { buildConversation } from '../engines/hermes/history.js';
+import { runHermesTurn, type StopReason } from '../engines/hermes/loop.js';
+import { sandboxDriver } from './sandboxes.js';
+import { meteredModelStream } from '../gateway/metering.js';
+import { modelProvider } from './models.js';
+import { systemPromptFor } from '../engines/hermes/system-prompt.js';
+
+export type { StopReason };
+
+export async function runTurn(sessionId: string, turn: number, signal: AbortSignal): Promise<StopReason> {
+  const emit = async (type: string, fields: Record<string, unknown>) => {
+    await appendEvents(sessionId, [{ type, fields, turn }]);
+  };
+  const session = await prisma.session.findUniqueOrThrow({ where: { id: sessionId } });
+  const agent = session.agentId ? await prisma.agent.findUnique({ where: { id: session.agentId } }) : null;
+
+  if (session.agentType !== 'hermes') {
+    await emit('session.error', {
+      error: { type: 'engine_unavailable', message: `the ${session.agentType} engine is not installed on this service; use agentType hermes`, retry_status: 'exhausted' },
+    });
+    return { type: 'retries_exhausted' };
+  }
+
+  const prompt = agent && session.promptVersion
+    ? await prisma.promptVersion.findUnique({ where: { agentId_version: { agentId: agent.id, version: session.promptVersion } } })
+    : null;
+  const sandbox = (await sandboxDriver().get(sessionId)) ?? (await sandboxDriver().provision({ sessionId, vcpus: session.vcpus, memoryMb: session.memoryMb }));
+  const effort = session.reasoningEffort ?? agent?.reasoningEffort ?? null;
+  const messages = await buildConversation(sessionId, turn);
+  const provider = modelProvider(session.llm);
+
+  return runHermesTurn({
+    request: {
+      provider,
+      model: session.llm,
+      system: systemPromptFor({
+        agentPrompt: prompt?.content ?? null,
+        agentInstructions: (agent?.instructions ?? []) as { name: string; content: string }[],
+        sessionInstructions: session.instructions as { name: string; content: string }[],
+      }),
+      reasoningEffort: effort,
+      maxTokens: 8192,
+    },
+    messages,
+    sandbox,
+    signal,
+    emit,
+    callModel: (req, sig) => meteredModelStream({ sessionId, universeId: session.universeId, turn }, req, sig),
+    maxAttempts: Number(process.env.MODEL_MAX_ATTEMPTS || 3),
+    retryDelayMs: (attempt) => Number(process.env.MODEL_RETRY_BASE_MS || 500) * 2 ** (attempt - 1),
+  });
+}

@@ -1,0 +1,65 @@
+// Sending events to a session (202): validates the whole batch, stores every event (inputs wait
+// for a turn), then wakes the runner. user.interrupt stops a running turn.
+import { prisma } from '../db/client.js';
+import { AppError } from '../errors.js';
+import { parseInput } from '../validation.js';
+import type { Viewer } from '../auth/viewer.js';
+import { sendEventsBody, legacySendBody } from './content.js';
+import { appendEventsTx, publishStored, appendEvent, type EventJson } from '../events/store.js';
+import { pubsub } from '../events/pubsub.js';
+import { resolveSession } from './sessions.js';
+import { enqueueSessionRun } from '../runtime/queue.js';
+import { interruptChannel } from '../runtime/runner.js';
+import type { Session } from '../generated/prisma/client.js';
+
+function who(viewer: Viewer): string {
+  return viewer.auth === 'token' ? `token:${viewer.tokenId}` : `user:${viewer.user.id}`;
+}
+
+function assertAcceptsWork(session: Session): void {
+  if (session.status === 'terminated') throw new AppError('session_archived', 'the session is archived; it accepts no new messages');
+  if (session.budgetReachedAt) throw new AppError('budget_reached', 'the session reached its budget; raise or remove it with PATCH to continue');
+}
+
+export async function sendEvents(viewer: Viewer, idOrAgent: string, input: unknown): Promise<EventJson[]> {
+  const body = parseInput(sendEventsBody, input);
+  const session = await resolveSession(viewer, idOrAgent);
+  const hasInputs = body.events.some((e) => e.type !== 'user.interrupt');
+  if (hasInputs) assertAcceptsWork(session);
+  else if (session.status === 'terminated') throw new AppError('session_archived', 'the session is archived');
+
+  const by = who(viewer);
+  const stored = await prisma.$transaction((tx) =>
+    appendEventsTx(tx, session.id, body.events.map((e) =>
+      e.type === 'user.interrupt' ? { type: e.type, fields: { by } } : { type: e.type, fields: { content: e.content } },
+    )),
+  );
+  await publishStored(session.id, stored);
+  if (body.events.some((e) => e.type === 'user.interrupt')) await pubsub().publish(interruptChannel(session.id), by);
+  if (hasInputs) await enqueueSessionRun(session.id);
+  return stored.map((s) => s.event);
+}
+
+/** POST /sessions/{id}/interrupt: `interrupting` when a turn runs, else `no_turn`. */
+export async function interruptSession(viewer: Viewer, idOrAgent: string): Promise<'interrupting' | 'no_turn'> {
+  const session = await resolveSession(viewer, idOrAgent);
+  if (session.status !== 'running') return 'no_turn';
+  const by = who(viewer);
+  await appendEvent(session.id, 'user.interrupt', { by });
+  await pubsub().publish(interruptChannel(session.id), by);
+  return 'interrupting';
+}
+
+/** Deprecated `{parts}` send: translated into one user.message; the caller answers 410. */
+export async function legacySend(viewer: Viewer, idOrAgent: string, input: unknown): Promise<EventJson> {
+  const body = parseInput(legacySendBody, input);
+  const content = body.parts.flatMap((p) => {
+    const text = typeof p.text === 'string' ? p.text : null;
+    if ((p.type === 'text' || p.type === 'markdown') && text) return [{ type: 'text' as const, text }];
+    return [];
+  });
+  if (!content.length) throw new AppError('invalid_request', 'parts must contain at least one non-empty text part');
+  const [event] = await sendEvents(viewer, idOrAgent, { events: [{ type: 'user.message', content }] });
+  return event!;
+}
+

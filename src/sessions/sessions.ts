@@ -1,0 +1,156 @@
+// Session rules: create (with the agent's defaults and up-front provisioning), read, patch,
+// archive, delete, and the agent's default session that agent-id addressing resolves to.
+import { prisma } from '../db/client.js';
+import { AppError } from '../errors.js';
+import { newId } from '../ids.js';
+import { parseInput } from '../validation.js';
+import type { Viewer } from '../auth/viewer.js';
+import { createSessionBody, patchSessionBody, type CreateSessionBody } from './rules.js';
+import { appendEventsTx, publishStored, appendEvent } from '../events/store.js';
+import { checkModelForEngine, checkEffortForEngine } from './engine-rules.js';
+import { scheduleProvisioning, teardownSandbox } from '../runtime/provisioning.js';
+import { enqueueSessionRun } from '../runtime/queue.js';
+import type { Session } from '../generated/prisma/client.js';
+
+const notFound = () => new AppError('not_found', 'session not found');
+
+/** Resolves `sess_…` or `agent_…` (the agent's default session) within the viewer's universe. */
+export async function resolveSession(viewer: Viewer, idOrAgent: string): Promise<Session> {
+  if (idOrAgent.startsWith('agent_')) {
+    const agent = await prisma.agent.findFirst({ where: { id: idOrAgent, universeId: viewer.universe.id }, select: { defaultSessionId: true } });
+    if (!agent) throw new AppError('not_found', 'agent not found');
+    if (!agent.defaultSessionId) throw new AppError('not_found', 'the agent has no default session yet; create a session first');
+    idOrAgent = agent.defaultSessionId;
+  }
+  const session = await prisma.session.findFirst({ where: { id: idOrAgent, universeId: viewer.universe.id } });
+  if (!session) throw notFound();
+  return session;
+}
+
+export function budgetCents(amount: string): bigint {
+  return BigInt(amount);
+}
+
+export async function createSession(viewer: Viewer, input: unknown): Promise<Session> {
+  const body: CreateSessionBody = parseInput(createSessionBody, input);
+  const agent = await prisma.agent.findFirst({
+    where: { id: body.agent, universeId: viewer.universe.id },
+    include: { promptVersions: { where: { active: true }, select: { version: true } } },
+  });
+  if (!agent) throw new AppError('not_found', 'agent not found');
+  if (agent.archived) throw new AppError('conflict', 'the agent is archived; new sessions are rejected');
+  if (body.resources?.length) throw new AppError('invalid_request', 'session resources are not available yet on this service');
+
+  const llm = body.llm ?? agent.llm;
+  checkModelForEngine(agent.agentType, llm);
+  if (body.reasoningEffort) checkEffortForEngine(agent.agentType, body.reasoningEffort);
+  const budgetMax = body.budget ? budgetCents(body.budget.max_list_cost.amount) : null;
+  if (budgetMax !== null && budgetMax <= 0n) throw new AppError('invalid_request', 'budget amount must be above zero');
+
+  const id = newId('sess');
+  const { session, stored } = await prisma.$transaction(async (tx) => {
+    const claimDefault = !agent.defaultSessionId
+      ? (await tx.agent.updateMany({ where: { id: agent.id, defaultSessionId: null }, data: { defaultSessionId: id } })).count === 1
+      : false;
+    const session = await tx.session.create({
+      data: {
+        id,
+        universeId: viewer.universe.id,
+        agentId: agent.id,
+        title: body.title ?? null,
+        status: 'provisioning',
+        agentType: agent.agentType,
+        llm,
+        reasoningEffort: body.reasoningEffort ?? null,
+        modelBilling: body.modelBilling ?? 'platform',
+        isDefault: claimDefault,
+        metadata: (body.metadata ?? {}) as object,
+        instructions: (body.instructions ?? []) as object,
+        vcpus: body.vcpus ?? null,
+        memoryMb: body.memoryMb ?? null,
+        budgetMaxCents: budgetMax,
+        promptVersion: agent.promptVersions[0]?.version ?? null,
+      },
+    });
+    const stored = await appendEventsTx(tx, id, (body.initial_events ?? []).map((e) => ({ type: e.type, fields: { content: e.content } })));
+    return { session, stored };
+  });
+  await publishStored(id, stored);
+  scheduleProvisioning(session);
+  return session;
+}
+
+export async function listSessions(viewer: Viewer, agentId: string | null | undefined, query: object = {}) {
+  return prisma.session.findMany({
+    ...query,
+    where: { universeId: viewer.universe.id, ...(agentId ? { agentId } : {}) },
+    orderBy: { id: 'desc' },
+  });
+}
+
+export async function patchSession(viewer: Viewer, idOrAgent: string, input: unknown): Promise<Session> {
+  const body = parseInput(patchSessionBody, input);
+  const session = await resolveSession(viewer, idOrAgent);
+  if (body.llm !== undefined) checkModelForEngine(session.agentType, body.llm);
+  if (body.reasoningEffort) checkEffortForEngine(session.agentType, body.reasoningEffort);
+  const data: Record<string, unknown> = {};
+  if (body.title !== undefined) data.title = body.title;
+  if (body.llm !== undefined) data.llm = body.llm;
+  if (body.reasoningEffort !== undefined) data.reasoningEffort = body.reasoningEffort;
+  if (body.modelBilling !== undefined) data.modelBilling = body.modelBilling;
+  if (body.metadata !== undefined) {
+    const merged: Record<string, unknown> = { ...(session.metadata as Record<string, unknown>) };
+    for (const [k, v] of Object.entries(body.metadata)) {
+      if (v === null) delete merged[k];
+      else merged[k] = v;
+    }
+    data.metadata = merged;
+  }
+  if (body.budget !== undefined) {
+    if (body.budget === null) {
+      data.budgetMaxCents = null;
+      data.budgetReachedAt = null;
+    } else {
+      const max = budgetCents(body.budget.max_list_cost.amount);
+      if (session.budgetMaxCents === null) throw new AppError('invalid_request', 'a budget can only be attached at create');
+      const consumedCents = session.consumedMicroCents / 1_000_000n;
+      if (max * 1_000_000n <= session.consumedMicroCents) {
+        throw new AppError('invalid_request', `the new cap must be strictly above the consumed cost (${consumedCents} cents)`);
+      }
+      data.budgetMaxCents = max;
+      data.budgetReachedAt = null;
+    }
+  }
+  if (!Object.keys(data).length) return session;
+  return prisma.session.update({ where: { id: session.id }, data });
+}
+
+export async function archiveSession(viewer: Viewer, idOrAgent: string): Promise<Session> {
+  const session = await resolveSession(viewer, idOrAgent);
+  if (session.status === 'terminated') return session;
+  if (session.status === 'running') throw new AppError('session_running', 'the session is running; interrupt it and wait for idle first');
+  const updated = await prisma.session.updateMany({ where: { id: session.id, status: { in: ['idle', 'provisioning'] } }, data: { status: 'terminated' } });
+  if (updated.count !== 1) {
+    const now = await prisma.session.findUniqueOrThrow({ where: { id: session.id } });
+    if (now.status === 'terminated') return now;
+    throw new AppError('session_running', 'the session is running; interrupt it and wait for idle first');
+  }
+  await appendEvent(session.id, 'session.status_terminated');
+  await teardownSandbox(session.id);
+  return prisma.session.findUniqueOrThrow({ where: { id: session.id } });
+}
+
+export async function deleteSession(viewer: Viewer, idOrAgent: string): Promise<void> {
+  const session = await resolveSession(viewer, idOrAgent);
+  if (session.status === 'running') throw new AppError('session_running', 'the session is running; interrupt it and wait for idle first');
+  // Announce before removal so live streams learn of it; then the row and its events go.
+  await appendEvent(session.id, 'session.deleted');
+  await prisma.$transaction(async (tx) => {
+    await tx.agent.updateMany({ where: { defaultSessionId: session.id }, data: { defaultSessionId: null } });
+    const removed = await tx.session.deleteMany({ where: { id: session.id, status: { not: 'running' } } });
+    if (removed.count !== 1) throw new AppError('session_running', 'the session started running; interrupt it first');
+  });
+  await teardownSandbox(session.id);
+}
+
+export { enqueueSessionRun };
