@@ -6,12 +6,14 @@ import fs from 'node:fs';
 import { PGlite } from '@electric-sql/pglite';
 import { PrismaPGlite } from 'pglite-prisma-adapter';
 import { PrismaPg } from '@prisma/adapter-pg';
+import pg from 'pg';
 import { PrismaClient } from '../generated/prisma/client.js';
 import { applyMigrations } from './migrate.js';
 import { logger } from '../logger.js';
 
 export let prisma: PrismaClient = undefined as unknown as PrismaClient;
 let pglite: PGlite | undefined;
+let ownedPool: pg.Pool | undefined;
 
 export interface DatabaseOptions {
   databaseUrl?: string;
@@ -32,7 +34,14 @@ export async function openDatabase(opts: DatabaseOptions): Promise<PrismaClient>
     const { url, schema } = splitSchema(opts.databaseUrl);
     const applied = await applyMigrations({ kind: 'postgres', url, schema });
     if (applied.length) logger.info({ applied }, 'database migrations applied');
-    const adapter = new PrismaPg({ connectionString: url, max: Number(process.env.DATABASE_POOL_SIZE || 10) }, schema ? { schema } : undefined);
+    // search_path makes raw SQL land in the same schema as the client's generated queries.
+    const pool = new pg.Pool({
+      connectionString: url,
+      max: Number(process.env.DATABASE_POOL_SIZE || 10),
+      ...(schema ? { options: `-c search_path="${schema.replace(/"/g, '""')}"` } : {}),
+    });
+    ownedPool = pool;
+    const adapter = new PrismaPg(pool, schema ? { schema } : undefined);
     prisma = new PrismaClient({ adapter });
   } else {
     const dir = opts.pgliteDir ?? 'memory://';
@@ -48,6 +57,8 @@ export async function openDatabase(opts: DatabaseOptions): Promise<PrismaClient>
 
 export async function closeDatabase(): Promise<void> {
   await prisma?.$disconnect();
+  await ownedPool?.end().catch(() => undefined);
+  ownedPool = undefined;
   await pglite?.close();
   pglite = undefined;
 }
