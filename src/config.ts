@@ -27,6 +27,10 @@ export interface Config {
   openaiApiKey: string | undefined;
   openaiBaseUrl: string;
   cookieSecure: boolean;
+  /** Whether this process runs turns (with Redis, API-only processes can leave them to workers). */
+  turnWorker: boolean;
+  /** Redis key prefix of the BullMQ queues (one per deployment sharing a Redis). */
+  queuePrefix: string;
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
@@ -48,6 +52,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     openaiApiKey: env.OPENAI_API_KEY || undefined,
     openaiBaseUrl: (env.OPENAI_BASE_URL || 'https://api.openai.com/v1').replace(/\/+$/, ''),
     cookieSecure: env.COOKIE_SECURE === '1' || env.COOKIE_SECURE === 'true',
+    turnWorker: env.TURN_WORKER !== '0',
+    queuePrefix: env.QUEUE_PREFIX || 'agent-service',
   };
 }
 

@@ -42,7 +42,7 @@ export async function startServer(cfg: Config, opts: { pgliteDir?: string } = {}
   const redis = cfg.redisUrl ? sharedRedis(cfg.redisUrl) : undefined;
   setPubSub(cfg.redisUrl ? redisPubSub(redis!, newRedis(cfg.redisUrl)) : memoryPubSub());
   const queue: TurnQueue = cfg.redisUrl
-    ? bullQueue(runSession, newRedis(cfg.redisUrl), newRedis(cfg.redisUrl))
+    ? bullQueue(runSession, newRedis(cfg.redisUrl), cfg.turnWorker ? newRedis(cfg.redisUrl) : null, cfg.queuePrefix)
     : inProcessQueue(runSession);
   setTurnQueue(queue);
   await recover();

@@ -32,19 +32,19 @@ export function inProcessQueue(run: Runner): TurnQueue {
 
 export const TURN_QUEUE = 'session-turns';
 
-export function bullQueue(run: Runner, connection: Redis, workerConnection: Redis, concurrency = 16): TurnQueue {
-  const queue = new Queue<{ sessionId: string }>(TURN_QUEUE, { connection });
-  const worker = new Worker<{ sessionId: string }>(TURN_QUEUE, async (job) => run(job.data.sessionId), {
-    connection: workerConnection,
-    concurrency,
-  });
-  worker.on('failed', (job, err) => logger.error({ err, sessionId: job?.data.sessionId }, 'session run job failed'));
+/** `workerConnection` null: this process only enqueues (an API-only process; others run turns). */
+export function bullQueue(run: Runner, connection: Redis, workerConnection: Redis | null, prefix: string, concurrency = 16): TurnQueue {
+  const queue = new Queue<{ sessionId: string }>(TURN_QUEUE, { connection, prefix });
+  const worker = workerConnection
+    ? new Worker<{ sessionId: string }>(TURN_QUEUE, async (job) => run(job.data.sessionId), { connection: workerConnection, concurrency, prefix })
+    : null;
+  worker?.on('failed', (job, err) => logger.error({ err, sessionId: job?.data.sessionId }, 'session run job failed'));
   return {
     async enqueue(sessionId) {
       await queue.add('run', { sessionId }, { removeOnComplete: 1000, removeOnFail: 1000, attempts: 1 });
     },
     async close() {
-      await worker.close();
+      await worker?.close();
       await queue.close();
     },
   };

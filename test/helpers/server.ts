@@ -59,6 +59,7 @@ export async function startTestServer(overrides: Partial<Config> = {}): Promise<
     adminToken,
     secretKey: randomBytes(32).toString('hex'),
     rateLimitPerMinute: 100_000,
+    queuePrefix: `test-${suffix}`,
     ...overrides,
   };
   const running = await startServer(cfg, { pgliteDir: 'memory://' });
