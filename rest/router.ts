@@ -66,13 +66,24 @@ async function serveStream(route: RestRoute, env: ReturnType<typeof envelopeFor>
         res.write(`event: error\ndata: ${JSON.stringify({ error: { code: err.code, message: err.message } })}\n\n`);
         break;
       }
-      const frame = route.result(next.value.data) as { id: string; type: string; payload: unknown };
-      res.write(`id: ${frame.id}\nevent: ${frame.type}\ndata: ${JSON.stringify(frame.payload)}\n\n`);
+      const frame = route.result(next.value.data) as { id: string; type: string; payload: object };
+      res.write(`id: ${frame.id}\nevent: ${frame.type}\ndata: ${serialized(frame.payload)}\n\n`);
     }
   } finally {
     stop();
     res.end();
   }
+}
+
+// Every subscriber of a session receives the same event object from the hub: serialise it once.
+const serializedCache = new WeakMap<object, string>();
+function serialized(payload: object): string {
+  let text = serializedCache.get(payload);
+  if (text === undefined) {
+    text = JSON.stringify(payload);
+    serializedCache.set(payload, text);
+  }
+  return text;
 }
 
 export const STREAM_PING_MS = Number(process.env.STREAM_PING_MS || 15_000);

@@ -58,7 +58,7 @@ describe.skipIf(!DB || !REDIS)('two processes on one PostgreSQL and Redis', () =
     const schema = `proc_${randomBytes(5).toString('hex')}`;
     schemas.push(schema);
     const token = `ast_proc_${randomBytes(16).toString('hex')}`;
-    const shared = baseEnv({ DATABASE_URL: `${DB}?schema=${schema}`, REDIS_URL: REDIS!, ADMIN_TOKEN: token, QUEUE_PREFIX: schema, DATA_DIR: fs.mkdtempSync(path.join(os.tmpdir(), 'proc-a-')) });
+    const shared: Record<string, string> = baseEnv({ DATABASE_URL: `${DB}?schema=${schema}`, REDIS_URL: REDIS!, ADMIN_TOKEN: token, QUEUE_PREFIX: schema, DATA_DIR: fs.mkdtempSync(path.join(os.tmpdir(), 'proc-a-')) });
     const apiOnly = await startChildServer({ ...shared, TURN_WORKER: '0' });
     children.push(apiOnly);
     const workerDataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'proc-b-'));
@@ -80,7 +80,7 @@ describe.skipIf(!DB || !REDIS)('two processes on one PostgreSQL and Redis', () =
     expect(frames.map((f) => f.event)).toEqual(expect.arrayContaining(['session.status_running', 'agent.tool_use', 'agent.tool_result', 'agent.message', 'session.status_idle']));
     expect(frames.find((f) => f.event === 'agent.message' && f.data.final)!.data.text).toBe('ran elsewhere');
     // The API-only process has no sandbox for the session: the worker ran the turn.
-    expect(fs.existsSync(path.join(shared.DATA_DIR, 'sandboxes', session.id, 'workspace', 'pid.txt'))).toBe(false);
+    expect(fs.existsSync(path.join(shared.DATA_DIR!, 'sandboxes', session.id, 'workspace', 'pid.txt'))).toBe(false);
     expect(fs.existsSync(path.join(workerDataDir, 'sandboxes', session.id, 'workspace', 'pid.txt'))).toBe(true);
   }, 60_000);
 });

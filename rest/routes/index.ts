@@ -3,5 +3,6 @@ import type { RestRoute } from '../route.js';
 import { identityRoutes } from './identity.js';
 import { agentRoutes } from './agents.js';
 import { sessionRoutes } from './sessions.js';
+import { modelSubscriptionRoutes } from './model-subscriptions.js';
 
-export const routes: RestRoute[] = [...identityRoutes, ...agentRoutes, ...sessionRoutes];
+export const routes: RestRoute[] = [...identityRoutes, ...agentRoutes, ...sessionRoutes, ...modelSubscriptionRoutes];

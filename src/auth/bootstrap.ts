@@ -6,7 +6,13 @@ import { hashPassword } from './passwords.js';
 import { hashToken, mintToken, TOKEN_PREFIX } from './tokens.js';
 import { personalSlugFor } from '../universes/universes.js';
 import { logger } from '../logger.js';
-import type { Config } from '../config.js';
+import { config, type Config } from '../config.js';
+import { centsToNano } from '../billing/money.js';
+
+/** A new universe's wallet: STARTING_CREDITS_CENTS. */
+export function startingBalance(): bigint {
+  return centsToNano(config().startingCreditsCents);
+}
 
 export async function createUser(email: string, password: string, isOwner: boolean) {
   const userId = newId('usr');
@@ -17,7 +23,7 @@ export async function createUser(email: string, password: string, isOwner: boole
       email,
       passwordHash: await hashPassword(password),
       isOwner,
-      universes: { create: { id: newId('uni'), slug, name: 'Personal', isPersonal: true } },
+      universes: { create: { id: newId('uni'), slug, name: 'Personal', isPersonal: true, balanceNanoUsd: startingBalance() } },
     },
   });
 }

@@ -15,6 +15,7 @@ export interface Viewer {
   tokenId: string | null;
   /** Set for universe-scoped tokens. */
   tokenUniverseId: string | null;
+  tokenExpiresAt?: Date | null;
   universe: Universe;
 }
 
@@ -32,11 +33,36 @@ export function bearerOf(authorization: string | null | undefined): string | nul
   return m ? m[1]! : '';
 }
 
+// Resolved bearer tokens are remembered briefly: most requests then cost no auth queries.
+// Revocation clears this process's cache at once; other processes notice within the TTL.
+const CACHE_TTL_MS = Number(process.env.AUTH_CACHE_TTL_MS ?? 5_000);
+const CACHE_MAX = 10_000;
+const cache = new Map<string, { viewer: Viewer; until: number; tokenExpiresAt: number | null }>();
+
+export function clearViewerCache(): void {
+  cache.clear();
+}
+
 /**
  * Returns the viewer, null when no credential was presented, or throws 401 for a bad one.
  * A bearer header wins over a cookie.
  */
 export async function resolveViewer(creds: CallerCredentials): Promise<Viewer | null> {
+  const bearer = bearerOf(creds.authorization);
+  if (!bearer || CACHE_TTL_MS <= 0) return resolveUncached(creds);
+  const key = `${hashToken(bearer)}|${creds.universeSlug?.trim() ?? ''}`;
+  const now = Date.now();
+  const hit = cache.get(key);
+  if (hit && hit.until > now && (hit.tokenExpiresAt === null || hit.tokenExpiresAt > now)) return hit.viewer;
+  const viewer = await resolveUncached(creds);
+  if (viewer) {
+    if (cache.size >= CACHE_MAX) cache.clear();
+    cache.set(key, { viewer, until: now + CACHE_TTL_MS, tokenExpiresAt: viewer.tokenExpiresAt?.getTime() ?? null });
+  }
+  return viewer;
+}
+
+async function resolveUncached(creds: CallerCredentials): Promise<Viewer | null> {
   const bearer = bearerOf(creds.authorization);
   const now = new Date();
   let base: Omit<Viewer, 'universe'> & { universe?: Universe | null };
@@ -54,6 +80,7 @@ export async function resolveViewer(creds: CallerCredentials): Promise<Viewer | 
       scopes: scopesIncluded(token.scope),
       tokenId: token.id,
       tokenUniverseId: token.universeId,
+      tokenExpiresAt: token.expiresAt,
       universe: token.universe,
     };
   } else if (creds.sessionCookie) {

@@ -1,10 +1,16 @@
-// The gateway's metering wrapper: picks the credential, streams the provider, and records the
-// usage of every call (priced by the billing rules).
+// The gateway's one metering point around every model call: picks the credential (platform key
+// or the universe's subscription), enforces the session budget (before and during the stream)
+// and the wallet (a hold for the call's worst case), then records usage at list price, adds it
+// to the session's consumed cost and charges the wallet.
 import { prisma } from '../db/client.js';
 import { newId } from '../ids.js';
 import { streamModel } from './gateway.js';
 import { platformCredential } from './credentials.js';
-import type { ModelEvent, ModelRequest, Usage } from './types.js';
+import { ProviderError, BudgetReachedError, emptyUsage, type ModelEvent, type ModelRequest, type Usage, type ProviderCredential } from './types.js';
+import { costNanoUsd, priceOf } from '../billing/pricing.js';
+import { centsToNano } from '../billing/money.js';
+import { hold, settle } from '../billing/wallet.js';
+import { accountCredential, markNeedsReconnect, markUsed } from '../billing/subscriptions.js';
 import { logger } from '../logger.js';
 
 export interface MeterScope {
@@ -13,36 +19,105 @@ export interface MeterScope {
   turn: number;
 }
 
+/** Rough token count of a request (4 characters a token), for holds and in-stream budget checks. */
+function estimateInputTokens(req: ModelRequest): number {
+  return Math.ceil((req.system.length + JSON.stringify(req.messages).length + JSON.stringify(req.tools).length) / 4);
+}
+
 export async function* meteredModelStream(scope: MeterScope, req: ModelRequest, signal: AbortSignal): AsyncIterable<ModelEvent> {
-  const cred = platformCredential(req.provider);
+  const session = await prisma.session.findUniqueOrThrow({
+    where: { id: scope.sessionId },
+    select: { modelBilling: true, budgetMaxCents: true, consumedNanoUsd: true, budgetReachedAt: true },
+  });
+  const cap = session.budgetMaxCents === null ? null : centsToNano(session.budgetMaxCents);
+  if (session.budgetReachedAt || (cap !== null && session.consumedNanoUsd >= cap)) throw new BudgetReachedError();
+
+  let cred: ProviderCredential;
+  let subscriptionId: string | null = null;
+  if (session.modelBilling === 'account') {
+    ({ cred, subscriptionId } = await accountCredential(scope.universeId, req.provider));
+  } else {
+    cred = platformCredential(req.provider);
+  }
+
+  const price = priceOf(req.model) ?? { input: 0n, output: 0n, cacheRead: 0n, cacheWrite: 0n };
+  const estimatedInput = estimateInputTokens(req);
+  let held = 0n;
+  if (cred.kind === 'platform') {
+    held = BigInt(estimatedInput) * price.input + BigInt(req.maxTokens ?? 8192) * price.output;
+    if (!(await hold(scope.universeId, held))) {
+      throw new ProviderError('the universe\'s credit balance is exhausted: add credits or connect a model subscription', { status: 402, retryable: false, code: 'insufficient_credits' });
+    }
+  }
+
+  const upstream = new AbortController();
+  const onAbort = () => upstream.abort();
+  signal.addEventListener('abort', onAbort, { once: true });
   let usage: Usage | null = null;
+  let streamedChars = 0;
+  let budgetHit = false;
+  let failed: unknown = null;
   try {
-    for await (const ev of streamModel(req, cred, signal)) {
+    for await (const ev of streamModel(req, cred, upstream.signal)) {
       if (ev.type === 'usage') usage = mergeUsage(usage, ev.usage);
+      if (ev.type === 'text_delta' || ev.type === 'reasoning_delta') streamedChars += ev.text.length;
+      if (ev.type === 'tool_call_delta') streamedChars += ev.argsPartial.length;
+      if (cap !== null) {
+        // Projected spend of this call so far: reported usage, or estimates where the provider
+        // reports only at the end. Reaching the cap stops the stream mid-way.
+        const outTokens = Math.max(usage?.outputTokens ?? 0, Math.ceil(streamedChars / 4));
+        const inTokens = usage?.inputTokens || estimatedInput;
+        const projected = BigInt(inTokens) * price.input + BigInt(outTokens) * price.output;
+        if (session.consumedNanoUsd + projected >= cap) {
+          budgetHit = true;
+          usage = { ...(usage ?? emptyUsage()), inputTokens: inTokens, outputTokens: outTokens };
+          upstream.abort();
+          break;
+        }
+      }
       yield ev;
     }
+  } catch (err) {
+    failed = err;
+    if (err instanceof ProviderError && err.code === 'provider_auth' && subscriptionId) {
+      await markNeedsReconnect(subscriptionId);
+      failed = new ProviderError(`the ${req.provider} subscription's credential was refused by the provider; reconnect it (PUT /v1/model-subscriptions/${req.provider})`, { status: err.status, retryable: false, code: 'subscription_needs_reconnect' });
+    }
   } finally {
+    signal.removeEventListener('abort', onAbort);
+    await record(scope, req, cred, usage, held, subscriptionId);
+  }
+  if (failed) throw failed;
+  if (budgetHit) throw new BudgetReachedError();
+}
+
+async function record(scope: MeterScope, req: ModelRequest, cred: ProviderCredential, usage: Usage | null, held: bigint, subscriptionId: string | null): Promise<void> {
+  const cost = usage ? costNanoUsd(req.model, usage) : 0n;
+  const usageId = usage ? newId('msg').replace('msg_', 'use_') : null;
+  try {
     if (usage) {
       await prisma.modelUsage.create({
         data: {
-          id: newId('msg').replace('msg_', 'use_'),
-          sessionId: scope.sessionId,
-          universeId: scope.universeId,
-          turn: scope.turn,
-          provider: req.provider,
-          model: req.model,
-          billing: cred.kind,
-          inputTokens: usage.inputTokens,
-          outputTokens: usage.outputTokens,
-          cacheReadTokens: usage.cacheReadTokens,
-          cacheWriteTokens: usage.cacheWriteTokens,
+          id: usageId!, sessionId: scope.sessionId, universeId: scope.universeId, turn: scope.turn, provider: req.provider, model: req.model,
+          billing: cred.kind, inputTokens: usage.inputTokens, outputTokens: usage.outputTokens, cacheReadTokens: usage.cacheReadTokens,
+          cacheWriteTokens: usage.cacheWriteTokens, costNanoUsd: cost,
         },
-      }).catch((err) => logger.warn({ err }, 'could not record model usage'));
+      });
+      // Consumed cost counts list price on either billing; the budget caps it.
+      await prisma.$executeRaw`
+        UPDATE "Session" SET "consumedNanoUsd" = "consumedNanoUsd" + ${cost},
+          "budgetReachedAt" = CASE WHEN "budgetMaxCents" IS NOT NULL AND "budgetReachedAt" IS NULL
+            AND "consumedNanoUsd" + ${cost} >= "budgetMaxCents" * 10000000 THEN now() ELSE "budgetReachedAt" END
+        WHERE "id" = ${scope.sessionId}`;
     }
+    if (cred.kind === 'platform') await settle(scope.universeId, held, cost, { sessionId: scope.sessionId, usageId });
+    if (subscriptionId) await markUsed(subscriptionId);
+  } catch (err) {
+    logger.error({ err, sessionId: scope.sessionId }, 'could not record model usage');
   }
 }
 
-/** Usage events are cumulative per call: keep the largest value seen of each counter. */
+/** Usage events carry running totals: keep the largest value of each counter. */
 function mergeUsage(a: Usage | null, b: Usage): Usage {
   if (!a) return { ...b };
   return {

@@ -69,3 +69,6 @@ export class ProviderError extends Error {
 export function emptyUsage(): Usage {
   return { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 };
 }
+
+/** The session's budget is reached: the gateway stopped (or refused) the call. */
+export class BudgetReachedError extends Error {}

@@ -1,6 +1,7 @@
 // Agents: the Agent type (list and detail fields), connection, mutations, prompt versions and
 // secrets (keys only; values are write-only).
 import { builder } from './builder.js';
+import { AppError } from '../errors.js';
 import { prisma } from '../db/client.js';
 import { createAgent, updateAgent, archiveAgent, deleteAgent, setPrompt, listSecrets, putSecret, deleteSecret, findAgent } from '../agents/agents.js';
 
@@ -74,8 +75,10 @@ builder.queryField('agent', (t) =>
     args: { id: t.arg.string({ required: true }) },
     authScopes: { read: true },
     resolve: async (query, _root, { id }, ctx) => {
-      const agent = await findAgent(ctx.viewer!, id);
-      return prisma.agent.findUniqueOrThrow({ ...query, where: { id: agent.id } });
+      // One query: the universe condition masks other universes' agents as not found.
+      const agent = await prisma.agent.findFirst({ ...query, where: { id, universeId: ctx.viewer!.universe.id } });
+      if (!agent) throw new AppError('not_found', 'agent not found');
+      return agent;
     },
   }),
 );

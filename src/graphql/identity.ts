@@ -5,6 +5,7 @@ import { prisma } from '../db/client.js';
 import { AppError } from '../errors.js';
 import { SCOPES } from '../auth/scopes.js';
 import { mintToken } from '../auth/tokens.js';
+import { clearViewerCache } from '../auth/viewer.js';
 import { createUniverse } from '../universes/universes.js';
 import { parseInput } from '../validation.js';
 
@@ -188,7 +189,9 @@ builder.mutationField('revokeApiToken', (t) =>
     resolve: async (query, _root, { id }, ctx) => {
       const tok = await prisma.apiToken.findFirst({ where: { id, userId: ctx.viewer!.user.id } });
       if (!tok) throw new AppError('not_found', 'token not found');
-      return prisma.apiToken.update({ ...query, where: { id }, data: { revokedAt: tok.revokedAt ?? new Date() } });
+      const revoked = await prisma.apiToken.update({ ...query, where: { id }, data: { revokedAt: tok.revokedAt ?? new Date() } });
+      clearViewerCache();
+      return revoked;
     },
   }),
 );

@@ -3,5 +3,6 @@ import { builder } from './builder.js';
 import './identity.js';
 import './agents.js';
 import './sessions.js';
+import './billing.js';
 
 export const schema = builder.toSchema({ sortSchema: true });

@@ -9,6 +9,7 @@ import { followSession } from '../events/hub.js';
 import { seqOf, type EventJson } from '../events/store.js';
 import { mapIterator } from '../events/iterators.js';
 import { REASONING_EFFORT_VALUES } from '../sessions/rules.js';
+import { nanoToCents } from '../billing/money.js';
 
 export const SessionStatusEnum = builder.enumType('SessionStatus', { values: ['provisioning', 'idle', 'running', 'terminated'] as const });
 export const ModelBillingEnum = builder.enumType('ModelBilling', { values: ['platform', 'account'] as const });
@@ -52,7 +53,7 @@ export const SessionType = builder.prismaObject('Session', {
       nullable: true,
       resolve: (s) => s.budgetMaxCents === null ? null : {
         maxListCost: usd(s.budgetMaxCents),
-        consumedCost: usd(s.consumedMicroCents / 1_000_000n),
+        consumedCost: usd(nanoToCents(s.consumedNanoUsd)),
         reached: s.budgetReachedAt !== null,
         reachedAt: s.budgetReachedAt,
       },

@@ -11,6 +11,7 @@ import { resolveSession } from './sessions.js';
 import { enqueueSessionRun } from '../runtime/queue.js';
 import { interruptChannel } from '../runtime/runner.js';
 import type { Session } from '../generated/prisma/client.js';
+import { balanceNano } from '../billing/wallet.js';
 
 function who(viewer: Viewer): string {
   return viewer.auth === 'token' ? `token:${viewer.tokenId}` : `user:${viewer.user.id}`;
@@ -21,11 +22,22 @@ function assertAcceptsWork(session: Session): void {
   if (session.budgetReachedAt) throw new AppError('budget_reached', 'the session reached its budget; raise or remove it with PATCH to continue');
 }
 
+/** The spend gate: platform billing needs a positive balance before work is accepted. */
+async function assertCredits(session: Session): Promise<void> {
+  if (session.modelBilling !== 'platform') return;
+  if ((await balanceNano(session.universeId)) <= 0n) {
+    throw new AppError('insufficient_credits', 'the universe has no credits left: add credits or switch the session to a connected subscription (modelBilling account)');
+  }
+}
+
 export async function sendEvents(viewer: Viewer, idOrAgent: string, input: unknown): Promise<EventJson[]> {
   const body = parseInput(sendEventsBody, input);
   const session = await resolveSession(viewer, idOrAgent);
   const hasInputs = body.events.some((e) => e.type !== 'user.interrupt');
-  if (hasInputs) assertAcceptsWork(session);
+  if (hasInputs) {
+    assertAcceptsWork(session);
+    await assertCredits(session);
+  }
   else if (session.status === 'terminated') throw new AppError('session_archived', 'the session is archived');
 
   const by = who(viewer);

@@ -11,6 +11,9 @@ import { checkModelForEngine, checkEffortForEngine } from './engine-rules.js';
 import { scheduleProvisioning, teardownSandbox } from '../runtime/provisioning.js';
 import { enqueueSessionRun } from '../runtime/queue.js';
 import type { Session } from '../generated/prisma/client.js';
+import { centsToNano, nanoToCents } from '../billing/money.js';
+import { autoBilling } from '../billing/subscriptions.js';
+import { modelProvider } from '../runtime/models.js';
 
 const notFound = () => new AppError('not_found', 'session not found');
 
@@ -45,6 +48,8 @@ export async function createSession(viewer: Viewer, input: unknown): Promise<Ses
   checkModelForEngine(agent.agentType, llm);
   if (body.reasoningEffort) checkEffortForEngine(agent.agentType, body.reasoningEffort);
   const budgetMax = body.budget ? budgetCents(body.budget.max_list_cost.amount) : null;
+  // The model is resolved first; then billing: explicit, or a subscription set for new agents.
+  const modelBilling = body.modelBilling ?? (await autoBilling(viewer.universe.id, modelProvider(llm)));
   if (budgetMax !== null && budgetMax <= 0n) throw new AppError('invalid_request', 'budget amount must be above zero');
 
   const id = newId('sess');
@@ -62,7 +67,7 @@ export async function createSession(viewer: Viewer, input: unknown): Promise<Ses
         agentType: agent.agentType,
         llm,
         reasoningEffort: body.reasoningEffort ?? null,
-        modelBilling: body.modelBilling ?? 'platform',
+        modelBilling,
         isDefault: claimDefault,
         metadata: (body.metadata ?? {}) as object,
         instructions: (body.instructions ?? []) as object,
@@ -113,8 +118,8 @@ export async function patchSession(viewer: Viewer, idOrAgent: string, input: unk
     } else {
       const max = budgetCents(body.budget.max_list_cost.amount);
       if (session.budgetMaxCents === null) throw new AppError('invalid_request', 'a budget can only be attached at create');
-      const consumedCents = session.consumedMicroCents / 1_000_000n;
-      if (max * 1_000_000n <= session.consumedMicroCents) {
+      const consumedCents = nanoToCents(session.consumedNanoUsd);
+      if (centsToNano(max) <= session.consumedNanoUsd) {
         throw new AppError('invalid_request', `the new cap must be strictly above the consumed cost (${consumedCents} cents)`);
       }
       data.budgetMaxCents = max;
@@ -122,7 +127,10 @@ export async function patchSession(viewer: Viewer, idOrAgent: string, input: unk
     }
   }
   if (!Object.keys(data).length) return session;
-  return prisma.session.update({ where: { id: session.id }, data });
+  const updated = await prisma.session.update({ where: { id: session.id }, data });
+  // A raised or removed cap un-pauses the session: inputs that waited may run now.
+  if (session.budgetReachedAt && !updated.budgetReachedAt) await enqueueSessionRun(session.id);
+  return updated;
 }
 
 export async function archiveSession(viewer: Viewer, idOrAgent: string): Promise<Session> {

@@ -4,6 +4,8 @@ import { prisma } from '../db/client.js';
 import { AppError } from '../errors.js';
 import { newId } from '../ids.js';
 import { parseInput } from '../validation.js';
+import { config } from '../config.js';
+import { centsToNano } from '../billing/money.js';
 
 export const SLUG_PATTERN = /^[a-z0-9][a-z0-9-]*[a-z0-9]$/;
 
@@ -17,7 +19,7 @@ export async function createUniverse(ownerId: string, input: unknown) {
   const taken = await prisma.universe.findUnique({ where: { slug } });
   if (taken) throw new AppError('conflict', `universe slug ${slug} is taken`);
   try {
-    return await prisma.universe.create({ data: { id: newId('uni'), slug, name: name ?? slug, ownerId } });
+    return await prisma.universe.create({ data: { id: newId('uni'), slug, name: name ?? slug, ownerId, balanceNanoUsd: centsToNano(config().startingCreditsCents) } });
   } catch (err) {
     if ((err as { code?: string }).code === 'P2002') throw new AppError('conflict', `universe slug ${slug} is taken`);
     throw err;

@@ -10,7 +10,8 @@ import { StreamCoalescer } from './coalescer.js';
 
 export type StopReason = { type: 'end_turn' } | { type: 'retries_exhausted' } | { type: 'budget_reached' };
 
-export class BudgetReachedError extends Error {}
+export { BudgetReachedError } from '../../gateway/types.js';
+import { BudgetReachedError } from '../../gateway/types.js';
 
 export interface HermesTurn {
   request: Omit<ModelRequest, 'messages' | 'tools'>;

@@ -1,0 +1,175 @@
+// `npm run bench`: throughput and latency numbers on loopback (embedded defaults unless
+// DATABASE_URL / REDIS_URL are set). Writes a summary table to stdout.
+//  1. GET /v1/agents/{id} through REST → GraphQL against a bare Express route doing the same
+//     Prisma query (autocannon), and the ratio.
+//  2. send (202) → first SSE frame latency, p50/p99, the fake provider answering at once.
+//  3. event throughput of one session reaching a subscriber.
+//  4. fan-out: N concurrent SSE subscribers on one session: p99 delivery delay of one event,
+//     and memory per open stream.
+import http from 'node:http';
+import { spawn } from 'node:child_process';
+import express from 'express';
+import autocannon from 'autocannon';
+import { startTestServer } from '../test/helpers/server.js';
+
+// TEST_DATABASE_URL / TEST_REDIS_URL run the bench on PostgreSQL and Redis.
+import { startFakeProvider } from '../test/fake-provider/server.js';
+import { prisma } from '../src/db/client.js';
+import { appendEvents } from '../src/events/store.js';
+
+const DURATION = Number(process.env.BENCH_SECONDS || 8);
+const SUBSCRIBERS = Number(process.env.BENCH_SUBSCRIBERS || 1000);
+
+const pct = (xs: number[], p: number) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))]!;
+};
+const fmt = (n: number) => (n >= 100 ? n.toFixed(0) : n.toFixed(2));
+
+async function cannon(url: string, headers: Record<string, string>) {
+  const result = await autocannon({ url, headers, connections: 32, duration: DURATION, pipelining: 1 });
+  return { rps: result.requests.average, p99: result.latency.p99, errors: result.errors + result.non2xx };
+}
+
+const fake = await startFakeProvider();
+const s = await startTestServer({ anthropicApiKey: 'bench', anthropicBaseUrl: fake.anthropicBaseUrl });
+const rows: [string, string][] = [];
+
+// 1. REST over GraphQL vs bare route
+const agent = (await s.api('POST', '/agents', { body: { displayName: 'Bench', prompt: 'p' } })).body.agent;
+const universeId = (await prisma.agent.findUniqueOrThrow({ where: { id: agent.id } })).universeId;
+const bare = express();
+bare.get('/agents/:id', async (req, res) => {
+  const a = await prisma.agent.findFirst({
+    where: { id: req.params.id, universeId },
+    include: { promptVersions: { where: { active: true }, select: { version: true, content: true } }, universe: { select: { slug: true } }, _count: { select: { sessions: true } } },
+  });
+  res.json({ agent: a });
+});
+const bareServer = http.createServer(bare);
+await new Promise<void>((r) => bareServer.listen(0, '127.0.0.1', r));
+const barePort = (bareServer.address() as { port: number }).port;
+const auth = { authorization: `Bearer ${s.adminToken}` };
+await cannon(`${s.base}/agents/${agent.id}`, auth); // warm-up
+const rest = await cannon(`${s.base}/agents/${agent.id}`, auth);
+const direct = await cannon(`http://127.0.0.1:${barePort}/agents/${agent.id}`, {});
+rows.push(['GET /v1/agents/{id} (REST → GraphQL)', `${fmt(rest.rps)} req/s, p99 ${rest.p99} ms, errors ${rest.errors}`]);
+rows.push(['bare Express route, same Prisma query', `${fmt(direct.rps)} req/s, p99 ${direct.p99} ms`]);
+rows.push(['ratio REST / bare', `${((rest.rps / direct.rps) * 100).toFixed(0)} %`]);
+bareServer.close();
+
+// 2. send → first SSE frame
+const sess = (await s.api('POST', '/sessions', { body: { agent: agent.id } })).body.session;
+for (let i = 0; i < 100; i++) {
+  if ((await s.api('GET', `/sessions/${sess.id}`)).body.session.status === 'idle') break;
+  await new Promise((r) => setTimeout(r, 20));
+}
+async function openStream(sessionId: string, onFrame: (type: string, at: number) => void) {
+  const ctl = new AbortController();
+  const res = await fetch(`${s.base}/sessions/${sessionId}/events/stream`, { headers: auth, signal: ctl.signal });
+  const reader = res.body!.getReader();
+  const decoder = new TextDecoder();
+  let buf = '';
+  void (async () => {
+    try {
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) return;
+        buf += decoder.decode(value, { stream: true });
+        let i: number;
+        while ((i = buf.indexOf('\n\n')) !== -1) {
+          const frame = buf.slice(0, i);
+          buf = buf.slice(i + 2);
+          const m = /event: (.+)/.exec(frame);
+          if (m) onFrame(m[1]!, performance.now());
+        }
+      }
+    } catch {
+      /* closed */
+    }
+  })();
+  return () => ctl.abort();
+}
+const latencies: number[] = [];
+let waiting: ((t: number) => void) | null = null;
+let idle: (() => void) | null = null;
+const close = await openStream(sess.id, (type, at) => {
+  if (type === 'session.status_running' && waiting) waiting(at);
+  if (type === 'session.status_idle' && idle) idle();
+});
+await new Promise((r) => setTimeout(r, 200));
+for (let i = 0; i < 100; i++) {
+  fake.enqueue({ kind: 'text', text: 'ok', chunks: 1 });
+  const first = new Promise<number>((r) => (waiting = r));
+  const done = new Promise<void>((r) => (idle = r));
+  const t0 = performance.now();
+  const sent = await s.api('POST', `/sessions/${sess.id}/events`, { body: { events: [{ type: 'user.message', content: [{ type: 'text', text: 'hi' }] }] } });
+  const t202 = performance.now();
+  if (sent.status !== 202) throw new Error(JSON.stringify(sent.body));
+  // The first frame can beat the 202 to the client; measure from when the send was made.
+  latencies.push((await first) - t0);
+  void t202;
+  await done;
+}
+close();
+rows.push(['send (answered 202) → first SSE frame of the turn', `p50 ${fmt(pct(latencies, 50))} ms, p99 ${fmt(pct(latencies, 99))} ms (100 turns)`]);
+
+// 3. event throughput of one session to one subscriber
+const N = 2000;
+let received = 0;
+let allIn: (() => void) | null = null;
+const closeT = await openStream(sess.id, (type) => {
+  if (type === 'bench.tick' && ++received === N) allIn?.();
+});
+await new Promise((r) => setTimeout(r, 200));
+const tThroughput = performance.now();
+const all = new Promise<void>((r) => (allIn = r));
+for (let i = 0; i < N; i += 20) await appendEvents(sess.id, Array.from({ length: 20 }, () => ({ type: 'bench.tick' })));
+await all;
+const seconds = (performance.now() - tThroughput) / 1000;
+closeT();
+rows.push(['events of one session reaching a subscriber', `${fmt(N / seconds)} events/s (${N} events, batches of 20)`]);
+
+// 4. fan-out, with the subscribers in another process
+const agent2 = (await s.api('POST', '/agents', { body: {} })).body.agent;
+const fan = (await s.api('POST', '/sessions', { body: { agent: agent2.id } })).body.session;
+global.gc?.();
+await new Promise((r) => setTimeout(r, 500));
+const memBefore = process.memoryUsage();
+const clients = spawn(process.execPath, [new URL('./sse-clients.mjs', import.meta.url).pathname, `${s.base}/sessions/${fan.id}/events/stream`, s.adminToken, String(SUBSCRIBERS), 'bench.fanout'], { stdio: ['ignore', 'pipe', 'inherit'] });
+const arrivals: number[] = [];
+let opened: (() => void) | null = null;
+let allGot: (() => void) | null = null;
+let lineBuf = '';
+clients.stdout!.on('data', (chunk: Buffer) => {
+  lineBuf += chunk.toString();
+  let k: number;
+  while ((k = lineBuf.indexOf('\n')) !== -1) {
+    const msg = JSON.parse(lineBuf.slice(0, k));
+    lineBuf = lineBuf.slice(k + 1);
+    if (msg.open) opened?.();
+    if (msg.at) {
+      arrivals.push(msg.at);
+      if (arrivals.length === SUBSCRIBERS) allGot?.();
+    }
+  }
+});
+await new Promise<void>((r) => (opened = r));
+await new Promise((r) => setTimeout(r, 1500));
+global.gc?.();
+const memAfter = process.memoryUsage();
+const everyone = new Promise<void>((r) => (allGot = r));
+const tSend = performance.timeOrigin + performance.now();
+await appendEvents(fan.id, [{ type: 'bench.fanout' }]);
+await everyone;
+const delays = arrivals.map((a) => a - tSend);
+rows.push([`fan-out of one event to ${SUBSCRIBERS} SSE subscribers (append → received)`, `p50 ${fmt(pct(delays, 50))} ms, p99 ${fmt(pct(delays, 99))} ms`]);
+const perStream = (k: 'rss' | 'heapUsed') => fmt((memAfter[k] - memBefore[k]) / SUBSCRIBERS / 1024);
+rows.push(['server memory per open stream (delta / streams, after GC)', `heap ${perStream('heapUsed')} KB, RSS ${perStream('rss')} KB`]);
+clients.kill();
+
+console.log('\n| measurement | result |\n|---|---|');
+for (const [k, v] of rows) console.log(`| ${k} | ${v} |`);
+await s.stop();
+await fake.close();
+process.exit(0);
