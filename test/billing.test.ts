@@ -149,9 +149,9 @@ describe('wallet', () => {
     expect(ledger.body.data.walletEntries.edges.map((e: any) => e.node)).toContainEqual({ kind: 'grant', amount: { amount: '250' }, note: 'top-up' });
     const write = await s.mintToken('write');
     const refused = await s.gql<any>(`mutation($u: String!) { grantCredits(universe: $u, amountCents: "1") { balance { amount } } }`, { u: who.body.universe.slug }, { token: write });
-    expect(refused.body.errors[0].extensions.code).toBe('insufficient_scope');
+    expect(refused.body.errors![0].extensions.code).toBe('insufficient_scope');
     const bad = await s.gql<any>(`mutation($u: String!) { grantCredits(universe: $u, amountCents: "-5") { balance { amount } } }`, { u: who.body.universe.slug });
-    expect(bad.body.errors[0].extensions.code).toBe('invalid_request');
+    expect(bad.body.errors![0].extensions.code).toBe('invalid_request');
   });
 
   it('a new universe starts with STARTING_CREDITS_CENTS', async () => {
