@@ -23,12 +23,13 @@ function toSchema(schema: z.ZodType, io: 'input' | 'output', components: Record<
     },
   }) as JsonSchema & { $defs?: Record<string, JsonSchema>; $schema?: string };
   delete json.$schema;
+  const toComponents = (value: unknown) => JSON.parse(JSON.stringify(value).replaceAll('"#/$defs/', '"#/components/schemas/'));
   for (const [name, def] of Object.entries(json.$defs ?? {})) {
     delete def.id;
-    components[name] = def;
+    components[name] = toComponents(def);
   }
   delete json.$defs;
-  return JSON.parse(JSON.stringify(json).replaceAll('"#/$defs/', '"#/components/schemas/'));
+  return toComponents(json);
 }
 
 function queryParameters(route: RestRoute, components: Record<string, JsonSchema>) {

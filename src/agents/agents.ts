@@ -11,6 +11,7 @@ import { defaultModel, currentHarness } from '../catalog/catalog.js';
 import { checkEffortForEngine, checkModelForEngine } from '../sessions/engine-rules.js';
 import { createAgentBody, patchAgentBody, putPromptBody, putSecretBody, SECRET_KEY_PATTERN } from './rules.js';
 import type { Agent, Prisma } from '../generated/prisma/client.js';
+import { emitResourceEvent } from '../webhooks/outbox.js';
 
 const ADJECTIVES = ['brisk', 'calm', 'clever', 'eager', 'gentle', 'keen', 'lucid', 'nimble', 'quiet', 'steady', 'swift', 'witty'];
 const NOUNS = ['badger', 'falcon', 'heron', 'lynx', 'marten', 'otter', 'owl', 'panda', 'raven', 'robin', 'seal', 'wren'];
@@ -53,7 +54,7 @@ export async function createAgent(viewer: Viewer, input: unknown): Promise<Agent
   for (let attempt = 0; ; attempt++) {
     const slug = await freeSlug(slugify(displayName));
     try {
-      return await prisma.agent.create({
+      const created = await prisma.agent.create({
         data: {
           id,
           universeId: viewer.universe.id,
@@ -74,6 +75,8 @@ export async function createAgent(viewer: Viewer, input: unknown): Promise<Agent
           ...(body.prompt ? { promptVersions: { create: { id: newId('pv'), version: 1, content: body.prompt, active: true } } } : {}),
         },
       });
+      await emitResourceEvent(viewer.universe.id, 'agent.created', { type: 'agent', id });
+      return created;
     } catch (err) {
       // Two agents minted the same slug at once: pick another.
       if ((err as { code?: string }).code !== 'P2002' || attempt > 3) throw err;
@@ -99,6 +102,7 @@ async function bumpedUpdate(agent: Agent, data: Prisma.AgentUpdateManyMutationIn
     if (now.archived) throw new AppError('conflict', 'the agent is archived and read-only');
     throw new AppError('version_conflict', `expectedVersion ${version} does not match the agent's version ${now.version}`);
   }
+  await emitResourceEvent(agent.universeId, 'agent.updated', { type: 'agent', id: agent.id });
   return prisma.agent.findUniqueOrThrow({ where: { id: agent.id } });
 }
 
@@ -131,7 +135,9 @@ export async function updateAgent(viewer: Viewer, id: string, input: unknown): P
 export async function archiveAgent(viewer: Viewer, id: string): Promise<Agent> {
   const agent = await findAgent(viewer, id);
   if (agent.archived) return agent;
-  return prisma.agent.update({ where: { id: agent.id }, data: { archived: true, version: { increment: 1 } } });
+  const archived = await prisma.agent.update({ where: { id: agent.id }, data: { archived: true, version: { increment: 1 } } });
+  await emitResourceEvent(agent.universeId, 'agent.archived', { type: 'agent', id: agent.id });
+  return archived;
 }
 
 export async function deleteAgent(viewer: Viewer, id: string): Promise<void> {
@@ -140,6 +146,7 @@ export async function deleteAgent(viewer: Viewer, id: string): Promise<void> {
   if (sessions > 0) throw new AppError('agent_has_sessions', `the agent has ${sessions} session(s); delete them first`);
   try {
     await prisma.agent.delete({ where: { id: agent.id } });
+    await emitResourceEvent(agent.universeId, 'agent.deleted', { type: 'agent', id: agent.id });
   } catch (err) {
     // A session was created between the count and the delete (the relation restricts).
     if ((err as { code?: string }).code === 'P2003') throw new AppError('agent_has_sessions', 'the agent has sessions; delete them first');

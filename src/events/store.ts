@@ -4,6 +4,7 @@
 import { prisma } from '../db/client.js';
 import { newId } from '../ids.js';
 import { pubsub } from './pubsub.js';
+import { emitSessionEvents } from '../webhooks/outbox.js';
 
 export type EventJson = { id: string; type: string; sessionId: string; agentId: string | null; at: string } & Record<string, unknown>;
 
@@ -52,6 +53,7 @@ export async function publishStored(sessionId: string, stored: StoredEvent[]): P
 export async function appendEvents(sessionId: string, events: NewEvent[]): Promise<StoredEvent[]> {
   const stored = await prisma.$transaction((tx) => appendEventsTx(tx, sessionId, events));
   await publishStored(sessionId, stored);
+  await emitSessionEvents(sessionId, stored.map((s) => s.event));
   return stored;
 }
 
