@@ -17,6 +17,8 @@ import { bullQueue, inProcessQueue, setTurnQueue, enqueueSessionRun, type TurnQu
 import { runSession, recoverStaleSessions, sessionsWithWaitingInputs, abortAllTurns } from './runtime/runner.js';
 import { provisioningSettled } from './runtime/provisioning.js';
 import { setSandboxDriver } from './runtime/sandboxes.js';
+import { startDispatcher } from './webhooks/dispatcher.js';
+import { startScheduler } from './routines/scheduler.js';
 
 export interface RunningServer {
   url: string;
@@ -49,6 +51,9 @@ export async function startServer(cfg: Config, opts: { pgliteDir?: string } = {}
   const recovery = setInterval(() => void recover().catch((err) => logger.warn({ err }, 'recovery pass failed')), RECOVERY_INTERVAL_MS);
   recovery.unref();
 
+  const dispatcher = startDispatcher();
+  const scheduler = startScheduler();
+
   const app = createApp({ limiter: createLimiter(cfg.rateLimitPerMinute, redis) });
   const server = http.createServer(app);
   server.keepAliveTimeout = 65_000;
@@ -65,6 +70,8 @@ export async function startServer(cfg: Config, opts: { pgliteDir?: string } = {}
     server,
     async stop() {
       clearInterval(recovery);
+      await scheduler.stop();
+      await dispatcher.stop();
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await provisioningSettled();

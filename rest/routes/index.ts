@@ -4,5 +4,7 @@ import { identityRoutes } from './identity.js';
 import { agentRoutes } from './agents.js';
 import { sessionRoutes } from './sessions.js';
 import { modelSubscriptionRoutes } from './model-subscriptions.js';
+import { routineRoutes } from './routines.js';
+import { webhookRoutes } from './webhooks.js';
 
-export const routes: RestRoute[] = [...identityRoutes, ...agentRoutes, ...sessionRoutes, ...modelSubscriptionRoutes];
+export const routes: RestRoute[] = [...identityRoutes, ...agentRoutes, ...sessionRoutes, ...modelSubscriptionRoutes, ...routineRoutes, ...webhookRoutes];

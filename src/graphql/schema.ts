@@ -4,5 +4,6 @@ import './identity.js';
 import './agents.js';
 import './sessions.js';
 import './billing.js';
+import './routines.js';
 
 export const schema = builder.toSchema({ sortSchema: true });

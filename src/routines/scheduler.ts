@@ -1,0 +1,58 @@
+// Fires scheduled routines. Each routine stores the occurrence it owes (`nextRunAt`); a process
+// fires it only after moving `nextRunAt` forward with a conditional UPDATE, so however many
+// processes tick, each occurrence fires once.
+//
+// Missed fires (the service was down): occurrences missed within MISSED_FIRE_WINDOW_MS (1 h by
+// default) are coalesced into one catch-up fire for the latest of them; older ones are skipped.
+import { prisma } from '../db/client.js';
+import { logger } from '../logger.js';
+import { fireRoutine, followingRun } from './fire.js';
+import { latestRunAtOrBefore } from './schedule.js';
+
+export const MISSED_FIRE_WINDOW_MS = Number(process.env.MISSED_FIRE_WINDOW_MS || 60 * 60 * 1000);
+const TICK_MS = Number(process.env.SCHEDULER_TICK_MS || 1000);
+
+/** One pass: fires every due occurrence at `now`. Exposed for tests (a fake clock). */
+export async function schedulerTick(now: Date = new Date()): Promise<string[]> {
+  const due = await prisma.routine.findMany({
+    where: { status: 'active', archivedAt: null, nextRunAt: { not: null, lte: now } },
+    select: { id: true, nextRunAt: true, cronExpression: true, cronTimezone: true },
+    take: 100,
+  });
+  const fired: string[] = [];
+  for (const r of due) {
+    const owed = r.nextRunAt!;
+    const next = followingRun(r, now);
+    // Claim: only the process that moves nextRunAt from `owed` fires.
+    const claimed = await prisma.routine.updateMany({ where: { id: r.id, nextRunAt: owed, status: 'active' }, data: { nextRunAt: next } });
+    if (claimed.count !== 1) continue;
+    const late = now.getTime() - owed.getTime();
+    const occurrence = late <= 60_000 ? owed : latestRunAtOrBefore(r.cronExpression!, r.cronTimezone ?? 'UTC', now, MISSED_FIRE_WINDOW_MS);
+    if (!occurrence) {
+      logger.warn({ routineId: r.id, missedSince: owed }, 'routine occurrences missed longer ago than the catch-up window were skipped');
+      continue;
+    }
+    try {
+      await fireRoutine(r.id, { type: 'schedule', scheduledAt: occurrence });
+      fired.push(r.id);
+    } catch (err) {
+      logger.error({ err, routineId: r.id }, 'routine fire failed');
+    }
+  }
+  return fired;
+}
+
+export function startScheduler(): { stop(): Promise<void> } {
+  let running: Promise<unknown> | null = null;
+  const timer = setInterval(() => {
+    if (running) return;
+    running = schedulerTick().catch((err) => logger.warn({ err }, 'scheduler tick failed')).finally(() => (running = null));
+  }, TICK_MS);
+  timer.unref();
+  return {
+    async stop() {
+      clearInterval(timer);
+      await running;
+    },
+  };
+}
