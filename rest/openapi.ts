@@ -57,7 +57,9 @@ export function buildOpenApi(routes: RestRoute[], serverUrl = '/v1'): Record<str
       byStatus.set(status, [...(byStatus.get(status) ?? []), code]);
     }
     const responses: Record<string, unknown> = {
-      [String(route.status ?? 200)]: route.stream
+      [String(route.status ?? 200)]: route.rawResponseContent
+        ? { description: 'Success', content: route.rawResponseContent }
+        : route.stream
         ? {
             description: 'Server-sent events: each frame has `id:` (event id), `event:` (event type) and `data:` (the event JSON, schema below); a comment ping at least every 15 s',
             content: { 'text/event-stream': { schema: { type: 'string' }, example: 'id: evt_01...\nevent: session.status_running\ndata: {...}\n\n' } },
@@ -85,6 +87,7 @@ export function buildOpenApi(routes: RestRoute[], serverUrl = '/v1'): Record<str
         ...queryParameters(route, components),
         ...(route.idempotent ? [{ name: 'Idempotency-Key', in: 'header', required: false, schema: { type: 'string', maxLength: 255 }, description: 'A retry with the same key and body within 24 h returns the first answer' }] : []),
       ],
+      ...(route.rawRequestBody ? { requestBody: route.rawRequestBody } : {}),
       ...(route.body ? { requestBody: { required: false, content: { 'application/json': { schema: toSchema(route.body, 'input', components) } } } } : {}),
       responses,
     };

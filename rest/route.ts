@@ -41,8 +41,17 @@ export interface RestRoute<B = any, Q = any> {
   idempotent?: boolean;
   /** A subscription served as server-sent events; `result` maps each payload's data. */
   stream?: boolean;
+  /**
+   * Byte streams (upload, download) that GraphQL cannot carry: handled here after the same
+   * context and scope check; `document` is then empty.
+   */
+  raw?: (req: import('express').Request, res: import('express').Response, ctx: import('../src/graphql/context.js').Context) => Promise<void>;
+  /** OpenAPI request body for raw routes (e.g. multipart/form-data). */
+  rawRequestBody?: Record<string, unknown>;
+  /** OpenAPI success content for raw routes (e.g. application/octet-stream). */
+  rawResponseContent?: Record<string, unknown>;
 }
 
 export function defineRoute<B = any, Q = any>(route: RestRoute<B, Q>): RestRoute<B, Q> {
-  return { ...route, parsed: parse(route.document, { noLocation: true }) };
+  return { ...route, parsed: route.raw ? undefined : parse(route.document, { noLocation: true }) };
 }

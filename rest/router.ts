@@ -95,6 +95,7 @@ function handlerFor(route: RestRoute) {
       const env = envelopeFor(req, res);
       const ctx = await env.contextFactory();
       checkAccess(route, ctx);
+      if (route.raw) return await route.raw(req, res, ctx);
       const query = validate(route.query, req.query, 'query');
       const body = route.body ? validate(route.body, req.body ?? {}, 'body') : undefined;
       const params = Object.fromEntries(Object.entries(req.params).map(([k, v]) => [k, String(v)]));

@@ -18,6 +18,7 @@ import { runSession, recoverStaleSessions, sessionsWithWaitingInputs, abortAllTu
 import { provisioningSettled } from './runtime/provisioning.js';
 import { setSandboxDriver } from './runtime/sandboxes.js';
 import { startDispatcher } from './webhooks/dispatcher.js';
+import { fsBlobStore, setBlobStore } from './files/blob-store.js';
 import { startScheduler } from './routines/scheduler.js';
 
 export interface RunningServer {
@@ -40,6 +41,7 @@ export async function startServer(cfg: Config, opts: { pgliteDir?: string } = {}
   initSecretKey(cfg.secretKey, cfg.dataDir);
   await openDatabase({ databaseUrl: cfg.databaseUrl, pgliteDir: opts.pgliteDir ?? path.join(cfg.dataDir, 'pglite') });
   await bootstrapOwner(cfg);
+  setBlobStore(fsBlobStore(path.join(cfg.dataDir, 'blobs')));
 
   const redis = cfg.redisUrl ? sharedRedis(cfg.redisUrl) : undefined;
   setPubSub(cfg.redisUrl ? redisPubSub(redis!, newRedis(cfg.redisUrl)) : memoryPubSub());

@@ -7,7 +7,7 @@ import { routes } from '../rest/routes/index.js';
 import { buildOpenApi } from '../rest/openapi.js';
 
 describe('REST route table', () => {
-  it.each(routes.map((r) => [`${r.method} ${r.path}`, r] as const))('%s: its GraphQL document validates', (_name, route) => {
+  it.each(routes.filter((r) => !r.raw).map((r) => [`${r.method} ${r.path}`, r] as const))('%s: its GraphQL document validates', (_name, route) => {
     expect(validate(schema, route.parsed!)).toEqual([]);
   });
 

@@ -196,16 +196,15 @@ describe('send events validation', () => {
       { type: 'user.message', content: [
         { type: 'text', text: 'look' },
         { type: 'image', source: { type: 'base64', media_type: 'image/png', data: 'iVBORw0KGgo=' } },
-        { type: 'image', source: { type: 'url', url: 'https://example.com/x.png' } },
         { type: 'document', source: { type: 'text', data: 'plain words' }, title: 'Notes', context: null },
-        { type: 'document', source: { type: 'file', file_id: 'file_abc' }, title: null },
       ] },
     ];
     const res = await s.api('POST', `/sessions/${session.id}/events`, { body: { events } });
     expect(res.status).toBe(202);
     expect(res.body.data.map((e: any) => e.type)).toEqual(['system.message', 'user.message']);
     expect(res.body.data[1]).toMatchObject({ id: expect.stringMatching(/^evt_/), sessionId: session.id, agentId: session.agentId, at: expect.any(String) });
-    expect(res.body.data[1].content[3].source).toEqual({ type: 'text', media_type: 'text/plain', data: 'plain words' });
+    // Attachments are stored as per-session file copies (covered in files.test.ts).
+    expect(res.body.data[1].content[2]).toEqual({ type: 'document', source: { type: 'file', file_id: expect.stringMatching(/^file_/) }, title: 'Notes', context: null });
     await waitForEvents(s, session.id, 'session.status_idle');
   });
 

@@ -1,41 +1,93 @@
-// /agents: CRUD, archive, prompt versions, secrets.
+// /agents: CRUD, archive, prompt versions, secrets. Bodies are validated by the domain's zod
+// schemas (src/agents/rules.ts) and passed as the GraphQL inputs unchanged (same camelCase names).
 import { z } from 'zod';
 import { defineRoute } from '../route.js';
 import { Ok, Timestamp } from '../schemas.js';
-import { createAgentBody, patchAgentBody, putPromptBody, putSecretBody } from '../../src/agents/rules.js';
+import {
+  AGENT_TYPES, CAPABILITY_IDS, createAgentBody, patchAgentBody, putPromptBody, putSecretBody, listAgentsQuery,
+} from '../../src/agents/rules.js';
+import { REASONING_EFFORT_VALUES } from '../../src/sessions/rules.js';
 
 const LIST_FIELDS = 'id name displayName agentType llm harnessVersion reasoningEffort capabilities version archived sessionCount createdAt';
-const DETAIL_FIELDS = `${LIST_FIELDS} slug description prompt promptVersion mcpServers skills instructions customData metadata defaultSessionId universe`;
+const DETAIL_FIELDS = `${LIST_FIELDS} slug description prompt promptVersion metadata defaultSessionId universe
+  mcpServers { type name url tools { include exclude } }
+  skills { ... on AgentSkillRef { type skillId version } ... on AgentGithubSkill { type url ref tokenSecretRef } }
+  instructions { name content }
+  customData { id name kind scope description uri config }`;
+
+// ── response shapes (OpenAPI) ───────────────────────────────────────────────────────────────
 
 const AgentListItem = z.object({
-  id: z.string(), name: z.string(), displayName: z.string(), agentType: z.string(), llm: z.string(),
-  harnessVersion: z.string().nullable(), reasoningEffort: z.string().nullable(), capabilities: z.array(z.string()),
-  version: z.int(), archived: z.boolean(), sessionCount: z.int(), createdAt: Timestamp,
+  id: z.string().describe('agent_<id>'),
+  name: z.string().describe('prompt/display label only, not the handle'),
+  displayName: z.string(),
+  agentType: z.enum(AGENT_TYPES),
+  llm: z.string(),
+  harnessVersion: z.string().nullable().describe('engine CLI version the sessions run'),
+  reasoningEffort: z.enum(REASONING_EFFORT_VALUES).nullable().describe('null: the engine default'),
+  capabilities: z.array(z.enum(CAPABILITY_IDS)),
+  version: z.int().min(1),
+  archived: z.boolean(),
+  sessionCount: z.int().min(0),
+  createdAt: Timestamp,
 }).meta({ id: 'AgentListItem' });
 
+const McpServer = z.object({
+  type: z.literal('url'),
+  name: z.string(),
+  url: z.string(),
+  tools: z.object({ include: z.array(z.string()), exclude: z.array(z.string()) }),
+}).meta({ id: 'McpServer', description: 'Remote tool-server reference; runtime authentication fields are never returned' });
+
+const SkillAttachment = z.discriminatedUnion('type', [
+  z.object({ type: z.literal('skill'), skillId: z.string(), version: z.string().describe('latest or a skr_ revision id') }),
+  z.object({
+    type: z.literal('github'), url: z.string(),
+    ref: z.string().nullable().describe('branch or commit SHA; null: the default branch'),
+    tokenSecretRef: z.string().nullable().describe('agent secret holding a clone token'),
+  }),
+]).meta({ id: 'SkillAttachment' });
+
+const CustomDataItem = z.object({
+  id: z.string(), name: z.string(), kind: z.enum(['spreadsheet', 'doc', 'private_api', 'other']), scope: z.enum(['creator', 'user']),
+  description: z.string().nullable(), uri: z.string().nullable(), config: z.record(z.string(), z.string()),
+}).meta({ id: 'CustomDataItem' });
+
+const InstructionFile = z.object({ name: z.string(), content: z.string() }).meta({ id: 'InstructionFile' });
+
 const AgentDetail = AgentListItem.extend({
-  slug: z.string().describe('the unique handle minted from displayName'),
+  slug: z.string().describe('the unique handle minted from displayName at create'),
   description: z.string().nullable(),
-  prompt: z.string().nullable(),
+  prompt: z.string().nullable().describe('the active prompt version'),
   promptVersion: z.int().nullable(),
-  mcpServers: z.array(z.record(z.string(), z.unknown())),
-  skills: z.array(z.record(z.string(), z.unknown())),
-  instructions: z.array(z.record(z.string(), z.unknown())),
-  customData: z.array(z.record(z.string(), z.unknown())),
+  mcpServers: z.array(McpServer),
+  skills: z.array(SkillAttachment),
+  instructions: z.array(InstructionFile),
+  customData: z.array(CustomDataItem),
   metadata: z.record(z.string(), z.unknown()),
-  defaultSessionId: z.string().nullable(),
-  universe: z.string(),
+  defaultSessionId: z.string().nullable().describe('the session the service verbs target when addressed by agent id'),
+  universe: z.string().describe('the universe slug'),
 }).meta({ id: 'Agent' });
 
-const PromptVersion = z.object({ version: z.int(), note: z.string().nullable(), createdAt: Timestamp, active: z.boolean(), content: z.string() }).meta({ id: 'PromptVersion' });
+const AgentBody = z.object({ agent: AgentDetail });
+
+const PromptVersion = z.object({
+  version: z.int(), note: z.string().nullable(), createdAt: Timestamp, active: z.boolean(), content: z.string(),
+}).meta({ id: 'PromptVersion' });
+
+const SecretKey = z.object({ key: z.string(), description: z.string() }).meta({ id: 'SecretKey' });
+
+// ── routes ──────────────────────────────────────────────────────────────────────────────────
 
 const idParam = ({ params }: { params: Record<string, string> }) => ({ id: params.id });
 
 export const agentRoutes = [
   defineRoute({
     method: 'GET', path: '/agents', operationId: 'listAgents', tag: 'Agents', scope: 'read',
-    summary: 'List agents of the universe, newest first',
-    document: `query Agents { agents(first: 1000) { edges { node { ${LIST_FIELDS} } } } }`,
+    summary: 'List the agents of the universe (list items), newest first (at most 1000; GraphQL `agents` pages through any number)',
+    query: listAgentsQuery,
+    document: `query Agents($archived: Boolean) { agents(first: 1000, archived: $archived) { edges { node { ${LIST_FIELDS} } } } }`,
+    variables: ({ query }) => ({ archived: query.archived === undefined ? null : query.archived === 'true' }),
     result: (d) => ({ agents: d.agents.edges.map((e: any) => e.node) }),
     response: z.object({ agents: z.array(AgentListItem) }),
   }),
@@ -43,12 +95,12 @@ export const agentRoutes = [
     method: 'POST', path: '/agents', operationId: 'createAgent', tag: 'Agents', scope: 'write',
     summary: 'Create an agent (an empty body makes a hermes agent with no capabilities); provisions nothing',
     body: createAgentBody,
-    document: `mutation CreateAgent($input: JSONObject) { createAgent(input: $input) { ${DETAIL_FIELDS} } }`,
+    document: `mutation CreateAgent($input: CreateAgentInput) { createAgent(input: $input) { ${DETAIL_FIELDS} } }`,
     variables: ({ body }) => ({ input: body }),
     result: (d) => ({ agent: d.createAgent }),
     status: 201,
     idempotent: true,
-    response: z.object({ agent: AgentDetail }),
+    response: AgentBody,
     errors: ['invalid_request', 'invalid_spec'],
   }),
   defineRoute({
@@ -57,16 +109,16 @@ export const agentRoutes = [
     document: `query Agent($id: String!) { agent(id: $id) { ${DETAIL_FIELDS} } }`,
     variables: idParam,
     result: (d) => ({ agent: d.agent }),
-    response: z.object({ agent: AgentDetail }),
+    response: AgentBody,
   }),
   defineRoute({
     method: 'PATCH', path: '/agents/{id}', operationId: 'updateAgent', tag: 'Agents', scope: 'write',
-    summary: 'Update an agent; omitted fields are preserved; version is bumped',
+    summary: 'Update an agent; omitted fields are preserved; version is bumped; archived agents answer 409 conflict',
     body: patchAgentBody,
-    document: `mutation UpdateAgent($id: String!, $input: JSONObject!) { updateAgent(id: $id, input: $input) { ${DETAIL_FIELDS} } }`,
+    document: `mutation UpdateAgent($id: String!, $input: UpdateAgentInput!) { updateAgent(id: $id, input: $input) { ${DETAIL_FIELDS} } }`,
     variables: ({ params, body }) => ({ id: params.id, input: body }),
     result: (d) => ({ agent: d.updateAgent }),
-    response: z.object({ agent: AgentDetail }),
+    response: AgentBody,
     errors: ['invalid_request', 'invalid_spec', 'version_conflict', 'conflict'],
   }),
   defineRoute({
@@ -80,11 +132,11 @@ export const agentRoutes = [
   }),
   defineRoute({
     method: 'POST', path: '/agents/{id}/archive', operationId: 'archiveAgent', tag: 'Agents', scope: 'admin',
-    summary: 'Archive an agent: read-only, running sessions keep running, new sessions are rejected',
+    summary: 'Archive an agent: read-only from then on, running sessions keep running, new sessions are rejected; idempotent',
     document: `mutation ArchiveAgent($id: String!) { archiveAgent(id: $id) { ${DETAIL_FIELDS} } }`,
     variables: idParam,
     result: (d) => ({ agent: d.archiveAgent }),
-    response: z.object({ agent: AgentDetail }),
+    response: AgentBody,
   }),
   defineRoute({
     method: 'PUT', path: '/agents/{id}/prompt', operationId: 'setAgentPrompt', tag: 'Agents', scope: 'write',
@@ -110,11 +162,11 @@ export const agentRoutes = [
     document: `query Secrets($id: String!) { agentSecrets(agentId: $id) { key description } }`,
     variables: idParam,
     result: (d) => ({ secrets: d.agentSecrets }),
-    response: z.object({ secrets: z.array(z.object({ key: z.string(), description: z.string() }).meta({ id: 'SecretKey' })) }),
+    response: z.object({ secrets: z.array(SecretKey) }),
   }),
   defineRoute({
     method: 'PUT', path: '/agents/{id}/secrets/{key}', operationId: 'setAgentSecret', tag: 'Agents', scope: 'write',
-    summary: 'Set a secret (write-only, encrypted at rest)',
+    summary: 'Create or replace a secret (write-only, encrypted at rest); key matches ^[A-Za-z_][A-Za-z0-9_]{0,127}$',
     body: putSecretBody,
     document: `mutation SetSecret($id: String!, $key: String!, $value: String!, $description: String) { setAgentSecret(agentId: $id, key: $key, value: $value, description: $description) }`,
     variables: ({ params, body }) => ({ id: params.id, key: params.key, value: body.value, description: body.description ?? null }),
@@ -124,7 +176,7 @@ export const agentRoutes = [
   }),
   defineRoute({
     method: 'DELETE', path: '/agents/{id}/secrets/{key}', operationId: 'deleteAgentSecret', tag: 'Agents', scope: 'write',
-    summary: 'Delete a secret',
+    summary: 'Delete a secret (404 when the key is not declared)',
     document: `mutation DeleteSecret($id: String!, $key: String!) { deleteAgentSecret(agentId: $id, key: $key) }`,
     variables: ({ params }) => ({ id: params.id, key: params.key }),
     result: () => ({ ok: true }),

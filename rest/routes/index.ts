@@ -2,9 +2,11 @@
 import type { RestRoute } from '../route.js';
 import { identityRoutes } from './identity.js';
 import { agentRoutes } from './agents.js';
-import { sessionRoutes } from './sessions.js';
+import { sessionRoutes, sessionResourceRoutes } from './sessions.js';
+import { skillRoutes } from './skills.js';
 import { modelSubscriptionRoutes } from './model-subscriptions.js';
 import { routineRoutes } from './routines.js';
 import { webhookRoutes } from './webhooks.js';
+import { fileRoutes } from './files.js';
 
-export const routes: RestRoute[] = [...identityRoutes, ...agentRoutes, ...sessionRoutes, ...modelSubscriptionRoutes, ...routineRoutes, ...webhookRoutes];
+export const routes: RestRoute[] = [...identityRoutes, ...agentRoutes, ...sessionRoutes, ...modelSubscriptionRoutes, ...routineRoutes, ...webhookRoutes, ...fileRoutes, ...sessionResourceRoutes, ...skillRoutes];

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { defineRoute } from '../route.js';
 import { createSessionBody, patchSessionBody } from '../../src/sessions/rules.js';
 import { sendEventsBody, legacySendBody } from '../../src/sessions/content.js';
+import { fileResourceInput, rotateTokenBody } from '../../src/resources/rules.js';
 import { Ok, Timestamp } from '../schemas.js';
 
 const SESSION_FIELDS = `id agentId title status agentType llm reasoningEffort modelBilling default metadata
@@ -150,5 +151,61 @@ export const sessionRoutes = [
     status: 410,
     idempotent: true,
     response: z.object({ error: z.object({ code: z.string(), message: z.string() }) }),
+  }),
+];
+
+// ---- session resources ----
+const RES_FIELDS = 'json';
+const ResourceBody = z.looseObject({
+  id: z.string(), type: z.enum(['file', 'github_repository']), mount_path: z.string(), created_at: Timestamp, updated_at: Timestamp,
+  file_id: z.string().optional(), url: z.string().optional(), checkout: z.record(z.string(), z.unknown()).optional(),
+}).meta({ id: 'SessionResource' });
+
+export const sessionResourceRoutes = [
+  defineRoute({
+    method: 'GET', path: '/sessions/{id}/resources', operationId: 'listSessionResources', tag: 'Session resources', scope: 'read',
+    summary: 'Resources, oldest first; without limit everything in one answer',
+    query: z.object({ limit: z.coerce.number().int().min(1).max(1000).optional(), page: z.string().max(64).optional() }),
+    document: `query Resources($id: String!, $limit: Int, $page: String) { sessionResources(sessionId: $id, limit: $limit, page: $page) { data { ${RES_FIELDS} } nextPage } }`,
+    variables: ({ params, query }) => ({ id: params.id, limit: query.limit ?? null, page: query.page ?? null }),
+    result: (d) => ({ data: d.sessionResources.data.map((r: any) => r.json), next_page: d.sessionResources.nextPage }),
+    response: z.object({ data: z.array(ResourceBody), next_page: z.string().nullable() }),
+  }),
+  defineRoute({
+    method: 'POST', path: '/sessions/{id}/resources', operationId: 'addSessionResource', tag: 'Session resources', scope: 'write',
+    summary: 'Add a file resource (copied read-only before the next turn); repositories attach only at create',
+    body: fileResourceInput,
+    document: `mutation Add($id: String!, $input: JSONObject!) { addSessionResource(sessionId: $id, input: $input) { ${RES_FIELDS} } }`,
+    variables: ({ params, body }) => ({ id: params.id, input: body }),
+    result: (d) => d.addSessionResource.json,
+    response: ResourceBody,
+    errors: ['invalid_request', 'too_many_resources', 'session_archived'],
+  }),
+  defineRoute({
+    method: 'GET', path: '/sessions/{id}/resources/{rid}', operationId: 'getSessionResource', tag: 'Session resources', scope: 'read',
+    summary: 'One resource',
+    document: `query Resource($id: String!, $rid: String!) { sessionResource(sessionId: $id, id: $rid) { ${RES_FIELDS} } }`,
+    variables: ({ params }) => ({ id: params.id, rid: params.rid }),
+    result: (d) => d.sessionResource.json,
+    response: ResourceBody,
+  }),
+  defineRoute({
+    method: 'POST', path: '/sessions/{id}/resources/{rid}', operationId: 'rotateSessionResourceToken', tag: 'Session resources', scope: 'write',
+    summary: "Rotate a repository resource's token (re-encrypted; never enters the sandbox)",
+    body: rotateTokenBody,
+    document: `mutation Rotate($id: String!, $rid: String!, $input: JSONObject!) { rotateSessionResourceToken(sessionId: $id, id: $rid, input: $input) { ${RES_FIELDS} } }`,
+    variables: ({ params, body }) => ({ id: params.id, rid: params.rid, input: body }),
+    result: (d) => d.rotateSessionResourceToken.json,
+    response: ResourceBody,
+    errors: ['invalid_request', 'egress_header_conflict'],
+  }),
+  defineRoute({
+    method: 'DELETE', path: '/sessions/{id}/resources/{rid}', operationId: 'deleteSessionResource', tag: 'Session resources', scope: 'write',
+    summary: 'Remove a file resource and its per-session copy (repositories answer 400)',
+    document: `mutation Delete($id: String!, $rid: String!) { deleteSessionResource(sessionId: $id, id: $rid) }`,
+    variables: ({ params }) => ({ id: params.id, rid: params.rid }),
+    result: (d) => ({ type: 'session_resource_deleted', id: d.deleteSessionResource }),
+    response: z.object({ type: z.literal('session_resource_deleted'), id: z.string() }),
+    errors: ['invalid_request'],
   }),
 ];

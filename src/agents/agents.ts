@@ -1,5 +1,6 @@
-// Agent rules: create (defaults, slug, first prompt version), update with optimistic
-// concurrency, archive, delete, prompt versions and write-only secrets.
+// Agent rules: create (defaults, minted slug, first prompt version), update with optimistic
+// concurrency, archive (read-only from then on), delete, prompt versions and write-only secrets.
+// Every lookup is scoped to the viewer's universe, so other universes' ids answer 404.
 import { randomBytes } from 'node:crypto';
 import { prisma } from '../db/client.js';
 import { AppError } from '../errors.js';
@@ -9,22 +10,28 @@ import type { Viewer } from '../auth/viewer.js';
 import { seal } from '../crypto/secret-box.js';
 import { defaultModel, currentHarness } from '../catalog/catalog.js';
 import { checkEffortForEngine, checkModelForEngine } from '../sessions/engine-rules.js';
-import { createAgentBody, patchAgentBody, putPromptBody, putSecretBody, SECRET_KEY_PATTERN } from './rules.js';
+import { createAgentBody, patchAgentBody, putPromptBody, putSecretBody, SECRET_KEY_PATTERN, DEFAULT_AGENT_TYPE } from './rules.js';
 import type { Agent, Prisma } from '../generated/prisma/client.js';
 import { emitResourceEvent } from '../webhooks/outbox.js';
+import { checkSkillRefs } from './skill-refs.js';
+
+type Tx = Prisma.TransactionClient;
 
 const ADJECTIVES = ['brisk', 'calm', 'clever', 'eager', 'gentle', 'keen', 'lucid', 'nimble', 'quiet', 'steady', 'swift', 'witty'];
 const NOUNS = ['badger', 'falcon', 'heron', 'lynx', 'marten', 'otter', 'owl', 'panda', 'raven', 'robin', 'seal', 'wren'];
 
+/** A friendly name for agents created without a displayName ("swift-otter"). */
 function autoName(): string {
   const b = randomBytes(2);
   return `${ADJECTIVES[b[0]! % ADJECTIVES.length]}-${NOUNS[b[1]! % NOUNS.length]}`;
 }
 
 export function slugify(text: string): string {
-  return text.toLowerCase().normalize('NFKD').replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 48) || 'agent';
+  // NFKD splits accented letters into letter + combining mark; the marks are dropped.
+  return text.normalize('NFKD').replace(/[\u0300-\u036f]/g, '').toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 48).replace(/-+$/, '') || 'agent';
 }
 
+/** The base slug when free, else the base with a random suffix (slugs are unique service-wide). */
 async function freeSlug(base: string): Promise<string> {
   if (!(await prisma.agent.findUnique({ where: { slug: base }, select: { id: true } }))) return base;
   for (;;) {
@@ -33,22 +40,36 @@ async function freeSlug(base: string): Promise<string> {
   }
 }
 
+const isPrismaCode = (err: unknown, code: string) => (err as { code?: string } | null)?.code === code;
+
 export async function findAgent(viewer: Viewer, id: string): Promise<Agent> {
   const agent = await prisma.agent.findFirst({ where: { id, universeId: viewer.universe.id } });
   if (!agent) throw new AppError('not_found', 'agent not found');
   return agent;
 }
 
-function assertWritable(agent: Agent): void {
-  if (agent.archived) throw new AppError('conflict', 'the agent is archived and read-only');
+// Archived agents are read-only. 409 conflict (not 400): the request is well-formed, it
+// conflicts with the agent's current state, like a stale expectedVersion.
+const archivedError = () => new AppError('conflict', 'the agent is archived and read-only');
+
+function assertWritable(agent: Pick<Agent, 'archived'>): void {
+  if (agent.archived) throw archivedError();
+}
+
+/** Locks the agent row for the rest of the transaction and re-checks it is writable. */
+async function lockWritable(tx: Tx, agentId: string): Promise<void> {
+  const rows = await tx.$queryRaw<{ archived: boolean }[]>`SELECT "archived" FROM "Agent" WHERE "id" = ${agentId} FOR UPDATE`;
+  if (!rows[0]) throw new AppError('not_found', 'agent not found');
+  assertWritable(rows[0]);
 }
 
 export async function createAgent(viewer: Viewer, input: unknown): Promise<Agent> {
   const body = parseInput(createAgentBody, input ?? {});
-  const agentType = body.agentType ?? 'hermes';
+  const agentType = body.agentType ?? DEFAULT_AGENT_TYPE;
   const llm = body.llm ?? defaultModel(agentType);
   checkModelForEngine(agentType, llm);
   if (body.reasoningEffort) checkEffortForEngine(agentType, body.reasoningEffort);
+  await checkSkillRefs(viewer.universe.id, body.skills);
   const displayName = body.displayName ?? autoName();
   const id = newId('agent');
   for (let attempt = 0; ; attempt++) {
@@ -72,14 +93,15 @@ export async function createAgent(viewer: Viewer, input: unknown): Promise<Agent
           mcpServers: body.mcpServers as Prisma.InputJsonValue,
           customData: body.customData as Prisma.InputJsonValue,
           metadata: body.metadata as Prisma.InputJsonValue,
-          ...(body.prompt ? { promptVersions: { create: { id: newId('pv'), version: 1, content: body.prompt, active: true } } } : {}),
+          // An explicit prompt, even an empty one, is prompt version 1; omitted or null: none.
+          ...(body.prompt != null ? { promptVersions: { create: { id: newId('pv'), version: 1, content: body.prompt, active: true } } } : {}),
         },
       });
       await emitResourceEvent(viewer.universe.id, 'agent.created', { type: 'agent', id });
       return created;
     } catch (err) {
       // Two agents minted the same slug at once: pick another.
-      if ((err as { code?: string }).code !== 'P2002' || attempt > 3) throw err;
+      if (!isPrismaCode(err, 'P2002') || attempt > 3) throw err;
     }
   }
 }
@@ -93,74 +115,90 @@ function mergeMetadata(current: unknown, patch: Record<string, unknown>): Record
   return merged;
 }
 
-/** Applies `data` and bumps `version`, failing with 409 when `expectedVersion` is stale. */
-async function bumpedUpdate(agent: Agent, data: Prisma.AgentUpdateManyMutationInput, expectedVersion?: number): Promise<Agent> {
-  const version = expectedVersion ?? agent.version;
-  const n = await prisma.agent.updateMany({ where: { id: agent.id, version, archived: false }, data: { ...data, version: { increment: 1 } } });
-  if (n.count !== 1) {
-    const now = await prisma.agent.findUniqueOrThrow({ where: { id: agent.id } });
-    if (now.archived) throw new AppError('conflict', 'the agent is archived and read-only');
-    throw new AppError('version_conflict', `expectedVersion ${version} does not match the agent's version ${now.version}`);
-  }
-  await emitResourceEvent(agent.universeId, 'agent.updated', { type: 'agent', id: agent.id });
-  return prisma.agent.findUniqueOrThrow({ where: { id: agent.id } });
-}
+const versionConflict = (expected: number, actual: number) =>
+  new AppError('version_conflict', `expectedVersion ${expected} does not match the agent's version ${actual}`);
 
+/**
+ * Applies a PATCH and bumps `version` in one conditional write (`WHERE version = <read>`), so a
+ * stale expectedVersion answers 409 even against a concurrent writer. Without expectedVersion a
+ * lost race is retried on a fresh read (metadata merges onto the latest keys), never a 409.
+ */
 export async function updateAgent(viewer: Viewer, id: string, input: unknown): Promise<Agent> {
   const body = parseInput(patchAgentBody, input ?? {});
-  const agent = await findAgent(viewer, id);
-  assertWritable(agent);
-  if (body.expectedVersion !== undefined && body.expectedVersion !== agent.version) {
-    throw new AppError('version_conflict', `expectedVersion ${body.expectedVersion} does not match the agent's version ${agent.version}`);
+  for (let attempt = 0; ; attempt++) {
+    const agent = await findAgent(viewer, id);
+    assertWritable(agent);
+    if (body.expectedVersion !== undefined && body.expectedVersion !== agent.version) throw versionConflict(body.expectedVersion, agent.version);
+    if (body.llm !== undefined) checkModelForEngine(agent.agentType, body.llm);
+    if (body.reasoningEffort) checkEffortForEngine(agent.agentType, body.reasoningEffort);
+    if (body.skills && attempt === 0) await checkSkillRefs(agent.universeId, body.skills);
+    const data: Prisma.AgentUpdateManyMutationInput = { version: { increment: 1 } };
+    if (body.displayName !== undefined) data.displayName = body.displayName;
+    if (body.name !== undefined) data.name = body.name;
+    if (body.description !== undefined) data.description = body.description;
+    if (body.llm !== undefined) data.llm = body.llm;
+    if (body.capabilities !== undefined) data.capabilities = [...new Set(body.capabilities)];
+    if (body.metadata !== undefined) data.metadata = mergeMetadata(agent.metadata, body.metadata) as Prisma.InputJsonValue;
+    // The spec: PATCH harnessVersion moves the agent to the platform's current engine version.
+    if (body.harnessVersion !== undefined) data.harnessVersion = currentHarness(agent.agentType);
+    if (body.reasoningEffort !== undefined) data.reasoningEffort = body.reasoningEffort;
+    if (body.instructions !== undefined) data.instructions = body.instructions as Prisma.InputJsonValue;
+    if (body.skills !== undefined) data.skills = body.skills as Prisma.InputJsonValue;
+    if (body.mcpServers !== undefined) data.mcpServers = body.mcpServers as Prisma.InputJsonValue;
+    if (body.customData !== undefined) data.customData = body.customData as Prisma.InputJsonValue;
+
+    const n = await prisma.agent.updateMany({ where: { id: agent.id, version: agent.version, archived: false }, data });
+    if (n.count === 1) {
+      await emitResourceEvent(agent.universeId, 'agent.updated', { type: 'agent', id: agent.id });
+      return findAgent(viewer, agent.id);
+    }
+    // Someone else wrote (or archived, or deleted) in between: the next read tells which.
+    if (body.expectedVersion !== undefined || attempt >= 9) {
+      const now = await findAgent(viewer, id);
+      assertWritable(now);
+      throw versionConflict(body.expectedVersion ?? agent.version, now.version);
+    }
   }
-  if (body.llm !== undefined) checkModelForEngine(agent.agentType, body.llm);
-  if (body.reasoningEffort) checkEffortForEngine(agent.agentType, body.reasoningEffort);
-  const data: Prisma.AgentUpdateManyMutationInput = {};
-  if (body.displayName !== undefined) data.displayName = body.displayName;
-  if (body.name !== undefined) data.name = body.name;
-  if (body.description !== undefined) data.description = body.description;
-  if (body.llm !== undefined) data.llm = body.llm;
-  if (body.capabilities !== undefined) data.capabilities = [...new Set(body.capabilities)];
-  if (body.metadata !== undefined) data.metadata = mergeMetadata(agent.metadata, body.metadata) as Prisma.InputJsonValue;
-  // The spec: PATCH harnessVersion moves the agent to the platform's current engine version.
-  if (body.harnessVersion !== undefined) data.harnessVersion = currentHarness(agent.agentType);
-  if (body.reasoningEffort !== undefined) data.reasoningEffort = body.reasoningEffort;
-  if (body.instructions !== undefined) data.instructions = body.instructions as Prisma.InputJsonValue;
-  if (body.skills !== undefined) data.skills = body.skills as Prisma.InputJsonValue;
-  if (body.mcpServers !== undefined) data.mcpServers = body.mcpServers as Prisma.InputJsonValue;
-  if (body.customData !== undefined) data.customData = body.customData as Prisma.InputJsonValue;
-  return bumpedUpdate(agent, data, body.expectedVersion);
 }
 
+/** Admin only (checked by the GraphQL scope). Idempotent: archiving an archived agent changes nothing. */
 export async function archiveAgent(viewer: Viewer, id: string): Promise<Agent> {
   const agent = await findAgent(viewer, id);
   if (agent.archived) return agent;
-  const archived = await prisma.agent.update({ where: { id: agent.id }, data: { archived: true, version: { increment: 1 } } });
-  await emitResourceEvent(agent.universeId, 'agent.archived', { type: 'agent', id: agent.id });
-  return archived;
+  const n = await prisma.agent.updateMany({ where: { id: agent.id, archived: false }, data: { archived: true, version: { increment: 1 } } });
+  if (n.count === 1) await emitResourceEvent(agent.universeId, 'agent.archived', { type: 'agent', id: agent.id });
+  return findAgent(viewer, agent.id);
 }
 
+/** Admin only. Refused with 409 agent_has_sessions while any session (of any status) exists. */
 export async function deleteAgent(viewer: Viewer, id: string): Promise<void> {
   const agent = await findAgent(viewer, id);
   const sessions = await prisma.session.count({ where: { agentId: agent.id } });
   if (sessions > 0) throw new AppError('agent_has_sessions', `the agent has ${sessions} session(s); delete them first`);
   try {
     await prisma.agent.delete({ where: { id: agent.id } });
-    await emitResourceEvent(agent.universeId, 'agent.deleted', { type: 'agent', id: agent.id });
   } catch (err) {
     // A session was created between the count and the delete (the relation restricts).
-    if ((err as { code?: string }).code === 'P2003') throw new AppError('agent_has_sessions', 'the agent has sessions; delete them first');
+    if (isPrismaCode(err, 'P2003')) throw new AppError('agent_has_sessions', 'the agent has sessions; delete them first');
+    // Deleted concurrently by another request: it is gone either way.
+    if (isPrismaCode(err, 'P2025')) throw new AppError('not_found', 'agent not found');
     throw err;
   }
+  await emitResourceEvent(agent.universeId, 'agent.deleted', { type: 'agent', id: agent.id });
 }
 
+/**
+ * Saves the prompt: content equal to the active version answers `unchanged` and writes nothing;
+ * otherwise a new version becomes active (sessions started after the save use it) and the
+ * agent's version is bumped.
+ */
 export async function setPrompt(viewer: Viewer, id: string, input: unknown): Promise<{ version: number; unchanged: boolean }> {
   const body = parseInput(putPromptBody, input ?? {});
   const agent = await findAgent(viewer, id);
   assertWritable(agent);
-  return prisma.$transaction(async (tx) => {
-    // Lock the agent row so two saves number their versions one after the other.
-    await tx.$executeRaw`SELECT 1 FROM "Agent" WHERE "id" = ${agent.id} FOR UPDATE`;
+  const result = await prisma.$transaction(async (tx) => {
+    // The row lock numbers concurrent saves one after the other and sees a concurrent archive.
+    await lockWritable(tx, agent.id);
     const active = await tx.promptVersion.findFirst({ where: { agentId: agent.id, active: true } });
     if (active && active.content === body.prompt) return { version: active.version, unchanged: true };
     const last = await tx.promptVersion.findFirst({ where: { agentId: agent.id }, orderBy: { version: 'desc' }, select: { version: true } });
@@ -170,36 +208,49 @@ export async function setPrompt(viewer: Viewer, id: string, input: unknown): Pro
     await tx.agent.update({ where: { id: agent.id }, data: { version: { increment: 1 } } });
     return { version, unchanged: false };
   });
+  if (!result.unchanged) await emitResourceEvent(agent.universeId, 'agent.updated', { type: 'agent', id: agent.id });
+  return result;
 }
 
-export async function listSecrets(viewer: Viewer, id: string) {
+export async function listSecrets(viewer: Viewer, id: string): Promise<{ key: string; description: string }[]> {
   const agent = await findAgent(viewer, id);
   return prisma.agentSecret.findMany({ where: { agentId: agent.id }, orderBy: { key: 'asc' }, select: { key: true, description: true } });
 }
 
 function checkKey(key: string): void {
-  if (!SECRET_KEY_PATTERN.test(key)) throw new AppError('invalid_request', 'secret key must match ^[A-Za-z_][A-Za-z0-9_]{0,127}$');
+  if (!SECRET_KEY_PATTERN.test(key)) throw new AppError('invalid_request', `secret key must match ${SECRET_KEY_PATTERN.source}`);
 }
 
+/** Creates or replaces a secret. The value is sealed (AES-GCM) before it reaches the database. */
 export async function putSecret(viewer: Viewer, id: string, key: string, input: unknown): Promise<void> {
   checkKey(key);
   const body = parseInput(putSecretBody, input ?? {});
   const agent = await findAgent(viewer, id);
   assertWritable(agent);
   const ciphertext = seal(body.value);
-  await prisma.agentSecret.upsert({
-    where: { agentId_key: { agentId: agent.id, key } },
-    create: { agentId: agent.id, key, description: body.description ?? '', ciphertext },
-    update: { ciphertext, ...(body.description !== undefined ? { description: body.description } : {}) },
+  await prisma.$transaction(async (tx) => {
+    await lockWritable(tx, agent.id);
+    await tx.agentSecret.upsert({
+      where: { agentId_key: { agentId: agent.id, key } },
+      create: { agentId: agent.id, key, description: body.description ?? '', ciphertext },
+      // A rotation without a description keeps the old one.
+      update: { ciphertext, ...(body.description !== undefined ? { description: body.description } : {}) },
+    });
+    await tx.agent.update({ where: { id: agent.id }, data: { version: { increment: 1 } } });
   });
-  await prisma.agent.update({ where: { id: agent.id }, data: { version: { increment: 1 } } });
+  await emitResourceEvent(agent.universeId, 'agent.updated', { type: 'agent', id: agent.id });
 }
 
+/** 404 when the key is not declared. */
 export async function deleteSecret(viewer: Viewer, id: string, key: string): Promise<void> {
   checkKey(key);
   const agent = await findAgent(viewer, id);
   assertWritable(agent);
-  const n = await prisma.agentSecret.deleteMany({ where: { agentId: agent.id, key } });
-  if (n.count === 0) throw new AppError('not_found', `secret ${key} not found`);
-  await prisma.agent.update({ where: { id: agent.id }, data: { version: { increment: 1 } } });
+  await prisma.$transaction(async (tx) => {
+    await lockWritable(tx, agent.id);
+    const n = await tx.agentSecret.deleteMany({ where: { agentId: agent.id, key } });
+    if (n.count === 0) throw new AppError('not_found', `secret ${key} not found`);
+    await tx.agent.update({ where: { id: agent.id }, data: { version: { increment: 1 } } });
+  });
+  await emitResourceEvent(agent.universeId, 'agent.updated', { type: 'agent', id: agent.id });
 }

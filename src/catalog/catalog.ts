@@ -1,11 +1,14 @@
 // The model catalog (models.json): which models each engine runs, their provider, aliases and
-// list prices. The single source for llm validation, engine defaults and pricing.
+// list prices, each engine's default model and current harness version. The single source for
+// llm validation, engine defaults and pricing; checked once at load so a bad edit fails fast.
 import { createRequire } from 'node:module';
 
 const require = createRequire(import.meta.url);
 
+export type ModelProvider = 'anthropic' | 'openai';
+/** USD per million tokens. */
 export interface ModelPrices { input: number; output: number; cache_read: number; cache_write: number }
-export interface ModelInfo { id: string; provider: 'anthropic' | 'openai'; aliases: string[]; prices: ModelPrices }
+export interface ModelInfo { id: string; provider: ModelProvider; aliases: string[]; prices: ModelPrices }
 interface EngineEntry { default: string; harness: string; models: string[] }
 interface CatalogFile { models: Record<string, Omit<ModelInfo, 'id'>>; engines: Record<string, EngineEntry> }
 
@@ -14,8 +17,19 @@ const data = require('./models.json') as CatalogFile;
 const byName = new Map<string, ModelInfo>();
 for (const [id, m] of Object.entries(data.models)) {
   const info: ModelInfo = { id, ...m };
-  byName.set(id, info);
-  for (const alias of m.aliases) byName.set(alias, info);
+  for (const name of [id, ...m.aliases]) {
+    if (byName.has(name)) throw new Error(`models.json: model name ${name} is listed twice`);
+    byName.set(name, info);
+  }
+  if (m.provider !== 'anthropic' && m.provider !== 'openai') throw new Error(`models.json: ${id} has unknown provider ${m.provider}`);
+  for (const k of ['input', 'output', 'cache_read', 'cache_write'] as const) {
+    if (!(typeof m.prices[k] === 'number' && m.prices[k] >= 0)) throw new Error(`models.json: ${id} needs a price ${k} >= 0`);
+  }
+}
+for (const [engine, e] of Object.entries(data.engines)) {
+  for (const id of e.models) if (!data.models[id]) throw new Error(`models.json: engine ${engine} lists unknown model ${id}`);
+  if (!e.models.includes(e.default)) throw new Error(`models.json: engine ${engine}'s default ${e.default} is not one of its models`);
+  if (!e.harness) throw new Error(`models.json: engine ${engine} needs a harness version`);
 }
 
 export const ENGINE_NAMES = Object.keys(data.engines);
@@ -25,6 +39,12 @@ export function modelInfo(name: string): ModelInfo | null {
   return byName.get(name) ?? null;
 }
 
+/** The canonical id of a model name or alias, or null. */
+export function resolveModel(name: string): string | null {
+  return byName.get(name)?.id ?? null;
+}
+
+/** Whether `llm` (id or alias) is a current model of the engine. */
 export function isCurrentModel(agentType: string, llm: string): boolean {
   const info = modelInfo(llm);
   const engine = data.engines[agentType];
@@ -35,6 +55,7 @@ export function defaultModel(agentType: string): string {
   return data.engines[agentType]?.default ?? data.engines.hermes!.default;
 }
 
+/** The platform's current engine CLI version: new agents get it, PATCH harnessVersion moves to it. */
 export function currentHarness(agentType: string): string {
   return data.engines[agentType]?.harness ?? '1.0.0';
 }

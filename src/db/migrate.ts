@@ -1,24 +1,25 @@
 // Applies prisma/migrations (the Prisma CLI's folder format and `_prisma_migrations` table) on
 // PGlite or PostgreSQL through the WebAssembly schema engine. Idempotent; concurrent processes
-// on one PostgreSQL serialise on an advisory lock.
+// on one PostgreSQL serialise on an advisory lock (per schema, so parallel test files don't wait).
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import type { PGlite } from '@electric-sql/pglite';
-import { PrismaPGlite } from 'pglite-prisma-adapter';
-import { PrismaPg } from '@prisma/adapter-pg';
-import { openSchemaEngine } from './schema-engine.js';
+import type { MigrationList } from '@prisma/schema-engine-wasm';
+import { openSchemaEngine, pgliteMigrationFactory, pgMigrationFactory } from './schema-engine.js';
+import type { SqlMigrationAwareDriverAdapterFactory } from '@prisma/driver-adapter-utils';
 
 export const MIGRATIONS_DIR = fileURLToPath(new URL('../../prisma/migrations', import.meta.url));
-const LOCK_KEY = 7_281_914; // pg_advisory_lock key of this service's migrations
 
 export type MigrationTarget = { kind: 'pglite'; pglite: PGlite } | { kind: 'postgres'; url: string; schema?: string };
 
-/** The migrations folder as the schema engine expects it. */
-export function readMigrations(dir = MIGRATIONS_DIR) {
+/** The migrations folder as the schema engine expects it (folders in name order). */
+export function readMigrations(dir = MIGRATIONS_DIR): MigrationList {
   const lockPath = path.join(dir, 'migration_lock.toml');
-  const names = fs.existsSync(dir) ? fs.readdirSync(dir, { withFileTypes: true }).filter((d) => d.isDirectory()).map((d) => d.name).sort() : [];
+  const names = fs.existsSync(dir)
+    ? fs.readdirSync(dir, { withFileTypes: true }).filter((d) => d.isDirectory() && fs.existsSync(path.join(dir, d.name, 'migration.sql'))).map((d) => d.name).sort()
+    : [];
   return {
     baseDir: dir,
     lockfile: { path: 'migration_lock.toml', content: fs.existsSync(lockPath) ? fs.readFileSync(lockPath, 'utf8') : null },
@@ -30,39 +31,51 @@ export function readMigrations(dir = MIGRATIONS_DIR) {
   };
 }
 
-const quoteIdent = (s: string) => `"${s.replace(/"/g, '""')}"`;
+export const quoteIdent = (s: string) => `"${s.replace(/"/g, '""')}"`;
 
-export async function applyMigrations(target: MigrationTarget): Promise<string[]> {
-  const migrationsList = readMigrations();
+async function run(factory: SqlMigrationAwareDriverAdapterFactory, migrationsList: MigrationList): Promise<string[]> {
+  const engine = await openSchemaEngine(factory);
+  try {
+    const out = await engine.applyMigrations({ migrationsList, filters: { externalTables: [], externalEnums: [] } });
+    return out.appliedMigrationNames;
+  } finally {
+    engine.free();
+  }
+}
+
+// One PGlite serves one process: chain calls on the same instance instead of locking.
+const pgliteQueue = new WeakMap<PGlite, Promise<unknown>>();
+
+/** Applies the migrations not yet applied; returns their names (empty when up to date). */
+export async function applyMigrations(target: MigrationTarget, dir = MIGRATIONS_DIR): Promise<string[]> {
+  const migrationsList = readMigrations(dir);
   if (target.kind === 'pglite') {
-    const engine = await openSchemaEngine(new PrismaPGlite(target.pglite));
-    try {
-      return (await engine.applyMigrations({ migrationsList, filters: { externalTables: [], externalEnums: [] } })).appliedMigrationNames;
-    } finally {
-      engine.free();
-    }
+    const db = target.pglite;
+    const next = (pgliteQueue.get(db) ?? Promise.resolve()).catch(() => undefined).then(() => run(pgliteMigrationFactory(db), migrationsList));
+    pgliteQueue.set(db, next);
+    return next;
   }
 
-  const lock = new pg.Client({ connectionString: target.url });
+  // `?schema=` on the URL means the same as `schema` (pg itself would ignore it).
+  const u = new URL(target.url);
+  const schema = target.schema || u.searchParams.get('schema') || undefined;
+  u.searchParams.delete('schema');
+  const url = u.toString();
+  const lock = new pg.Client({ connectionString: url });
   await lock.connect();
   try {
-    await lock.query('SELECT pg_advisory_lock($1)', [LOCK_KEY]);
-    if (target.schema) await lock.query(`CREATE SCHEMA IF NOT EXISTS ${quoteIdent(target.schema)}`);
-    // search_path puts both the tables and `_prisma_migrations` into the chosen schema.
-    const pool = new pg.Pool({
-      connectionString: target.url,
-      max: 2,
-      ...(target.schema ? { options: `-c search_path=${quoteIdent(target.schema)}` } : {}),
-    });
-    const engine = await openSchemaEngine(new PrismaPg(pool, { schema: target.schema }));
+    // Session-level lock: released by unlock below, or by PostgreSQL if this process dies.
+    await lock.query('SELECT pg_advisory_lock(hashtext($1))', [`agent-service migrations ${schema ?? ''}`]);
+    if (schema) await lock.query(`CREATE SCHEMA IF NOT EXISTS ${quoteIdent(schema)}`);
+    // search_path puts the tables (migration SQL is unqualified) and `_prisma_migrations` in it.
+    const pool = new pg.Pool({ connectionString: url, max: 2, ...(schema ? { options: `-c search_path=${quoteIdent(schema)}` } : {}) });
     try {
-      return (await engine.applyMigrations({ migrationsList, filters: { externalTables: [], externalEnums: [] } })).appliedMigrationNames;
+      return await run(pgMigrationFactory(pool, schema), migrationsList);
     } finally {
-      engine.free();
       await pool.end();
     }
   } finally {
-    await lock.query('SELECT pg_advisory_unlock($1)', [LOCK_KEY]).catch(() => undefined);
+    await lock.query('SELECT pg_advisory_unlock_all()').catch(() => undefined);
     await lock.end();
   }
 }

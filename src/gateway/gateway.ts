@@ -1,8 +1,16 @@
 // The one door to model providers: dispatches a normalized request to its provider's adapter.
+// Credential choice, metering and budgets wrap this (metering.ts); no database code here.
 import { streamAnthropic } from './anthropic.js';
 import { streamOpenAI } from './openai.js';
-import type { ModelEvent, ModelRequest, ProviderCredential } from './types.js';
+import { ProviderError, type ModelEvent, type ModelRequest, type ProviderCredential } from './types.js';
 
 export function streamModel(req: ModelRequest, cred: ProviderCredential, signal?: AbortSignal): AsyncIterable<ModelEvent> {
-  return req.provider === 'anthropic' ? streamAnthropic(req, cred, signal) : streamOpenAI(req, cred, signal);
+  switch (req.provider) {
+    case 'anthropic':
+      return streamAnthropic(req, cred, signal);
+    case 'openai':
+      return streamOpenAI(req, cred, signal);
+    default:
+      throw new ProviderError(`unknown model provider: ${String(req.provider)}`, { status: null, retryable: false, code: 'provider_bad_request' });
+  }
 }

@@ -1,18 +1,48 @@
 // OpenAI Chat Completions, streaming. OPENAI_BASE_URL is read with /v1, as the SDK does.
 import { parseSse } from './sse.js';
-import { providerErrorFrom, networkError } from './http-errors.js';
-import { emptyUsage, ProviderError, type ChatMessage, type ModelEvent, type ModelRequest, type ProviderCredential } from './types.js';
+import { networkError, parseStreamJson, providerErrorFrom, streamError, truncatedError } from './http-errors.js';
+import { emptyUsage, parseToolInput, ProviderError, type ChatMessage, type ModelEvent, type ModelRequest, type ProviderCredential } from './types.js';
 
-/** reasoning_effort for reasoning models; our wider scale folds into theirs. */
-const EFFORT: Record<string, string> = { none: 'minimal', off: 'minimal', minimal: 'minimal', low: 'low', medium: 'medium', high: 'high', xhigh: 'high', max: 'high', ultra: 'high' };
-const isReasoningModel = (model: string) => /^(o\d|gpt-5)/.test(model);
+/**
+ * `reasoning_effort` for a model, or null to leave it out. Only reasoning models take it (a
+ * non-reasoning model answers 400), and the accepted values differ by family: o-series
+ * low/medium/high; gpt-5 minimal..high; gpt-5.1+ none/low/medium/high. Our wider scale folds in.
+ */
+export function openaiReasoningEffort(model: string, effort: string | null | undefined): string | null {
+  if (!effort) return null;
+  const m = model.toLowerCase();
+  const oSeries = /^o\d/.test(m);
+  const gpt5 = /^gpt-5/.test(m) && !/-chat/.test(m); // gpt-5-chat-latest does not reason
+  if (!oSeries && !gpt5) return null;
+  if (/^gpt-5(\.\d+)?-pro/.test(m)) return 'high'; // the pro models accept only high
+  const newer = /^gpt-5\.\d/.test(m);
+  switch (effort) {
+    case 'none':
+    case 'off':
+      return oSeries ? 'low' : newer ? 'none' : 'minimal';
+    case 'minimal':
+      return oSeries || newer ? 'low' : 'minimal';
+    case 'low':
+    case 'medium':
+    case 'high':
+      return effort;
+    case 'xhigh':
+    case 'max':
+    case 'ultra':
+      return 'high';
+    default:
+      return null;
+  }
+}
 
 function toOpenAIMessages(system: string, messages: ChatMessage[]): Record<string, unknown>[] {
-  const out: Record<string, unknown>[] = [{ role: 'system', content: system }];
+  const out: Record<string, unknown>[] = system ? [{ role: 'system', content: system }] : [];
   for (const m of messages) {
     if (m.role === 'assistant') {
-      const text = m.content.filter((b) => b.type === 'text').map((b) => (b as { text: string }).text).join('');
-      const calls = m.content.filter((b) => b.type === 'tool_use') as { id: string; name: string; input: Record<string, unknown> }[];
+      // Reasoning cannot be sent back over Chat Completions; it is dropped.
+      const text = m.content.map((b) => (b.type === 'text' ? b.text : '')).join('');
+      const calls = m.content.flatMap((b) => (b.type === 'tool_use' ? [b] : []));
+      if (!text && !calls.length) continue; // an assistant message with neither is a 400
       out.push({
         role: 'assistant',
         content: text || null,
@@ -20,13 +50,14 @@ function toOpenAIMessages(system: string, messages: ChatMessage[]): Record<strin
       });
       continue;
     }
-    // Tool results are their own `tool` messages; the rest of a user turn is one user message.
+    // Tool results become `tool` messages right after the assistant's calls (as the API
+    // requires); the rest of the user message follows as one user message.
     const parts: Record<string, unknown>[] = [];
     for (const b of m.content) {
       if (b.type === 'tool_result') out.push({ role: 'tool', tool_call_id: b.toolUseId, content: b.content });
-      else if (b.type === 'text') parts.push({ type: 'text', text: b.text });
+      else if (b.type === 'text' && b.text) parts.push({ type: 'text', text: b.text });
       else if (b.type === 'image') parts.push({ type: 'image_url', image_url: { url: `data:${b.mediaType};base64,${b.data}` } });
-      else if (b.type === 'document' && b.mediaType === 'text/plain') parts.push({ type: 'text', text: `${b.title ? `# ${b.title}\n` : ''}${b.data}` });
+      else if (b.type === 'document' && b.mediaType === 'text/plain') parts.push({ type: 'text', text: `${b.title ? `# ${b.title}\n\n` : ''}${b.data}` });
       else if (b.type === 'document') parts.push({ type: 'file', file: { filename: b.title || 'document.pdf', file_data: `data:${b.mediaType};base64,${b.data}` } });
     }
     if (parts.length) out.push({ role: 'user', content: parts });
@@ -35,24 +66,34 @@ function toOpenAIMessages(system: string, messages: ChatMessage[]): Record<strin
 }
 
 export function openaiBody(req: ModelRequest): Record<string, unknown> {
-  const effort = req.reasoningEffort ? EFFORT[req.reasoningEffort] : undefined;
+  const effort = openaiReasoningEffort(req.model, req.reasoningEffort);
   return {
     model: req.model,
     stream: true,
     stream_options: { include_usage: true },
     messages: toOpenAIMessages(req.system, req.messages),
     ...(req.tools.length ? { tools: req.tools.map((t) => ({ type: 'function', function: { name: t.name, description: t.description, parameters: t.inputSchema } })) } : {}),
+    // max_tokens is refused by reasoning models; max_completion_tokens works for all.
     ...(req.maxTokens ? { max_completion_tokens: req.maxTokens } : {}),
-    ...(effort && isReasoningModel(req.model) ? { reasoning_effort: effort } : {}),
+    ...(effort ? { reasoning_effort: effort } : {}),
   };
+}
+
+const FINISH: Record<string, 'end_turn' | 'tool_use' | 'max_tokens'> = { stop: 'end_turn', tool_calls: 'tool_use', function_call: 'tool_use', length: 'max_tokens' };
+
+interface CallState {
+  id: string;
+  name: string;
+  args: string;
+  started: boolean;
 }
 
 export async function* streamOpenAI(req: ModelRequest, cred: ProviderCredential, signal?: AbortSignal): AsyncGenerator<ModelEvent> {
   let res: Response;
   try {
-    res = await fetch(`${cred.baseUrl}/chat/completions`, {
+    res = await fetch(`${cred.baseUrl.replace(/\/+$/, '')}/chat/completions`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', authorization: `Bearer ${cred.apiKey}`, accept: 'text/event-stream' },
+      headers: { 'content-type': 'application/json', accept: 'text/event-stream', authorization: `Bearer ${cred.apiKey}` },
       body: JSON.stringify(openaiBody(req)),
       signal,
     });
@@ -60,27 +101,46 @@ export async function* streamOpenAI(req: ModelRequest, cred: ProviderCredential,
     if (signal?.aborted) return;
     throw networkError(err, 'openai');
   }
-  if (!res.ok || !res.body) throw await providerErrorFrom(res, 'openai');
+  if (!res.ok || !res.body) throw await providerErrorFrom(res, 'openai', cred.apiKey);
 
-  const calls = new Map<number, { id: string; name: string; args: string }>();
+  const calls = new Map<number, CallState>();
   let finish: string | null = null;
+  let done = false;
+  let sawUsage = false;
+  let reasoning = false; // OpenAI-compatible servers stream reasoning_content; close it once
   try {
     for await (const rec of parseSse(res.body as unknown as AsyncIterable<Uint8Array>)) {
-      if (!rec.data || rec.data === '[DONE]') continue;
-      const chunk = JSON.parse(rec.data) as Record<string, any>;
-      if (chunk.error) throw new ProviderError(`openai stream error: ${chunk.error.message ?? 'error'}`, { status: null, retryable: true, code: 'provider_unavailable' });
+      if (rec.data === '[DONE]') {
+        done = true;
+        break;
+      }
+      const chunk = parseStreamJson('openai', rec.data);
+      if (chunk.error) throw streamError('openai', chunk.error.type ?? chunk.error.code, chunk.error.message, cred.apiKey);
       const choice = chunk.choices?.[0];
       const delta = choice?.delta ?? {};
-      if (typeof delta.reasoning_content === 'string' && delta.reasoning_content) yield { type: 'reasoning_delta', text: delta.reasoning_content };
-      if (typeof delta.content === 'string' && delta.content) yield { type: 'text_delta', text: delta.content };
+      const thought = delta.reasoning_content ?? delta.reasoning;
+      if (typeof thought === 'string' && thought) {
+        reasoning = true;
+        yield { type: 'reasoning_delta', text: thought };
+      }
+      const text = (typeof delta.content === 'string' ? delta.content : '') + (typeof delta.refusal === 'string' ? delta.refusal : '');
+      if (reasoning && (text || delta.tool_calls?.length || choice?.finish_reason)) {
+        reasoning = false;
+        yield { type: 'reasoning_done', signature: null };
+      }
+      if (text) yield { type: 'text_delta', text };
       for (const tc of delta.tool_calls ?? []) {
-        let call = calls.get(tc.index);
+        // Only the first fragment of a call carries its id and name; the rest carry its index.
+        let call = calls.get(tc.index ?? 0);
         if (!call) {
-          call = { id: tc.id ?? `call_${tc.index}`, name: tc.function?.name ?? '', args: '' };
-          calls.set(tc.index, call);
-          yield { type: 'tool_call_start', id: call.id, name: call.name };
+          call = { id: tc.id || `call_${tc.index ?? 0}`, name: '', args: '', started: false };
+          calls.set(tc.index ?? 0, call);
         }
         if (tc.function?.name && !call.name) call.name = tc.function.name;
+        if (!call.started && call.name) {
+          call.started = true;
+          yield { type: 'tool_call_start', id: call.id, name: call.name };
+        }
         if (tc.function?.arguments) {
           call.args += tc.function.arguments;
           yield { type: 'tool_call_delta', id: call.id, argsPartial: tc.function.arguments };
@@ -88,27 +148,23 @@ export async function* streamOpenAI(req: ModelRequest, cred: ProviderCredential,
       }
       if (choice?.finish_reason) finish = choice.finish_reason;
       if (chunk.usage) {
+        // prompt_tokens includes the cached part; count it once, as cache reads.
         const u = chunk.usage;
         const cached = u.prompt_tokens_details?.cached_tokens ?? 0;
-        yield {
-          type: 'usage',
-          usage: { ...emptyUsage(), inputTokens: (u.prompt_tokens ?? 0) - cached, outputTokens: u.completion_tokens ?? 0, cacheReadTokens: cached },
-        };
+        sawUsage = true;
+        yield { type: 'usage', usage: { ...emptyUsage(), inputTokens: Math.max(0, (u.prompt_tokens ?? 0) - cached), outputTokens: u.completion_tokens ?? 0, cacheReadTokens: cached } };
       }
     }
   } catch (err) {
     if (signal?.aborted) return;
-    if (err instanceof ProviderError) throw err;
-    throw networkError(err, 'openai');
+    throw err instanceof ProviderError ? err : networkError(err, 'openai');
   }
-  for (const call of [...calls.entries()].sort((a, b) => a[0] - b[0]).map(([, c]) => c)) {
-    let input: Record<string, unknown> = {};
-    try {
-      input = call.args ? JSON.parse(call.args) : {};
-    } catch {
-      input = { _unparsed: call.args };
-    }
-    yield { type: 'tool_call', id: call.id, name: call.name, input };
+  if (signal?.aborted) return;
+  // Without [DONE] (or at least the finish and the usage) the answer or its usage is missing.
+  if (!done && !(finish && sawUsage)) throw truncatedError('openai');
+  if (reasoning) yield { type: 'reasoning_done', signature: null };
+  for (const [, call] of [...calls.entries()].sort((a, b) => a[0] - b[0])) {
+    yield { type: 'tool_call', id: call.id, name: call.name, input: parseToolInput(call.args) };
   }
-  if (finish) yield { type: 'stop', reason: finish === 'stop' ? 'end_turn' : finish === 'tool_calls' ? 'tool_use' : finish === 'length' ? 'max_tokens' : 'other' };
+  yield { type: 'stop', reason: finish ? (FINISH[finish] ?? 'other') : 'other' };
 }

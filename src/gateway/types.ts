@@ -37,7 +37,11 @@ export interface Usage {
   cacheWriteTokens: number;
 }
 
-/** `usage` events carry the running totals of one call (the last one is final). */
+/**
+ * `usage` events carry the running totals of one call (cumulative, never increments; the last one
+ * is final). `inputTokens` excludes cache reads and writes on both providers, so each counter is
+ * priced at its own rate. A stream that ends normally ends with `stop`; an aborted one just ends.
+ */
 export type ModelEvent =
   | { type: 'text_delta'; text: string }
   | { type: 'reasoning_delta'; text: string }
@@ -54,20 +58,40 @@ export interface ProviderCredential {
   kind: 'platform' | 'account';
 }
 
+/**
+ * A provider call that failed. `code`: provider_unavailable (5xx, network, truncated stream),
+ * provider_rate_limited (429), provider_auth (401/403), provider_bad_request (other 4xx).
+ * The message carries the provider's own words, with anything key-like redacted.
+ */
 export class ProviderError extends Error {
+  override readonly name = 'ProviderError';
   readonly status: number | null;
   readonly retryable: boolean;
   readonly code: string;
-  constructor(message: string, opts: { status: number | null; retryable: boolean; code: string }) {
+  /** The provider's Retry-After, when it sent one (a hint for the caller's backoff). */
+  readonly retryAfterMs: number | null;
+  constructor(message: string, opts: { status: number | null; retryable: boolean; code: string; retryAfterMs?: number | null }) {
     super(message);
     this.status = opts.status;
     this.retryable = opts.retryable;
     this.code = opts.code;
+    this.retryAfterMs = opts.retryAfterMs ?? null;
   }
 }
 
 export function emptyUsage(): Usage {
   return { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 };
+}
+
+/** Tool input as sent; arguments that are not a JSON object are kept for the tool to reject. */
+export function parseToolInput(json: string): Record<string, unknown> {
+  if (!json) return {};
+  try {
+    const v: unknown = JSON.parse(json);
+    return v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : { _unparsed: json };
+  } catch {
+    return { _unparsed: json };
+  }
 }
 
 /** The session's budget is reached: the gateway stopped (or refused) the call. */

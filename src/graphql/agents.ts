@@ -1,37 +1,51 @@
-// Agents: the Agent type (list and detail fields), connection, mutations, prompt versions and
-// secrets (keys only; values are write-only).
+// Agents: the Agent type (list and detail fields), the `agents` connection and `agent` lookup,
+// mutations, prompt versions and secrets (keys only; values are write-only). Access is by
+// authScopes (read queries, write mutations, admin archive/delete); the domain rules in
+// src/agents/agents.ts scope every id to the viewer's universe.
 import { builder } from './builder.js';
 import { AppError } from '../errors.js';
 import { prisma } from '../db/client.js';
-import { createAgent, updateAgent, archiveAgent, deleteAgent, setPrompt, listSecrets, putSecret, deleteSecret, findAgent } from '../agents/agents.js';
+import {
+  createAgent, updateAgent, archiveAgent, deleteAgent, setPrompt, listSecrets, putSecret, deleteSecret, findAgent,
+} from '../agents/agents.js';
+import { customDataView, instructionsView, mcpServersView, metadataView, skillsView } from '../agents/shapes.js';
+import {
+  AgentTypeEnum, ReasoningEffortEnum, AgentMcpServer, AgentSkillAttachment, AgentCustomData, AgentInstructionFile,
+  CreateAgentInput, UpdateAgentInput,
+} from './agent-parts.js';
+import type { AgentType } from '../agents/rules.js';
+import type { REASONING_EFFORT_VALUES } from '../sessions/rules.js';
 
-const PROMPT_SELECT = { promptVersions: { where: { active: true }, select: { version: true, content: true } } } as const;
+type Effort = (typeof REASONING_EFFORT_VALUES)[number];
+const ACTIVE_PROMPT = { promptVersions: { where: { active: true }, select: { version: true, content: true } } } as const;
 
-export const AgentType = builder.prismaObject('Agent', {
+export const AgentRef = builder.prismaObject('Agent', {
   fields: (t) => ({
-    id: t.exposeID('id'),
-    slug: t.exposeString('slug', { description: 'The unique addressable handle minted from displayName' }),
-    name: t.exposeString('name'),
+    // List item fields.
+    id: t.exposeID('id', { description: 'agent_<id>, the agent\'s only address' }),
+    name: t.exposeString('name', { description: 'prompt/display label, not the handle' }),
     displayName: t.exposeString('displayName'),
-    description: t.exposeString('description', { nullable: true }),
-    agentType: t.exposeString('agentType'),
+    agentType: t.field({ type: AgentTypeEnum, resolve: (a) => a.agentType as AgentType }),
     llm: t.exposeString('llm'),
     harnessVersion: t.exposeString('harnessVersion', { nullable: true }),
-    reasoningEffort: t.exposeString('reasoningEffort', { nullable: true }),
+    reasoningEffort: t.field({ type: ReasoningEffortEnum, nullable: true, description: 'null: the engine default', resolve: (a) => a.reasoningEffort as Effort | null }),
     capabilities: t.exposeStringList('capabilities'),
-    version: t.exposeInt('version'),
+    version: t.exposeInt('version', { description: 'bumped on every update' }),
     archived: t.exposeBoolean('archived'),
     sessionCount: t.relationCount('sessions'),
     createdAt: t.expose('createdAt', { type: 'DateTime' }),
-    prompt: t.string({ nullable: true, select: PROMPT_SELECT, resolve: (a) => a.promptVersions[0]?.content ?? null }),
-    promptVersion: t.int({ nullable: true, select: PROMPT_SELECT, resolve: (a) => a.promptVersions[0]?.version ?? null }),
-    mcpServers: t.field({ type: ['JSONObject'], resolve: (a) => a.mcpServers as Record<string, unknown>[] }),
-    skills: t.field({ type: ['JSONObject'], resolve: (a) => a.skills as Record<string, unknown>[] }),
-    instructions: t.field({ type: ['JSONObject'], resolve: (a) => a.instructions as Record<string, unknown>[] }),
-    customData: t.field({ type: ['JSONObject'], resolve: (a) => a.customData as Record<string, unknown>[] }),
-    metadata: t.field({ type: 'JSONObject', resolve: (a) => a.metadata as Record<string, unknown> }),
-    defaultSessionId: t.exposeString('defaultSessionId', { nullable: true }),
-    universe: t.string({ select: { universe: { select: { slug: true } } }, resolve: (a) => a.universe.slug }),
+    // Detail fields.
+    slug: t.exposeString('slug', { description: 'the unique handle minted from displayName at create' }),
+    description: t.exposeString('description', { nullable: true }),
+    prompt: t.string({ nullable: true, description: 'the active prompt version', select: ACTIVE_PROMPT, resolve: (a) => a.promptVersions[0]?.content ?? null }),
+    promptVersion: t.int({ nullable: true, select: ACTIVE_PROMPT, resolve: (a) => a.promptVersions[0]?.version ?? null }),
+    mcpServers: t.field({ type: [AgentMcpServer], resolve: (a) => mcpServersView(a.mcpServers) }),
+    skills: t.field({ type: [AgentSkillAttachment], resolve: (a) => skillsView(a.skills) }),
+    instructions: t.field({ type: [AgentInstructionFile], resolve: (a) => instructionsView(a.instructions) }),
+    customData: t.field({ type: [AgentCustomData], resolve: (a) => customDataView(a.customData) }),
+    metadata: t.field({ type: 'JSONObject', resolve: (a) => metadataView(a.metadata) }),
+    defaultSessionId: t.exposeString('defaultSessionId', { nullable: true, description: 'the session the service verbs target when addressed by agent id' }),
+    universe: t.string({ description: 'slug of the universe', select: { universe: { select: { slug: true } } }, resolve: (a) => a.universe.slug }),
   }),
 });
 
@@ -46,10 +60,20 @@ builder.prismaObject('PromptVersion', {
 });
 
 const SecretKey = builder.simpleObject('SecretKey', {
+  description: 'A declared agent secret; its value is never returned',
   fields: (t) => ({ key: t.string(), description: t.string() }),
 });
 const PromptUpdateResult = builder.simpleObject('PromptUpdateResult', {
-  fields: (t) => ({ version: t.int(), unchanged: t.boolean() }),
+  fields: (t) => ({
+    version: t.int({ description: 'the active prompt version after the save' }),
+    unchanged: t.boolean({ description: 'the content equals the active version; nothing was written' }),
+  }),
+});
+
+// ── queries ─────────────────────────────────────────────────────────────────────────────────
+
+const listWhere = (universeId: string, archived: boolean | null | undefined) => ({
+  universeId, ...(archived == null ? {} : { archived }),
 });
 
 builder.queryField('agents', (t) =>
@@ -58,14 +82,12 @@ builder.queryField('agents', (t) =>
     cursor: 'id',
     maxSize: 1000,
     defaultSize: 100,
-    args: { archived: t.arg.boolean({ description: 'Only archived (true) or only active (false) agents' }) },
+    description: 'Agents of the universe, newest first (ids sort by creation)',
+    args: { archived: t.arg.boolean({ description: 'only archived (true) or only active (false) agents; both when omitted' }) },
     authScopes: { read: true },
+    totalCount: (_conn, args, ctx) => prisma.agent.count({ where: listWhere(ctx.viewer!.universe.id, args.archived) }),
     resolve: (query, _root, args, ctx) =>
-      prisma.agent.findMany({
-        ...query,
-        where: { universeId: ctx.viewer!.universe.id, ...(args.archived == null ? {} : { archived: args.archived }) },
-        orderBy: { id: 'desc' },
-      }),
+      prisma.agent.findMany({ ...query, where: listWhere(ctx.viewer!.universe.id, args.archived), orderBy: { id: 'desc' } }),
   }),
 );
 
@@ -86,6 +108,7 @@ builder.queryField('agent', (t) =>
 builder.queryField('agentPromptVersions', (t) =>
   t.prismaField({
     type: ['PromptVersion'],
+    description: 'Prompt versions, newest first',
     args: { agentId: t.arg.string({ required: true }) },
     authScopes: { read: true },
     resolve: async (query, _root, { agentId }, ctx) => {
@@ -105,31 +128,42 @@ builder.queryField('agentSecrets', (t) =>
   }),
 );
 
-const reload = (query: object, id: string) => prisma.agent.findUniqueOrThrow({ ...query, where: { id } });
+// ── mutations ───────────────────────────────────────────────────────────────────────────────
+
+/** Re-reads a written agent with the selection the client asked for (deleted meanwhile: 404). */
+async function reload<Q extends object>(query: Q, id: string) {
+  const agent = await prisma.agent.findUnique({ ...query, where: { id } });
+  if (!agent) throw new AppError('not_found', 'agent not found');
+  return agent;
+}
+
+/** On create an explicit null means the same as omitting the field (GraphQL's optional inputs). */
+const withoutNulls = (input: Record<string, unknown>) => Object.fromEntries(Object.entries(input).filter(([, v]) => v !== null));
 
 builder.mutationField('createAgent', (t) =>
   t.prismaField({
     type: 'Agent',
-    description: 'Body as REST POST /v1/agents; every field optional (an empty object makes a hermes agent with no capabilities)',
-    args: { input: t.arg({ type: 'JSONObject', required: false }) },
+    description: 'Creates an agent (REST POST /v1/agents); provisions nothing',
+    args: { input: t.arg({ type: CreateAgentInput }) },
     authScopes: { write: true },
-    resolve: async (query, _root, { input }, ctx) => reload(query, (await createAgent(ctx.viewer!, input ?? {})).id),
+    resolve: async (query, _root, { input }, ctx) => reload(query, (await createAgent(ctx.viewer!, withoutNulls({ ...input }))).id),
   }),
 );
 
 builder.mutationField('updateAgent', (t) =>
   t.prismaField({
     type: 'Agent',
-    description: 'Body as REST PATCH /v1/agents/{id}; omitted fields are preserved',
-    args: { id: t.arg.string({ required: true }), input: t.arg({ type: 'JSONObject', required: true }) },
+    description: 'Updates an agent (REST PATCH /v1/agents/{id}); omitted fields are preserved; archived agents answer 409 conflict',
+    args: { id: t.arg.string({ required: true }), input: t.arg({ type: UpdateAgentInput, required: true }) },
     authScopes: { write: true },
-    resolve: async (query, _root, { id, input }, ctx) => reload(query, (await updateAgent(ctx.viewer!, id, input)).id),
+    resolve: async (query, _root, { id, input }, ctx) => reload(query, (await updateAgent(ctx.viewer!, id, { ...input })).id),
   }),
 );
 
 builder.mutationField('archiveAgent', (t) =>
   t.prismaField({
     type: 'Agent',
+    description: 'Archives an agent: read-only from then on; running sessions keep running, new sessions are rejected. Idempotent',
     args: { id: t.arg.string({ required: true }) },
     authScopes: { admin: true },
     resolve: async (query, _root, { id }, ctx) => reload(query, (await archiveAgent(ctx.viewer!, id)).id),
@@ -138,6 +172,7 @@ builder.mutationField('archiveAgent', (t) =>
 
 builder.mutationField('deleteAgent', (t) =>
   t.boolean({
+    description: 'Deletes an agent with no sessions (409 agent_has_sessions otherwise)',
     args: { id: t.arg.string({ required: true }) },
     authScopes: { admin: true },
     resolve: async (_root, { id }, ctx) => {
@@ -150,6 +185,7 @@ builder.mutationField('deleteAgent', (t) =>
 builder.mutationField('setAgentPrompt', (t) =>
   t.field({
     type: PromptUpdateResult,
+    description: 'Saves the prompt; a changed prompt becomes a new version used by sessions started after the save',
     args: { agentId: t.arg.string({ required: true }), prompt: t.arg.string({ required: true }), note: t.arg.string() },
     authScopes: { write: true },
     resolve: (_root, args, ctx) => setPrompt(ctx.viewer!, args.agentId, { prompt: args.prompt, ...(args.note != null ? { note: args.note } : {}) }),
@@ -158,7 +194,13 @@ builder.mutationField('setAgentPrompt', (t) =>
 
 builder.mutationField('setAgentSecret', (t) =>
   t.boolean({
-    args: { agentId: t.arg.string({ required: true }), key: t.arg.string({ required: true }), value: t.arg.string({ required: true }), description: t.arg.string() },
+    description: 'Creates or replaces a write-only secret (encrypted at rest, never returned)',
+    args: {
+      agentId: t.arg.string({ required: true }),
+      key: t.arg.string({ required: true }),
+      value: t.arg.string({ required: true }),
+      description: t.arg.string(),
+    },
     authScopes: { write: true },
     resolve: async (_root, args, ctx) => {
       await putSecret(ctx.viewer!, args.agentId, args.key, { value: args.value, ...(args.description != null ? { description: args.description } : {}) });

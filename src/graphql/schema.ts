@@ -5,5 +5,7 @@ import './agents.js';
 import './sessions.js';
 import './billing.js';
 import './routines.js';
+import './files.js';
+import './resources-skills.js';
 
 export const schema = builder.toSchema({ sortSchema: true });

@@ -10,6 +10,7 @@ import { seqOf, type EventJson } from '../events/store.js';
 import { mapIterator } from '../events/iterators.js';
 import { REASONING_EFFORT_VALUES } from '../sessions/rules.js';
 import { nanoToCents } from '../billing/money.js';
+import { resourceJson } from '../resources/resources.js';
 
 export const SessionStatusEnum = builder.enumType('SessionStatus', { values: ['provisioning', 'idle', 'running', 'terminated'] as const });
 export const ModelBillingEnum = builder.enumType('ModelBilling', { values: ['platform', 'account'] as const });
@@ -58,7 +59,11 @@ export const SessionType = builder.prismaObject('Session', {
         reachedAt: s.budgetReachedAt,
       },
     }),
-    resources: t.field({ type: ['JSONObject'], description: 'Session resources, oldest first', resolve: () => [] }),
+    resources: t.field({
+      type: ['JSONObject'],
+      description: 'Session resources, oldest first',
+      resolve: async (s) => (await prisma.sessionResource.findMany({ where: { sessionId: s.id }, orderBy: { id: 'asc' } })).map(resourceJson),
+    }),
     vcpus: t.exposeInt('vcpus', { nullable: true }),
     memoryMb: t.exposeInt('memoryMb', { nullable: true }),
     createdAt: t.expose('createdAt', { type: 'DateTime' }),

@@ -5,12 +5,16 @@ import { sandboxDriver } from './sandboxes.js';
 import { enqueueSessionRun } from './queue.js';
 import { appendEvent } from '../events/store.js';
 import { logger } from '../logger.js';
+import { syncResources } from '../resources/resources.js';
+import { materializeSkills } from '../skills/materialize.js';
 
 const inFlight = new Map<string, Promise<void>>();
 
 export async function provisionSession(session: { id: string; vcpus: number | null; memoryMb: number | null }): Promise<void> {
   try {
-    await sandboxDriver().provision({ sessionId: session.id, vcpus: session.vcpus, memoryMb: session.memoryMb });
+    const sandbox = await sandboxDriver().provision({ sessionId: session.id, vcpus: session.vcpus, memoryMb: session.memoryMb });
+    await syncResources(session.id, sandbox);
+    await materializeSkills(session.id, sandbox);
     const moved = await prisma.session.updateMany({ where: { id: session.id, status: 'provisioning' }, data: { status: 'idle' } });
     if (moved.count === 1) await enqueueSessionRun(session.id);
   } catch (err) {

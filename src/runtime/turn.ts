@@ -8,6 +8,8 @@ import { sandboxDriver } from './sandboxes.js';
 import { meteredModelStream } from '../gateway/metering.js';
 import { modelProvider } from './models.js';
 import { systemPromptFor } from '../engines/hermes/system-prompt.js';
+import { syncResources } from '../resources/resources.js';
+import { installedSkills } from '../skills/materialize.js';
 
 export type { StopReason };
 
@@ -29,6 +31,13 @@ export async function runTurn(sessionId: string, turn: number, signal: AbortSign
     ? await prisma.promptVersion.findUnique({ where: { agentId_version: { agentId: agent.id, version: session.promptVersion } } })
     : null;
   const sandbox = (await sandboxDriver().get(sessionId)) ?? (await sandboxDriver().provision({ sessionId, vcpus: session.vcpus, memoryMb: session.memoryMb }));
+  try {
+    await syncResources(sessionId, sandbox);
+  } catch (err) {
+    await emit('session.error', { error: { type: 'resource_unavailable', message: `a session resource could not be placed in the sandbox: ${(err as Error).message}`, retry_status: 'exhausted' } });
+    return { type: 'retries_exhausted' };
+  }
+  const skills = await installedSkills(sessionId);
   const effort = session.reasoningEffort ?? agent?.reasoningEffort ?? null;
   const messages = await buildConversation(sessionId, turn);
   const provider = modelProvider(session.llm);
@@ -41,6 +50,8 @@ export async function runTurn(sessionId: string, turn: number, signal: AbortSign
         agentPrompt: prompt?.content ?? null,
         agentInstructions: (agent?.instructions ?? []) as { name: string; content: string }[],
         sessionInstructions: session.instructions as { name: string; content: string }[],
+        skills,
+        customData: (agent?.customData ?? []) as { name: string; kind: string; description?: string | null; uri?: string | null }[],
       }),
       reasoningEffort: effort,
       maxTokens: 8192,

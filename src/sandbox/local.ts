@@ -1,242 +1,158 @@
-// The `local` sandbox driver: a directory per session, bind-mounted at /workspace inside a
-// bubblewrap jail (read-only system directories, its own /tmp, PID/IPC/UTS namespaces, a clean
-// environment). Without a usable bwrap it runs a plain child process and says so once.
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+// The `local` sandbox driver: a directory per session, `<rootDir>/<sessionId>/workspace`,
+// bind-mounted at /workspace inside a bubblewrap jail for each exec (see jail.ts). Where bwrap
+// is missing or cannot create namespaces it runs plain child processes and warns once.
+//
+// Network is the host's by default: agents need pip, npm and git over the network. That also
+// means a sandboxed command can reach the host's loopback services (the service's own port,
+// PostgreSQL, Redis): give those passwords, or use `network: 'none'` where no egress is needed.
+// vcpus and memoryMb are not enforced by this driver (bwrap has no cgroup limits).
 import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
-import type { Logger } from 'pino';
-import { type ExecOptions, type ExecResult, type Sandbox, type SandboxDriver, type SandboxSpec, WORKSPACE } from './driver.js';
-import { hostPath, relativeToWorkspace } from './paths.js';
+import { type ExecOptions, type ExecResult, type FileStat, type Sandbox, type SandboxDriver, type SandboxSpec, WORKSPACE } from './driver.js';
+import { forceRemove, readContained, removeContained, statContained, writeContained } from './host-files.js';
+import { bwrapUsable, cleanEnv, jailArgs, type NetworkMode } from './jail.js';
+import { relativeToWorkspace, resolveInside } from './paths.js';
+import { runProcess, type RunningProcess } from './process.js';
 
 const DEFAULT_TIMEOUT_MS = 120_000;
 const DEFAULT_MAX_OUTPUT = 64 * 1024;
-const SYSTEM_DIRS = ['/usr', '/bin', '/sbin', '/lib', '/lib64', '/lib32', '/etc/alternatives', '/etc/ssl', '/etc/ca-certificates', '/etc/pki'];
-const SYSTEM_FILES = ['/etc/resolv.conf', '/etc/hosts', '/etc/nsswitch.conf', '/etc/passwd', '/etc/group', '/etc/localtime', '/etc/ld.so.cache', '/etc/gitconfig'];
+const DESTROY_WAIT_MS = 5_000;
+const SESSION_ID = /^[A-Za-z0-9_-]{1,128}$/;
 
 export interface LocalDriverOptions {
   rootDir: string;
-  logger?: Pick<Logger, 'warn' | 'info'>;
-  /** Run without the jail even where bwrap works (tests of the fallback). */
+  logger?: { warn: (msg: string) => void };
+  /** 'host' (default) shares the host's network; 'none' gives the jail only a loopback. */
+  network?: NetworkMode;
+  /** The bubblewrap binary (default `bwrap` on PATH). */
+  bwrapPath?: string;
+  /** Run plain child processes even where bwrap works (tests of the fallback). */
   forceNoJail?: boolean;
 }
 
-let bwrapUsable: boolean | undefined;
-/** Whether bwrap exists and can create its namespaces here (probed once). */
-export function bwrapAvailable(): boolean {
-  if (bwrapUsable === undefined) {
-    const probe = spawnSync('bwrap', ['--ro-bind', '/', '/', '--unshare-pid', '--dev', '/dev', '--proc', '/proc', 'true'], { stdio: 'ignore', timeout: 10_000 });
-    bwrapUsable = probe.status === 0;
-  }
-  return bwrapUsable;
-}
-
-function jailArgs(workspace: string): string[] {
-  const args = ['--die-with-parent', '--new-session', '--unshare-pid', '--unshare-ipc', '--unshare-uts', '--hostname', 'sandbox'];
-  for (const dir of SYSTEM_DIRS) if (fs.existsSync(dir)) args.push(fs.lstatSync(dir).isSymbolicLink() ? '--symlink' : '--ro-bind', fs.lstatSync(dir).isSymbolicLink() ? fs.readlinkSync(dir) : dir, dir);
-  for (const file of SYSTEM_FILES) if (fs.existsSync(file)) args.push('--ro-bind', file, file);
-  args.push('--proc', '/proc', '--dev', '/dev', '--tmpfs', '/tmp', '--bind', workspace, WORKSPACE, '--chdir', WORKSPACE);
-  return args;
-}
-
-function cleanEnv(extra: Record<string, string> = {}): Record<string, string> {
-  return {
-    PATH: '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin',
-    HOME: WORKSPACE,
-    LANG: 'C.UTF-8',
-    TERM: 'dumb',
-    ...extra,
-  };
-}
-
-class OutputBuffer {
-  private chunks: Buffer[] = [];
-  private size = 0;
-  truncated = false;
-  constructor(private readonly max: number) {}
-  push(chunk: Buffer): void {
-    if (this.size >= this.max) {
-      this.truncated = true;
-      return;
-    }
-    const room = this.max - this.size;
-    if (chunk.length > room) this.truncated = true;
-    const part = chunk.length > room ? chunk.subarray(0, room) : chunk;
-    this.chunks.push(part);
-    this.size += part.length;
-  }
-  text(): string {
-    return Buffer.concat(this.chunks).toString('utf8');
-  }
-}
+export { bwrapUsable as bwrapAvailable } from './jail.js';
 
 class LocalSandbox implements Sandbox {
-  readonly processes = new Set<ChildProcess>();
+  private readonly running = new Set<RunningProcess>();
+  private destroyed = false;
+
   constructor(
     readonly sessionId: string,
     readonly hostWorkspace: string,
-    private readonly jailed: boolean,
+    private readonly jail: { bin: string; network: NetworkMode } | null,
     private readonly env: Record<string, string>,
   ) {}
 
-  exec(command: string, opts: ExecOptions = {}): Promise<ExecResult> {
-    const timeoutMs = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-    const stdout = new OutputBuffer(opts.maxOutputBytes ?? DEFAULT_MAX_OUTPUT);
-    const stderr = new OutputBuffer(opts.maxOutputBytes ?? DEFAULT_MAX_OUTPUT);
-    const cwd = opts.cwd ? relativeToWorkspace(opts.cwd) : '';
-    const inner = cwd ? `cd ${JSON.stringify(`${WORKSPACE}/${cwd}`)} && ${command}` : command;
-    const [file, args] = this.jailed
-      ? ['bwrap', [...jailArgs(this.hostWorkspace), '/bin/bash', '-c', inner]]
-      : ['/bin/bash', ['-c', cwd ? `cd ${JSON.stringify(path.join(this.hostWorkspace, cwd))} && ${command}` : command]];
-    return new Promise((resolve) => {
-      const child = spawn(file, args as string[], {
-        cwd: this.hostWorkspace,
-        env: cleanEnv(this.jailed ? this.env : { ...this.env, HOME: this.hostWorkspace }),
-        detached: true, // its own process group: a kill reaches every child it started
-        stdio: ['pipe', 'pipe', 'pipe'],
-      });
-      this.processes.add(child);
-      let timedOut = false;
-      let aborted = false;
-      const killGroup = () => {
-        try {
-          if (child.pid) process.kill(-child.pid, 'SIGKILL');
-        } catch {
-          /* already gone */
-        }
-      };
-      const timer = setTimeout(() => {
-        timedOut = true;
-        killGroup();
-      }, timeoutMs);
-      const onAbort = () => {
-        aborted = true;
-        killGroup();
-      };
-      if (opts.signal?.aborted) onAbort();
-      opts.signal?.addEventListener('abort', onAbort, { once: true });
-      child.stdout!.on('data', (c: Buffer) => stdout.push(c));
-      child.stderr!.on('data', (c: Buffer) => stderr.push(c));
-      child.stdin!.on('error', () => undefined);
-      child.stdin!.end(opts.stdin ?? '');
-      const finish = (exitCode: number | null) => {
-        clearTimeout(timer);
-        opts.signal?.removeEventListener('abort', onAbort);
-        this.processes.delete(child);
-        killGroup(); // leftovers (`sleep 100 &`) go with the command
-        resolve({ exitCode, stdout: stdout.text(), stderr: stderr.text(), timedOut, aborted, truncated: stdout.truncated || stderr.truncated });
-      };
-      child.on('error', (err) => {
-        stderr.push(Buffer.from(String(err.message)));
-        finish(null);
-      });
-      // 'exit' rather than 'close': a background child holding the pipes open must not hang us.
-      child.on('exit', (code) => setImmediate(() => finish(timedOut || aborted ? null : code)));
-    });
-  }
-
-  async readFile(p: string, opts: { maxBytes?: number } = {}): Promise<Buffer> {
-    const file = hostPath(this.hostWorkspace, p);
-    const handle = await fsp.open(file, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW);
+  async exec(command: string, opts: ExecOptions = {}): Promise<ExecResult> {
+    if (this.destroyed) throw Object.assign(new Error(`the sandbox of session ${this.sessionId} was destroyed`), { code: 'ESANDBOXGONE' });
+    const rel = opts.cwd ? relativeToWorkspace(opts.cwd) : '';
+    const hostCwd = resolveInside(this.hostWorkspace, rel || WORKSPACE);
+    if (!fs.statSync(hostCwd, { throwIfNoEntry: false })?.isDirectory()) {
+      return { exitCode: 1, stdout: '', stderr: `cd: ${opts.cwd}: No such directory\n`, timedOut: false, aborted: false, truncated: false };
+    }
+    const run = { timeoutMs: opts.timeoutMs ?? DEFAULT_TIMEOUT_MS, maxOutputBytes: opts.maxOutputBytes ?? DEFAULT_MAX_OUTPUT, stdin: opts.stdin, signal: opts.signal };
+    const proc = this.jail
+      ? runProcess(this.jail.bin, [...jailArgs(this.hostWorkspace, { network: this.jail.network, cwd: rel ? `${WORKSPACE}/${rel}` : WORKSPACE }), '/bin/bash', '-c', command], {
+          ...run,
+          cwd: this.hostWorkspace,
+          env: cleanEnv(WORKSPACE, this.env),
+        })
+      : // Fallback: same clean environment, but the workspace is only the host directory.
+        runProcess('/bin/bash', ['-c', command], { ...run, cwd: hostCwd, env: cleanEnv(this.hostWorkspace, this.env) });
+    this.running.add(proc);
     try {
-      if (opts.maxBytes === undefined) return await handle.readFile();
-      const buf = Buffer.alloc(opts.maxBytes);
-      const { bytesRead } = await handle.read(buf, 0, opts.maxBytes, 0);
-      return buf.subarray(0, bytesRead);
+      return await proc.result;
     } finally {
-      await handle.close();
+      this.running.delete(proc);
     }
   }
 
-  async writeFile(p: string, data: Buffer | string, opts: { mode?: number; readOnly?: boolean } = {}): Promise<void> {
-    const file = hostPath(this.hostWorkspace, p);
-    await fsp.mkdir(path.dirname(file), { recursive: true });
-    hostPath(this.hostWorkspace, p); // re-check after creating parents
-    const mode = opts.readOnly ? 0o444 : (opts.mode ?? 0o644);
-    try {
-      const st = await fsp.lstat(file);
-      if (st.isFile() && !(st.mode & 0o200)) await fsp.chmod(file, 0o644);
-    } catch {
-      /* new file */
-    }
-    const handle = await fsp.open(file, fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_TRUNC | fs.constants.O_NOFOLLOW, mode);
-    try {
-      await handle.writeFile(data);
-      await handle.chmod(mode);
-    } finally {
-      await handle.close();
-    }
+  readFile(p: string, opts: { maxBytes?: number } = {}): Promise<Buffer> {
+    return readContained(this.hostWorkspace, p, opts.maxBytes);
   }
 
-  async stat(p: string) {
-    try {
-      const st = await fsp.stat(hostPath(this.hostWorkspace, p));
-      return { size: st.size, isFile: st.isFile(), isDirectory: st.isDirectory() };
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
-      throw err;
-    }
+  writeFile(p: string, data: Buffer | string, opts: { mode?: number; readOnly?: boolean } = {}): Promise<void> {
+    return writeContained(this.hostWorkspace, p, data, opts);
   }
 
-  async remove(p: string): Promise<void> {
-    const file = hostPath(this.hostWorkspace, p);
-    if (file === this.hostWorkspace) throw new Error('refusing to remove /workspace itself');
-    await fsp.rm(file, { recursive: true, force: true });
+  stat(p: string): Promise<FileStat | null> {
+    return statContained(this.hostWorkspace, p);
   }
 
-  killAll(): void {
-    for (const child of this.processes) {
-      try {
-        if (child.pid) process.kill(-child.pid, 'SIGKILL');
-      } catch {
-        /* gone */
-      }
-    }
-    this.processes.clear();
+  remove(p: string): Promise<void> {
+    return removeContained(this.hostWorkspace, p);
+  }
+
+  /** Kills every running command and waits (bounded) until they are gone. */
+  async close(): Promise<void> {
+    this.destroyed = true;
+    const all = [...this.running];
+    for (const proc of all) proc.kill();
+    await Promise.race([Promise.all(all.map((p) => p.result)), new Promise((r) => setTimeout(r, DESTROY_WAIT_MS).unref())]);
   }
 }
 
 export function createLocalDriver(opts: LocalDriverOptions): SandboxDriver {
   const sandboxes = new Map<string, LocalSandbox>();
+  const network = opts.network ?? 'host';
+  const bin = opts.bwrapPath ?? 'bwrap';
   let warned = false;
-  const jailed = () => {
-    const ok = !opts.forceNoJail && bwrapAvailable();
-    if (!ok && !warned && !opts.forceNoJail) {
+
+  const jail = () => {
+    if (opts.forceNoJail) return null;
+    if (bwrapUsable(network, bin)) return { bin, network };
+    if (!warned) {
       warned = true;
-      opts.logger?.warn('bubblewrap (bwrap) is not usable here: sandboxes run as plain child processes without isolation; install the bubblewrap package');
+      const msg = 'bubblewrap (bwrap) is missing or cannot create namespaces here: sandboxes run as plain child processes WITHOUT isolation (install the bubblewrap package)';
+      if (opts.logger) opts.logger.warn(msg);
+      else process.emitWarning(msg);
     }
-    return ok;
+    return null;
   };
-  const dirOf = (sessionId: string) => {
-    if (!/^[A-Za-z0-9_-]+$/.test(sessionId)) throw new Error('invalid session id');
-    return path.join(opts.rootDir, sessionId, 'workspace');
+  const sessionDir = (sessionId: string) => {
+    // The id becomes a path component: nothing that could climb out of rootDir.
+    if (!SESSION_ID.test(sessionId)) throw new Error(`invalid session id ${JSON.stringify(sessionId)}`);
+    return path.join(opts.rootDir, sessionId);
   };
-  const attach = (spec: SandboxSpec) => {
-    const sb = new LocalSandbox(spec.sessionId, dirOf(spec.sessionId), jailed(), spec.env ?? {});
-    sandboxes.set(spec.sessionId, sb);
+  // The spec's env is kept next to (not inside) the workspace so get() after a restart has it.
+  const specFile = (sessionId: string) => path.join(sessionDir(sessionId), 'sandbox.json');
+  const attach = (sessionId: string, env: Record<string, string>) => {
+    const sb = new LocalSandbox(sessionId, path.join(sessionDir(sessionId), 'workspace'), jail(), env);
+    sandboxes.set(sessionId, sb);
     return sb;
   };
+
   return {
     name: 'local',
-    async provision(spec) {
+    async provision(spec: SandboxSpec) {
       const existing = sandboxes.get(spec.sessionId);
       if (existing) return existing;
-      await fsp.mkdir(dirOf(spec.sessionId), { recursive: true });
-      return attach(spec);
+      await fsp.mkdir(path.join(sessionDir(spec.sessionId), 'workspace'), { recursive: true });
+      const saved = await readSpecEnv(specFile(spec.sessionId));
+      const env = spec.env ?? saved ?? {};
+      if (spec.env || !saved) await fsp.writeFile(specFile(spec.sessionId), JSON.stringify({ env }), { mode: 0o600 });
+      return attach(spec.sessionId, env);
     },
-    async get(sessionId) {
+    async get(sessionId: string) {
       const existing = sandboxes.get(sessionId);
       if (existing) return existing;
-      if (!fs.existsSync(dirOf(sessionId))) return null;
-      return attach({ sessionId });
+      if (!fs.existsSync(path.join(sessionDir(sessionId), 'workspace'))) return null;
+      return attach(sessionId, (await readSpecEnv(specFile(sessionId))) ?? {});
     },
-    async destroy(sessionId) {
-      sandboxes.get(sessionId)?.killAll();
+    async destroy(sessionId: string) {
+      const dir = sessionDir(sessionId);
+      await sandboxes.get(sessionId)?.close();
       sandboxes.delete(sessionId);
-      const dir = path.join(opts.rootDir, sessionId);
-      // Read-only copies inside must not stop the removal.
-      await fsp.chmod(dir, 0o755).catch(() => undefined);
-      await fsp.rm(dir, { recursive: true, force: true });
+      await forceRemove(dir);
     },
   };
+}
+
+async function readSpecEnv(file: string): Promise<Record<string, string> | null> {
+  try {
+    return (JSON.parse(await fsp.readFile(file, 'utf8')) as { env: Record<string, string> }).env;
+  } catch {
+    return null;
+  }
 }

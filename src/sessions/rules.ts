@@ -1,6 +1,7 @@
 // Session create / patch bodies with the spec's limits.
 import { z } from 'zod';
 import { userMessageEvent } from './content.js';
+import { resourceInput } from '../resources/rules.js';
 
 export const REASONING_EFFORT_VALUES = ['none', 'off', 'minimal', 'low', 'medium', 'high', 'xhigh', 'max', 'ultra'] as const;
 
@@ -31,7 +32,7 @@ export const createSessionBody = z.strictObject({
   memoryMb: z.number().int().min(128).max(262_144).optional(),
   modelBilling: z.enum(['platform', 'account']).optional(),
   budget: budgetInput.optional(),
-  resources: z.array(z.looseObject({ type: z.string() })).max(100).optional(),
+  resources: z.array(resourceInput).max(100).optional(),
 });
 export type CreateSessionBody = z.infer<typeof createSessionBody>;
 

@@ -5,13 +5,14 @@ import { AppError } from '../errors.js';
 import { parseInput } from '../validation.js';
 import type { Viewer } from '../auth/viewer.js';
 import { sendEventsBody, legacySendBody } from './content.js';
-import { appendEventsTx, publishStored, appendEvent, type EventJson } from '../events/store.js';
+import { appendEventsTx, publishStored, appendEvent, type EventJson, type NewEvent } from '../events/store.js';
 import { pubsub } from '../events/pubsub.js';
 import { resolveSession } from './sessions.js';
 import { enqueueSessionRun } from '../runtime/queue.js';
 import { interruptChannel } from '../runtime/runner.js';
 import type { Session } from '../generated/prisma/client.js';
 import { balanceNano } from '../billing/wallet.js';
+import { materializeContent } from './attachments.js';
 
 function who(viewer: Viewer): string {
   return viewer.auth === 'token' ? `token:${viewer.tokenId}` : `user:${viewer.user.id}`;
@@ -41,11 +42,14 @@ export async function sendEvents(viewer: Viewer, idOrAgent: string, input: unkno
   else if (session.status === 'terminated') throw new AppError('session_archived', 'the session is archived');
 
   const by = who(viewer);
-  const stored = await prisma.$transaction((tx) =>
-    appendEventsTx(tx, session.id, body.events.map((e) =>
-      e.type === 'user.interrupt' ? { type: e.type, fields: { by } } : { type: e.type, fields: { content: e.content } },
-    )),
-  );
+  // Attachments become per-session copies before anything is stored (all or nothing).
+  const prepared: NewEvent[] = [];
+  for (const e of body.events) {
+    if (e.type === 'user.message') prepared.push({ type: e.type, fields: { content: await materializeContent(session.universeId, session.id, e.content) } });
+    else if (e.type === 'user.interrupt') prepared.push({ type: e.type, fields: { by } });
+    else prepared.push({ type: e.type, fields: { content: e.content } });
+  }
+  const stored = await prisma.$transaction((tx) => appendEventsTx(tx, session.id, prepared));
   await publishStored(session.id, stored);
   if (body.events.some((e) => e.type === 'user.interrupt')) await pubsub().publish(interruptChannel(session.id), by);
   if (hasInputs) await enqueueSessionRun(session.id);

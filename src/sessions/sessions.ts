@@ -6,12 +6,14 @@ import { newId } from '../ids.js';
 import { parseInput } from '../validation.js';
 import type { Viewer } from '../auth/viewer.js';
 import { createSessionBody, patchSessionBody, type CreateSessionBody } from './rules.js';
-import { appendEventsTx, publishStored, appendEvent } from '../events/store.js';
+import { appendEventsTx, publishStored, appendEvent, type NewEvent } from '../events/store.js';
 import { checkModelForEngine, checkEffortForEngine } from './engine-rules.js';
 import { scheduleProvisioning, teardownSandbox } from '../runtime/provisioning.js';
 import { enqueueSessionRun } from '../runtime/queue.js';
 import type { Session } from '../generated/prisma/client.js';
 import { centsToNano, nanoToCents } from '../billing/money.js';
+import { materializeContent } from './attachments.js';
+import { planResources } from '../resources/resources.js';
 import { autoBilling } from '../billing/subscriptions.js';
 import { modelProvider } from '../runtime/models.js';
 
@@ -42,7 +44,6 @@ export async function createSession(viewer: Viewer, input: unknown): Promise<Ses
   });
   if (!agent) throw new AppError('not_found', 'agent not found');
   if (agent.archived) throw new AppError('conflict', 'the agent is archived; new sessions are rejected');
-  if (body.resources?.length) throw new AppError('invalid_request', 'session resources are not available yet on this service');
 
   const llm = body.llm ?? agent.llm;
   checkModelForEngine(agent.agentType, llm);
@@ -53,6 +54,9 @@ export async function createSession(viewer: Viewer, input: unknown): Promise<Ses
   if (budgetMax !== null && budgetMax <= 0n) throw new AppError('invalid_request', 'budget amount must be above zero');
 
   const id = newId('sess');
+  const initial: NewEvent[] = [];
+  for (const e of body.initial_events ?? []) initial.push({ type: e.type, fields: { content: await materializeContent(viewer.universe.id, id, e.content) } });
+  const planned = await planResources(viewer.universe.id, id, body.resources ?? [], []);
   const { session, stored } = await prisma.$transaction(async (tx) => {
     const claimDefault = !agent.defaultSessionId
       ? (await tx.agent.updateMany({ where: { id: agent.id, defaultSessionId: null }, data: { defaultSessionId: id } })).count === 1
@@ -77,7 +81,8 @@ export async function createSession(viewer: Viewer, input: unknown): Promise<Ses
         promptVersion: agent.promptVersions[0]?.version ?? null,
       },
     });
-    const stored = await appendEventsTx(tx, id, (body.initial_events ?? []).map((e) => ({ type: e.type, fields: { content: e.content } })));
+    const stored = await appendEventsTx(tx, id, initial);
+    for (const p of planned) await tx.sessionResource.create({ data: { ...p.row, checkout: p.row.checkout ?? undefined } as never });
     return { session, stored };
   });
   await publishStored(id, stored);
@@ -155,6 +160,7 @@ export async function deleteSession(viewer: Viewer, idOrAgent: string): Promise<
   await appendEvent(session.id, 'session.deleted');
   await prisma.$transaction(async (tx) => {
     await tx.agent.updateMany({ where: { defaultSessionId: session.id }, data: { defaultSessionId: null } });
+    await tx.sessionResource.deleteMany({ where: { sessionId: session.id } });
     const removed = await tx.session.deleteMany({ where: { id: session.id, status: { not: 'running' } } });
     if (removed.count !== 1) throw new AppError('session_running', 'the session started running; interrupt it first');
   });

@@ -1,31 +1,42 @@
 // A fake model provider on a real port, speaking the real wire formats: Anthropic Messages
-// (`POST /v1/messages`, SSE) and OpenAI Chat Completions (`POST /v1/chat/completions`, SSE
-// ending in `data: [DONE]`). Tests script the next answers and inspect the requests.
+// (`POST /v1/messages`, SSE, or JSON when `stream` is not true) and OpenAI Chat Completions
+// (`POST /v1/chat/completions`, SSE ending in `data: [DONE]`, or JSON). Tests script the next
+// answers (one FIFO for both APIs) and inspect the requests. Like the real APIs it refuses
+// malformed requests with a 400 (`strict`), so wire-format bugs fail here, not in production.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { Usage } from '../../src/gateway/types.js';
 
-export interface FakeUsage { input: number; output: number; cacheRead: number; cacheWrite: number }
+/** Scripted token counts: the gateway's names, or the short names older tests use. */
+export type FakeUsage = Partial<Usage> & Partial<{ input: number; output: number; cacheRead: number; cacheWrite: number }>;
 
 export type FakeStep =
-  | { kind: 'text'; text: string; chunks?: number; usage?: Partial<FakeUsage>; delayMs?: number }
-  | { kind: 'reasoning_then_text'; reasoning: string; text: string; usage?: Partial<FakeUsage> }
-  | { kind: 'tool_call'; name: string; input: Record<string, unknown>; id?: string; text?: string; usage?: Partial<FakeUsage> }
-  | { kind: 'error'; status: number; message?: string }
-  | { kind: 'hang'; text?: string };
+  | { kind: 'text'; text: string; chunks?: number; usage?: FakeUsage; delayMs?: number /* between chunks */ }
+  | { kind: 'reasoning_then_text'; reasoning: string; text: string; usage?: FakeUsage }
+  | { kind: 'tool_call'; name: string; input: Record<string, unknown>; id?: string; text?: string; usage?: FakeUsage }
+  | { kind: 'error'; status: number; message?: string; retryAfterSec?: number } // in the provider's own error JSON
+  | { kind: 'hang'; text?: string }; // headers and a first event, then nothing until the client goes
 
 export interface RecordedRequest { path: string; headers: Record<string, string>; body: any }
 
 export interface FakeProvider {
-  anthropicBaseUrl: string;
-  openaiBaseUrl: string;
+  anthropicBaseUrl: string; // http://127.0.0.1:PORT  (no /v1, as ANTHROPIC_BASE_URL)
+  openaiBaseUrl: string; // http://127.0.0.1:PORT/v1 (as OPENAI_BASE_URL)
   requests: RecordedRequest[];
+  /** Keys answered with 401 in the provider's shape (a missing key always is). */
   rejectKeys: Set<string>;
+  /** Refuse requests the real API would refuse (default true). */
+  strict: boolean;
   enqueue(...steps: FakeStep[]): void;
   reset(): void;
   close(): Promise<void>;
 }
 
+type Api = 'anthropic' | 'openai';
+interface Counts { input: number; output: number; cacheRead: number; cacheWrite: number }
+
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const SIGNATURE = 'sig-fake-123';
 
 function split(text: string, chunks: number): string[] {
   const n = Math.max(1, Math.min(chunks, text.length));
@@ -35,18 +46,116 @@ function split(text: string, chunks: number): string[] {
   return out.length ? out : [''];
 }
 
-const usageOf = (u: Partial<FakeUsage> = {}): FakeUsage => ({ input: u.input ?? 10, output: u.output ?? 5, cacheRead: u.cacheRead ?? 0, cacheWrite: u.cacheWrite ?? 0 });
+function countsOf(step: FakeStep): Counts {
+  const u: FakeUsage = ('usage' in step ? step.usage : undefined) ?? {};
+  return { input: u.inputTokens ?? u.input ?? 10, output: u.outputTokens ?? u.output ?? 5, cacheRead: u.cacheReadTokens ?? u.cacheRead ?? 0, cacheWrite: u.cacheWriteTokens ?? u.cacheWrite ?? 0 };
+}
+
+const newId = (prefix: string) => `${prefix}${Math.random().toString(36).slice(2, 12)}`;
+const textOf = (step: FakeStep) => (step.kind === 'text' || step.kind === 'reasoning_then_text' ? step.text : step.kind === 'tool_call' ? (step.text ?? '') : '');
+const toolIdOf = (step: Extract<FakeStep, { kind: 'tool_call' }>, api: Api) => step.id ?? newId(api === 'anthropic' ? 'toolu_' : 'call_');
+
+// ---- error shapes ------------------------------------------------------------------------
+
+const ANTHROPIC_ERROR_TYPES: Record<number, string> = { 400: 'invalid_request_error', 401: 'authentication_error', 403: 'permission_error', 404: 'not_found_error', 413: 'request_too_large', 429: 'rate_limit_error', 529: 'overloaded_error' };
+const OPENAI_ERROR_TYPES: Record<number, string> = { 400: 'invalid_request_error', 401: 'invalid_request_error', 403: 'invalid_request_error', 404: 'invalid_request_error', 429: 'rate_limit_exceeded' };
+
+function sendError(res: http.ServerResponse, api: Api, status: number, message: string, headers: Record<string, string> = {}): void {
+  const payload = api === 'anthropic'
+    ? { type: 'error', error: { type: ANTHROPIC_ERROR_TYPES[status] ?? (status >= 500 ? 'api_error' : 'invalid_request_error'), message } }
+    : { error: { message, type: OPENAI_ERROR_TYPES[status] ?? 'server_error', param: null, code: status === 401 ? 'invalid_api_key' : null } };
+  res.writeHead(status, { 'content-type': 'application/json', ...headers }).end(JSON.stringify(payload));
+}
+
+// ---- request validation: the rules the real APIs enforce that adapters can get wrong --------
+
+function validateAnthropic(body: any): string | null {
+  if (!body || typeof body !== 'object') return 'body: a JSON object is required';
+  if (typeof body.model !== 'string' || !body.model) return 'model: Field required';
+  if (!Number.isInteger(body.max_tokens) || body.max_tokens < 1) return 'max_tokens: Field required';
+  if (body.system !== undefined && typeof body.system !== 'string' && !Array.isArray(body.system)) return 'system: Input should be a valid string or list';
+  if (!Array.isArray(body.messages) || !body.messages.length) return 'messages: at least one message is required';
+  const thinking = body.thinking?.type === 'enabled';
+  if (thinking && !(body.thinking.budget_tokens >= 1024)) return 'thinking.enabled.budget_tokens: Input should be greater than or equal to 1024';
+  if (thinking && body.max_tokens <= body.thinking.budget_tokens) return '`max_tokens` must be greater than `thinking.budget_tokens`';
+  for (const t of body.tools ?? []) if (!t?.name || typeof t.input_schema !== 'object') return 'tools: each tool needs a name and an input_schema';
+  const msgs: any[] = body.messages;
+  for (const [i, m] of msgs.entries()) {
+    if (m.role !== 'user' && m.role !== 'assistant') return `messages.${i}.role: Input should be 'user' or 'assistant'`;
+    if (typeof m.content === 'string' ? !m.content : !Array.isArray(m.content) || !m.content.length) return `messages.${i}: all messages must have non-empty content`;
+    if (typeof m.content === 'string') continue;
+    for (const [j, b] of m.content.entries()) {
+      if (b.type === 'text' && (typeof b.text !== 'string' || !b.text)) return `messages.${i}.content.${j}.text: text content blocks must be non-empty`;
+      if (b.type === 'thinking' && !b.signature) return `messages.${i}.content.${j}.thinking.signature: Field required`;
+      if ((b.type === 'image' || b.type === 'document') && !b.source?.type) return `messages.${i}.content.${j}.source: Field required`;
+      if ((b.type === 'thinking' || b.type === 'redacted_thinking' || b.type === 'tool_use') && m.role !== 'assistant') return `messages.${i}.content.${j}: ${b.type} blocks are only allowed in assistant messages`;
+    }
+    // Every tool_use is answered by a tool_result in the very next (user) message, and a
+    // tool_result answers a tool_use of the message just before it.
+    const asked = new Set(m.role === 'assistant' ? m.content.filter((b: any) => b.type === 'tool_use').map((b: any) => b.id) : []);
+    const next = msgs[i + 1];
+    if (asked.size && next) {
+      const answered = new Set(Array.isArray(next.content) ? next.content.filter((b: any) => b.type === 'tool_result').map((b: any) => b.tool_use_id) : []);
+      for (const id of asked) if (!answered.has(id)) return `messages.${i + 1}: \`tool_use\` ids were found without \`tool_result\` blocks immediately after: ${id}`;
+    }
+    if (m.role === 'user') {
+      const prev = msgs[i - 1];
+      const prevIds = new Set(prev?.role === 'assistant' && Array.isArray(prev.content) ? prev.content.filter((b: any) => b.type === 'tool_use').map((b: any) => b.id) : []);
+      for (const b of m.content) if (b.type === 'tool_result' && !prevIds.has(b.tool_use_id)) return `messages.${i}.content: unexpected \`tool_use_id\` found in \`tool_result\` blocks: ${b.tool_use_id}`;
+    }
+  }
+  const last = msgs.at(-1);
+  const prev = msgs.at(-2);
+  if (thinking && last?.role === 'user' && Array.isArray(last.content) && last.content.some((b: any) => b.type === 'tool_result') && prev?.role === 'assistant') {
+    const first = Array.isArray(prev.content) ? prev.content[0]?.type : 'text';
+    if (first !== 'thinking' && first !== 'redacted_thinking') return `messages.${msgs.length - 2}.content.0.type: Expected \`thinking\` or \`redacted_thinking\`, but found \`${first}\`. When \`thinking\` is enabled, a final \`assistant\` message must start with a thinking block`;
+  }
+  return null;
+}
+
+const isReasoningModel = (model: string) => /^(o\d|gpt-5)/.test(model) && !/-chat/.test(model);
+
+function validateOpenAI(body: any): string | null {
+  if (!body || typeof body !== 'object') return 'We could not parse the JSON body of your request.';
+  if (typeof body.model !== 'string' || !body.model) return 'you must provide a model parameter';
+  if (!Array.isArray(body.messages) || !body.messages.length) return "Invalid 'messages': empty array. Expected an array with minimum length 1.";
+  if (body.stream_options && body.stream !== true) return 'The \'stream_options\' parameter is only allowed when \'stream\' is enabled.';
+  if (isReasoningModel(body.model) && body.max_tokens !== undefined) return "Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead.";
+  if (!isReasoningModel(body.model) && body.reasoning_effort !== undefined) return "Unrecognized request argument supplied: reasoning_effort";
+  for (const t of body.tools ?? []) if (t?.type !== 'function' || !t.function?.name) return "Missing required parameter: 'tools[0].function.name'.";
+  let pending = new Set<string>();
+  for (const [i, m] of (body.messages as any[]).entries()) {
+    if (m.role === 'tool') {
+      if (!pending.delete(m.tool_call_id)) return `Invalid parameter: messages with role 'tool' must be a response to a preceeding message with 'tool_calls'.`;
+      if (typeof m.content !== 'string' && !Array.isArray(m.content)) return `Invalid value for 'messages[${i}].content'.`;
+      continue;
+    }
+    if (pending.size) return `An assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'. The following tool_call_ids did not have response messages: ${[...pending].join(', ')}`;
+    if (!['system', 'developer', 'user', 'assistant'].includes(m.role)) return `Invalid value: '${m.role}'. Supported values are: 'system', 'assistant', 'user', 'tool', 'function', and 'developer'.`;
+    if (m.role === 'assistant') {
+      if ((m.content === null || m.content === undefined || m.content === '') && !m.tool_calls?.length) return `Invalid value for 'messages[${i}].content': expected a string, got null.`;
+      pending = new Set((m.tool_calls ?? []).map((c: any) => c.id));
+      for (const c of m.tool_calls ?? []) if (typeof c.function?.arguments !== 'string') return `Invalid type for 'messages[${i}].tool_calls[0].function.arguments': expected a string.`;
+    } else if (m.content === null || m.content === undefined || (Array.isArray(m.content) && !m.content.length)) {
+      return `Invalid value for 'messages[${i}].content': expected a string or a non-empty array.`;
+    }
+  }
+  return null;
+}
+
+// ---- Anthropic ---------------------------------------------------------------------------
 
 async function anthropicStream(res: http.ServerResponse, step: FakeStep, model: string, hangs: Set<http.ServerResponse>): Promise<void> {
-  const send = (event: string, data: unknown) => res.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
-  res.writeHead(200, { 'content-type': 'text/event-stream' });
-  const u = usageOf('usage' in step ? step.usage : undefined);
-  send('message_start', { type: 'message_start', message: { id: 'msg_fake', type: 'message', role: 'assistant', model, content: [], stop_reason: null, usage: { input_tokens: u.input, output_tokens: 1, cache_read_input_tokens: u.cacheRead, cache_creation_input_tokens: u.cacheWrite } } });
+  const send = (event: string, data: unknown) => !res.destroyed && res.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
+  res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+  const u = countsOf(step);
+  send('message_start', { type: 'message_start', message: { id: newId('msg_'), type: 'message', role: 'assistant', model, content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: u.input, output_tokens: 1, cache_read_input_tokens: u.cacheRead, cache_creation_input_tokens: u.cacheWrite } } });
   send('ping', { type: 'ping' });
   let index = 0;
   const textBlock = async (text: string, chunks = 3, delayMs = 0) => {
     send('content_block_start', { type: 'content_block_start', index, content_block: { type: 'text', text: '' } });
     for (const piece of split(text, chunks)) {
+      if (res.destroyed) return;
       send('content_block_delta', { type: 'content_block_delta', index, delta: { type: 'text_delta', text: piece } });
       if (delayMs) await sleep(delayMs);
     }
@@ -59,120 +168,156 @@ async function anthropicStream(res: http.ServerResponse, step: FakeStep, model: 
     return; // never ends: interrupts and timeouts are the test
   }
   let stop = 'end_turn';
-  if (step.kind === 'text') await textBlock(step.text, step.chunks ?? 3, step.delayMs ?? 0);
   if (step.kind === 'reasoning_then_text') {
-    send('content_block_start', { type: 'content_block_start', index, content_block: { type: 'thinking', thinking: '' } });
+    send('content_block_start', { type: 'content_block_start', index, content_block: { type: 'thinking', thinking: '', signature: '' } });
     for (const piece of split(step.reasoning, 2)) send('content_block_delta', { type: 'content_block_delta', index, delta: { type: 'thinking_delta', thinking: piece } });
-    send('content_block_delta', { type: 'content_block_delta', index, delta: { type: 'signature_delta', signature: 'sig-fake-123' } });
+    send('content_block_delta', { type: 'content_block_delta', index, delta: { type: 'signature_delta', signature: SIGNATURE } });
     send('content_block_stop', { type: 'content_block_stop', index });
     index++;
-    await textBlock(step.text);
   }
+  const text = textOf(step);
+  if (text) await textBlock(text, step.kind === 'text' ? (step.chunks ?? 3) : step.kind === 'tool_call' ? 1 : 3, step.kind === 'text' ? (step.delayMs ?? 0) : 0);
   if (step.kind === 'tool_call') {
-    if (step.text) await textBlock(step.text, 1);
-    const id = step.id ?? `toolu_${Math.random().toString(36).slice(2, 10)}`;
-    send('content_block_start', { type: 'content_block_start', index, content_block: { type: 'tool_use', id, name: step.name, input: {} } });
-    const json = JSON.stringify(step.input);
-    for (const piece of split(json, 4)) send('content_block_delta', { type: 'content_block_delta', index, delta: { type: 'input_json_delta', partial_json: piece } });
+    send('content_block_start', { type: 'content_block_start', index, content_block: { type: 'tool_use', id: toolIdOf(step, 'anthropic'), name: step.name, input: {} } });
+    for (const piece of split(JSON.stringify(step.input), 4)) send('content_block_delta', { type: 'content_block_delta', index, delta: { type: 'input_json_delta', partial_json: piece } });
     send('content_block_stop', { type: 'content_block_stop', index });
     stop = 'tool_use';
   }
-  send('message_delta', { type: 'message_delta', delta: { stop_reason: stop, stop_sequence: null }, usage: { output_tokens: u.output } });
+  // message_delta usage is cumulative; current API versions repeat the input side there too.
+  send('message_delta', { type: 'message_delta', delta: { stop_reason: stop, stop_sequence: null }, usage: { input_tokens: u.input, output_tokens: u.output, cache_read_input_tokens: u.cacheRead, cache_creation_input_tokens: u.cacheWrite } });
   send('message_stop', { type: 'message_stop' });
   res.end();
 }
 
+function anthropicJson(step: FakeStep, model: string): Record<string, unknown> {
+  const u = countsOf(step);
+  const content: Record<string, unknown>[] = [];
+  if (step.kind === 'reasoning_then_text') content.push({ type: 'thinking', thinking: step.reasoning, signature: SIGNATURE });
+  if (textOf(step)) content.push({ type: 'text', text: textOf(step) });
+  if (step.kind === 'tool_call') content.push({ type: 'tool_use', id: toolIdOf(step, 'anthropic'), name: step.name, input: step.input });
+  return {
+    id: newId('msg_'), type: 'message', role: 'assistant', model, content,
+    stop_reason: step.kind === 'tool_call' ? 'tool_use' : 'end_turn', stop_sequence: null,
+    usage: { input_tokens: u.input, output_tokens: u.output, cache_read_input_tokens: u.cacheRead, cache_creation_input_tokens: u.cacheWrite },
+  };
+}
+
+// ---- OpenAI ------------------------------------------------------------------------------
+
 async function openaiStream(res: http.ServerResponse, step: FakeStep, model: string, hangs: Set<http.ServerResponse>): Promise<void> {
-  const base = { id: 'chatcmpl-fake', object: 'chat.completion.chunk', created: Math.floor(Date.now() / 1000), model };
-  const send = (choices: unknown[], extra: Record<string, unknown> = {}) => res.write(`data: ${JSON.stringify({ ...base, choices, ...extra })}\n\n`);
-  res.writeHead(200, { 'content-type': 'text/event-stream' });
-  send([{ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: null }]);
+  const base = { id: newId('chatcmpl-'), object: 'chat.completion.chunk', created: Math.floor(Date.now() / 1000), model, system_fingerprint: 'fp_fake' };
+  const send = (choices: unknown[], extra: Record<string, unknown> = {}) => !res.destroyed && res.write(`data: ${JSON.stringify({ ...base, choices, usage: null, ...extra })}\n\n`);
+  const delta = (d: Record<string, unknown>, finish: string | null = null) => send([{ index: 0, delta: d, logprobs: null, finish_reason: finish }]);
+  res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+  delta({ role: 'assistant', content: '', refusal: null });
   if (step.kind === 'hang') {
-    if (step.text) send([{ index: 0, delta: { content: step.text }, finish_reason: null }]);
+    if (step.text) delta({ content: step.text });
     hangs.add(res);
     return;
   }
-  const u = usageOf('usage' in step ? step.usage : undefined);
-  let finish = 'stop';
-  const text = step.kind === 'text' || step.kind === 'reasoning_then_text' ? step.text : step.kind === 'tool_call' ? (step.text ?? '') : '';
-  if (step.kind === 'reasoning_then_text') send([{ index: 0, delta: { reasoning_content: step.reasoning }, finish_reason: null }]);
-  if (text) for (const piece of split(text, step.kind === 'text' ? (step.chunks ?? 3) : 2)) {
-    send([{ index: 0, delta: { content: piece }, finish_reason: null }]);
-    if (step.kind === 'text' && step.delayMs) await sleep(step.delayMs);
+  const u = countsOf(step);
+  // OpenAI itself streams no reasoning text; OpenAI-compatible servers use reasoning_content.
+  if (step.kind === 'reasoning_then_text') delta({ reasoning_content: step.reasoning });
+  const text = textOf(step);
+  if (text) {
+    for (const piece of split(text, step.kind === 'text' ? (step.chunks ?? 3) : 2)) {
+      if (res.destroyed) return;
+      delta({ content: piece });
+      if (step.kind === 'text' && step.delayMs) await sleep(step.delayMs);
+    }
   }
   if (step.kind === 'tool_call') {
-    const id = step.id ?? `call_${Math.random().toString(36).slice(2, 10)}`;
-    const json = JSON.stringify(step.input);
-    send([{ index: 0, delta: { tool_calls: [{ index: 0, id, type: 'function', function: { name: step.name, arguments: '' } }] }, finish_reason: null }]);
-    for (const piece of split(json, 4)) send([{ index: 0, delta: { tool_calls: [{ index: 0, function: { arguments: piece } }] }, finish_reason: null }]);
-    finish = 'tool_calls';
+    delta({ tool_calls: [{ index: 0, id: toolIdOf(step, 'openai'), type: 'function', function: { name: step.name, arguments: '' } }] });
+    for (const piece of split(JSON.stringify(step.input), 4)) delta({ tool_calls: [{ index: 0, function: { arguments: piece } }] });
   }
-  send([{ index: 0, delta: {}, finish_reason: finish }]);
-  send([], { usage: { prompt_tokens: u.input + u.cacheRead, completion_tokens: u.output, total_tokens: u.input + u.cacheRead + u.output, prompt_tokens_details: { cached_tokens: u.cacheRead } } });
-  res.write('data: [DONE]\n\n');
+  delta({}, step.kind === 'tool_call' ? 'tool_calls' : 'stop');
+  send([], { usage: openaiUsage(u) }); // stream_options.include_usage: a last chunk with no choices
+  if (!res.destroyed) res.write('data: [DONE]\n\n');
   res.end();
 }
+
+const openaiUsage = (u: Counts) => ({
+  prompt_tokens: u.input + u.cacheRead, completion_tokens: u.output, total_tokens: u.input + u.cacheRead + u.output,
+  prompt_tokens_details: { cached_tokens: u.cacheRead, audio_tokens: 0 }, completion_tokens_details: { reasoning_tokens: 0, audio_tokens: 0 },
+});
+
+function openaiJson(step: FakeStep, model: string): Record<string, unknown> {
+  const message: Record<string, unknown> = { role: 'assistant', content: textOf(step) || null, refusal: null };
+  if (step.kind === 'tool_call') message.tool_calls = [{ id: toolIdOf(step, 'openai'), type: 'function', function: { name: step.name, arguments: JSON.stringify(step.input) } }];
+  return {
+    id: newId('chatcmpl-'), object: 'chat.completion', created: Math.floor(Date.now() / 1000), model,
+    choices: [{ index: 0, message, logprobs: null, finish_reason: step.kind === 'tool_call' ? 'tool_calls' : 'stop' }],
+    usage: openaiUsage(countsOf(step)),
+  };
+}
+
+// ---- server ------------------------------------------------------------------------------
 
 export async function startFakeProvider(): Promise<FakeProvider> {
   let queue: FakeStep[] = [];
   const requests: RecordedRequest[] = [];
-  const rejectKeys = new Set<string>();
   const hangs = new Set<http.ServerResponse>();
+  const fake = { rejectKeys: new Set<string>(), strict: true };
+
+  const handle = (req: http.IncomingMessage, res: http.ServerResponse, raw: string) => {
+    let body: any = null;
+    try {
+      body = JSON.parse(raw || 'null');
+    } catch {
+      body = null;
+    }
+    const headers = Object.fromEntries(Object.entries(req.headers).map(([k, v]) => [k, String(v)]));
+    const path = (req.url ?? '').split('?')[0]!;
+    requests.push({ path, headers, body });
+    const api: Api | null = path === '/v1/messages' ? 'anthropic' : path === '/v1/chat/completions' ? 'openai' : null;
+    if (!api) return sendError(res, 'openai', 404, `Unknown request URL: ${req.method} ${path}`);
+    if (req.method !== 'POST') return sendError(res, api, 405, `Method ${req.method} not allowed`);
+
+    const key = api === 'anthropic' ? headers['x-api-key'] : /^Bearer (.+)$/.exec(headers.authorization ?? '')?.[1];
+    if (!key) return sendError(res, api, 401, api === 'anthropic' ? 'x-api-key header is required' : "You didn't provide an API key.");
+    if (fake.rejectKeys.has(key)) return sendError(res, api, 401, api === 'anthropic' ? 'invalid x-api-key' : `Incorrect API key provided: ${key.slice(0, 3)}***${key.slice(-4)}.`);
+    if (api === 'anthropic' && !headers['anthropic-version']) return sendError(res, api, 400, 'anthropic-version: header is required');
+    if (fake.strict) {
+      const invalid = api === 'anthropic' ? validateAnthropic(body) : validateOpenAI(body);
+      if (invalid) return sendError(res, api, 400, invalid);
+    }
+
+    const step: FakeStep = queue.shift() ?? { kind: 'text', text: 'ok' };
+    if (step.kind === 'error') {
+      return sendError(res, api, step.status, step.message ?? `fake error ${step.status}`, step.retryAfterSec !== undefined ? { 'retry-after': String(step.retryAfterSec) } : {});
+    }
+    const model = typeof body?.model === 'string' ? body.model : 'fake';
+    if (body?.stream !== true) {
+      if (step.kind === 'hang') return void hangs.add(res); // no headers at all until the client gives up
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(api === 'anthropic' ? anthropicJson(step, model) : openaiJson(step, model)));
+      return;
+    }
+    void (api === 'anthropic' ? anthropicStream(res, step, model, hangs) : openaiStream(res, step, model, hangs));
+  };
+
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      let body: any = null;
-      try {
-        body = JSON.parse(Buffer.concat(chunks).toString('utf8') || 'null');
-      } catch {
-        body = null;
-      }
-      const headers = Object.fromEntries(Object.entries(req.headers).map(([k, v]) => [k, String(v)]));
-      requests.push({ path: req.url ?? '', headers, body });
-      const isAnthropic = req.url === '/v1/messages';
-      const isOpenAI = req.url === '/v1/chat/completions';
-      if (!isAnthropic && !isOpenAI) {
-        res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { message: 'not found' } }));
-        return;
-      }
-      const key = isAnthropic ? headers['x-api-key'] : (headers.authorization ?? '').replace(/^Bearer /, '');
-      if (!key || rejectKeys.has(key)) {
-        const payload = isAnthropic
-          ? { type: 'error', error: { type: 'authentication_error', message: 'invalid x-api-key' } }
-          : { error: { message: 'Incorrect API key provided', type: 'invalid_request_error', code: 'invalid_api_key' } };
-        res.writeHead(401, { 'content-type': 'application/json' }).end(JSON.stringify(payload));
-        return;
-      }
-      const step: FakeStep = queue.shift() ?? { kind: 'text', text: 'ok' };
-      if (step.kind === 'error') {
-        const payload = isAnthropic
-          ? { type: 'error', error: { type: step.status >= 500 ? 'api_error' : 'invalid_request_error', message: step.message ?? `fake error ${step.status}` } }
-          : { error: { message: step.message ?? `fake error ${step.status}`, type: 'server_error' } };
-        res.writeHead(step.status, { 'content-type': 'application/json' }).end(JSON.stringify(payload));
-        return;
-      }
-      const model = body?.model ?? 'fake';
-      void (isAnthropic ? anthropicStream(res, step, model, hangs) : openaiStream(res, step, model, hangs));
-    });
+    req.on('end', () => handle(req, res, Buffer.concat(chunks).toString('utf8')));
+    res.on('close', () => hangs.delete(res));
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
-  return {
+  return Object.assign(fake, {
     anthropicBaseUrl: `http://127.0.0.1:${port}`,
     openaiBaseUrl: `http://127.0.0.1:${port}/v1`,
     requests,
-    rejectKeys,
-    enqueue: (...steps) => void queue.push(...steps),
+    enqueue: (...steps: FakeStep[]) => void queue.push(...steps),
     reset() {
       queue = [];
       requests.length = 0;
-      rejectKeys.clear();
+      fake.rejectKeys.clear();
+      fake.strict = true;
     },
     async close() {
       for (const r of hangs) r.destroy();
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
-  };
+  });
 }

@@ -4,14 +4,28 @@
 import { prisma } from '../../db/client.js';
 import type { ChatMessage, ContentBlock } from '../../gateway/types.js';
 import type { EventJson } from '../../events/store.js';
+import { blobStore } from '../../files/blob-store.js';
 
 const CONTEXT_TYPES = ['user.message', 'system.message', 'agent.message', 'agent.reasoning', 'agent.tool_use', 'agent.tool_result'];
 
 type Block = Record<string, any>;
 
-function userBlocks(content: Block[]): ContentBlock[] {
+/** Message attachments are per-session file copies: the model gets their bytes inline. */
+async function userBlocks(content: Block[]): Promise<ContentBlock[]> {
   const out: ContentBlock[] = [];
   for (const b of content) {
+    if ((b.type === 'image' || b.type === 'document') && b.source?.type === 'file') {
+      const f = await prisma.file.findUnique({ where: { id: b.source.file_id } });
+      if (!f) {
+        out.push({ type: 'text', text: `[${b.type} ${b.source.file_id} is no longer available]` });
+        continue;
+      }
+      const data = await blobStore().read(f.blobKey);
+      if (b.type === 'image') out.push({ type: 'image', mediaType: f.mimeType, data: data.toString('base64') });
+      else if (f.mimeType === 'text/plain') out.push({ type: 'document', mediaType: 'text/plain', data: data.toString('utf8'), title: b.title ?? null });
+      else out.push({ type: 'document', mediaType: f.mimeType, data: data.toString('base64'), title: b.title ?? null });
+      continue;
+    }
     if (b.type === 'text') out.push({ type: 'text', text: b.text });
     else if (b.type === 'image' && b.source?.type === 'base64') out.push({ type: 'image', mediaType: b.source.media_type, data: b.source.data });
     else if (b.type === 'document' && b.source?.type === 'base64') out.push({ type: 'document', mediaType: b.source.media_type, data: b.source.data, title: b.title ?? null });
@@ -50,7 +64,7 @@ export async function buildConversation(sessionId: string, turn: number): Promis
     switch (e.type) {
       case 'user.message':
         closeOpenCalls();
-        push(messages, 'user', userBlocks(e.content ?? []));
+        push(messages, 'user', await userBlocks(e.content ?? []));
         break;
       case 'system.message':
         closeOpenCalls();

@@ -9,11 +9,20 @@ export function systemPromptFor(input: {
   agentPrompt: string | null;
   agentInstructions: InstructionFile[];
   sessionInstructions: InstructionFile[];
+  skills?: { name: string; description: string; path: string }[];
+  customData?: { name: string; kind: string; description?: string | null; uri?: string | null }[];
 }): string {
   const parts = [PREAMBLE];
   if (input.agentPrompt) parts.push(input.agentPrompt);
   for (const f of [...input.agentInstructions, ...input.sessionInstructions]) {
     if (f.content) parts.push(`<instructions file="${f.name}">\n${f.content}\n</instructions>`);
+  }
+  if (input.skills?.length) {
+    // Skills are folders in the sandbox; the model reads SKILL.md when one fits the task.
+    parts.push(['<skills>', ...input.skills.map((s) => `- ${s.name}: ${s.description} (read ${s.path}/SKILL.md)`), '</skills>'].join('\n'));
+  }
+  if (input.customData?.length) {
+    parts.push(['<custom-data>', ...input.customData.map((d) => `- ${d.name} (${d.kind})${d.description ? `: ${d.description}` : ''}${d.uri ? ` at ${d.uri}` : ''}`), '</custom-data>'].join('\n'));
   }
   return parts.join('\n\n');
 }

@@ -1,0 +1,69 @@
+// Where file bytes live. A filesystem store under DATA_DIR by default; the interface is what an
+// S3-compatible store implements (put a stream, get a stream, delete).
+import fs from 'node:fs';
+import fsp from 'node:fs/promises';
+import path from 'node:path';
+import { createHash, randomBytes } from 'node:crypto';
+import type { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { Transform } from 'node:stream';
+
+export interface StoredBlob {
+  key: string;
+  size: number;
+  sha256: string;
+}
+
+export interface BlobStore {
+  /** Streams `source` into a new blob; rejects (and leaves nothing) if `maxBytes` is exceeded. */
+  put(source: Readable, opts?: { maxBytes?: number }): Promise<StoredBlob>;
+  get(key: string): Readable;
+  read(key: string): Promise<Buffer>;
+  delete(key: string): Promise<void>;
+}
+
+export class BlobTooLargeError extends Error {}
+
+export function fsBlobStore(root: string): BlobStore {
+  fs.mkdirSync(root, { recursive: true });
+  const pathOf = (key: string) => {
+    if (!/^[a-z0-9]+$/.test(key)) throw new Error('invalid blob key');
+    return path.join(root, key.slice(0, 2), key);
+  };
+  return {
+    async put(source, opts = {}) {
+      const key = randomBytes(16).toString('hex');
+      const file = pathOf(key);
+      await fsp.mkdir(path.dirname(file), { recursive: true });
+      const hash = createHash('sha256');
+      let size = 0;
+      const meter = new Transform({
+        transform(chunk: Buffer, _enc, done) {
+          size += chunk.length;
+          if (opts.maxBytes !== undefined && size > opts.maxBytes) return done(new BlobTooLargeError(`over ${opts.maxBytes} bytes`));
+          hash.update(chunk);
+          done(null, chunk);
+        },
+      });
+      try {
+        await pipeline(source, meter, fs.createWriteStream(file, { flags: 'wx' }));
+      } catch (err) {
+        await fsp.rm(file, { force: true });
+        throw err;
+      }
+      return { key, size, sha256: hash.digest('hex') };
+    },
+    get: (key) => fs.createReadStream(pathOf(key)),
+    read: (key) => fsp.readFile(pathOf(key)),
+    delete: (key) => fsp.rm(pathOf(key), { force: true }),
+  };
+}
+
+let store: BlobStore | undefined;
+export function blobStore(): BlobStore {
+  if (!store) throw new Error('blob store not initialised');
+  return store;
+}
+export function setBlobStore(next: BlobStore): void {
+  store = next;
+}

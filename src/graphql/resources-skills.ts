@@ -1,0 +1,105 @@
+// Session resources and skills in GraphQL (bodies as in REST; skill bundles as JSON files).
+import { builder } from './builder.js';
+import { prisma } from '../db/client.js';
+import { AppError } from '../errors.js';
+import { addResource, listResources, getResource, rotateToken, deleteResource } from '../resources/operations.js';
+import { resourceJson } from '../resources/resources.js';
+import { createSkill, findSkill, addRevision, findRevision, deleteSkill, deleteRevision, filesFromJson, type ManifestEntry } from '../skills/skills.js';
+
+const SessionResourceType = builder.simpleObject('SessionResource', {
+  description: 'A file or repository mounted in the session; `json` is the REST shape',
+  fields: (t) => ({ id: t.string(), type: t.string(), mountPath: t.string(), json: t.field({ type: 'JSONObject' }) }),
+});
+const toGraph = (r: Parameters<typeof resourceJson>[0]) => ({ id: r.id, type: r.type, mountPath: r.mountPath, json: resourceJson(r) });
+const ResourcePage = builder.simpleObject('SessionResourcePage', {
+  fields: (t) => ({ data: t.field({ type: [SessionResourceType] }), nextPage: t.string({ nullable: true }) }),
+});
+
+builder.queryField('sessionResources', (t) =>
+  t.field({
+    type: ResourcePage,
+    args: { sessionId: t.arg.string({ required: true }), limit: t.arg.int(), page: t.arg.string() },
+    authScopes: { read: true },
+    resolve: async (_r, args, ctx) => {
+      if (args.limit != null && (args.limit < 1 || args.limit > 1000)) throw new AppError('invalid_request', 'limit must be between 1 and 1000');
+      const page = await listResources(ctx.viewer!, args.sessionId, args.limit ?? null, args.page ?? null);
+      return { data: page.data.map(toGraph), nextPage: page.nextPage };
+    },
+  }),
+);
+builder.queryField('sessionResource', (t) =>
+  t.field({ type: SessionResourceType, args: { sessionId: t.arg.string({ required: true }), id: t.arg.string({ required: true }) }, authScopes: { read: true }, resolve: async (_r, a, ctx) => toGraph(await getResource(ctx.viewer!, a.sessionId, a.id)) }),
+);
+builder.mutationField('addSessionResource', (t) =>
+  t.field({ type: SessionResourceType, args: { sessionId: t.arg.string({ required: true }), input: t.arg({ type: 'JSONObject', required: true }) }, authScopes: { write: true }, resolve: async (_r, a, ctx) => toGraph(await addResource(ctx.viewer!, a.sessionId, a.input)) }),
+);
+builder.mutationField('rotateSessionResourceToken', (t) =>
+  t.field({ type: SessionResourceType, args: { sessionId: t.arg.string({ required: true }), id: t.arg.string({ required: true }), input: t.arg({ type: 'JSONObject', required: true }) }, authScopes: { write: true }, resolve: async (_r, a, ctx) => toGraph(await rotateToken(ctx.viewer!, a.sessionId, a.id, a.input)) }),
+);
+builder.mutationField('deleteSessionResource', (t) =>
+  t.string({ args: { sessionId: t.arg.string({ required: true }), id: t.arg.string({ required: true }) }, authScopes: { write: true }, resolve: async (_r, a, ctx) => (await deleteResource(ctx.viewer!, a.sessionId, a.id)).id }),
+);
+
+// ---- skills ----
+
+const SkillType = builder.prismaObject('Skill', {
+  fields: (t) => ({
+    id: t.exposeID('id'),
+    displayName: t.exposeString('displayName'),
+    name: t.exposeString('name'),
+    latestRevisionId: t.exposeString('latestRevisionId', { nullable: true }),
+    createdAt: t.expose('createdAt', { type: 'DateTime' }),
+    updatedAt: t.expose('updatedAt', { type: 'DateTime' }),
+  }),
+});
+const SkillFile = builder.simpleObject('SkillFile', { fields: (t) => ({ path: t.string(), size: t.int(), sha256: t.string(), executable: t.boolean() }) });
+const SkillRevisionType = builder.prismaObject('SkillRevision', {
+  fields: (t) => ({
+    id: t.exposeID('id'),
+    skillId: t.exposeString('skillId'),
+    name: t.exposeString('name'),
+    description: t.exposeString('description'),
+    files: t.field({ type: [SkillFile], resolve: (r) => (r.files as ManifestEntry[]).map(({ path, size, sha256, executable }) => ({ path, size, sha256, executable })) }),
+    createdAt: t.expose('createdAt', { type: 'DateTime' }),
+  }),
+});
+const CreatedSkill = builder.simpleObject('CreatedSkill', {
+  fields: (t) => ({ skill: t.field({ type: SkillType }), revision: t.field({ type: SkillRevisionType }) }),
+});
+
+builder.queryField('skills', (t) =>
+  t.prismaConnection({
+    type: 'Skill', cursor: 'id', maxSize: 100, defaultSize: 20,
+    authScopes: { read: true },
+    resolve: (query, _r, _a, ctx) => prisma.skill.findMany({ ...query, where: { universeId: ctx.viewer!.universe.id }, orderBy: { id: 'desc' } }),
+  }),
+);
+builder.queryField('skill', (t) =>
+  t.prismaField({ type: 'Skill', args: { id: t.arg.string({ required: true }) }, authScopes: { read: true }, resolve: (_q, _r, { id }, ctx) => findSkill(ctx.viewer!, id) }),
+);
+builder.queryField('skillRevisions', (t) =>
+  t.prismaField({
+    type: ['SkillRevision'], args: { skillId: t.arg.string({ required: true }) }, authScopes: { read: true },
+    resolve: async (query, _r, { skillId }, ctx) => prisma.skillRevision.findMany({ ...query, where: { skillId: (await findSkill(ctx.viewer!, skillId)).id }, orderBy: { id: 'desc' } }),
+  }),
+);
+builder.queryField('skillRevision', (t) =>
+  t.prismaField({ type: 'SkillRevision', args: { skillId: t.arg.string({ required: true }), id: t.arg.string({ required: true }) }, authScopes: { read: true }, resolve: (_q, _r, a, ctx) => findRevision(ctx.viewer!, a.skillId, a.id) }),
+);
+builder.mutationField('createSkill', (t) =>
+  t.field({
+    type: CreatedSkill,
+    description: 'JSON body: {displayName?, files: [{path, content, encoding, executable?}]}; SKILL.md with name and description front-matter required',
+    args: { input: t.arg({ type: 'JSONObject', required: true }) }, authScopes: { write: true },
+    resolve: (_r, { input }, ctx) => createSkill(ctx.viewer!, filesFromJson(input)),
+  }),
+);
+builder.mutationField('createSkillRevision', (t) =>
+  t.prismaField({ type: 'SkillRevision', args: { skillId: t.arg.string({ required: true }), input: t.arg({ type: 'JSONObject', required: true }) }, authScopes: { write: true }, resolve: (_q, _r, a, ctx) => addRevision(ctx.viewer!, a.skillId, filesFromJson(a.input)) }),
+);
+builder.mutationField('deleteSkill', (t) =>
+  t.boolean({ args: { id: t.arg.string({ required: true }) }, authScopes: { write: true }, resolve: async (_r, { id }, ctx) => { await deleteSkill(ctx.viewer!, id); return true; } }),
+);
+builder.mutationField('deleteSkillRevision', (t) =>
+  t.boolean({ args: { skillId: t.arg.string({ required: true }), id: t.arg.string({ required: true }) }, authScopes: { write: true }, resolve: async (_r, a, ctx) => { await deleteRevision(ctx.viewer!, a.skillId, a.id); return true; } }),
+);

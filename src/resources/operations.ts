@@ -1,0 +1,65 @@
+// The session-resource endpoints' rules: add (files only), list, get, rotate a repository
+// token, delete a file resource (and its copy inside the sandbox).
+import { prisma } from '../db/client.js';
+import { AppError } from '../errors.js';
+import { parseInput } from '../validation.js';
+import { seal, open } from '../crypto/secret-box.js';
+import type { Viewer } from '../auth/viewer.js';
+import { resolveSession } from '../sessions/sessions.js';
+import { sandboxDriver } from '../runtime/sandboxes.js';
+import { insertPlanned, planResources } from './resources.js';
+import { resourceInput, rotateTokenBody } from './rules.js';
+
+export async function addResource(viewer: Viewer, sessionRef: string, input: unknown) {
+  const session = await resolveSession(viewer, sessionRef);
+  const body = parseInput(resourceInput, input ?? {});
+  if (body.type !== 'file') throw new AppError('invalid_request', 'repositories attach at session create and stay for its lifetime; add file resources here');
+  if (session.status === 'terminated') throw new AppError('session_archived', 'the session is archived');
+  const existing = await prisma.sessionResource.findMany({ where: { sessionId: session.id } });
+  const [created] = await insertPlanned(await planResources(session.universeId, session.id, [body], existing));
+  return created!;
+}
+
+export async function listResources(viewer: Viewer, sessionRef: string, limit: number | null, page: string | null) {
+  const session = await resolveSession(viewer, sessionRef);
+  const rows = await prisma.sessionResource.findMany({
+    where: { sessionId: session.id, ...(page ? { id: { gt: page } } : {}) },
+    orderBy: { id: 'asc' },
+    ...(limit ? { take: limit + 1 } : {}),
+  });
+  if (!limit) return { data: rows, nextPage: null };
+  const slice = rows.slice(0, limit);
+  return { data: slice, nextPage: rows.length > limit ? slice[slice.length - 1]!.id : null };
+}
+
+export async function getResource(viewer: Viewer, sessionRef: string, rid: string) {
+  const session = await resolveSession(viewer, sessionRef);
+  const r = await prisma.sessionResource.findFirst({ where: { id: rid, sessionId: session.id } });
+  if (!r) throw new AppError('not_found', 'session resource not found');
+  return r;
+}
+
+export async function rotateToken(viewer: Viewer, sessionRef: string, rid: string, input: unknown) {
+  const body = parseInput(rotateTokenBody, input ?? {});
+  const r = await getResource(viewer, sessionRef, rid);
+  if (r.type !== 'github_repository') throw new AppError('invalid_request', 'only a repository resource has a token to rotate');
+  const host = new URL(r.url!).host;
+  const others = await prisma.sessionResource.findMany({ where: { sessionId: r.sessionId, type: 'github_repository', id: { not: r.id } } });
+  for (const o of others) {
+    if (o.tokenSealed && new URL(o.url!).host === host && open(o.tokenSealed) !== body.authorization_token) {
+      throw new AppError('egress_header_conflict', `another repository token already sets the Authorization header for ${host}`);
+    }
+  }
+  return prisma.sessionResource.update({ where: { id: r.id }, data: { tokenSealed: seal(body.authorization_token), updatedAt: new Date() } });
+}
+
+export async function deleteResource(viewer: Viewer, sessionRef: string, rid: string) {
+  const r = await getResource(viewer, sessionRef, rid);
+  if (r.type !== 'file') throw new AppError('invalid_request', 'repository resources stay for the session\'s lifetime');
+  await prisma.sessionResource.delete({ where: { id: r.id } });
+  if (r.fileId) await prisma.file.updateMany({ where: { id: r.fileId }, data: { deletedAt: new Date() } });
+  // Unlinked from the sandbox now, so the next turn cannot see it.
+  const sandbox = await sandboxDriver().get(r.sessionId);
+  if (sandbox) await sandbox.remove(r.mountPath).catch(() => undefined);
+  return r;
+}

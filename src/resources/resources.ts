@@ -1,0 +1,97 @@
+// Session resources: files copied read-only into /workspace and repositories cloned there.
+// Records are written at create/add; the sandbox receives them before the session's next turn.
+import path from 'node:path';
+import { prisma } from '../db/client.js';
+import { AppError } from '../errors.js';
+import { newId } from '../ids.js';
+import { seal, open } from '../crypto/secret-box.js';
+import { blobStore } from '../files/blob-store.js';
+import { sessionCopyOf } from '../files/files.js';
+import type { Sandbox } from '../sandbox/driver.js';
+import type { SessionResource } from '../generated/prisma/client.js';
+import { cloneRepository, checkRepositoryAccess } from './clone.js';
+import { MAX_REPOSITORIES, MAX_RESOURCES, normalizeMountPath, overlaps, parseRepoUrl, type ResourceInput } from './rules.js';
+import { logger } from '../logger.js';
+
+export function resourceJson(r: SessionResource) {
+  const base = { id: r.id, type: r.type, mount_path: r.mountPath, created_at: r.createdAt.toISOString(), updated_at: r.updatedAt.toISOString() };
+  if (r.type === 'file') return { ...base, file_id: r.fileId };
+  return { ...base, url: r.url, ...(r.checkout ? { checkout: r.checkout } : {}) };
+}
+
+interface Planned {
+  row: Omit<SessionResource, 'createdAt' | 'updatedAt' | 'syncedAt'>;
+  sourceFileId?: string;
+}
+
+/** Validates new resources against the session's existing ones; copies files; checks repositories. */
+export async function planResources(universeId: string, sessionId: string, inputs: ResourceInput[], existing: SessionResource[]): Promise<Planned[]> {
+  const repos = existing.filter((r) => r.type === 'github_repository').length + inputs.filter((i) => i.type === 'github_repository').length;
+  if (existing.length + inputs.length > MAX_RESOURCES || repos > MAX_REPOSITORIES) {
+    throw new AppError('too_many_resources', `a session holds at most ${MAX_RESOURCES} resources and ${MAX_REPOSITORIES} repositories`);
+  }
+  const mounts = existing.map((r) => r.mountPath);
+  const tokensByHost = new Map<string, string>();
+  for (const r of existing) if (r.type === 'github_repository' && r.tokenSealed) tokensByHost.set(new URL(r.url!).host, open(r.tokenSealed));
+  const planned: Planned[] = [];
+  for (const input of inputs) {
+    let mountPath: string;
+    const id = newId('sesrsc');
+    if (input.type === 'file') {
+      const upload = await prisma.file.findFirst({ where: { id: input.file_id, universeId, sessionId: null, deletedAt: null, OR: [{ expiresAt: null }, { expiresAt: { gt: new Date() } }] } });
+      if (!upload) throw new AppError('not_found', `file ${input.file_id} not found`);
+      mountPath = normalizeMountPath(input.mount_path ?? `/${upload.id}`);
+      if (mounts.some((m) => overlaps(m, mountPath))) throw new AppError('invalid_request', `mount_path ${mountPath} overlaps another resource`);
+      mounts.push(mountPath);
+      planned.push({ row: { id, sessionId, type: 'file', fileId: null, url: null, mountPath, checkout: null, tokenSealed: null }, sourceFileId: upload.id });
+    } else {
+      const repo = parseRepoUrl(input.url);
+      mountPath = normalizeMountPath(input.mount_path ?? `/${repo.repo}`);
+      if (mounts.some((m) => overlaps(m, mountPath))) throw new AppError('invalid_request', `mount_path ${mountPath} overlaps another resource`);
+      mounts.push(mountPath);
+      if (input.authorization_token) {
+        const other = tokensByHost.get(repo.host);
+        if (other !== undefined && other !== input.authorization_token) {
+          throw new AppError('egress_header_conflict', `two repository tokens would set different Authorization headers for ${repo.host}`);
+        }
+        tokensByHost.set(repo.host, input.authorization_token);
+      }
+      await checkRepositoryAccess(repo.url, input.authorization_token ?? null);
+      planned.push({
+        row: { id, sessionId, type: 'github_repository', fileId: null, url: repo.url, mountPath, checkout: (input.checkout ?? null) as never, tokenSealed: input.authorization_token ? seal(input.authorization_token) : null },
+      });
+    }
+  }
+  // Files are copied last, once everything validated: a copy is the session's own.
+  for (const p of planned) {
+    if (p.sourceFileId) {
+      const source = await prisma.file.findUniqueOrThrow({ where: { id: p.sourceFileId } });
+      p.row.fileId = (await sessionCopyOf(universeId, sessionId, source)).id;
+    }
+  }
+  return planned;
+}
+
+export async function insertPlanned(planned: Planned[]): Promise<SessionResource[]> {
+  const out: SessionResource[] = [];
+  for (const p of planned) out.push(await prisma.sessionResource.create({ data: { ...p.row, checkout: p.row.checkout ?? undefined } as never }));
+  return out;
+}
+
+/** Gives the sandbox every resource it has not received yet (before a turn, after provisioning). */
+export async function syncResources(sessionId: string, sandbox: Sandbox): Promise<void> {
+  const pending = await prisma.sessionResource.findMany({ where: { sessionId, syncedAt: null }, orderBy: { createdAt: 'asc' } });
+  for (const r of pending) {
+    if (r.type === 'file') {
+      const f = await prisma.file.findUnique({ where: { id: r.fileId! } });
+      if (!f) continue;
+      await sandbox.writeFile(r.mountPath, await blobStore().read(f.blobKey), { readOnly: true });
+    } else {
+      if (!sandbox.hostWorkspace) throw new Error('this sandbox driver cannot receive repository clones');
+      const dest = path.join(sandbox.hostWorkspace, r.mountPath.slice('/workspace/'.length));
+      await cloneRepository({ url: r.url!, token: r.tokenSealed ? open(r.tokenSealed) : null, dest, checkout: r.checkout as never });
+    }
+    await prisma.sessionResource.update({ where: { id: r.id }, data: { syncedAt: new Date() } });
+    logger.info({ sessionId, resource: r.id, type: r.type }, 'session resource materialised');
+  }
+}

@@ -1,0 +1,98 @@
+// Skills: universe-scoped bundles with immutable revisions. `latestRevisionId` is what
+// `latest` resolves to and repoints when the latest revision is deleted.
+import { Readable } from 'node:stream';
+import { z } from 'zod';
+import { prisma } from '../db/client.js';
+import { AppError } from '../errors.js';
+import { newId } from '../ids.js';
+import { parseInput } from '../validation.js';
+import type { Viewer } from '../auth/viewer.js';
+import { blobStore } from '../files/blob-store.js';
+import { readBundle, type BundleFile } from './bundle.js';
+
+export const jsonSkillBody = z.strictObject({
+  displayName: z.string().min(1).max(60).optional(),
+  files: z.array(z.strictObject({
+    path: z.string().min(1).max(1024),
+    content: z.string().max(45 * 1024 * 1024),
+    encoding: z.enum(['utf8', 'base64']).default('utf8'),
+    executable: z.boolean().optional(),
+  })).min(1).max(1000),
+});
+
+export function filesFromJson(input: unknown): { displayName?: string; files: BundleFile[] } {
+  const body = parseInput(jsonSkillBody, input);
+  return {
+    displayName: body.displayName,
+    files: body.files.map((f) => ({ path: f.path, data: Buffer.from(f.content, f.encoding === 'base64' ? 'base64' : 'utf8'), executable: !!f.executable })),
+  };
+}
+
+async function storeRevision(skillId: string, files: BundleFile[], name: string, description: string) {
+  const manifest = [];
+  for (const f of files) {
+    const blob = await blobStore().put(Readable.from([f.data]));
+    manifest.push({ path: f.path, size: blob.size, sha256: blob.sha256, executable: f.executable, blobKey: blob.key });
+  }
+  manifest.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+  return prisma.skillRevision.create({ data: { id: newId('skr'), skillId, name, description, files: manifest } });
+}
+
+export async function createSkill(viewer: Viewer, input: { displayName?: string; files: BundleFile[] }) {
+  const bundle = readBundle(input.files);
+  const id = newId('skill');
+  await prisma.skill.create({ data: { id, universeId: viewer.universe.id, displayName: input.displayName ?? bundle.name, name: bundle.name } });
+  const revision = await storeRevision(id, bundle.files, bundle.name, bundle.description);
+  const skill = await prisma.skill.update({ where: { id }, data: { latestRevisionId: revision.id } });
+  return { skill, revision };
+}
+
+export async function findSkill(viewer: Viewer, id: string) {
+  const skill = await prisma.skill.findFirst({ where: { id, universeId: viewer.universe.id } });
+  if (!skill) throw new AppError('not_found', 'skill not found');
+  return skill;
+}
+
+export async function addRevision(viewer: Viewer, skillId: string, input: { files: BundleFile[] }) {
+  const skill = await findSkill(viewer, skillId);
+  const bundle = readBundle(input.files);
+  if (bundle.name !== skill.name) throw new AppError('name_mismatch', `SKILL.md name ${JSON.stringify(bundle.name)} differs from the skill's name ${JSON.stringify(skill.name)}`);
+  const revision = await storeRevision(skill.id, bundle.files, bundle.name, bundle.description);
+  await prisma.skill.update({ where: { id: skill.id }, data: { latestRevisionId: revision.id } });
+  return revision;
+}
+
+export async function findRevision(viewer: Viewer, skillId: string, revisionId: string) {
+  const skill = await findSkill(viewer, skillId);
+  const rev = await prisma.skillRevision.findFirst({ where: { id: revisionId, skillId: skill.id } });
+  if (!rev) throw new AppError('not_found', 'revision not found');
+  return rev;
+}
+
+/** Agents of the universe attaching the skill (any version), or pinning one revision. */
+async function agentsUsing(universeId: string, skillId: string, revisionId?: string): Promise<string[]> {
+  const agents = await prisma.agent.findMany({ where: { universeId }, select: { id: true, skills: true } });
+  return agents.filter((a) => (a.skills as { type: string; skillId?: string; version?: string }[]).some((s) => s.type === 'skill' && s.skillId === skillId && (!revisionId || s.version === revisionId))).map((a) => a.id);
+}
+
+export async function deleteSkill(viewer: Viewer, skillId: string): Promise<void> {
+  const skill = await findSkill(viewer, skillId);
+  const users = await agentsUsing(skill.universeId, skill.id);
+  if (users.length) throw new AppError('skill_in_use', `agents ${users.join(', ')} reference this skill; detach it first`);
+  await prisma.skill.delete({ where: { id: skill.id } });
+}
+
+export async function deleteRevision(viewer: Viewer, skillId: string, revisionId: string): Promise<void> {
+  const rev = await findRevision(viewer, skillId, revisionId);
+  const count = await prisma.skillRevision.count({ where: { skillId } });
+  if (count <= 1) throw new AppError('last_revision', "a skill's only revision cannot be deleted; delete the skill instead");
+  const users = await agentsUsing(viewer.universe.id, skillId, revisionId);
+  if (users.length) throw new AppError('revision_in_use', `agents ${users.join(', ')} pin this revision`);
+  await prisma.$transaction(async (tx) => {
+    await tx.skillRevision.delete({ where: { id: rev.id } });
+    const latest = await tx.skillRevision.findFirst({ where: { skillId }, orderBy: { id: 'desc' } });
+    await tx.skill.update({ where: { id: skillId }, data: { latestRevisionId: latest?.id ?? null } });
+  });
+}
+
+export type ManifestEntry = { path: string; size: number; sha256: string; executable: boolean; blobKey: string };
