@@ -20,6 +20,8 @@ import { setSandboxDriver } from './runtime/sandboxes.js';
 import { startDispatcher } from './webhooks/dispatcher.js';
 import { fsBlobStore, setBlobStore } from './files/blob-store.js';
 import { startScheduler } from './routines/scheduler.js';
+import { startBullRoutineScheduler } from './routines/bull-scheduler.js';
+import { setRoutineScheduler } from './routines/scheduling.js';
 
 export interface RunningServer {
   url: string;
@@ -54,7 +56,17 @@ export async function startServer(cfg: Config, opts: { pgliteDir?: string } = {}
   recovery.unref();
 
   const dispatcher = startDispatcher();
-  const scheduler = startScheduler();
+  // Routine schedules: BullMQ job schedulers with Redis, the in-process ticker otherwise
+  // (ROUTINE_SCHEDULER=inprocess forces the ticker, e.g. for tests that drive its clock).
+  let scheduler: { stop(): Promise<void> };
+  if (cfg.redisUrl && process.env.ROUTINE_SCHEDULER !== 'inprocess') {
+    const bull = await startBullRoutineScheduler(newRedis(cfg.redisUrl), cfg.turnWorker ? newRedis(cfg.redisUrl) : null, cfg.queuePrefix);
+    setRoutineScheduler(bull);
+    scheduler = bull;
+  } else {
+    setRoutineScheduler(null);
+    scheduler = startScheduler();
+  }
 
   const app = createApp({ limiter: createLimiter(cfg.rateLimitPerMinute, redis) });
   const server = http.createServer(app);
@@ -73,6 +85,7 @@ export async function startServer(cfg: Config, opts: { pgliteDir?: string } = {}
     async stop() {
       clearInterval(recovery);
       await scheduler.stop();
+      setRoutineScheduler(null);
       await dispatcher.stop();
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));

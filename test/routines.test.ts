@@ -12,6 +12,7 @@ let s: TestServer;
 let fake: FakeProvider;
 beforeAll(async () => {
   process.env.SCHEDULER_TICK_MS = '3600000'; // the test drives the scheduler itself
+  process.env.ROUTINE_SCHEDULER = 'inprocess'; // even on Redis (BullMQ schedules: routines-redis.test.ts)
   fake = await startFakeProvider();
   s = await startTestServer({ anthropicApiKey: 'sk', anthropicBaseUrl: fake.anthropicBaseUrl });
 });

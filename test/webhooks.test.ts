@@ -133,8 +133,9 @@ describe('delivery', () => {
     expect(offsets[1]).toBeLessThan(7);
     expect(offsets[2]).toBeGreaterThanOrEqual(29.5);
     expect(offsets[2]).toBeLessThan(33);
-    const aNow = (await s.api('GET', `/webhooks/${a.id}`)).body;
-    expect(aNow).toMatchObject({ status: 'active', failure_count: 0 });
+    // The receiver answered the third attempt; the dispatcher records it right after.
+    await waitFor(async () => (await s.api('GET', `/webhooks/${a.id}`)).body.failure_count === 0, 5000, 'success recorded');
+    expect((await s.api('GET', `/webhooks/${a.id}`)).body).toMatchObject({ status: 'active', failure_count: 0 });
     const deliveries = await s.gql<any>(`query($id: String!) { webhookEndpoint(id: $id) { deliveries(first: 5) { edges { node { status attempts lastStatusCode } } } } }`, { id: a.id });
     expect(deliveries.body.data.webhookEndpoint.deliveries.edges[0].node).toEqual({ status: 'succeeded', attempts: 3, lastStatusCode: 204 });
 

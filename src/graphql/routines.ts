@@ -141,7 +141,10 @@ builder.queryField('webhookEndpoints', (t) =>
   t.prismaField({ type: ['WebhookEndpoint'], authScopes: { read: true }, resolve: (query, _r, _a, ctx) => prisma.webhookEndpoint.findMany({ ...query, where: { universeId: ctx.viewer!.universe.id }, orderBy: { id: 'asc' } }) }),
 );
 builder.queryField('webhookEndpoint', (t) =>
-  t.prismaField({ type: 'WebhookEndpoint', args: { id: t.arg.string({ required: true }) }, authScopes: { read: true }, resolve: (_q, _r, { id }, ctx) => findEndpoint(ctx.viewer!, id) }),
+  t.prismaField({
+    type: 'WebhookEndpoint', args: { id: t.arg.string({ required: true }) }, authScopes: { read: true },
+    resolve: async (query, _r, { id }, ctx) => prisma.webhookEndpoint.findUniqueOrThrow({ ...query, where: { id: (await findEndpoint(ctx.viewer!, id)).id } }),
+  }),
 );
 builder.mutationField('createWebhookEndpoint', (t) =>
   t.field({

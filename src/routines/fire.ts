@@ -14,6 +14,7 @@ import { centsToNano, nanoToCents } from '../billing/money.js';
 import { emitResourceEvent } from '../webhooks/outbox.js';
 import { TRANSIENT_ERRORS, type RoutineErrorType } from './rules.js';
 import { nextRun } from './schedule.js';
+import { routineScheduler } from './scheduling.js';
 
 export type Trigger = { type: 'schedule'; scheduledAt: Date } | { type: 'manual' };
 
@@ -119,7 +120,10 @@ export async function fireRoutine(routineId: string, trigger: Trigger): Promise<
       where: { id: routineId, status: 'active' },
       data: { status: 'paused', pausedReason: { type: 'error', error: { type: error.type } }, nextRunAt: null },
     });
-    if (paused.count) await emitResourceEvent(routine.universeId, 'routine.paused', { type: 'routine', id: routineId });
+    if (paused.count) {
+      await routineScheduler().sync({ ...routine, status: 'paused' });
+      await emitResourceEvent(routine.universeId, 'routine.paused', { type: 'routine', id: routineId });
+    }
   }
   return run;
 }

@@ -8,6 +8,7 @@ import type { Viewer } from '../auth/viewer.js';
 import { Prisma, type Routine } from '../generated/prisma/client.js';
 import { createRoutineBody, patchRoutineBody } from './rules.js';
 import { nextRun, validateSchedule } from './schedule.js';
+import { routineScheduler } from './scheduling.js';
 
 export async function findRoutine(viewer: Viewer, id: string): Promise<Routine> {
   const routine = await prisma.routine.findFirst({ where: { id, universeId: viewer.universe.id } });
@@ -24,7 +25,7 @@ export async function createRoutine(viewer: Viewer, input: unknown): Promise<Rou
   const body = parseInput(createRoutineBody, input);
   if (body.schedule) validateSchedule(body.schedule.expression, body.schedule.timezone);
   const cron = body.schedule ? { cronExpression: body.schedule.expression.trim(), cronTimezone: body.schedule.timezone } : { cronExpression: null, cronTimezone: null };
-  return prisma.routine.create({
+  const created = await prisma.routine.create({
     data: {
       id: newId('rtn'),
       universeId: viewer.universe.id,
@@ -38,6 +39,8 @@ export async function createRoutine(viewer: Viewer, input: unknown): Promise<Rou
       nextRunAt: nextFor({ ...cron, status: 'active', archivedAt: null }),
     },
   });
+  await routineScheduler().sync(created);
+  return created;
 }
 
 export async function patchRoutine(viewer: Viewer, id: string, input: unknown): Promise<Routine> {
@@ -64,14 +67,19 @@ export async function patchRoutine(viewer: Viewer, id: string, input: unknown): 
     data.cronTimezone = body.schedule?.timezone ?? null;
     data.nextRunAt = nextFor({ cronExpression: data.cronExpression as string | null, cronTimezone: data.cronTimezone as string | null, status: routine.status, archivedAt: null });
   }
-  return prisma.routine.update({ where: { id: routine.id }, data });
+  return synced(await prisma.routine.update({ where: { id: routine.id }, data }));
+}
+
+async function synced(routine: Routine): Promise<Routine> {
+  await routineScheduler().sync(routine);
+  return routine;
 }
 
 export async function pauseRoutine(viewer: Viewer, id: string): Promise<Routine> {
   const routine = await findRoutine(viewer, id);
   if (routine.archivedAt) throw new AppError('conflict', 'the routine is archived');
   if (routine.status === 'paused') return routine;
-  return prisma.routine.update({ where: { id: routine.id }, data: { status: 'paused', pausedReason: { type: 'manual' }, nextRunAt: null } });
+  return synced(await prisma.routine.update({ where: { id: routine.id }, data: { status: 'paused', pausedReason: { type: 'manual' }, nextRunAt: null } }));
 }
 
 export async function resumeRoutine(viewer: Viewer, id: string): Promise<Routine> {
@@ -79,14 +87,14 @@ export async function resumeRoutine(viewer: Viewer, id: string): Promise<Routine
   if (routine.archivedAt) throw new AppError('conflict', 'the routine is archived');
   if (routine.status === 'active') return routine;
   // Resuming never fires what was missed while paused: the schedule continues from now.
-  return prisma.routine.update({
+  return synced(await prisma.routine.update({
     where: { id: routine.id },
     data: { status: 'active', pausedReason: Prisma.DbNull, nextRunAt: nextFor({ ...routine, status: 'active' }) },
-  });
+  }));
 }
 
 export async function archiveRoutine(viewer: Viewer, id: string): Promise<Routine> {
   const routine = await findRoutine(viewer, id);
   if (routine.archivedAt) return routine;
-  return prisma.routine.update({ where: { id: routine.id }, data: { archivedAt: new Date(), nextRunAt: null } });
+  return synced(await prisma.routine.update({ where: { id: routine.id }, data: { archivedAt: new Date(), nextRunAt: null } }));
 }
