@@ -13,7 +13,7 @@ import { sharedRedis, newRedis, closeRedis } from './redis.js';
 import { logger } from './logger.js';
 import { setConfig, type Config } from './config.js';
 import { memoryPubSub, redisPubSub, setPubSub, pubsub } from './events/pubsub.js';
-import { bullQueue, inProcessQueue, setTurnQueue, enqueueSessionRun, type TurnQueue } from './runtime/queue.js';
+import { bullQueue, inProcessQueue, setTurnQueue, setLocalRunner, enqueueSessionRun, type TurnQueue } from './runtime/queue.js';
 import { runSession, recoverStaleSessions, sessionsWithWaitingInputs, abortAllTurns } from './runtime/runner.js';
 import { provisioningSettled } from './runtime/provisioning.js';
 import { setSandboxDriver } from './runtime/sandboxes.js';
@@ -51,6 +51,8 @@ export async function startServer(cfg: Config, opts: { pgliteDir?: string } = {}
     ? bullQueue(runSession, newRedis(cfg.redisUrl), cfg.turnWorker ? newRedis(cfg.redisUrl) : null, cfg.queuePrefix)
     : inProcessQueue(runSession);
   setTurnQueue(queue);
+  // With BullMQ, a worker process also starts its own sessions' turns directly (faster first frame).
+  setLocalRunner(cfg.redisUrl && cfg.turnWorker ? runSession : null);
   await recover();
   const recovery = setInterval(() => void recover().catch((err) => logger.warn({ err }, 'recovery pass failed')), RECOVERY_INTERVAL_MS);
   recovery.unref();
@@ -90,6 +92,7 @@ export async function startServer(cfg: Config, opts: { pgliteDir?: string } = {}
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await provisioningSettled();
+      setLocalRunner(null);
       abortAllTurns();
       await queue.close();
       await pubsub().close();

@@ -54,6 +54,18 @@ let current: TurnQueue | undefined;
 export function setTurnQueue(q: TurnQueue | undefined): void {
   current = q;
 }
+let localRunner: ((sessionId: string) => Promise<void>) | null = null;
+/** Processes that run turns also start them at once, without waiting for the queue's hop. */
+export function setLocalRunner(run: ((sessionId: string) => Promise<void>) | null): void {
+  localRunner = run;
+}
+
 export async function enqueueSessionRun(sessionId: string): Promise<void> {
+  // The queued job stays the durable path (another process may take it; the claim keeps
+  // one runner per session), the local call is the fast one.
+  if (localRunner) {
+    const run = localRunner;
+    setImmediate(() => void run(sessionId).catch((err) => logger.error({ err, sessionId }, 'session run failed')));
+  }
   await current?.enqueue(sessionId);
 }

@@ -3,7 +3,8 @@
 // Any process may run it (BullMQ); the claim and a heartbeat keep it single and recoverable.
 import { prisma } from '../db/client.js';
 import { newId } from '../ids.js';
-import { appendEvent } from '../events/store.js';
+import { appendEvent, appendEventsTx, publishStored } from '../events/store.js';
+import { emitSessionEvents } from '../webhooks/outbox.js';
 import { pubsub } from '../events/pubsub.js';
 import { logger } from '../logger.js';
 import { runTurn, type StopReason } from './turn.js';
@@ -26,20 +27,28 @@ async function claim(sessionId: string): Promise<boolean> {
   return n === 1;
 }
 
-/** Gives every waiting input to a new turn; null when nothing waits. */
+/**
+ * Gives every waiting input to a new turn and announces it (session.status_running) in the
+ * same transaction: one round trip fewer before the first frame. Null when nothing waits.
+ */
 async function takeInputs(sessionId: string): Promise<number | null> {
-  return prisma.$transaction(async (tx) => {
+  const result = await prisma.$transaction(async (tx) => {
     const s = await tx.session.update({ where: { id: sessionId }, data: { turnCount: { increment: 1 } }, select: { turnCount: true } });
     const taken = await tx.sessionEvent.updateMany({
       where: { sessionId, turn: null, type: { in: ['user.message', 'system.message'] } },
       data: { turn: s.turnCount },
     });
     if (taken.count === 0) throw new NothingWaiting();
-    return s.turnCount;
+    const stored = await appendEventsTx(tx, sessionId, [{ type: 'session.status_running' }]);
+    return { turn: s.turnCount, stored };
   }).catch((err) => {
     if (err instanceof NothingWaiting) return null;
     throw err;
   });
+  if (!result) return null;
+  await publishStored(sessionId, result.stored);
+  await emitSessionEvents(sessionId, result.stored.map((x) => x.event));
+  return result.turn;
 }
 class NothingWaiting extends Error {}
 
@@ -70,7 +79,6 @@ export async function runSession(sessionId: string): Promise<void> {
         continue;
       }
       state.controller = new AbortController();
-      await appendEvent(sessionId, 'session.status_running');
       let stop: StopReason;
       try {
         stop = await runTurn(sessionId, turn, state.controller.signal);
