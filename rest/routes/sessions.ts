@@ -127,9 +127,10 @@ export const sessionRoutes = [
     method: 'GET', path: '/sessions/{id}/events/stream', operationId: 'streamSessionEvents', tag: 'Events', scope: 'read',
     summary: 'Live SSE stream of the session (no user.message/system.message); resumes after Last-Event-ID or ?after=',
     query: z.object({ after: z.string().max(64).optional().describe('replay every event after this event id') }),
-    document: `subscription Stream($id: String!, $after: String) { sessionEvents(sessionId: $id, after: $after) { id type payload } }`,
+    document: `subscription Stream($id: String!, $after: String) { sessionEvents(sessionId: $id, after: $after) { payload } }`,
     variables: ({ params, query, headers }) => ({ id: params.id, after: query.after ?? headers['last-event-id'] ?? null }),
-    result: (d) => d.sessionEvents,
+    // id and type travel inside the payload: one field to execute per subscriber per event.
+    result: (d) => ({ id: d.sessionEvents.payload.id, type: d.sessionEvents.payload.type, payload: d.sessionEvents.payload }),
     stream: true,
     response: EventBody,
   }),
