@@ -31,6 +31,13 @@ export interface Config {
   turnWorker: boolean;
   /** Redis key prefix of the BullMQ queues (one per deployment sharing a Redis). */
   queuePrefix: string;
+  /** Messaging platform API origins (tests point them at local fakes). */
+  telegramApiBaseUrl: string;
+  slackApiBaseUrl: string;
+  discordApiBaseUrl: string;
+  whatsappApiBaseUrl: string;
+  /** The origin platforms and connect links are given; default the listening address. */
+  publicUrl: string | undefined;
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
@@ -54,6 +61,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     cookieSecure: env.COOKIE_SECURE === '1' || env.COOKIE_SECURE === 'true',
     turnWorker: env.TURN_WORKER !== '0',
     queuePrefix: env.QUEUE_PREFIX || 'agent-service',
+    telegramApiBaseUrl: (env.TELEGRAM_API_BASE_URL || 'https://api.telegram.org').replace(/\/+$/, ''),
+    slackApiBaseUrl: (env.SLACK_API_BASE_URL || 'https://slack.com/api').replace(/\/+$/, ''),
+    discordApiBaseUrl: (env.DISCORD_API_BASE_URL || 'https://discord.com/api/v10').replace(/\/+$/, ''),
+    whatsappApiBaseUrl: (env.WHATSAPP_API_BASE_URL || 'https://graph.facebook.com/v21.0').replace(/\/+$/, ''),
+    publicUrl: env.PUBLIC_URL ? env.PUBLIC_URL.replace(/\/+$/, '') : undefined,
   };
 }
 
