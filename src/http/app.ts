@@ -7,6 +7,8 @@ import { routes } from '../../rest/routes/index.js';
 import { buildOpenApi } from '../../rest/openapi.js';
 import { rateLimitMiddleware } from '../ratelimit/limiter.js';
 import { authRouter } from './auth-routes.js';
+import { webRouter } from './web-routes.js';
+import { originGuard } from './origin-guard.js';
 import { graphqlSseHandler } from './graphql-sse.js';
 import { sendError } from './error-envelope.js';
 import { databaseReady } from '../db/client.js';
@@ -31,6 +33,10 @@ export function createApp(opts: AppOptions): express.Express {
     const [db, redis] = await Promise.all([databaseReady(), redisReady()]);
     res.status(db && redis ? 200 : 503).json({ ok: db && redis, database: db, redis });
   });
+
+  // Cookie-authenticated changes only from our own pages (CSRF); the dashboard, GraphiQL, assets.
+  app.use(originGuard);
+  app.use(webRouter());
 
   app.use('/auth', limit, express.json({ limit: '16kb' }), authRouter());
 

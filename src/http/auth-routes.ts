@@ -1,4 +1,5 @@
-// /auth: browser sign-in (cookie), sign-out, and the device flow used by `agent-service login`.
+// /auth: browser sign-in (the page, and the cookie it sets; rate limited), sign-out, and the
+// device flow used by `agent-service login` (its approval page signs in through the same page).
 import express, { type Request, type Response, type Router } from 'express';
 import { parse as parseCookie } from 'cookie';
 import { z } from 'zod';
@@ -10,8 +11,11 @@ import { sendError } from './error-envelope.js';
 import { config } from '../config.js';
 import { parseInput } from '../validation.js';
 import { devicePage } from './device-page.js';
+import { loginPage } from './login-page.js';
+import { sendHtml } from './pages.js';
+import { loginBlockedFor, recordLoginFailure, recordLoginSuccess } from '../ratelimit/login-limiter.js';
 
-const loginSchema = z.object({ email: z.string().min(1).max(320), password: z.string().min(1).max(1000), next: z.string().optional() });
+const loginSchema = z.object({ email: z.string().min(1).max(320), password: z.string().min(1).max(1000), next: z.string().max(2000).optional() });
 
 function origin(req: Request): string {
   return `${req.protocol}://${req.get('host')}`;
@@ -38,21 +42,51 @@ async function cookieViewer(req: Request) {
 
 /** Only same-site relative redirects after a form sign-in. */
 function safeNext(next: string | undefined): string | null {
-  return next && next.startsWith('/') && !next.startsWith('//') ? next : null;
+  return next && /^\/(?![/\\])[^\\\s]*$/.test(next) ? next : null;
 }
 
 export function authRouter(): Router {
   const r = express.Router();
   r.use(express.urlencoded({ extended: false, limit: '16kb' }));
 
+  r.get('/login', wrap(async (req, res) => {
+    const next = safeNext(typeof req.query.next === 'string' ? req.query.next : undefined) ?? '/';
+    if (await cookieViewer(req)) return void res.redirect(303, next);
+    const retry = Number(req.query.retry_after);
+    sendHtml(res, loginPage({
+      next,
+      error: typeof req.query.error === 'string' ? req.query.error : null,
+      retryAfterS: Number.isFinite(retry) && retry > 0 ? retry : null,
+      signedOut: req.query.signed_out === '1',
+      forDevice: next.startsWith('/auth/device/'),
+    }));
+  }));
+
   r.post('/login', wrap(async (req, res) => {
+    // A form post (the sign-in page) is answered with redirects; a JSON call with JSON.
+    const fromForm = req.is('application/x-www-form-urlencoded') === 'application/x-www-form-urlencoded';
+    const next = safeNext(typeof req.body?.next === 'string' ? req.body.next : undefined) ?? (fromForm ? '/' : null);
+    const backToForm = (error: string, retryAfter?: number) =>
+      res.redirect(303, `/auth/login?${new URLSearchParams({ next: next ?? '/', error, ...(retryAfter ? { retry_after: String(retryAfter) } : {}) })}`);
+    const parsed = loginSchema.safeParse(req.body ?? {});
+    if (!parsed.success && next) return void backToForm('invalid_request');
     const input = parseInput(loginSchema, req.body ?? {});
+    const address = req.ip ?? 'unknown';
+    const refuse = (waitS: number) => {
+      if (next) return void backToForm('rate_limited', waitS);
+      res.set('Retry-After', String(waitS));
+      sendError(res, 429, 'rate_limited', `too many failed sign-ins for this account from this address; retry in ${waitS} s`);
+    };
+    const blocked = await loginBlockedFor(input.email, address);
+    if (blocked) return refuse(blocked);
     const session = await signIn(input.email, input.password);
-    const next = safeNext(input.next);
     if (!session) {
-      if (next) return void res.redirect(303, `${next}${next.includes('?') ? '&' : '?'}error=invalid_credentials`);
+      const wait = await recordLoginFailure(input.email, address);
+      if (wait) return refuse(wait);
+      if (next) return void backToForm('invalid_credentials');
       return sendError(res, 401, 'invalid_credentials', 'wrong email or password');
     }
+    await recordLoginSuccess(input.email, address);
     res.cookie(SESSION_COOKIE, session.cookie, {
       httpOnly: true, sameSite: 'lax', secure: config().cookieSecure, path: '/', expires: session.expiresAt,
     });
@@ -64,7 +98,8 @@ export function authRouter(): Router {
   r.post('/logout', wrap(async (req, res) => {
     const cookie = parseCookie(req.get('cookie') ?? '')[SESSION_COOKIE];
     if (cookie) await signOut(cookie);
-    res.clearCookie(SESSION_COOKIE, { path: '/' });
+    res.clearCookie(SESSION_COOKIE, { path: '/', httpOnly: true, sameSite: 'lax', secure: config().cookieSecure });
+    if (req.is('application/x-www-form-urlencoded')) return void res.redirect(303, '/auth/login?signed_out=1');
     res.json({ ok: true });
   }));
 
@@ -97,13 +132,14 @@ export function authRouter(): Router {
   r.get('/device/verify', wrap(async (req, res) => {
     const code = typeof req.query.user_code === 'string' ? req.query.user_code : '';
     const viewer = await cookieViewer(req);
+    // Signing in is the sign-in page's job; it comes back here afterwards.
+    if (!viewer) return void res.redirect(303, `/auth/login?${new URLSearchParams({ next: `/auth/device/verify?user_code=${encodeURIComponent(code)}` })}`);
     const pending = code ? await findPending(code) : null;
-    res.type('html').send(devicePage({
-      signedInAs: viewer?.user.email ?? null,
+    sendHtml(res, devicePage({
+      signedInAs: viewer.user.email,
       userCode: code,
       valid: !!pending,
       scope: pending?.scope ?? null,
-      error: typeof req.query.error === 'string' ? req.query.error : null,
       done: typeof req.query.done === 'string' ? req.query.done : null,
     }));
   }));

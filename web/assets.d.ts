@@ -1,0 +1,2 @@
+// Style sheets are bundled by esbuild (scripts/build-web.mjs).
+declare module '*.css';
