@@ -5,7 +5,7 @@ import type { GraphQLError } from 'graphql';
 import type { RestRoute } from './route.js';
 import { envelopeFor, runRoute, toRestError } from './executor.js';
 import { AppError } from '../src/errors.js';
-import { describeIssue } from '../src/validation.js';
+import { describeIssues } from '../src/validation.js';
 import { sendError } from '../src/http/error-envelope.js';
 import { claimKey, requestHash, storeAnswer } from './idempotency.js';
 import { logger } from '../src/logger.js';
@@ -26,7 +26,7 @@ function validate<T>(schema: import('zod').ZodType<T> | undefined, value: unknow
   if (!schema) return value as T;
   const parsed = schema.safeParse(value);
   if (!parsed.success) {
-    throw new AppError('invalid_request', `${what} ${parsed.error.issues.slice(0, 3).map(describeIssue).join('; ')}`);
+    throw new AppError('invalid_request', describeIssues(parsed.error.issues, what));
   }
   return parsed.data;
 }

@@ -1,10 +1,19 @@
 // One structured logger (pino). Secrets never reach it: redact covers headers and known fields.
-import { pino } from 'pino';
+// On a terminal the lines are human-readable (pino-pretty); otherwise one JSON object per line.
+// LOG_FORMAT=json or LOG_FORMAT=pretty overrides the choice.
+import { pino, type LoggerOptions } from 'pino';
+import pretty from 'pino-pretty';
 
-export const logger = pino({
+const options: LoggerOptions = {
   level: process.env.LOG_LEVEL || (process.env.VITEST ? 'silent' : 'info'),
   redact: {
     paths: ['req.headers.authorization', 'req.headers.cookie', '*.password', '*.value', '*.credential', '*.token'],
     censor: '[redacted]',
   },
-});
+};
+
+const format = process.env.LOG_FORMAT || (process.stdout.isTTY && !process.env.VITEST ? 'pretty' : 'json');
+
+export const logger = format === 'pretty'
+  ? pino(options, pretty({ colorize: !!process.stdout.isTTY, translateTime: 'SYS:HH:MM:ss', ignore: 'pid,hostname', sync: true }))
+  : pino(options);

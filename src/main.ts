@@ -2,9 +2,10 @@
 import { loadConfig } from './config.js';
 import { startServer } from './server.js';
 import { logger } from './logger.js';
+import { startupBanner } from './banner.js';
 
 const running = await startServer(loadConfig());
-process.stdout.write(`Agent service: REST ${running.url}/v1  GraphiQL ${running.url}/graphql\n`);
+process.stdout.write(startupBanner(running.url));
 
 let stopping = false;
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {

@@ -8,6 +8,11 @@ export function describeIssue(issue: z.core.$ZodIssue): string {
   return `${where}: ${issue.message}`;
 }
 
+/** The first issues of a failed parse of one part of a request (`body`, `query`), each named once: "body: …", "body.model: …". */
+export function describeIssues(issues: readonly z.core.$ZodIssue[], part: string): string {
+  return issues.slice(0, 3).map((issue) => `${[part, ...issue.path.map(String)].join('.')}: ${issue.message}`).join('; ');
+}
+
 export function parseInput<S extends z.ZodType>(schema: S, value: unknown, code = 'invalid_request'): z.output<S> {
   const result = schema.safeParse(value);
   if (!result.success) {

@@ -15,7 +15,7 @@ export function platformCredential(provider: Provider): ProviderCredential {
 
 function missingKey(setting: string, provider: Provider): ProviderError {
   const err = new ProviderError(
-    `no ${provider} key is configured: set ${setting} in the service's environment (platform billing) or connect a ${provider} subscription`,
+    `no ${provider} key is configured: set ${setting} in the service's environment (platform billing) or connect a subscription for ${provider}`,
     { status: null, retryable: false, code: 'provider_not_configured' },
   );
   return err;

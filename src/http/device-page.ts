@@ -21,7 +21,7 @@ export function devicePage(s: DevicePageState): string {
       <button type="submit">Continue</button></form>`;
   } else {
     body = `<form method="post" action="/auth/device/approve"><p>Signed in as ${esc(s.signedInAs)}.</p>
-      <p>Approve a <b>${esc(s.scope ?? '')}</b> token for the command line showing code <b>${esc(s.userCode)}</b>?</p>
+      <p>Approve ${/^[aeiou]/i.test(s.scope ?? '') ? 'an' : 'a'} <b>${esc(s.scope ?? '')}</b> token for the command line showing code <b>${esc(s.userCode)}</b>?</p>
       <input type="hidden" name="user_code" value="${esc(s.userCode)}">
       <button name="action" value="approve">Approve</button> <button class="secondary" name="action" value="deny">Deny</button></form>`;
   }

@@ -1,0 +1,51 @@
+// The one human-readable block `npm start` prints once listening: where to go, how to sign in,
+// whether sandboxes are isolated (with the install command when not), what is configured.
+import path from 'node:path';
+import { config } from './config.js';
+import { ownerBootstrapReport } from './auth/bootstrap.js';
+import { bwrapUsable } from './sandbox/jail.js';
+
+export const BWRAP_INSTALL_HINT = 'apt-get install bubblewrap';
+
+function signInLine(): string {
+  const owner = ownerBootstrapReport();
+  const email = owner.email ?? config().adminEmail;
+  if (owner.generatedPassword) return `${email}  password: ${owner.generatedPassword}  (generated now and shown once; set ADMIN_PASSWORD to choose one)`;
+  if (owner.passwordReset) return `${email}  password: reset to ADMIN_PASSWORD just now (browser sessions signed out)`;
+  if (owner.created) return `${email}  password: ADMIN_PASSWORD`;
+  return `${email}  (lost the password? restart with ADMIN_PASSWORD=<new password>)`;
+}
+
+function sandboxLine(): string {
+  const cfg = config();
+  if (cfg.sandboxDriver !== 'local') return `driver ${cfg.sandboxDriver}`;
+  return bwrapUsable()
+    ? 'isolated with bubblewrap (bwrap)'
+    : `NOT ISOLATED: bubblewrap (bwrap) is missing or cannot create namespaces here, so sessions run as plain child processes. Install it: ${BWRAP_INSTALL_HINT}`;
+}
+
+function modelsLine(): string {
+  const cfg = config();
+  const keys = [cfg.anthropicApiKey ? 'Anthropic' : null, cfg.openaiApiKey ? 'OpenAI' : null].filter(Boolean);
+  return keys.length
+    ? `platform keys: ${keys.join(', ')}`
+    : 'no ANTHROPIC_API_KEY or OPENAI_API_KEY: turns fail until one is set or a subscription is connected';
+}
+
+function storageLine(): string {
+  const cfg = config();
+  const db = cfg.databaseUrl ? 'PostgreSQL' : `PGlite in ${path.join(cfg.dataDir, 'pglite')}`;
+  return `${db}; ${cfg.redisUrl ? 'Redis for queues and pub/sub' : 'in-process queue and pub/sub'}`;
+}
+
+export function startupBanner(url: string): string {
+  const rows: [string, string][] = [
+    ['Dashboard', `${url}/`],
+    ['API', `REST ${url}/v1  ·  GraphQL ${url}/graphql (GraphiQL in a browser)`],
+    ['Sign in', signInLine()],
+    ['Sandbox', sandboxLine()],
+    ['Models', modelsLine()],
+    ['Data', storageLine()],
+  ];
+  return `\nAgent Service is running\n${rows.map(([k, v]) => `  ${k.padEnd(10)} ${v}`).join('\n')}\n\n`;
+}
