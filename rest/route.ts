@@ -3,6 +3,7 @@
 import { parse, type DocumentNode } from 'graphql';
 import type { z } from 'zod';
 import type { Scope } from '../src/auth/scopes.js';
+import { fromGraphQLOutput, toGraphQLInput } from '../src/contract/values.js';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
@@ -14,6 +15,19 @@ export interface RouteInput<B, Q> {
   headers: Record<string, string | undefined>;
 }
 
+/** GraphQL `data` of a route's document; mapped by the response schema (or a route's own `result`). */
+export type GraphQLData = Record<string, unknown>;
+/** Hand-written result mappings of routes not yet derived from their response schema. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- being removed route by route
+type LegacyData = Record<string, any>;
+
+/** One frame of an SSE route: `id:` and `event:` from the event, `data:` the event itself. */
+export interface StreamEvent {
+  id: string;
+  type: string;
+}
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- a route table holds routes of every body/query type
 export interface RestRoute<B = any, Q = any> {
   method: HttpMethod;
   /** OpenAPI-style path relative to /v1, e.g. `/agents/{id}`. */
@@ -30,17 +44,34 @@ export interface RestRoute<B = any, Q = any> {
   /** GraphQL source; parsed once when the route table loads. */
   document: string;
   parsed?: DocumentNode;
+  /**
+   * GraphQL variables. Default: the path parameters by name, plus `input` (the validated body
+   * in its GraphQL shape) when the route has a body.
+   */
   variables?: (input: RouteInput<B, Q>) => Record<string, unknown>;
-  /** Maps `data` of the GraphQL result to the REST body. */
-  result: (data: any) => unknown;
+  /**
+   * Maps `data` of the GraphQL result to the REST body. Default: the document aliases its
+   * root fields to the response's keys and selects the response schema's fields
+   * (`selectionOf`), so `data` converts to the body by the response schema itself.
+   */
+  result?: (data: LegacyData) => unknown;
+  /**
+   * Picks the part of `data` that the response schema describes (default: `data` itself, for
+   * documents that alias their root field to the answer's key); converted by that schema.
+   */
+  pick?: (data: GraphQLData) => unknown;
   status?: number;
   response: z.ZodType;
   /** Error codes this route can answer with (documented in OpenAPI). */
   errors?: string[];
   /** POSTs that create accept Idempotency-Key. */
   idempotent?: boolean;
-  /** A subscription served as server-sent events; `result` maps each payload's data. */
-  stream?: boolean;
+  /**
+   * Served as server-sent events: the feed yields the events (`id`, `type` and the JSON body,
+   * documented by `response`), each serialised once for every subscriber. The GraphQL
+   * subscription of the same events reads the same feed.
+   */
+  feed?: (ctx: import('../src/graphql/context.js').Context, input: RouteInput<B, Q>) => Promise<AsyncIterator<StreamEvent>>;
   /**
    * Byte streams (upload, download) that GraphQL cannot carry: handled here after the same
    * context and scope check; `document` is then empty.
@@ -52,6 +83,13 @@ export interface RestRoute<B = any, Q = any> {
   rawResponseContent?: Record<string, unknown>;
 }
 
-export function defineRoute<B = any, Q = any>(route: RestRoute<B, Q>): RestRoute<B, Q> {
-  return { ...route, parsed: route.raw ? undefined : parse(route.document, { noLocation: true }) };
+export function defineRoute<B = unknown, Q = unknown>(route: RestRoute<B, Q>): RestRoute<B, Q> {
+  const body = route.body;
+  const variables = route.variables ?? (({ params, body: value }: RouteInput<B, Q>) => ({
+    ...params,
+    ...(body ? { input: toGraphQLInput(body, value) } : {}),
+  }));
+  const pick = route.pick ?? ((data: GraphQLData) => data);
+  const result = route.result ?? ((data: GraphQLData) => fromGraphQLOutput(route.response, pick(data)));
+  return { ...route, variables, result, parsed: route.raw || route.feed ? undefined : parse(route.document, { noLocation: true }) };
 }

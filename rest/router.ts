@@ -2,13 +2,14 @@
 // route's zod schemas, then the route's GraphQL document through the shared executor.
 import express, { type Request, type Response, type NextFunction, type Router } from 'express';
 import type { GraphQLError } from 'graphql';
-import type { RestRoute } from './route.js';
+import type { GraphQLData, RestRoute, StreamEvent } from './route.js';
 import { envelopeFor, runRoute, toRestError } from './executor.js';
 import { AppError } from '../src/errors.js';
 import { describeIssues } from '../src/validation.js';
 import { sendError } from '../src/http/error-envelope.js';
 import { claimKey, requestHash, storeAnswer } from './idempotency.js';
 import { logger } from '../src/logger.js';
+import { STREAM_SHUTDOWN_FRAME, trackStream } from '../src/http/open-streams.js';
 import type { Context } from '../src/graphql/context.js';
 
 /** `/agents/{id}` → `/agents/:id` */
@@ -31,15 +32,8 @@ function validate<T>(schema: import('zod').ZodType<T> | undefined, value: unknow
   return parsed.data;
 }
 
-/** Serves a subscription as server-sent events: `id:`, `event:`, `data:` frames and pings. */
-async function serveStream(route: RestRoute, env: ReturnType<typeof envelopeFor>, ctx: Context, variables: Record<string, unknown>, req: Request, res: Response) {
-  const result = await env.subscribe({ schema: env.schema, document: route.parsed!, contextValue: ctx, variableValues: variables });
-  if (!result || typeof (result as AsyncIterable<unknown>)[Symbol.asyncIterator] !== 'function') {
-    const errors = (result as { errors?: GraphQLError[] }).errors ?? [];
-    const err = errors.length ? toRestError(errors[0]!) : { status: 500, code: 'internal_error', message: 'Unexpected error.' };
-    return sendError(res, err.status, err.code, err.message);
-  }
-  const iterator = (result as AsyncIterable<{ data?: any; errors?: GraphQLError[] }>)[Symbol.asyncIterator]();
+/** Serves a feed as server-sent events: `id:`, `event:`, `data:` frames and pings. */
+async function serveStream(iterator: AsyncIterator<StreamEvent>, req: Request, res: Response) {
   res.writeHead(200, {
     'content-type': 'text/event-stream; charset=utf-8',
     'cache-control': 'no-cache, no-transform',
@@ -57,17 +51,17 @@ async function serveStream(route: RestRoute, env: ReturnType<typeof envelopeFor>
   };
   req.on('close', stop);
   res.on('close', stop);
+  // At shutdown: a last comment tells the client to reconnect (with Last-Event-ID), then the end.
+  res.on('close', trackStream(() => {
+    if (!closed) res.write(STREAM_SHUTDOWN_FRAME);
+    stop();
+  }));
   try {
     for (;;) {
       const next = await iterator.next();
       if (next.done || closed) break;
-      if (next.value.errors?.length) {
-        const err = toRestError(next.value.errors[0]!);
-        res.write(`event: error\ndata: ${JSON.stringify({ error: { code: err.code, message: err.message } })}\n\n`);
-        break;
-      }
-      const frame = route.result(next.value.data) as { id: string; type: string; payload: object };
-      res.write(`id: ${frame.id}\nevent: ${frame.type}\ndata: ${serialized(frame.payload)}\n\n`);
+      const event = next.value;
+      res.write(`id: ${event.id}\nevent: ${event.type}\ndata: ${serialized(event)}\n\n`);
     }
   } finally {
     stop();
@@ -114,8 +108,10 @@ function handlerFor(route: RestRoute) {
       }
 
       const headers = Object.fromEntries(Object.entries(req.headers).map(([k, v]) => [k, Array.isArray(v) ? v[0] : v]));
+      // The body was validated here, once: the resolver takes this value instead of parsing again.
+      if (route.body) ctx.validated = { schema: route.body, value: body };
+      if (route.feed) return await serveStream(await route.feed(ctx, { params, query, body, headers }), req, res);
       const variables = route.variables ? route.variables({ params, query, body, headers }) : {};
-      if (route.stream) return await serveStream(route, env, ctx, variables, req, res);
       const result = await runRoute(env, ctx, route, variables);
       if (result.errors?.length) {
         const err = toRestError(result.errors[0] as GraphQLError);
@@ -124,7 +120,7 @@ function handlerFor(route: RestRoute) {
         return sendError(res, err.status, err.code, err.message);
       }
       const status = route.status ?? 200;
-      const payload = route.result(result.data);
+      const payload = route.result!((result.data ?? {}) as GraphQLData);
       if (idemKey) await storeAnswer(idemKey, { status, body: payload });
       res.status(status).json(payload);
     } catch (err) {

@@ -276,8 +276,16 @@ describe('history and streams', () => {
     const received: any[] = [];
     await new Promise<void>((resolve, reject) => {
       let sent = false;
-      const dispose = client.subscribe<{ sessionEvents: { type: string; payload: any } }>(
-        { query: `subscription($id: String!) { sessionEvents(sessionId: $id) { id type payload } }`, variables: { id: session.id } },
+      const dispose = client.subscribe<{ sessionEvents: { __typename: string; type: string; final?: boolean; text?: string } }>(
+        {
+          query: `subscription($id: String!) { sessionEvents(sessionId: $id) {
+            __typename
+            ... on SessionStatusRunningEvent { id type }
+            ... on SessionStatusIdleEvent { id type stopReason { type } }
+            ... on AgentMessageEvent { id type final text }
+          } }`,
+          variables: { id: session.id },
+        },
         {
           next: (r) => {
             if (r.errors) return reject(new Error(JSON.stringify(r.errors)));
@@ -301,7 +309,7 @@ describe('history and streams', () => {
     });
     client.dispose();
     expect(received.map((e) => e.type)).toEqual(expect.arrayContaining(['session.status_running', 'agent.message', 'session.status_idle']));
-    expect(received.find((e) => e.type === 'agent.message' && e.payload.final).payload.text).toBe('to the subscriber');
+    expect(received.find((e) => e.__typename === 'AgentMessageEvent' && e.final)!.text).toBe('to the subscriber');
   });
 });
 

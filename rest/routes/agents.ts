@@ -6,7 +6,7 @@ import { Ok, Timestamp } from '../schemas.js';
 import {
   AGENT_TYPES, CAPABILITY_IDS, createAgentBody, patchAgentBody, putPromptBody, putSecretBody, listAgentsQuery,
 } from '../../src/agents/rules.js';
-import { REASONING_EFFORT_VALUES } from '../../src/sessions/rules.js';
+import { REASONING_EFFORT_VALUES } from '../../src/sessions/contract.js';
 
 const LIST_FIELDS = 'id name displayName agentType llm harnessVersion reasoningEffort capabilities version archived sessionCount createdAt';
 const DETAIL_FIELDS = `${LIST_FIELDS} slug description prompt promptVersion metadata defaultSessionId universe

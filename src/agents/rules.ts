@@ -1,7 +1,7 @@
 // Agent enumerations and request bodies with the spec's limits. The REST edge and the GraphQL
 // resolvers validate with these same schemas, so both surfaces refuse exactly the same input.
 import { z } from 'zod';
-import { REASONING_EFFORT_VALUES } from '../sessions/rules.js';
+import { REASONING_EFFORT_VALUES } from '../sessions/contract.js';
 
 export const AGENT_TYPES = ['hermes', 'claude_code', 'codex', 'openclaw', 'pi', 'dsh', 'kimi_code', 'opencode'] as const;
 export type AgentType = (typeof AGENT_TYPES)[number];

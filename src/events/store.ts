@@ -1,64 +1,66 @@
-// Session events are written first, then announced. Each session numbers its events with a
-// strict sequence (a row lock on the session serialises appends); the stored JSON is exactly
-// what history and streams return.
+// The one way events enter a session: `storeEvents` numbers them (a row lock on the session
+// serialises appends) and writes them with their webhook outbox rows in one transaction;
+// `announceEvents` tells streams and dispatchers after the commit. `commitEvents` does both.
+// The stored JSON is exactly what history and streams return.
 import { prisma } from '../db/client.js';
 import { newId } from '../ids.js';
 import { pubsub } from './pubsub.js';
-import { emitSessionEvents } from '../webhooks/outbox.js';
+import { queueWebhookEvents, sessionWebhookEvents, nudgeDispatchers, type OutboxTx } from '../webhooks/outbox.js';
+import type { NewEvent, SessionEvent, StoredEvent } from './types.js';
 
-export type EventJson = { id: string; type: string; sessionId: string; agentId: string | null; at: string } & Record<string, unknown>;
-
-export interface StoredEvent {
-  seq: number;
-  event: EventJson;
-}
-
-export interface NewEvent {
-  type: string;
-  fields?: Record<string, unknown>;
-  /** The turn an engine event belongs to (inputs get theirs when a turn takes them). */
-  turn?: number;
-}
+export type { NewEvent, SessionEvent, StoredEvent } from './types.js';
 
 export const sessionChannel = (sessionId: string) => `session:${sessionId}`;
 
-type Tx = Pick<typeof prisma, 'session' | 'sessionEvent'>;
+/** What storing touches: the client or an interactive transaction. */
+export type EventTx = Pick<typeof prisma, 'session' | 'sessionEvent'> & OutboxTx;
 
-/** Appends inside an existing transaction; the caller publishes after commit. */
-export async function appendEventsTx(tx: Tx, sessionId: string, events: NewEvent[]): Promise<StoredEvent[]> {
-  if (!events.length) return [];
+export interface StoredBatch {
+  sessionId: string;
+  stored: StoredEvent[];
+  /** Webhook deliveries queued with the events. */
+  deliveries: number;
+}
+
+/** Stores events and their outbox rows inside `tx`; call `announceEvents` after commit. */
+export async function storeEvents(tx: EventTx, sessionId: string, events: NewEvent[]): Promise<StoredBatch> {
+  if (!events.length) return { sessionId, stored: [], deliveries: 0 };
   const session = await tx.session.update({
     where: { id: sessionId },
     data: { eventSeq: { increment: events.length } },
-    select: { eventSeq: true, agentId: true },
+    select: { eventSeq: true, agentId: true, universeId: true },
   });
   const first = session.eventSeq - events.length + 1;
   const at = new Date();
   const stored = events.map((e, i) => {
-    const event: EventJson = { id: newId('evt'), type: e.type, sessionId, agentId: session.agentId, at: at.toISOString(), ...(e.fields ?? {}) };
+    const event = { id: newId('evt'), type: e.type, sessionId, agentId: session.agentId, at: at.toISOString(), ...e.fields } as SessionEvent;
     return { seq: first + i, event, turn: e.turn ?? null };
   });
   await tx.sessionEvent.createMany({
     data: stored.map((s) => ({ id: s.event.id, sessionId, seq: s.seq, type: s.event.type, payload: s.event as object, turn: s.turn, createdAt: at })),
   });
-  return stored.map(({ seq, event }) => ({ seq, event }));
+  const deliveries = await queueWebhookEvents(tx, session.universeId, sessionWebhookEvents(sessionId, stored.map((s) => s.event)));
+  return { sessionId, stored: stored.map(({ seq, event }) => ({ seq, event })), deliveries };
 }
 
-export async function publishStored(sessionId: string, stored: StoredEvent[]): Promise<void> {
+/** After commit: streams learn the new sequence range; dispatchers learn of new deliveries. */
+export async function announceEvents(batch: StoredBatch): Promise<void> {
+  const { stored } = batch;
+  if (batch.deliveries) nudgeDispatchers();
   if (!stored.length) return;
-  await pubsub().publish(sessionChannel(sessionId), `${stored[0]!.seq}-${stored[stored.length - 1]!.seq}`);
+  await pubsub().publish(sessionChannel(batch.sessionId), `${stored[0]!.seq}-${stored[stored.length - 1]!.seq}`);
 }
 
-/** Appends and publishes (its own transaction). */
-export async function appendEvents(sessionId: string, events: NewEvent[]): Promise<StoredEvent[]> {
-  const stored = await prisma.$transaction((tx) => appendEventsTx(tx, sessionId, events));
-  await publishStored(sessionId, stored);
-  await emitSessionEvents(sessionId, stored.map((s) => s.event));
-  return stored;
+/** Stores (own transaction) and announces. */
+export async function commitEvents(sessionId: string, events: NewEvent[]): Promise<StoredEvent[]> {
+  const batch = await prisma.$transaction((tx) => storeEvents(tx, sessionId, events));
+  await announceEvents(batch);
+  return batch.stored;
 }
 
-export async function appendEvent(sessionId: string, type: string, fields?: Record<string, unknown>): Promise<EventJson> {
-  const [stored] = await appendEvents(sessionId, [{ type, fields }]);
+/** One event, stored and announced. */
+export async function commitEvent(sessionId: string, event: NewEvent): Promise<SessionEvent> {
+  const [stored] = await commitEvents(sessionId, [event]);
   return stored!.event;
 }
 
@@ -69,7 +71,7 @@ export async function eventsAfter(sessionId: string, afterSeq: number, limit = 5
     take: limit,
     select: { seq: true, payload: true },
   });
-  return rows.map((r) => ({ seq: r.seq, event: r.payload as EventJson }));
+  return rows.map((r) => ({ seq: r.seq, event: r.payload as SessionEvent }));
 }
 
 /** The sequence number of an event id in a session, or null. */

@@ -4,10 +4,11 @@
 // then judge them, so GraphQL and REST refuse the same things with the same codes.
 import { builder } from './builder.js';
 import { AGENT_TYPES } from '../agents/rules.js';
-import { ReasoningEffortEnum } from './sessions.js';
+import { enumOf } from '../contract/graphql-types.js';
+import { reasoningEffort } from '../sessions/contract.js';
 import type { CustomDataView, InstructionView, McpServerView, SkillView } from '../agents/shapes.js';
 
-export { ReasoningEffortEnum };
+export const ReasoningEffortEnum = enumOf(reasoningEffort);
 
 export const AgentTypeEnum = builder.enumType('AgentType', {
   description: 'The engine an agent runs (default hermes)',

@@ -14,7 +14,7 @@ import {
   CreateAgentInput, UpdateAgentInput,
 } from './agent-parts.js';
 import type { AgentType } from '../agents/rules.js';
-import type { REASONING_EFFORT_VALUES } from '../sessions/rules.js';
+import type { REASONING_EFFORT_VALUES } from '../sessions/contract.js';
 
 type Effort = (typeof REASONING_EFFORT_VALUES)[number];
 const ACTIVE_PROMPT = { promptVersions: { where: { active: true }, select: { version: true, content: true } } } as const;

@@ -7,6 +7,11 @@ export interface Context {
   viewer: Viewer | null;
   /** Idempotency-Key header of the request, if any. */
   idempotencyKey: string | null;
+  /**
+   * A REST route's body, already validated by its schema at the edge; the resolver that takes
+   * that schema's input uses it instead of validating the GraphQL argument again.
+   */
+  validated?: { schema: import('zod').ZodType; value: unknown };
 }
 
 export interface HeaderSource {

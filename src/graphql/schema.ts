@@ -6,6 +6,7 @@ import './sessions.js';
 import './billing.js';
 import './routines.js';
 import './files.js';
-import './resources-skills.js';
+import './resources.js';
+import './skills.js';
 
 export const schema = builder.toSchema({ sortSchema: true });

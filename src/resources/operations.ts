@@ -2,17 +2,16 @@
 // token, delete a file resource (and its copy inside the sandbox).
 import { prisma } from '../db/client.js';
 import { AppError } from '../errors.js';
-import { parseInput } from '../validation.js';
 import { seal, open } from '../crypto/secret-box.js';
 import type { Viewer } from '../auth/viewer.js';
 import { resolveSession } from '../sessions/sessions.js';
 import { sandboxDriver } from '../runtime/sandboxes.js';
 import { insertPlanned, planResources } from './resources.js';
-import { resourceInput, rotateTokenBody } from './rules.js';
+import type { ResourceInput } from './contract.js';
+import { decodePageToken, encodePageToken } from '../pagination/page-token.js';
 
-export async function addResource(viewer: Viewer, sessionRef: string, input: unknown) {
+export async function addResource(viewer: Viewer, sessionRef: string, body: ResourceInput) {
   const session = await resolveSession(viewer, sessionRef);
-  const body = parseInput(resourceInput, input ?? {});
   if (body.type !== 'file') throw new AppError('invalid_request', 'repositories attach at session create and stay for its lifetime; add file resources here');
   if (session.status === 'terminated') throw new AppError('session_archived', 'the session is archived');
   const existing = await prisma.sessionResource.findMany({ where: { sessionId: session.id } });
@@ -21,15 +20,16 @@ export async function addResource(viewer: Viewer, sessionRef: string, input: unk
 }
 
 export async function listResources(viewer: Viewer, sessionRef: string, limit: number | null, page: string | null) {
+  const after = page ? decodePageToken('resources', page) : null;
   const session = await resolveSession(viewer, sessionRef);
   const rows = await prisma.sessionResource.findMany({
-    where: { sessionId: session.id, ...(page ? { id: { gt: page } } : {}) },
+    where: { sessionId: session.id, ...(after ? { id: { gt: after } } : {}) },
     orderBy: { id: 'asc' },
     ...(limit ? { take: limit + 1 } : {}),
   });
   if (!limit) return { data: rows, nextPage: null };
   const slice = rows.slice(0, limit);
-  return { data: slice, nextPage: rows.length > limit ? slice[slice.length - 1]!.id : null };
+  return { data: slice, nextPage: rows.length > limit ? encodePageToken('resources', slice[slice.length - 1]!.id) : null };
 }
 
 export async function getResource(viewer: Viewer, sessionRef: string, rid: string) {
@@ -39,8 +39,7 @@ export async function getResource(viewer: Viewer, sessionRef: string, rid: strin
   return r;
 }
 
-export async function rotateToken(viewer: Viewer, sessionRef: string, rid: string, input: unknown) {
-  const body = parseInput(rotateTokenBody, input ?? {});
+export async function rotateToken(viewer: Viewer, sessionRef: string, rid: string, body: { authorization_token: string }) {
   const r = await getResource(viewer, sessionRef, rid);
   if (r.type !== 'github_repository') throw new AppError('invalid_request', 'only a repository resource has a token to rotate');
   const host = new URL(r.url!).host;

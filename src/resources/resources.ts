@@ -10,13 +10,16 @@ import { sessionCopyOf } from '../files/files.js';
 import type { Sandbox } from '../sandbox/driver.js';
 import type { SessionResource } from '../generated/prisma/client.js';
 import { cloneRepository, checkRepositoryAccess } from './clone.js';
-import { MAX_REPOSITORIES, MAX_RESOURCES, normalizeMountPath, overlaps, parseRepoUrl, type ResourceInput } from './rules.js';
+import { MAX_REPOSITORIES, MAX_RESOURCES, normalizeMountPath, overlaps, parseRepoUrl } from './rules.js';
+import type { ResourceInput, SessionResourceView } from './contract.js';
 import { logger } from '../logger.js';
 
-export function resourceJson(r: SessionResource) {
-  const base = { id: r.id, type: r.type, mount_path: r.mountPath, created_at: r.createdAt.toISOString(), updated_at: r.updatedAt.toISOString() };
-  if (r.type === 'file') return { ...base, file_id: r.fileId };
-  return { ...base, url: r.url, ...(r.checkout ? { checkout: r.checkout } : {}) };
+/** A stored resource as the spec shows it (the token is never part of it). */
+export function resourceView(r: SessionResource): SessionResourceView {
+  const base = { id: r.id, mount_path: r.mountPath, created_at: r.createdAt.toISOString(), updated_at: r.updatedAt.toISOString() };
+  if (r.type === 'file') return { ...base, type: 'file', file_id: r.fileId ?? '' };
+  const checkout = r.checkout as SessionResourceView extends infer V ? V extends { checkout?: infer C } ? C : never : never;
+  return { ...base, type: 'github_repository', url: r.url ?? '', ...(checkout ? { checkout } : {}) };
 }
 
 interface Planned {

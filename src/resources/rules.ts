@@ -1,30 +1,7 @@
-// Session resource inputs with the spec's limits, and mount path normalisation: rooted under
-// /workspace, never escaping it, never overlapping another resource.
+// Session resource rules: counts, mount path normalisation (rooted under /workspace, never
+// escaping it, never overlapping another resource) and repository addresses.
 import path from 'node:path';
-import { z } from 'zod';
 import { AppError } from '../errors.js';
-
-export const fileResourceInput = z.strictObject({
-  type: z.literal('file'),
-  file_id: z.string().min(1).max(128),
-  mount_path: z.string().min(1).max(4096).nullish(),
-});
-
-export const repositoryResourceInput = z.strictObject({
-  type: z.literal('github_repository'),
-  url: z.string().min(1).max(2048),
-  authorization_token: z.string().min(1).max(1024).optional(),
-  checkout: z.discriminatedUnion('type', [
-    z.strictObject({ type: z.literal('branch'), name: z.string().min(1).max(255) }),
-    z.strictObject({ type: z.literal('commit'), sha: z.string().regex(/^[0-9a-fA-F]{7,64}$/, '7 to 64 hex characters') }),
-  ]).nullish(),
-  mount_path: z.string().min(1).max(4096).nullish(),
-});
-
-export const resourceInput = z.discriminatedUnion('type', [fileResourceInput, repositoryResourceInput]);
-export type ResourceInput = z.infer<typeof resourceInput>;
-
-export const rotateTokenBody = z.strictObject({ authorization_token: z.string().min(1).max(1024) });
 
 export const MAX_RESOURCES = 500;
 export const MAX_REPOSITORIES = 5;

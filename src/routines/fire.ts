@@ -10,6 +10,7 @@ import { SCOPES } from '../auth/scopes.js';
 import type { Routine, RoutineRun } from '../generated/prisma/client.js';
 import { createSession } from '../sessions/sessions.js';
 import { sendEvents } from '../sessions/send.js';
+import type { UserMessageInput } from '../sessions/content.js';
 import { centsToNano, nanoToCents } from '../billing/money.js';
 import { emitResourceEvent } from '../webhooks/outbox.js';
 import { TRANSIENT_ERRORS, type RoutineErrorType } from './rules.js';
@@ -56,7 +57,7 @@ async function fireNewSession(routine: Routine, viewer: Viewer, target: { agent:
       agent: agent.id,
       title: routine.name.slice(0, 120),
       metadata: { routine_id: routine.id },
-      initial_events: routine.initialEvents,
+      initial_events: storedInitialEvents(routine),
       ...(routine.budgetCents !== null ? { budget: { type: 'limit', max_list_cost: { amount: routine.budgetCents.toString(), currency: 'USD' } } } : {}),
     });
     return { sessionId: session.id, agent: ref };
@@ -79,11 +80,16 @@ async function fireIntoSession(routine: Routine, viewer: Viewer, target: { sessi
     await prisma.session.update({ where: { id: session.id }, data: { budgetMaxCents: cap, budgetReachedAt: null } });
   }
   try {
-    await sendEvents(viewer, session.id, { events: routine.initialEvents });
+    await sendEvents(viewer, session.id, { events: storedInitialEvents(routine) });
   } catch (err) {
     throw Object.assign(asRunError(err, 'session'), { agent: ref });
   }
   return { sessionId: session.id, agent: ref };
+}
+
+/** A routine's initial events, validated when it was saved (stored in the spec's shape). */
+function storedInitialEvents(routine: Routine): UserMessageInput[] {
+  return routine.initialEvents as UserMessageInput[];
 }
 
 export async function fireRoutine(routineId: string, trigger: Trigger): Promise<RoutineRun> {

@@ -1,7 +1,7 @@
 // Routine create / patch bodies with the spec's limits.
 import { z } from 'zod';
 import { userMessageEvent } from '../sessions/content.js';
-import { budgetInput } from '../sessions/rules.js';
+import { budgetInput } from '../sessions/contract.js';
 
 const metadata = z.record(z.string().min(1).max(64), z.string().max(512));
 const metadataPatch = z.record(z.string().min(1).max(64), z.string().max(512).nullable());

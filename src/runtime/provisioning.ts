@@ -3,7 +3,7 @@
 import { prisma } from '../db/client.js';
 import { sandboxDriver } from './sandboxes.js';
 import { enqueueSessionRun } from './queue.js';
-import { appendEvent } from '../events/store.js';
+import { commitEvent } from '../events/store.js';
 import { logger } from '../logger.js';
 import { syncResources } from '../resources/resources.js';
 import { materializeSkills } from '../skills/materialize.js';
@@ -19,9 +19,9 @@ export async function provisionSession(session: { id: string; vcpus: number | nu
     if (moved.count === 1) await enqueueSessionRun(session.id);
   } catch (err) {
     logger.error({ err, sessionId: session.id }, 'sandbox provisioning failed');
-    await appendEvent(session.id, 'session.error', {
+    await commitEvent(session.id, { type: 'session.error', fields: {
       error: { type: 'pod_unavailable', message: `the sandbox could not be provisioned: ${(err as Error).message}`, retry_status: 'exhausted' },
-    }).catch(() => undefined);
+    } }).catch(() => undefined);
     await prisma.session.updateMany({ where: { id: session.id, status: 'provisioning' }, data: { status: 'idle' } }).catch(() => undefined);
   }
 }

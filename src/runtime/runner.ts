@@ -2,24 +2,25 @@
 // takes every waiting input as one turn, runs the engine, and goes idle when nothing waits.
 // Any process may run it (BullMQ); the claim and a heartbeat keep it single and recoverable.
 import { prisma } from '../db/client.js';
-import { newId } from '../ids.js';
-import { appendEvent, appendEventsTx, publishStored } from '../events/store.js';
-import { emitSessionEvents } from '../webhooks/outbox.js';
+import { ownerId, previousLivesPrefix } from './instance.js';
+import { commitEvent, commitEvents, storeEvents, announceEvents } from '../events/store.js';
 import { pubsub } from '../events/pubsub.js';
 import { logger } from '../logger.js';
 import { runTurn, type StopReason } from './turn.js';
 
-/** This process's runner identity. */
-export const RUNNER_ID = newId('msg').replace('msg_', 'runner_');
 const HEARTBEAT_MS = 5_000;
 
 export const interruptChannel = (sessionId: string) => `interrupt:${sessionId}`;
 
-const running = new Map<string, { controller: AbortController | null }>();
+interface RunState { controller: AbortController | null; finished: Promise<void> }
+const running = new Map<string, RunState>();
+// Shutdown: `draining` stops new turns; `shutdown` (once aborted) interrupts every turn.
+let draining = false;
+let shutdown = new AbortController();
 
 async function claim(sessionId: string): Promise<boolean> {
   const n = await prisma.$executeRaw`
-    UPDATE "Session" SET "status" = 'running', "runnerId" = ${RUNNER_ID}, "runnerHeartbeatAt" = now()
+    UPDATE "Session" SET "status" = 'running', "runnerId" = ${ownerId()}, "runnerHeartbeatAt" = now()
     WHERE "id" = ${sessionId} AND "status" = 'idle'
       AND "budgetReachedAt" IS NULL
       AND EXISTS (SELECT 1 FROM "SessionEvent" e WHERE e."sessionId" = ${sessionId} AND e."turn" IS NULL
@@ -39,15 +40,14 @@ async function takeInputs(sessionId: string): Promise<number | null> {
       data: { turn: s.turnCount },
     });
     if (taken.count === 0) throw new NothingWaiting();
-    const stored = await appendEventsTx(tx, sessionId, [{ type: 'session.status_running' }]);
-    return { turn: s.turnCount, stored };
+    const batch = await storeEvents(tx, sessionId, [{ type: 'session.status_running', fields: {} }]);
+    return { turn: s.turnCount, batch };
   }).catch((err) => {
     if (err instanceof NothingWaiting) return null;
     throw err;
   });
   if (!result) return null;
-  await publishStored(sessionId, result.stored);
-  await emitSessionEvents(sessionId, result.stored.map((x) => x.event));
+  await announceEvents(result.batch);
   return result.turn;
 }
 class NothingWaiting extends Error {}
@@ -56,64 +56,80 @@ class NothingWaiting extends Error {}
 async function release(sessionId: string): Promise<boolean> {
   const n = await prisma.$executeRaw`
     UPDATE "Session" SET "status" = 'idle', "runnerId" = NULL
-    WHERE "id" = ${sessionId} AND "runnerId" = ${RUNNER_ID}
+    WHERE "id" = ${sessionId} AND "runnerId" = ${ownerId()}
       AND ("budgetReachedAt" IS NOT NULL OR NOT EXISTS (SELECT 1 FROM "SessionEvent" e WHERE e."sessionId" = ${sessionId}
                       AND e."turn" IS NULL AND e."type" IN ('user.message', 'system.message')))`;
   return n === 1;
 }
 
 export async function runSession(sessionId: string): Promise<void> {
-  if (running.has(sessionId) || !(await claim(sessionId))) return;
-  const state: { controller: AbortController | null } = { controller: null };
+  if (draining || running.has(sessionId) || !(await claim(sessionId))) return;
+  let finish!: () => void;
+  const state: RunState = { controller: null, finished: new Promise<void>((r) => (finish = r)) };
   running.set(sessionId, state);
   const beat = setInterval(() => {
-    prisma.session.updateMany({ where: { id: sessionId, runnerId: RUNNER_ID }, data: { runnerHeartbeatAt: new Date() } }).catch(() => undefined);
+    prisma.session.updateMany({ where: { id: sessionId, runnerId: ownerId() }, data: { runnerHeartbeatAt: new Date() } }).catch(() => undefined);
   }, HEARTBEAT_MS);
   beat.unref();
   const unsubscribe = await pubsub().subscribe(interruptChannel(sessionId), () => state.controller?.abort(new Error('interrupted')));
   try {
     for (;;) {
+      if (draining) {
+        await releaseForShutdown(sessionId);
+        break;
+      }
       const turn = await takeInputs(sessionId);
       if (turn === null) {
         if (await release(sessionId)) break;
         continue;
       }
       state.controller = new AbortController();
+      if (shutdown.signal.aborted) state.controller.abort(shutdown.signal.reason);
       let stop: StopReason;
       try {
         stop = await runTurn(sessionId, turn, state.controller.signal);
       } catch (err) {
         logger.error({ err, sessionId }, 'turn failed unexpectedly');
-        await appendEvent(sessionId, 'session.error', {
+        await commitEvent(sessionId, { type: 'session.error', fields: {
           error: { type: 'engine_error', message: 'the engine failed unexpectedly; the turn is over', retry_status: 'exhausted' },
-        });
+        } });
         stop = { type: 'retries_exhausted' };
       }
       state.controller = null;
-      await appendEvent(sessionId, 'session.status_idle', { stop_reason: stop });
+      await commitEvent(sessionId, { type: 'session.status_idle', fields: { stop_reason: stop } });
     }
   } finally {
     clearInterval(beat);
     running.delete(sessionId);
+    finish();
     await unsubscribe();
   }
+}
+
+/** Idle without taking waiting inputs: they stay for the next process (or this one restarted). */
+async function releaseForShutdown(sessionId: string): Promise<void> {
+  await prisma.session.updateMany({ where: { id: sessionId, runnerId: ownerId() }, data: { status: 'idle', runnerId: null } });
 }
 
 /** Sessions left `running` by a process that died: an error event, idle, then waiting inputs run. */
 export async function recoverStaleSessions(staleMs = Number(process.env.RUNNER_STALE_MS || 30_000)): Promise<string[]> {
   const cutoff = new Date(Date.now() - staleMs);
   const stale = await prisma.session.findMany({
-    where: { status: 'running', OR: [{ runnerHeartbeatAt: null }, { runnerHeartbeatAt: { lt: cutoff } }], NOT: { runnerId: RUNNER_ID } },
+    where: { status: 'running', OR: [{ runnerHeartbeatAt: null }, { runnerHeartbeatAt: { lt: cutoff } }], NOT: { runnerId: ownerId() } },
     select: { id: true, runnerId: true },
   });
+  return endLostTurns(stale);
+}
+
+async function endLostTurns(stale: { id: string; runnerId: string | null }[]): Promise<string[]> {
   const recovered: string[] = [];
   for (const s of stale) {
     const n = await prisma.session.updateMany({ where: { id: s.id, status: 'running', runnerId: s.runnerId }, data: { status: 'idle', runnerId: null } });
     if (n.count !== 1) continue;
-    await appendEvent(s.id, 'session.error', {
-      error: { type: 'runner_lost', message: 'the process running this turn stopped; the turn is over', retry_status: 'exhausted' },
-    });
-    await appendEvent(s.id, 'session.status_idle', { stop_reason: { type: 'retries_exhausted' } });
+    await commitEvents(s.id, [
+      { type: 'session.error', fields: { error: { type: 'runner_lost', message: 'the process running this turn stopped; the turn is over', retry_status: 'exhausted' } } },
+      { type: 'session.status_idle', fields: { stop_reason: { type: 'retries_exhausted' } } },
+    ]);
     recovered.push(s.id);
   }
   return recovered;
@@ -131,7 +147,55 @@ export function isRunningHere(sessionId: string): boolean {
   return running.has(sessionId);
 }
 
-/** Shutdown: stop every turn this process runs (each ends with its idle event). */
+const settle = (promises: Promise<void>[], ms: number) =>
+  new Promise<void>((resolve) => {
+    const timer = setTimeout(resolve, ms);
+    void Promise.allSettled(promises).then(() => {
+      clearTimeout(timer);
+      resolve();
+    });
+  });
+
+/**
+ * Shutdown: no new turns; running turns get `finishMs` to end on their own, then are
+ * interrupted (the engine makes the partial message final and the turn ends with
+ * session.status_idle `end_turn`) and get `abortMs` more to record it. Every session this
+ * process ran is left idle; inputs still waiting stay for the next process. Returns the
+ * sessions still running after both windows (the restarted instance recovers them at once).
+ */
+export async function drainTurns(finishMs: number, abortMs: number): Promise<string[]> {
+  draining = true;
+  await settle([...running.values()].map((s) => s.finished), finishMs);
+  if (running.size) {
+    logger.info({ sessions: [...running.keys()] }, 'interrupting turns still running at shutdown');
+    abortAllTurns();
+    await settle([...running.values()].map((s) => s.finished), abortMs);
+  }
+  return [...running.keys()];
+}
+
+/** Opens the runner for turns again (each start of the service in this process). */
+export function acceptTurns(): void {
+  draining = false;
+  shutdown = new AbortController();
+}
+
+/** Shutdown without waiting: interrupt every turn this process runs. */
 export function abortAllTurns(): void {
-  for (const state of running.values()) state.controller?.abort(new Error('shutting down'));
+  draining = true;
+  shutdown.abort(new Error('shutting down'));
+  for (const state of running.values()) state.controller?.abort(shutdown.signal.reason);
+}
+
+/**
+ * Right after start (once the listen address proved our identity): turns that a previous life
+ * of this instance was running end at once, as a stale runner's would after its timeout.
+ */
+export async function recoverOwnTurns(): Promise<string[]> {
+  const prefix = previousLivesPrefix();
+  if (!prefix) return [];
+  const rows = await prisma.$queryRaw<{ id: string; runnerId: string }[]>`
+    SELECT "id", "runnerId" FROM "Session"
+    WHERE "status" = 'running' AND starts_with("runnerId", ${prefix}) AND "runnerId" <> ${ownerId()}`;
+  return endLostTurns(rows);
 }

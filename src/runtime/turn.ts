@@ -1,7 +1,8 @@
 // One turn of a session: gathers what the engine needs (model, prompt, instructions, sandbox,
 // conversation) and runs it. hermes runs here; CLI engines are not installed on this service yet.
 import { prisma } from '../db/client.js';
-import { appendEvents } from '../events/store.js';
+import { commitEvents } from '../events/store.js';
+import type { EventFields, NewEvent, SessionEventType } from '../events/types.js';
 import { buildConversation } from '../engines/hermes/history.js';
 import { runHermesTurn, type StopReason } from '../engines/hermes/loop.js';
 import { sandboxDriver } from './sandboxes.js';
@@ -14,8 +15,8 @@ import { installedSkills } from '../skills/materialize.js';
 export type { StopReason };
 
 export async function runTurn(sessionId: string, turn: number, signal: AbortSignal): Promise<StopReason> {
-  const emit = async (type: string, fields: Record<string, unknown>) => {
-    await appendEvents(sessionId, [{ type, fields, turn }]);
+  const emit = async <T extends SessionEventType>(type: T, fields: EventFields<T>) => {
+    await commitEvents(sessionId, [{ type, fields, turn } as NewEvent]);
   };
   const session = await prisma.session.findUniqueOrThrow({ where: { id: sessionId } });
   const agent = session.agentId ? await prisma.agent.findUnique({ where: { id: session.agentId } }) : null;

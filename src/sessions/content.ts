@@ -1,39 +1,41 @@
 // Content blocks of user.message / system.message events and the send-events body, with the
 // spec's limits. Strict objects: extra properties are refused.
 import { z } from 'zod';
+import { messagePart } from '../events/parts.js';
 
 const nonEmpty = z.string().min(1);
 
-export const base64Source = z.strictObject({ type: z.literal('base64'), media_type: nonEmpty, data: nonEmpty });
-export const urlSource = z.strictObject({ type: z.literal('url'), url: nonEmpty.max(8192) });
-export const fileSource = z.strictObject({ type: z.literal('file'), file_id: nonEmpty.max(128) });
-export const textSource = z.strictObject({ type: z.literal('text'), media_type: z.literal('text/plain').default('text/plain'), data: nonEmpty });
+export const base64Source = z.strictObject({ type: z.literal('base64'), media_type: nonEmpty, data: nonEmpty }).meta({ id: 'Base64Source' });
+export const urlSource = z.strictObject({ type: z.literal('url'), url: nonEmpty.max(8192) }).meta({ id: 'UrlSource' });
+export const fileSource = z.strictObject({ type: z.literal('file'), file_id: nonEmpty.max(128) }).meta({ id: 'FileSource' });
+export const textSource = z.strictObject({ type: z.literal('text'), media_type: z.literal('text/plain').default('text/plain'), data: nonEmpty }).meta({ id: 'TextSource' });
 
-export const textBlock = z.strictObject({ type: z.literal('text'), text: nonEmpty });
+export const textBlock = z.strictObject({ type: z.literal('text'), text: nonEmpty }).meta({ id: 'TextBlock' });
 export const imageBlock = z.strictObject({
   type: z.literal('image'),
-  source: z.discriminatedUnion('type', [base64Source, urlSource, fileSource]),
-});
+  source: z.discriminatedUnion('type', [base64Source, urlSource, fileSource]).meta({ id: 'ImageSource' }),
+}).meta({ id: 'ImageBlock' });
 export const documentBlock = z.strictObject({
   type: z.literal('document'),
-  source: z.discriminatedUnion('type', [base64Source, urlSource, fileSource, textSource]),
+  source: z.discriminatedUnion('type', [base64Source, urlSource, fileSource, textSource]).meta({ id: 'DocumentSource' }),
   title: z.string().nullish(),
   context: z.string().nullish(),
-});
+}).meta({ id: 'DocumentBlock' });
 
-export const contentBlock = z.discriminatedUnion('type', [textBlock, imageBlock, documentBlock]);
+export const contentBlock = z.discriminatedUnion('type', [textBlock, imageBlock, documentBlock]).meta({ id: 'ContentBlock' });
 export type ContentBlockInput = z.infer<typeof contentBlock>;
 
-export const userMessageEvent = z.strictObject({ type: z.literal('user.message'), content: z.array(contentBlock).min(1) });
-export const systemMessageEvent = z.strictObject({ type: z.literal('system.message'), content: z.array(textBlock).min(1).max(1000) });
-export const userInterruptEvent = z.strictObject({ type: z.literal('user.interrupt') });
+export const userMessageEvent = z.strictObject({ type: z.literal('user.message'), content: z.array(contentBlock).min(1) }).meta({ id: 'UserMessageInput' });
+export type UserMessageInput = z.output<typeof userMessageEvent>;
+export const systemMessageEvent = z.strictObject({ type: z.literal('system.message'), content: z.array(textBlock).min(1).max(1000) }).meta({ id: 'SystemMessageInput' });
+export const userInterruptEvent = z.strictObject({ type: z.literal('user.interrupt') }).meta({ id: 'UserInterruptInput' });
 
-export const inputEvent = z.discriminatedUnion('type', [userMessageEvent, systemMessageEvent, userInterruptEvent]);
+export const inputEvent = z.discriminatedUnion('type', [userMessageEvent, systemMessageEvent, userInterruptEvent]).meta({ id: 'SendEventInput' });
 export type InputEvent = z.infer<typeof inputEvent>;
 
-export const sendEventsBody = z.strictObject({ events: z.array(inputEvent).min(1).max(50) });
+export const sendEventsBody = z.strictObject({ events: z.array(inputEvent).min(1).max(50) }).meta({ id: 'SendSessionEventsInput' });
 export type SendEventsBody = z.infer<typeof sendEventsBody>;
 
-/** Deprecated send: `{parts}` (message parts). Text-like parts become one user.message. */
-export const legacyPart = z.looseObject({ type: z.string().min(1), index: z.number().int().min(0).optional() });
-export const legacySendBody = z.strictObject({ parts: z.array(legacyPart).min(1).max(1000) });
+/** Deprecated send: `{parts}` (message parts); its text parts become one user.message. */
+export const legacySendBody = z.strictObject({ parts: z.array(messagePart).min(1).max(1000) }).meta({ id: 'LegacySendInput' });
+export type LegacySendBody = z.output<typeof legacySendBody>;

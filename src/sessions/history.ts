@@ -1,14 +1,16 @@
 // Cursor-paged event history, oldest first. The cursor is an event id; `cursor` in the answer is
 // the id of the last event returned (pass it back to continue), null when the session has none.
+import { z } from 'zod';
 import { prisma } from '../db/client.js';
 import { AppError } from '../errors.js';
-import type { EventJson } from '../events/store.js';
+import { sessionEvent, type SessionEvent } from '../events/types.js';
 
-export interface EventsPage {
-  events: EventJson[];
-  cursor: string | null;
-  hasMore: boolean;
-}
+export const eventsPageBody = z.strictObject({
+  events: z.array(sessionEvent).describe('Oldest first'),
+  cursor: z.string().nullable().describe('Pass back as ?cursor= to continue; null when the session has no events'),
+  hasMore: z.boolean(),
+}).meta({ id: 'EventsPage' });
+export type EventsPage = z.output<typeof eventsPageBody>;
 
 export async function eventsPage(sessionId: string, cursor: string | null | undefined, limit: number): Promise<EventsPage> {
   let afterSeq = 0;
@@ -26,7 +28,7 @@ export async function eventsPage(sessionId: string, cursor: string | null | unde
   const hasMore = rows.length > limit;
   const page = rows.slice(0, limit);
   return {
-    events: page.map((r) => r.payload as EventJson),
+    events: page.map((r) => r.payload as SessionEvent),
     cursor: page.length ? page[page.length - 1]!.id : (cursor ?? null),
     hasMore,
   };

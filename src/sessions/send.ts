@@ -1,11 +1,9 @@
 // Sending events to a session (202): validates the whole batch, stores every event (inputs wait
 // for a turn), then wakes the runner. user.interrupt stops a running turn.
-import { prisma } from '../db/client.js';
 import { AppError } from '../errors.js';
-import { parseInput } from '../validation.js';
 import type { Viewer } from '../auth/viewer.js';
-import { sendEventsBody, legacySendBody } from './content.js';
-import { appendEventsTx, publishStored, appendEvent, type EventJson, type NewEvent } from '../events/store.js';
+import type { SendEventsBody, LegacySendBody } from './content.js';
+import { commitEvents, commitEvent, type SessionEvent, type NewEvent } from '../events/store.js';
 import { pubsub } from '../events/pubsub.js';
 import { resolveSession } from './sessions.js';
 import { enqueueSessionRun } from '../runtime/queue.js';
@@ -31,8 +29,7 @@ async function assertCredits(session: Session): Promise<void> {
   }
 }
 
-export async function sendEvents(viewer: Viewer, idOrAgent: string, input: unknown): Promise<EventJson[]> {
-  const body = parseInput(sendEventsBody, input);
+export async function sendEvents(viewer: Viewer, idOrAgent: string, body: SendEventsBody): Promise<SessionEvent[]> {
   const session = await resolveSession(viewer, idOrAgent);
   const hasInputs = body.events.some((e) => e.type !== 'user.interrupt');
   if (hasInputs) {
@@ -49,8 +46,7 @@ export async function sendEvents(viewer: Viewer, idOrAgent: string, input: unkno
     else if (e.type === 'user.interrupt') prepared.push({ type: e.type, fields: { by } });
     else prepared.push({ type: e.type, fields: { content: e.content } });
   }
-  const stored = await prisma.$transaction((tx) => appendEventsTx(tx, session.id, prepared));
-  await publishStored(session.id, stored);
+  const stored = await commitEvents(session.id, prepared);
   if (body.events.some((e) => e.type === 'user.interrupt')) await pubsub().publish(interruptChannel(session.id), by);
   if (hasInputs) await enqueueSessionRun(session.id);
   return stored.map((s) => s.event);
@@ -61,19 +57,14 @@ export async function interruptSession(viewer: Viewer, idOrAgent: string): Promi
   const session = await resolveSession(viewer, idOrAgent);
   if (session.status !== 'running') return 'no_turn';
   const by = who(viewer);
-  await appendEvent(session.id, 'user.interrupt', { by });
+  await commitEvent(session.id, { type: 'user.interrupt', fields: { by } });
   await pubsub().publish(interruptChannel(session.id), by);
   return 'interrupting';
 }
 
 /** Deprecated `{parts}` send: translated into one user.message; the caller answers 410. */
-export async function legacySend(viewer: Viewer, idOrAgent: string, input: unknown): Promise<EventJson> {
-  const body = parseInput(legacySendBody, input);
-  const content = body.parts.flatMap((p) => {
-    const text = typeof p.text === 'string' ? p.text : null;
-    if ((p.type === 'text' || p.type === 'markdown') && text) return [{ type: 'text' as const, text }];
-    return [];
-  });
+export async function legacySend(viewer: Viewer, idOrAgent: string, body: LegacySendBody): Promise<SessionEvent> {
+  const content = body.parts.flatMap((p) => (p.type === 'text' && p.text ? [{ type: 'text' as const, text: p.text }] : []));
   if (!content.length) throw new AppError('invalid_request', 'parts must contain at least one non-empty text part');
   const [event] = await sendEvents(viewer, idOrAgent, { events: [{ type: 'user.message', content }] });
   return event!;

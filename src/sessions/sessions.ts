@@ -3,10 +3,10 @@
 import { prisma } from '../db/client.js';
 import { AppError } from '../errors.js';
 import { newId } from '../ids.js';
-import { parseInput } from '../validation.js';
 import type { Viewer } from '../auth/viewer.js';
-import { createSessionBody, patchSessionBody, type CreateSessionBody } from './rules.js';
-import { appendEventsTx, publishStored, appendEvent, type NewEvent } from '../events/store.js';
+import type { CreateSessionBody, PatchSessionBody, SessionView } from './contract.js';
+import { storeEvents, announceEvents, commitEvent, type NewEvent } from '../events/store.js';
+import { sessionViews } from './view.js';
 import { checkModelForEngine, checkEffortForEngine } from './engine-rules.js';
 import { scheduleProvisioning, teardownSandbox } from '../runtime/provisioning.js';
 import { enqueueSessionRun } from '../runtime/queue.js';
@@ -36,8 +36,7 @@ export function budgetCents(amount: string): bigint {
   return BigInt(amount);
 }
 
-export async function createSession(viewer: Viewer, input: unknown): Promise<Session> {
-  const body: CreateSessionBody = parseInput(createSessionBody, input);
+export async function createSession(viewer: Viewer, body: CreateSessionBody): Promise<Session> {
   const agent = await prisma.agent.findFirst({
     where: { id: body.agent, universeId: viewer.universe.id },
     include: { promptVersions: { where: { active: true }, select: { version: true } } },
@@ -55,9 +54,9 @@ export async function createSession(viewer: Viewer, input: unknown): Promise<Ses
 
   const id = newId('sess');
   const initial: NewEvent[] = [];
-  for (const e of body.initial_events ?? []) initial.push({ type: e.type, fields: { content: await materializeContent(viewer.universe.id, id, e.content) } });
+  for (const e of body.initial_events ?? []) initial.push({ type: 'user.message', fields: { content: await materializeContent(viewer.universe.id, id, e.content) } });
   const planned = await planResources(viewer.universe.id, id, body.resources ?? [], []);
-  const { session, stored } = await prisma.$transaction(async (tx) => {
+  const { session, batch } = await prisma.$transaction(async (tx) => {
     const claimDefault = !agent.defaultSessionId
       ? (await tx.agent.updateMany({ where: { id: agent.id, defaultSessionId: null }, data: { defaultSessionId: id } })).count === 1
       : false;
@@ -81,25 +80,21 @@ export async function createSession(viewer: Viewer, input: unknown): Promise<Ses
         promptVersion: agent.promptVersions[0]?.version ?? null,
       },
     });
-    const stored = await appendEventsTx(tx, id, initial);
+    const batch = await storeEvents(tx, id, initial);
     for (const p of planned) await tx.sessionResource.create({ data: { ...p.row, checkout: p.row.checkout ?? undefined } as never });
-    return { session, stored };
+    return { session, batch };
   });
-  await publishStored(id, stored);
+  await announceEvents(batch);
   scheduleProvisioning(session);
   return session;
 }
 
-export async function listSessions(viewer: Viewer, agentId: string | null | undefined, query: object = {}) {
-  return prisma.session.findMany({
-    ...query,
-    where: { universeId: viewer.universe.id, ...(agentId ? { agentId } : {}) },
-    orderBy: { id: 'desc' },
-  });
+/** The universe's sessions (of one agent when given), newest first, in a constant number of queries. */
+export async function listSessions(viewer: Viewer, agentId: string | null | undefined): Promise<SessionView[]> {
+  return sessionViews({ universeId: viewer.universe.id, ...(agentId ? { agentId } : {}) });
 }
 
-export async function patchSession(viewer: Viewer, idOrAgent: string, input: unknown): Promise<Session> {
-  const body = parseInput(patchSessionBody, input);
+export async function patchSession(viewer: Viewer, idOrAgent: string, body: PatchSessionBody): Promise<Session> {
   const session = await resolveSession(viewer, idOrAgent);
   if (body.llm !== undefined) checkModelForEngine(session.agentType, body.llm);
   if (body.reasoningEffort) checkEffortForEngine(session.agentType, body.reasoningEffort);
@@ -148,7 +143,7 @@ export async function archiveSession(viewer: Viewer, idOrAgent: string): Promise
     if (now.status === 'terminated') return now;
     throw new AppError('session_running', 'the session is running; interrupt it and wait for idle first');
   }
-  await appendEvent(session.id, 'session.status_terminated');
+  await commitEvent(session.id, { type: 'session.status_terminated', fields: {} });
   await teardownSandbox(session.id);
   return prisma.session.findUniqueOrThrow({ where: { id: session.id } });
 }
@@ -157,7 +152,7 @@ export async function deleteSession(viewer: Viewer, idOrAgent: string): Promise<
   const session = await resolveSession(viewer, idOrAgent);
   if (session.status === 'running') throw new AppError('session_running', 'the session is running; interrupt it and wait for idle first');
   // Announce before removal so live streams learn of it; then the row and its events go.
-  await appendEvent(session.id, 'session.deleted');
+  await commitEvent(session.id, { type: 'session.deleted', fields: {} });
   await prisma.$transaction(async (tx) => {
     await tx.agent.updateMany({ where: { defaultSessionId: session.id }, data: { defaultSessionId: null } });
     await tx.sessionResource.deleteMany({ where: { sessionId: session.id } });

@@ -1,10 +1,10 @@
-// Emitting a webhook event: one outbox row per subscribed, active endpoint of the universe, in
-// the database (so deliveries survive restarts), then a nudge to the dispatcher.
+// Queuing webhook deliveries: one outbox row per subscribed, active endpoint of the universe,
+// written in the SAME transaction as the change or events it announces (a crash can lose
+// neither one without the other); after commit, a nudge wakes the dispatchers.
 import { prisma } from '../db/client.js';
 import { newId } from '../ids.js';
-import { logger } from '../logger.js';
 import { SESSION_WEBHOOK_EVENTS, type WebhookEventType } from './catalog.js';
-import type { EventJson } from '../events/store.js';
+import type { SessionEvent } from '../events/types.js';
 
 export interface ThinEvent {
   id: string;
@@ -13,41 +13,50 @@ export interface ThinEvent {
   data: { type: string; id: string };
 }
 
-let nudge: () => void = () => undefined;
-export function onOutboxWrite(fn: () => void): void {
-  nudge = fn;
+/** The tables an outbox write touches: the client itself or an interactive transaction. */
+export type OutboxTx = Pick<typeof prisma, 'webhookEndpoint' | 'webhookDelivery'>;
+
+type Listener = () => void;
+const listeners = new Set<Listener>();
+/** Dispatchers subscribe to learn of new rows at once (they also poll). Returns the unsubscribe. */
+export function onOutboxWrite(fn: Listener): () => void {
+  listeners.add(fn);
+  return () => listeners.delete(fn);
+}
+/** Call after the transaction that queued deliveries has committed. */
+export function nudgeDispatchers(): void {
+  for (const fn of listeners) fn();
 }
 
-export async function emitWebhookEvent(universeId: string, event: ThinEvent): Promise<void> {
-  const endpoints = await prisma.webhookEndpoint.findMany({ where: { universeId, status: 'active', events: { has: event.type } }, select: { id: true } });
-  if (!endpoints.length) return;
-  const body = JSON.stringify({ id: event.id, type: event.type, created_at: event.createdAt, data: event.data });
-  await prisma.webhookDelivery.createMany({
-    data: endpoints.map((e) => ({ id: newId('msg').replace('msg_', 'whdl_'), endpointId: e.id, eventId: event.id, eventType: event.type, body, nextAttemptAt: new Date() })),
-    skipDuplicates: true,
+/** Writes the delivery rows of `events` inside `tx`; returns how many rows were queued. */
+export async function queueWebhookEvents(tx: OutboxTx, universeId: string, events: ThinEvent[]): Promise<number> {
+  if (!events.length) return 0;
+  const types = [...new Set(events.map((e) => e.type))];
+  const endpoints = await tx.webhookEndpoint.findMany({ where: { universeId, status: 'active', events: { hasSome: types } }, select: { id: true, events: true } });
+  const rows = events.flatMap((event) => {
+    const body = JSON.stringify({ id: event.id, type: event.type, created_at: event.createdAt, data: event.data });
+    return endpoints.filter((e) => e.events.includes(event.type)).map((e) => ({
+      id: newId('whdl'), endpointId: e.id, eventId: event.id, eventType: event.type, body, nextAttemptAt: new Date(),
+    }));
   });
-  nudge();
+  if (!rows.length) return 0;
+  await tx.webhookDelivery.createMany({ data: rows, skipDuplicates: true });
+  return rows.length;
 }
 
-/** Session events that endpoints can subscribe to (called after they are stored). */
-export async function emitSessionEvents(sessionId: string, events: EventJson[]): Promise<void> {
-  const relevant = events.filter((e) => SESSION_WEBHOOK_EVENTS.has(e.type));
-  if (!relevant.length) return;
-  try {
-    const session = await prisma.session.findUnique({ where: { id: sessionId }, select: { universeId: true } });
-    if (!session) return;
-    for (const e of relevant) {
-      await emitWebhookEvent(session.universeId, { id: e.id, type: e.type as WebhookEventType, createdAt: e.at, data: { type: 'session', id: sessionId } });
-    }
-  } catch (err) {
-    logger.error({ err, sessionId }, 'could not queue webhook deliveries');
-  }
+/** The thin webhook events of stored session events (only the types endpoints can subscribe to). */
+export function sessionWebhookEvents(sessionId: string, events: SessionEvent[]): ThinEvent[] {
+  return events
+    .filter((e) => SESSION_WEBHOOK_EVENTS.has(e.type))
+    .map((e) => ({ id: e.id, type: e.type as WebhookEventType, createdAt: e.at, data: { type: 'session', id: sessionId } }));
 }
 
+/** A resource change's webhook event, queued in `tx` (pass the change's transaction). */
+export async function queueResourceEvent(tx: OutboxTx, universeId: string, type: WebhookEventType, data: { type: string; id: string }): Promise<number> {
+  return queueWebhookEvents(tx, universeId, [{ id: newId('evt'), type, createdAt: new Date().toISOString(), data }]);
+}
+
+/** For changes made outside a transaction: queue the event on its own, then nudge. */
 export async function emitResourceEvent(universeId: string, type: WebhookEventType, data: { type: string; id: string }): Promise<void> {
-  try {
-    await emitWebhookEvent(universeId, { id: newId('evt'), type, createdAt: new Date().toISOString(), data });
-  } catch (err) {
-    logger.error({ err, type }, 'could not queue webhook deliveries');
-  }
+  if (await queueResourceEvent(prisma, universeId, type, data)) nudgeDispatchers();
 }

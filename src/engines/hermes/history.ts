@@ -3,18 +3,23 @@
 // mid-turn land in their own, later turn.
 import { prisma } from '../../db/client.js';
 import type { ChatMessage, ContentBlock } from '../../gateway/types.js';
-import type { EventJson } from '../../events/store.js';
+import type { SessionEvent } from '../../events/types.js';
+import type { ContentBlockInput } from '../../sessions/content.js';
 import { blobStore } from '../../files/blob-store.js';
 
 const CONTEXT_TYPES = ['user.message', 'system.message', 'agent.message', 'agent.reasoning', 'agent.tool_use', 'agent.tool_result'];
 
-type Block = Record<string, any>;
 
 /** Message attachments are per-session file copies: the model gets their bytes inline. */
-async function userBlocks(content: Block[]): Promise<ContentBlock[]> {
+async function userBlocks(content: ContentBlockInput[]): Promise<ContentBlock[]> {
   const out: ContentBlock[] = [];
   for (const b of content) {
-    if ((b.type === 'image' || b.type === 'document') && b.source?.type === 'file') {
+    if (b.type === 'text') {
+      out.push({ type: 'text', text: b.text });
+      continue;
+    }
+    const title = b.type === 'document' ? b.title ?? null : null;
+    if (b.source.type === 'file') {
       const f = await prisma.file.findUnique({ where: { id: b.source.file_id } });
       if (!f) {
         out.push({ type: 'text', text: `[${b.type} ${b.source.file_id} is no longer available]` });
@@ -22,16 +27,14 @@ async function userBlocks(content: Block[]): Promise<ContentBlock[]> {
       }
       const data = await blobStore().read(f.blobKey);
       if (b.type === 'image') out.push({ type: 'image', mediaType: f.mimeType, data: data.toString('base64') });
-      else if (f.mimeType === 'text/plain') out.push({ type: 'document', mediaType: 'text/plain', data: data.toString('utf8'), title: b.title ?? null });
-      else out.push({ type: 'document', mediaType: f.mimeType, data: data.toString('base64'), title: b.title ?? null });
+      else if (f.mimeType === 'text/plain') out.push({ type: 'document', mediaType: 'text/plain', data: data.toString('utf8'), title });
+      else out.push({ type: 'document', mediaType: f.mimeType, data: data.toString('base64'), title });
       continue;
     }
-    if (b.type === 'text') out.push({ type: 'text', text: b.text });
-    else if (b.type === 'image' && b.source?.type === 'base64') out.push({ type: 'image', mediaType: b.source.media_type, data: b.source.data });
-    else if (b.type === 'document' && b.source?.type === 'base64') out.push({ type: 'document', mediaType: b.source.media_type, data: b.source.data, title: b.title ?? null });
-    else if (b.type === 'document' && b.source?.type === 'text') out.push({ type: 'document', mediaType: 'text/plain', data: b.source.data, title: b.title ?? null });
-    else if (b.source?.type === 'url') out.push({ type: 'text', text: `[${b.type} at ${b.source.url}]` });
-    else if (b.source?.type === 'file') out.push({ type: 'text', text: `[${b.type}: file ${b.source.file_id}]` });
+    if (b.type === 'image' && b.source.type === 'base64') out.push({ type: 'image', mediaType: b.source.media_type, data: b.source.data });
+    else if (b.type === 'document' && b.source.type === 'base64') out.push({ type: 'document', mediaType: b.source.media_type, data: b.source.data, title });
+    else if (b.type === 'document' && b.source.type === 'text') out.push({ type: 'document', mediaType: 'text/plain', data: b.source.data, title });
+    else if (b.source.type === 'url') out.push({ type: 'text', text: `[${b.type} at ${b.source.url}]` });
   }
   return out;
 }
@@ -60,29 +63,33 @@ export async function buildConversation(sessionId: string, turn: number): Promis
     openCalls.clear();
   };
   for (const { payload } of rows) {
-    const e = payload as EventJson & Record<string, any>;
+    const e = payload as SessionEvent;
     switch (e.type) {
       case 'user.message':
         closeOpenCalls();
-        push(messages, 'user', await userBlocks(e.content ?? []));
+        push(messages, 'user', await userBlocks(e.content));
         break;
       case 'system.message':
         closeOpenCalls();
-        push(messages, 'user', (e.content ?? []).map((b: Block) => ({ type: 'text', text: `<system-message>\n${b.text}\n</system-message>` })));
+        push(messages, 'user', e.content.map((b) => ({ type: 'text', text: `<system-message>\n${b.text}\n</system-message>` })));
         break;
       case 'agent.reasoning':
-        if (e.final && e.part) push(messages, 'assistant', [{ type: 'reasoning', text: e.part.text ?? '', signature: e.signature ?? null, redacted: !!e.part.redacted }]);
+        if (e.final && e.part.type === 'reasoning') push(messages, 'assistant', [{ type: 'reasoning', text: e.part.text, signature: e.signature ?? null, redacted: e.part.redacted }]);
         break;
       case 'agent.message':
         if (e.final && e.text) push(messages, 'assistant', [{ type: 'text', text: e.text }]);
         break;
       case 'agent.tool_use':
-        push(messages, 'assistant', [{ type: 'tool_use', id: e.part.call_id, name: e.part.tool_name, input: e.part.args ?? {} }]);
+        if (e.part.type !== 'tool_call') break;
+        push(messages, 'assistant', [{ type: 'tool_use', id: e.part.call_id, name: e.part.tool_name, input: e.part.args }]);
         openCalls.set(e.part.call_id, e.part.tool_name);
         break;
       case 'agent.tool_result':
+        if (e.part.type !== 'tool_result') break;
         openCalls.delete(e.part.call_id);
-        push(messages, 'user', [{ type: 'tool_result', toolUseId: e.part.call_id, content: JSON.stringify(e.part.result ?? {}), isError: e.part.status === 'error' }]);
+        push(messages, 'user', [{ type: 'tool_result', toolUseId: e.part.call_id, content: JSON.stringify(e.part.result), isError: e.part.status === 'error' }]);
+        break;
+      default:
         break;
     }
   }

@@ -8,7 +8,8 @@ import { HERMES_TOOLS, runTool } from './tools.js';
 import { newId } from '../../ids.js';
 import { StreamCoalescer } from './coalescer.js';
 
-export type StopReason = { type: 'end_turn' } | { type: 'retries_exhausted' } | { type: 'budget_reached' };
+export type { StopReason } from '../../events/types.js';
+import type { StopReason, SessionEventType, EventFields } from '../../events/types.js';
 
 export { BudgetReachedError } from '../../gateway/types.js';
 import { BudgetReachedError } from '../../gateway/types.js';
@@ -18,7 +19,7 @@ export interface HermesTurn {
   messages: ChatMessage[];
   sandbox: Sandbox;
   signal: AbortSignal;
-  emit(type: string, fields: Record<string, unknown>): Promise<void>;
+  emit<T extends SessionEventType>(type: T, fields: EventFields<T>): Promise<void>;
   callModel(req: ModelRequest, signal: AbortSignal): AsyncIterable<ModelEvent>;
   maxAttempts: number;
   retryDelayMs(attempt: number): number;

@@ -1,46 +1,8 @@
-// Session resources and skills in GraphQL (bodies as in REST; skill bundles as JSON files).
+// Skills in GraphQL (skill bundles as JSON files).
 import { builder } from './builder.js';
 import { prisma } from '../db/client.js';
 import { AppError } from '../errors.js';
-import { addResource, listResources, getResource, rotateToken, deleteResource } from '../resources/operations.js';
-import { resourceJson } from '../resources/resources.js';
 import { createSkill, findSkill, addRevision, findRevision, deleteSkill, deleteRevision, filesFromJson, type ManifestEntry } from '../skills/skills.js';
-
-const SessionResourceType = builder.simpleObject('SessionResource', {
-  description: 'A file or repository mounted in the session; `json` is the REST shape',
-  fields: (t) => ({ id: t.string(), type: t.string(), mountPath: t.string(), json: t.field({ type: 'JSONObject' }) }),
-});
-const toGraph = (r: Parameters<typeof resourceJson>[0]) => ({ id: r.id, type: r.type, mountPath: r.mountPath, json: resourceJson(r) });
-const ResourcePage = builder.simpleObject('SessionResourcePage', {
-  fields: (t) => ({ data: t.field({ type: [SessionResourceType] }), nextPage: t.string({ nullable: true }) }),
-});
-
-builder.queryField('sessionResources', (t) =>
-  t.field({
-    type: ResourcePage,
-    args: { sessionId: t.arg.string({ required: true }), limit: t.arg.int(), page: t.arg.string() },
-    authScopes: { read: true },
-    resolve: async (_r, args, ctx) => {
-      if (args.limit != null && (args.limit < 1 || args.limit > 1000)) throw new AppError('invalid_request', 'limit must be between 1 and 1000');
-      const page = await listResources(ctx.viewer!, args.sessionId, args.limit ?? null, args.page ?? null);
-      return { data: page.data.map(toGraph), nextPage: page.nextPage };
-    },
-  }),
-);
-builder.queryField('sessionResource', (t) =>
-  t.field({ type: SessionResourceType, args: { sessionId: t.arg.string({ required: true }), id: t.arg.string({ required: true }) }, authScopes: { read: true }, resolve: async (_r, a, ctx) => toGraph(await getResource(ctx.viewer!, a.sessionId, a.id)) }),
-);
-builder.mutationField('addSessionResource', (t) =>
-  t.field({ type: SessionResourceType, args: { sessionId: t.arg.string({ required: true }), input: t.arg({ type: 'JSONObject', required: true }) }, authScopes: { write: true }, resolve: async (_r, a, ctx) => toGraph(await addResource(ctx.viewer!, a.sessionId, a.input)) }),
-);
-builder.mutationField('rotateSessionResourceToken', (t) =>
-  t.field({ type: SessionResourceType, args: { sessionId: t.arg.string({ required: true }), id: t.arg.string({ required: true }), input: t.arg({ type: 'JSONObject', required: true }) }, authScopes: { write: true }, resolve: async (_r, a, ctx) => toGraph(await rotateToken(ctx.viewer!, a.sessionId, a.id, a.input)) }),
-);
-builder.mutationField('deleteSessionResource', (t) =>
-  t.string({ args: { sessionId: t.arg.string({ required: true }), id: t.arg.string({ required: true }) }, authScopes: { write: true }, resolve: async (_r, a, ctx) => (await deleteResource(ctx.viewer!, a.sessionId, a.id)).id }),
-);
-
-// ---- skills ----
 
 const SkillType = builder.prismaObject('Skill', {
   fields: (t) => ({

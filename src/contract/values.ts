@@ -1,0 +1,120 @@
+// Moving values between the spec's JSON shapes (REST bodies, domain values) and the GraphQL
+// shapes derived from the same zod schemas (camelCase names, @oneOf inputs, enum names).
+// Structural only: validation is the schema's job, done once where the value enters.
+import { z } from 'zod';
+import { defOf, unwrap, isDiscriminatedUnion, discriminatorValue, graphqlName, enumName } from './zod-walk.js';
+
+type Json = unknown;
+
+function literalOf(field: z.ZodType): unknown {
+  const def = defOf(unwrap(field).core);
+  return def.type === 'literal' && def.values?.length === 1 ? def.values[0] : undefined;
+}
+const isLiteral = (field: z.ZodType) => literalOf(field) !== undefined;
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** Spec-shaped value → GraphQL variables (for REST documents). */
+export function toGraphQLInput(schema: z.ZodType, value: Json): Json {
+  if (value === null || value === undefined) return value;
+  const { core } = unwrap(schema, 'output');
+  const def = defOf(core);
+  if (def.type === 'array') return Array.isArray(value) ? value.map((v) => toGraphQLInput(def.element!, v)) : value;
+  if (def.type === 'enum') return typeof value === 'string' ? enumName(value) : value;
+  if (def.type === 'object' && isObject(value)) {
+    const out: Record<string, unknown> = {};
+    for (const [key, field] of Object.entries(def.shape!)) {
+      if (value[key] !== undefined && !isLiteral(field)) out[graphqlName(key)] = toGraphQLInput(field, value[key]);
+    }
+    return out;
+  }
+  if (isDiscriminatedUnion(def) && isObject(value)) {
+    const disc = def.discriminator!;
+    const member = def.options!.find((m) => discriminatorValue(m, disc) === value[disc]);
+    if (!member) return value;
+    return { [graphqlName(String(value[disc]))]: toGraphQLInput(member, value) };
+  }
+  return value;
+}
+
+/** GraphQL arguments (coerced: enum values already internal) → the spec-shaped value. */
+export function fromGraphQLInput(schema: z.ZodType, value: Json): Json {
+  if (value === null || value === undefined) return value;
+  const { core } = unwrap(schema, 'input');
+  const def = defOf(core);
+  if (def.type === 'array') return Array.isArray(value) ? value.map((v) => fromGraphQLInput(def.element!, v)) : value;
+  if (def.type === 'object' && isObject(value)) {
+    const out: Record<string, unknown> = {};
+    for (const [key, field] of Object.entries(def.shape!)) {
+      const literal = literalOf(field);
+      // Literal fields are left out of GraphQL inputs: the schema knows their only value.
+      if (literal !== undefined) out[key] = literal;
+      else if (value[graphqlName(key)] !== undefined) out[key] = fromGraphQLInput(field, value[graphqlName(key)]);
+    }
+    return out;
+  }
+  if (isDiscriminatedUnion(def) && isObject(value)) {
+    for (const member of def.options!) {
+      const inner = value[graphqlName(discriminatorValue(member, def.discriminator!))];
+      if (inner !== undefined && inner !== null) return fromGraphQLInput(member, isObject(inner) ? inner : {});
+    }
+  }
+  return value;
+}
+
+/** The GraphQL selection set that reads every field of a zod output shape. */
+export function selectionOf(schema: z.ZodType): string {
+  const { core } = unwrap(schema, 'output');
+  const def = defOf(core);
+  if (def.type === 'array') return selectionOf(def.element!);
+  if (def.type === 'object') {
+    return Object.entries(def.shape!).map(([key, field]) => {
+      const sub = selectionOf(field);
+      return sub ? `${graphqlName(key)} { ${sub} }` : graphqlName(key);
+    }).join(' ');
+  }
+  if (isDiscriminatedUnion(def)) {
+    return def.options!.map((member) => {
+      const memberCore = unwrap(member, 'output').core;
+      const name = (memberCore.meta() as { id?: string } | undefined)?.id;
+      if (!name) throw new Error('union members selected by REST documents need a .meta({ id })');
+      return `... on ${name} { ${selectionOf(memberCore)} }`;
+    }).join(' ');
+  }
+  return '';
+}
+
+/** A GraphQL result (camelCase names, enum names) → the spec-shaped value the schema describes. */
+export function fromGraphQLOutput<S extends z.ZodType>(schema: S, data: Json): z.output<S> {
+  return convertOutput(schema, data) as z.output<S>;
+}
+
+function convertOutput(schema: z.ZodType, value: Json): Json {
+  if (value === null || value === undefined) return value ?? null;
+  const { core, optional } = unwrap(schema, 'output');
+  const def = defOf(core);
+  if (def.type === 'array') return Array.isArray(value) ? value.map((v) => convertOutput(def.element!, v)) : value;
+  if (def.type === 'enum') {
+    const byName = new Map(Object.values(def.entries!).map((v) => [enumName(String(v)), v]));
+    return typeof value === 'string' ? byName.get(value) ?? value : value;
+  }
+  if (def.type === 'object' && isObject(value)) return objectOutput(def.shape!, value);
+  if (isDiscriminatedUnion(def) && isObject(value)) {
+    const disc = def.discriminator!;
+    const member = def.options!.find((m) => discriminatorValue(m, disc) === value[disc]);
+    return member ? objectOutput(defOf(unwrap(member, 'output').core).shape!, value) : value;
+  }
+  void optional;
+  return value;
+}
+
+function objectOutput(shape: Record<string, z.ZodType>, value: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [key, field] of Object.entries(shape)) {
+    const v = value[graphqlName(key)];
+    const { optional } = unwrap(field, 'output');
+    // An optional field the spec says is absent (rather than null) stays absent.
+    if ((v === null || v === undefined) && optional && !unwrap(field, 'output').nullable) continue;
+    out[key] = convertOutput(field, v);
+  }
+  return out;
+}

@@ -1,0 +1,72 @@
+// Every session event of the spec, as one discriminated union: engines build them, the store
+// keeps them, history and the stream return them, GraphQL serves them as the `SessionEvent`
+// union and OpenAPI documents them, all from these schemas.
+import { z } from 'zod';
+import { dateTime } from '../contract/zod-walk.js';
+import { contentBlock, textBlock } from '../sessions/content.js';
+import { messagePart } from './parts.js';
+
+export { messagePart, type MessagePart } from './parts.js';
+
+const nullableString = z.string().nullable();
+
+// ---- events ----
+const common = {
+  id: z.string().describe('Stable event id: the dedupe key across stream and history'),
+  sessionId: z.string(),
+  agentId: nullableString,
+  at: dateTime(z.string().describe('ISO 8601 timestamp')),
+};
+
+function event<T extends string, F extends z.ZodRawShape>(type: T, id: string, fields: F) {
+  return z.strictObject({ ...common, type: z.literal(type), ...fields }).meta({ id });
+}
+
+export const stopReason = z.strictObject({
+  type: z.enum(['end_turn', 'retries_exhausted', 'budget_reached']).meta({ id: 'StopReasonType' })
+    .describe('More types are reserved: discriminate on `type` and never break on an unknown one'),
+}).meta({ id: 'StopReason' });
+export type StopReason = z.output<typeof stopReason>;
+
+export const sessionErrorDetail = z.strictObject({
+  type: z.string().describe('e.g. pod_unavailable, rate_limited, engine_unavailable'),
+  message: z.string(),
+  retry_status: z.enum(['retrying', 'exhausted']).meta({ id: 'RetryStatus' }),
+  attempt: z.number().int().min(1).optional().describe('Which attempt of the model call failed'),
+}).meta({ id: 'SessionErrorDetail' });
+
+const streamed = {
+  final: z.boolean().optional().describe('false on streamed chunks; true on the complete message that follows them'),
+};
+
+export const sessionEvent = z.discriminatedUnion('type', [
+  event('user.message', 'UserMessageEvent', { content: z.array(contentBlock).min(1) }),
+  event('system.message', 'SystemMessageEvent', { content: z.array(textBlock).min(1) }),
+  event('agent.message', 'AgentMessageEvent', { messageId: z.string(), parts: z.array(messagePart), text: z.string(), ...streamed }),
+  event('agent.reasoning', 'AgentReasoningEvent', { part: messagePart, ...streamed, signature: nullableString.optional() }),
+  event('agent.tool_use', 'AgentToolUseEvent', { part: messagePart }),
+  event('agent.tool_result', 'AgentToolResultEvent', { part: messagePart }),
+  event('agent.status', 'AgentStatusEvent', { part: messagePart }),
+  event('user.interrupt', 'UserInterruptEvent', { by: z.string().describe('Who requested it') }),
+  event('session.status_running', 'SessionStatusRunningEvent', {}),
+  event('session.status_idle', 'SessionStatusIdleEvent', { stop_reason: stopReason }),
+  event('session.error', 'SessionErrorEvent', { error: sessionErrorDetail }),
+  event('session.status_terminated', 'SessionStatusTerminatedEvent', {}),
+  event('session.deleted', 'SessionDeletedEvent', {}),
+]).meta({ id: 'SessionEvent' });
+
+export type SessionEvent = z.output<typeof sessionEvent>;
+export type SessionEventType = SessionEvent['type'];
+export const SESSION_EVENT_TYPES = sessionEvent.options.map((o) => o.shape.type.value) as SessionEventType[];
+
+/** What a producer gives for one event: its type-specific fields; the store adds the common ones. */
+export type EventFields<T extends SessionEventType> = Omit<Extract<SessionEvent, { type: T }>, 'id' | 'type' | 'sessionId' | 'agentId' | 'at'>;
+export type NewEvent = { [T in SessionEventType]: { type: T; fields: EventFields<T>; turn?: number } }[SessionEventType];
+
+export interface StoredEvent {
+  seq: number;
+  event: SessionEvent;
+}
+
+/** user.message and system.message appear only in history, never on the live stream. */
+export const HISTORY_ONLY_TYPES: ReadonlySet<string> = new Set(['user.message', 'system.message']);

@@ -1,0 +1,51 @@
+// Sessions as the spec shows them, loaded in a constant number of queries however many there
+// are: the sessions (with their agent's reasoning effort), then all their resources at once.
+import { prisma } from '../db/client.js';
+import { nanoToCents } from '../billing/money.js';
+import { resourceView } from '../resources/resources.js';
+import type { Prisma, SessionResource } from '../generated/prisma/client.js';
+import type { SessionView } from './contract.js';
+
+const withAgentEffort = { agent: { select: { reasoningEffort: true } } } satisfies Prisma.SessionInclude;
+type SessionRow = Prisma.SessionGetPayload<{ include: typeof withAgentEffort }>;
+
+const usd = (cents: bigint) => ({ amount: cents.toString(), currency: 'USD' as const });
+
+function toView(s: SessionRow, resources: SessionResource[]): SessionView {
+  return {
+    id: s.id,
+    agentId: s.agentId,
+    title: s.title,
+    status: s.status as SessionView['status'],
+    agentType: s.agentType,
+    llm: s.llm,
+    reasoningEffort: s.reasoningEffort ?? s.agent?.reasoningEffort ?? null,
+    modelBilling: s.modelBilling as SessionView['modelBilling'],
+    default: s.isDefault,
+    metadata: (s.metadata ?? {}) as Record<string, unknown>,
+    budget: s.budgetMaxCents === null ? null : {
+      max_list_cost: usd(s.budgetMaxCents),
+      consumed_cost: usd(nanoToCents(s.consumedNanoUsd)),
+      reached: s.budgetReachedAt !== null,
+      reached_at: s.budgetReachedAt?.toISOString() ?? null,
+    },
+    resources: resources.map(resourceView),
+    createdAt: s.createdAt.toISOString(),
+  };
+}
+
+/** Views of the sessions matching `where`, in `orderBy` order: two queries in all. */
+export async function sessionViews(where: Prisma.SessionWhereInput, orderBy: Prisma.SessionOrderByWithRelationInput = { id: 'desc' }): Promise<SessionView[]> {
+  const rows = await prisma.session.findMany({ where, orderBy, include: withAgentEffort });
+  if (!rows.length) return [];
+  const resources = await prisma.sessionResource.findMany({ where: { sessionId: { in: rows.map((r) => r.id) } }, orderBy: { id: 'asc' } });
+  const bySession = new Map<string, SessionResource[]>();
+  for (const r of resources) bySession.set(r.sessionId, [...(bySession.get(r.sessionId) ?? []), r]);
+  return rows.map((s) => toView(s, bySession.get(s.id) ?? []));
+}
+
+export async function sessionView(id: string): Promise<SessionView> {
+  const [view] = await sessionViews({ id });
+  if (!view) throw new Error(`session ${id} vanished`);
+  return view;
+}
