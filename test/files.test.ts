@@ -96,9 +96,13 @@ describe('list, delete, content', () => {
     const first = await s.api('GET', '/files?limit=2');
     expect(first.body.data).toHaveLength(2);
     expect(first.body.data[0].id).toBe(ids[4]);
-    expect(first.body.next_page).toBe(ids[3]);
+    // next_page is opaque (base64url), valid only as this service issued it
+    expect(first.body.next_page).toMatch(/^[A-Za-z0-9_-]+$/);
+    expect(first.body.next_page).not.toContain('file_');
     const second = await s.api('GET', `/files?limit=2&page=${first.body.next_page}`);
     expect(second.body.data.map((f: any) => f.id)).toEqual([ids[2], ids[1]]);
+    expectError(await s.api('GET', `/files?limit=2&page=${ids[3]}`), 400, 'invalid_request');
+    expectError(await s.api('GET', `/files?limit=2&page=${first.body.next_page.slice(0, -2)}x`), 400, 'invalid_request');
     const picked = await s.api('GET', `/files?ids[]=${ids[1]}&ids[]=${ids[3]}`);
     expect(picked.body.data.map((f: any) => f.id)).toEqual([ids[1], ids[3]]);
     expect(picked.body.next_page).toBeNull();

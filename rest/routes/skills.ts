@@ -4,6 +4,7 @@ import { defineRoute } from '../route.js';
 import { Ok, Timestamp } from '../schemas.js';
 import { readSkillUpload } from '../../src/skills/upload.js';
 import { createSkill, addRevision, type ManifestEntry } from '../../src/skills/skills.js';
+import { connectionCursor } from '../../src/pagination/page-token.js';
 
 const SKILL_FIELDS = 'id displayName latestRevisionId createdAt updatedAt';
 const REVISION_FIELDS = 'id skillId name description files { path size sha256 executable } createdAt';
@@ -33,7 +34,7 @@ export const skillRoutes = [
   defineRoute({
     method: 'GET', path: '/skills', operationId: 'listSkills', tag: 'Skills', scope: 'read',
     summary: 'Skills of the universe, newest first',
-    query: z.object({ cursor: z.string().max(64).optional(), limit: z.coerce.number().int().min(1).max(100).default(20) }),
+    query: z.object({ cursor: connectionCursor('skill').optional().describe('the nextCursor of the previous answer'), limit: z.coerce.number().int().min(1).max(100).default(20) }),
     document: `query Skills($first: Int, $after: String) { skills(first: $first, after: $after) { edges { node { ${SKILL_FIELDS} } } pageInfo { hasNextPage endCursor } } }`,
     variables: ({ query }) => ({ first: query.limit, after: query.cursor ?? null }),
     result: (d) => ({ skills: d.skills.edges.map((e: any) => e.node), nextCursor: d.skills.pageInfo.hasNextPage ? d.skills.pageInfo.endCursor : null }),

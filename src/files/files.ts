@@ -7,6 +7,7 @@ import { newId } from '../ids.js';
 import type { Viewer } from '../auth/viewer.js';
 import type { File } from '../generated/prisma/client.js';
 import { blobStore } from './blob-store.js';
+import { decodePageToken, encodePageToken } from '../pagination/page-token.js';
 
 export const MAX_FILE_BYTES = 32 * 1024 * 1024;
 export const MIN_EXPIRES_S = 3600;
@@ -87,13 +88,14 @@ export async function listFiles(viewer: Viewer, q: ListQuery) {
     sessionId = session.id;
   }
   const limit = q.limit ?? 20;
+  const after = q.page ? decodePageToken('files', q.page) : null;
   const rows = await prisma.file.findMany({
-    where: { universeId: viewer.universe.id, sessionId, ...live(), ...(q.page ? { id: { lt: q.page } } : {}) },
+    where: { universeId: viewer.universe.id, sessionId, ...live(), ...(after ? { id: { lt: after } } : {}) },
     orderBy: { id: 'desc' },
     take: limit + 1,
   });
   const page = rows.slice(0, limit);
-  return { data: page.map(fileJson), next_page: rows.length > limit ? page[page.length - 1]!.id : null };
+  return { data: page.map(fileJson), next_page: rows.length > limit ? encodePageToken('files', page[page.length - 1]!.id) : null };
 }
 
 export async function deleteFile(viewer: Viewer, id: string): Promise<void> {
