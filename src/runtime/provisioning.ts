@@ -4,6 +4,7 @@ import { prisma } from '../db/client.js';
 import { sandboxDriver } from './sandboxes.js';
 import { enqueueSessionRun } from './queue.js';
 import { commitEvent } from '../events/store.js';
+import { transition } from '../sessions/state-machine.js';
 import { logger } from '../logger.js';
 import { syncResources } from '../resources/resources.js';
 import { materializeSkills } from '../skills/materialize.js';
@@ -15,14 +16,13 @@ export async function provisionSession(session: { id: string; vcpus: number | nu
     const sandbox = await sandboxDriver().provision({ sessionId: session.id, vcpus: session.vcpus, memoryMb: session.memoryMb });
     await syncResources(session.id, sandbox);
     await materializeSkills(session.id, sandbox);
-    const moved = await prisma.session.updateMany({ where: { id: session.id, status: 'provisioning' }, data: { status: 'idle' } });
-    if (moved.count === 1) await enqueueSessionRun(session.id);
+    if (await transition(session.id, 'provisioned')) await enqueueSessionRun(session.id);
   } catch (err) {
     logger.error({ err, sessionId: session.id }, 'sandbox provisioning failed');
     await commitEvent(session.id, { type: 'session.error', fields: {
       error: { type: 'pod_unavailable', message: `the sandbox could not be provisioned: ${(err as Error).message}`, retry_status: 'exhausted' },
     } }).catch(() => undefined);
-    await prisma.session.updateMany({ where: { id: session.id, status: 'provisioning' }, data: { status: 'idle' } }).catch(() => undefined);
+    await transition(session.id, 'provisioned').catch(() => undefined);
   }
 }
 

@@ -5,7 +5,8 @@ import type { Viewer } from '../auth/viewer.js';
 import type { SendEventsBody, LegacySendBody } from './content.js';
 import { commitEvents, commitEvent, type SessionEvent, type NewEvent } from '../events/store.js';
 import { pubsub } from '../events/pubsub.js';
-import { resolveSession } from './sessions.js';
+import { resolveSession, statusOf } from './sessions.js';
+import { assertAllowed } from './state-machine.js';
 import { enqueueSessionRun } from '../runtime/queue.js';
 import { interruptChannel } from '../runtime/runner.js';
 import type { Session } from '../generated/prisma/client.js';
@@ -17,8 +18,7 @@ function who(viewer: Viewer): string {
 }
 
 function assertAcceptsWork(session: Session): void {
-  if (session.status === 'terminated') throw new AppError('session_archived', 'the session is archived; it accepts no new messages');
-  if (session.budgetReachedAt) throw new AppError('budget_reached', 'the session reached its budget; raise or remove it with PATCH to continue');
+  assertAllowed('send', statusOf(session), { budgetReached: session.budgetReachedAt !== null });
 }
 
 /** The spend gate: platform billing needs a positive balance before work is accepted. */
@@ -36,7 +36,7 @@ export async function sendEvents(viewer: Viewer, idOrAgent: string, body: SendEv
     assertAcceptsWork(session);
     await assertCredits(session);
   }
-  else if (session.status === 'terminated') throw new AppError('session_archived', 'the session is archived');
+  else assertAllowed('send', statusOf(session));
 
   const by = who(viewer);
   // Attachments become per-session copies before anything is stored (all or nothing).

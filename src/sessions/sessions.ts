@@ -7,6 +7,7 @@ import type { Viewer } from '../auth/viewer.js';
 import type { CreateSessionBody, PatchSessionBody, SessionView } from './contract.js';
 import { storeEvents, announceEvents, commitEvent, type NewEvent } from '../events/store.js';
 import { sessionViews } from './view.js';
+import { assertAllowed, movableFrom, transition, type SessionStatus } from './state-machine.js';
 import { checkModelForEngine, checkEffortForEngine } from './engine-rules.js';
 import { scheduleProvisioning, teardownSandbox } from '../runtime/provisioning.js';
 import { enqueueSessionRun } from '../runtime/queue.js';
@@ -31,6 +32,8 @@ export async function resolveSession(viewer: Viewer, idOrAgent: string): Promise
   if (!session) throw notFound();
   return session;
 }
+
+export const statusOf = (session: Pick<Session, 'status'>) => session.status as SessionStatus;
 
 export function budgetCents(amount: string): bigint {
   return BigInt(amount);
@@ -135,13 +138,12 @@ export async function patchSession(viewer: Viewer, idOrAgent: string, body: Patc
 
 export async function archiveSession(viewer: Viewer, idOrAgent: string): Promise<Session> {
   const session = await resolveSession(viewer, idOrAgent);
-  if (session.status === 'terminated') return session;
-  if (session.status === 'running') throw new AppError('session_running', 'the session is running; interrupt it and wait for idle first');
-  const updated = await prisma.session.updateMany({ where: { id: session.id, status: { in: ['idle', 'provisioning'] } }, data: { status: 'terminated' } });
-  if (updated.count !== 1) {
+  if (assertAllowed('archive', statusOf(session)).kind === 'stay') return session;
+  if (!(await transition(session.id, 'archive'))) {
+    // The status changed meanwhile (a turn started, or another archive won): judge again.
     const now = await prisma.session.findUniqueOrThrow({ where: { id: session.id } });
-    if (now.status === 'terminated') return now;
-    throw new AppError('session_running', 'the session is running; interrupt it and wait for idle first');
+    assertAllowed('archive', statusOf(now));
+    return now;
   }
   await commitEvent(session.id, { type: 'session.status_terminated', fields: {} });
   await teardownSandbox(session.id);
@@ -150,13 +152,13 @@ export async function archiveSession(viewer: Viewer, idOrAgent: string): Promise
 
 export async function deleteSession(viewer: Viewer, idOrAgent: string): Promise<void> {
   const session = await resolveSession(viewer, idOrAgent);
-  if (session.status === 'running') throw new AppError('session_running', 'the session is running; interrupt it and wait for idle first');
+  assertAllowed('delete', statusOf(session));
   // Announce before removal so live streams learn of it; then the row and its events go.
   await commitEvent(session.id, { type: 'session.deleted', fields: {} });
   await prisma.$transaction(async (tx) => {
     await tx.agent.updateMany({ where: { defaultSessionId: session.id }, data: { defaultSessionId: null } });
     await tx.sessionResource.deleteMany({ where: { sessionId: session.id } });
-    const removed = await tx.session.deleteMany({ where: { id: session.id, status: { not: 'running' } } });
+    const removed = await tx.session.deleteMany({ where: { id: session.id, status: { in: movableFrom('delete') } } });
     if (removed.count !== 1) throw new AppError('session_running', 'the session started running; interrupt it first');
   });
   await teardownSandbox(session.id);
