@@ -1,18 +1,40 @@
 // `npm start`: the service on its embedded defaults unless the environment says otherwise.
+// `npm start` runs this file in ONE node process (`exec node --import tsx`), so SIGTERM/SIGINT
+// reach it directly (npm forwards them too): it drains (src/shutdown.ts) and exits 0; a second
+// signal exits at once. A signal during start-up is handled as soon as the start completes.
 import { loadConfig } from './config.js';
-import { startServer } from './server.js';
+import { startServer, type RunningServer } from './server.js';
 import { logger } from './logger.js';
-import { startupBanner } from './banner.js';
+import { drainMs } from './shutdown.js';
 
-const running = await startServer(loadConfig());
-process.stdout.write(startupBanner(running.url));
-
+let running: RunningServer | null = null;
+let requested: NodeJS.Signals | null = null;
 let stopping = false;
-for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-  process.on(signal, () => {
-    if (stopping) return;
-    stopping = true;
-    logger.info({ signal }, 'shutting down');
-    running.stop().then(() => process.exit(0), () => process.exit(1));
-  });
+
+function onSignal(signal: NodeJS.Signals): void {
+  if (stopping || (requested && !running)) {
+    logger.warn({ signal }, 'second signal: exiting without finishing the drain');
+    process.exit(1);
+  }
+  requested = signal;
+  if (!running) return; // still starting: stop right after
+  stopping = true;
+  logger.info({ signal }, 'shutting down');
+  // A drain that hangs must not keep the port forever.
+  setTimeout(() => {
+    logger.error('shutdown did not finish in time; exiting');
+    process.exit(1);
+  }, drainMs() + 20_000).unref();
+  running.stop().then(
+    () => process.exit(0),
+    (err) => {
+      logger.error({ err }, 'shutdown failed');
+      process.exit(1);
+    },
+  );
 }
+for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, onSignal);
+
+running = await startServer(loadConfig());
+process.stdout.write(`Agent service: REST ${running.url}/v1  GraphiQL ${running.url}/graphql\n`);
+if (requested) onSignal(requested);

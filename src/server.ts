@@ -4,20 +4,21 @@
 import http from 'node:http';
 import path from 'node:path';
 import type { AddressInfo } from 'node:net';
-import { openDatabase, closeDatabase } from './db/client.js';
+import { openDatabase } from './db/client.js';
 import { initSecretKey } from './crypto/secret-box.js';
 import { bootstrapOwner } from './auth/bootstrap.js';
 import { createLimiter } from './ratelimit/limiter.js';
 import { createApp } from './http/app.js';
-import { sharedRedis, newRedis, closeRedis } from './redis.js';
+import { sharedRedis, newRedis } from './redis.js';
 import { logger } from './logger.js';
 import { setConfig, type Config } from './config.js';
-import { memoryPubSub, redisPubSub, setPubSub, pubsub } from './events/pubsub.js';
+import { memoryPubSub, redisPubSub, setPubSub } from './events/pubsub.js';
 import { bullQueue, inProcessQueue, setTurnQueue, setLocalRunner, enqueueSessionRun, type TurnQueue } from './runtime/queue.js';
-import { runSession, recoverStaleSessions, sessionsWithWaitingInputs, abortAllTurns } from './runtime/runner.js';
-import { provisioningSettled } from './runtime/provisioning.js';
+import { runSession, recoverStaleSessions, sessionsWithWaitingInputs, acceptTurns, recoverOwnTurns } from './runtime/runner.js';
+import { configureInstance } from './runtime/instance.js';
+import { stopService } from './shutdown.js';
 import { setSandboxDriver } from './runtime/sandboxes.js';
-import { startDispatcher } from './webhooks/dispatcher.js';
+import { startDispatcher, reclaimOwnLeases } from './webhooks/dispatcher.js';
 import { fsBlobStore, setBlobStore } from './files/blob-store.js';
 import { startScheduler } from './routines/scheduler.js';
 import { startBullRoutineScheduler } from './routines/bull-scheduler.js';
@@ -39,6 +40,8 @@ async function recover(): Promise<void> {
 
 export async function startServer(cfg: Config, opts: { pgliteDir?: string } = {}): Promise<RunningServer> {
   setConfig(cfg);
+  configureInstance({ host: cfg.host, port: cfg.port });
+  acceptTurns();
   setSandboxDriver(undefined);
   initSecretKey(cfg.secretKey, cfg.dataDir);
   await openDatabase({ databaseUrl: cfg.databaseUrl, pgliteDir: opts.pgliteDir ?? path.join(cfg.dataDir, 'pglite') });
@@ -81,23 +84,15 @@ export async function startServer(cfg: Config, opts: { pgliteDir?: string } = {}
   const host = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;
   const url = `http://${host}:${addr.port}`;
   logger.info({ url, database: cfg.databaseUrl ? 'postgresql' : 'pglite', redis: !!cfg.redisUrl }, 'agent service listening');
+  // Listening proves this instance's identity is ours alone: what its previous life held
+  // (turns, webhook leases) is released now rather than after the heartbeat/lease timeout.
+  const ownTurns = await recoverOwnTurns();
+  const ownLeases = await reclaimOwnLeases();
+  if (ownTurns.length || ownLeases) logger.warn({ sessions: ownTurns, webhookDeliveries: ownLeases }, 'released what the previous run of this instance held');
+  if (ownTurns.length) await recover();
   return {
     url,
     server,
-    async stop() {
-      clearInterval(recovery);
-      await scheduler.stop();
-      setRoutineScheduler(null);
-      await dispatcher.stop();
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-      await provisioningSettled();
-      setLocalRunner(null);
-      abortAllTurns();
-      await queue.close();
-      await pubsub().close();
-      await closeRedis();
-      await closeDatabase();
-    },
+    stop: () => stopService({ server, timers: [recovery], scheduler, dispatcher, queue }),
   };
 }

@@ -151,3 +151,19 @@ export function followSession(sessionId: string, afterSeq: number): AsyncIterabl
 export function watchedSessions(): number {
   return topics.size;
 }
+
+/**
+ * Resolves once the notices already published have reached local subscribers (shutdown: the
+ * last events of drained turns go out before the streams close). Bounded by `timeoutMs`.
+ */
+export async function hubSettled(timeoutMs = 1000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  // A notice published just now may still be on its way through pub/sub (a Redis round trip).
+  await new Promise((r) => setTimeout(r, Math.min(100, timeoutMs)));
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([
+    Promise.allSettled([...topics.values()].map((t) => t.chain)),
+    new Promise((r) => (timer = setTimeout(r, Math.max(0, deadline - Date.now())))),
+  ]);
+  clearTimeout(timer);
+}

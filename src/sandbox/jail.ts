@@ -62,7 +62,7 @@ const probes = new Map<string, boolean>();
  * mode): the full argument list, not just `--ro-bind / /`, so a flag this bwrap or kernel
  * refuses means the fallback rather than every exec failing.
  */
-export function bwrapUsable(network: NetworkMode = 'host', bin = 'bwrap'): boolean {
+export function bwrapUsable(network: NetworkMode = 'none', bin = 'bwrap'): boolean {
   const key = `${bin}\0${network}`;
   let ok = probes.get(key);
   if (ok === undefined) {

@@ -2,9 +2,11 @@
 // bind-mounted at /workspace inside a bubblewrap jail for each exec (see jail.ts). Where bwrap
 // is missing or cannot create namespaces it runs plain child processes and warns once.
 //
-// Network is the host's by default: agents need pip, npm and git over the network. That also
-// means a sandboxed command can reach the host's loopback services (the service's own port,
-// PostgreSQL, Redis): give those passwords, or use `network: 'none'` where no egress is needed.
+// Network: each exec gets its own, empty network namespace (`--unshare-net`, only a loopback of
+// its own), so a sandboxed command cannot reach the host's services (the service's port,
+// PostgreSQL, Redis) nor anything else. Until the sandboxes' egress proxy exists there is no
+// outbound network from a sandbox at all. `network: 'host'` (sharing the host's namespace)
+// remains for tests and trusted local use only; the service never selects it.
 // vcpus and memoryMb are not enforced by this driver (bwrap has no cgroup limits).
 import fs from 'node:fs';
 import fsp from 'node:fs/promises';
@@ -23,7 +25,7 @@ const SESSION_ID = /^[A-Za-z0-9_-]{1,128}$/;
 export interface LocalDriverOptions {
   rootDir: string;
   logger?: { warn: (msg: string) => void };
-  /** 'host' (default) shares the host's network; 'none' gives the jail only a loopback. */
+  /** 'none' (default): an own network namespace with only a loopback; 'host' shares the host's. */
   network?: NetworkMode;
   /** The bubblewrap binary (default `bwrap` on PATH). */
   bwrapPath?: string;
@@ -95,19 +97,25 @@ class LocalSandbox implements Sandbox {
 
 export function createLocalDriver(opts: LocalDriverOptions): SandboxDriver {
   const sandboxes = new Map<string, LocalSandbox>();
-  const network = opts.network ?? 'host';
+  const network = opts.network ?? 'none';
   const bin = opts.bwrapPath ?? 'bwrap';
   let warned = false;
 
-  const jail = () => {
+  const warn = (msg: string) => {
+    if (warned) return;
+    warned = true;
+    if (opts.logger) opts.logger.warn(msg);
+    else process.emitWarning(msg);
+  };
+  const jail = (): { bin: string; network: NetworkMode } | null => {
     if (opts.forceNoJail) return null;
     if (bwrapUsable(network, bin)) return { bin, network };
-    if (!warned) {
-      warned = true;
-      const msg = 'bubblewrap (bwrap) is missing or cannot create namespaces here: sandboxes run as plain child processes WITHOUT isolation (install the bubblewrap package)';
-      if (opts.logger) opts.logger.warn(msg);
-      else process.emitWarning(msg);
+    // Some runtimes refuse network namespaces but allow the rest: keep the file jail at least.
+    if (network === 'none' && bwrapUsable('host', bin)) {
+      warn('bubblewrap cannot create a network namespace here: sandboxes share the host network and can reach its loopback services');
+      return { bin, network: 'host' };
     }
+    warn('bubblewrap (bwrap) is missing or cannot create namespaces here: sandboxes run as plain child processes WITHOUT isolation, host network included (install the bubblewrap package)');
     return null;
   };
   const sessionDir = (sessionId: string) => {

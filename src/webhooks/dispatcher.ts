@@ -1,45 +1,81 @@
 // Delivers the outbox: claims due rows (SKIP LOCKED, so several processes share the work),
-// POSTs the signed thin body, and schedules the next attempt at 0 s, 5 s and 30 s after the
-// event. A 2xx within the timeout is success; consecutive failures disable the endpoint.
+// POSTs the signed thin body through the outbound guard, and schedules the next attempt at
+// 0 s, 5 s and 30 s after the event. A 2xx within the timeout is success; consecutive failures
+// disable the endpoint.
+//
+// A claim is a lease: `lockedBy` (this process's owner id) until `lockedUntil` (the attempt's
+// timeout plus a margin). An attempt cut short by a crash or a stop is "interrupted": it counts
+// as an attempt (the receiver may have seen it) and the row goes back on the schedule's next
+// slot, or is due at once when none is left. A restarted process does that at once for its own
+// previous life's leases; other processes do it when a lease expires.
+import { Prisma } from '../generated/prisma/client.js';
 import { prisma } from '../db/client.js';
 import { open } from '../crypto/secret-box.js';
 import { logger } from '../logger.js';
 import { sign } from './signature.js';
-import { checkResolvedHost, checkUrlShape } from './ssrf.js';
+import { guardedFetch, outboundErrorMessage } from '../net/outbound-guard.js';
 import { onOutboxWrite } from './outbox.js';
+import { ownerId, previousLivesPrefix } from '../runtime/instance.js';
 
 export const RETRY_OFFSETS_MS = (process.env.WEBHOOK_RETRY_OFFSETS_MS || '0,5000,30000').split(',').map(Number);
 export const DISABLE_AFTER = Number(process.env.WEBHOOK_DISABLE_AFTER || 20);
 const TIMEOUT_MS = Number(process.env.WEBHOOK_TIMEOUT_MS || 10_000);
+const LEASE_MS = TIMEOUT_MS + 10_000;
 const POLL_MS = 500;
+const BATCH = 20;
+const INTERRUPTED = 'interrupted: the process delivering it stopped during the attempt';
+
+/** Puts interrupted attempts matching `owned` back on the schedule. Returns how many. */
+async function requeueInterrupted(owned: Prisma.Sql): Promise<number> {
+  // offsets[attempts + 1] (0-based) is the slot after the interrupted attempt; none left → now.
+  return prisma.$executeRaw`
+    UPDATE "WebhookDelivery" SET
+      "attempts" = "attempts" + 1, "lastError" = ${INTERRUPTED}, "lastStatusCode" = NULL,
+      "nextAttemptAt" = COALESCE("createdAt" + (${RETRY_OFFSETS_MS}::int[])["attempts" + 2] * interval '1 millisecond', now()),
+      "lockedUntil" = NULL, "lockedBy" = NULL
+    WHERE "status" = 'pending' AND "lockedBy" IS NOT NULL AND ${owned}`;
+}
+
+/** At start (after the listen address proved the identity): leases our previous life held. */
+export async function reclaimOwnLeases(): Promise<number> {
+  const prefix = previousLivesPrefix();
+  if (!prefix) return 0;
+  return requeueInterrupted(Prisma.sql`starts_with("lockedBy", ${prefix}) AND "lockedBy" <> ${ownerId()}`);
+}
 
 async function claimDue(): Promise<string[]> {
+  await requeueInterrupted(Prisma.sql`"lockedUntil" < now()`);
   const rows = await prisma.$queryRaw<{ id: string }[]>`
-    UPDATE "WebhookDelivery" SET "lockedUntil" = now() + interval '2 minutes'
+    UPDATE "WebhookDelivery" SET "lockedUntil" = now() + ${LEASE_MS} * interval '1 millisecond', "lockedBy" = ${ownerId()}
     WHERE "id" IN (
       SELECT "id" FROM "WebhookDelivery"
-      WHERE "status" = 'pending' AND "nextAttemptAt" <= now() AND ("lockedUntil" IS NULL OR "lockedUntil" < now())
-      ORDER BY "nextAttemptAt" LIMIT 20 FOR UPDATE SKIP LOCKED)
+      WHERE "status" = 'pending' AND "nextAttemptAt" <= now()
+        AND ("lockedUntil" IS NULL OR ("lockedBy" IS NULL AND "lockedUntil" < now()))
+      ORDER BY "nextAttemptAt" LIMIT ${BATCH} FOR UPDATE SKIP LOCKED)
     RETURNING "id"`;
   return rows.map((r) => r.id);
 }
 
-async function attempt(id: string): Promise<void> {
+/** Our lease on a row (every write after the attempt is conditional on still holding it). */
+const mine = (id: string) => ({ id, lockedBy: ownerId(), status: 'pending' });
+
+async function attempt(id: string, inFlight: Set<AbortController>): Promise<void> {
   const d = await prisma.webhookDelivery.findUnique({ where: { id }, include: { endpoint: true } });
-  if (!d || d.status !== 'pending') return;
+  if (!d || d.status !== 'pending' || d.lockedBy !== ownerId()) return;
   if (d.endpoint.status !== 'active') {
-    await prisma.webhookDelivery.update({ where: { id }, data: { status: 'failed', lastError: 'the endpoint is disabled', lockedUntil: null } });
+    await prisma.webhookDelivery.updateMany({ where: mine(id), data: { status: 'failed', lastError: 'the endpoint is disabled', lockedUntil: null, lockedBy: null } });
     return;
   }
   const timestamp = Math.floor(Date.now() / 1000);
   let statusCode: number | null = null;
   let error: string | null = null;
+  const ctl = new AbortController();
+  const timer = setTimeout(() => ctl.abort(new DOMException('timed out', 'TimeoutError')), TIMEOUT_MS);
+  inFlight.add(ctl);
   try {
-    const blocked = checkUrlShape(d.endpoint.url) ?? (await checkResolvedHost(d.endpoint.url));
-    if (blocked) throw new Error(blocked);
-    const res = await fetch(d.endpoint.url, {
+    const res = await guardedFetch(d.endpoint.url, {
       method: 'POST',
-      redirect: 'manual', // a redirect could point anywhere, including inside
+      redirect: 'manual', // a redirect could point anywhere; receivers answer where they are
       headers: {
         'content-type': 'application/json',
         'user-agent': 'agent-service-webhooks/1',
@@ -49,27 +85,34 @@ async function attempt(id: string): Promise<void> {
         'x-service-signature': sign(open(d.endpoint.secret), timestamp, d.body),
       },
       body: d.body,
-      signal: AbortSignal.timeout(TIMEOUT_MS),
+      signal: ctl.signal,
     });
     statusCode = res.status;
     await res.body?.cancel().catch(() => undefined);
     if (res.status < 200 || res.status >= 300) error = `the receiver answered ${res.status}`;
   } catch (err) {
-    error = (err as Error).name === 'TimeoutError' ? `no answer within ${TIMEOUT_MS} ms` : (err as Error).message;
+    if (ctl.signal.reason instanceof StopRequested) {
+      // Cut short by a stop: back on the schedule like a crash, without blaming the endpoint.
+      await requeueInterrupted(Prisma.sql`"id" = ${id} AND "lockedBy" = ${ownerId()}`);
+      return;
+    }
+    error = ctl.signal.aborted ? `no answer within ${TIMEOUT_MS} ms` : outboundErrorMessage(err);
+  } finally {
+    clearTimeout(timer);
+    inFlight.delete(ctl);
   }
   const attempts = d.attempts + 1;
   if (!error) {
-    await prisma.$transaction([
-      prisma.webhookDelivery.update({ where: { id }, data: { status: 'succeeded', attempts, lastStatusCode: statusCode, lastError: null, lockedUntil: null, nextAttemptAt: null } }),
-      prisma.webhookEndpoint.update({ where: { id: d.endpointId }, data: { failureCount: 0 } }),
-    ]);
+    const done = await prisma.webhookDelivery.updateMany({ where: mine(id), data: { status: 'succeeded', attempts, lastStatusCode: statusCode, lastError: null, lockedUntil: null, lockedBy: null, nextAttemptAt: null } });
+    if (done.count) await prisma.webhookEndpoint.update({ where: { id: d.endpointId }, data: { failureCount: 0 } });
     return;
   }
   const next = attempts < RETRY_OFFSETS_MS.length ? new Date(d.createdAt.getTime() + RETRY_OFFSETS_MS[attempts]!) : null;
-  await prisma.webhookDelivery.update({
-    where: { id },
-    data: { attempts, lastStatusCode: statusCode, lastError: error, lockedUntil: null, nextAttemptAt: next, status: next ? 'pending' : 'failed' },
+  const recorded = await prisma.webhookDelivery.updateMany({
+    where: mine(id),
+    data: { attempts, lastStatusCode: statusCode, lastError: error, lockedUntil: null, lockedBy: null, nextAttemptAt: next, status: next ? 'pending' : 'failed' },
   });
+  if (!recorded.count) return; // the lease was lost meanwhile: whoever holds it now decides
   const endpoint = await prisma.webhookEndpoint.update({ where: { id: d.endpointId }, data: { failureCount: { increment: 1 } } });
   if (endpoint.failureCount >= DISABLE_AFTER && endpoint.status === 'active') {
     await prisma.webhookEndpoint.update({ where: { id: d.endpointId }, data: { status: 'disabled' } });
@@ -77,21 +120,25 @@ async function attempt(id: string): Promise<void> {
   }
 }
 
+class StopRequested extends Error {}
+
 export interface Dispatcher {
   kick(): void;
-  stop(): Promise<void>;
+  /** Stops claiming; in-flight attempts get `graceMs` to finish, then are cut and requeued. */
+  stop(graceMs?: number): Promise<void>;
 }
 
 export function startDispatcher(): Dispatcher {
   let running: Promise<void> | null = null;
   let again = false;
   let stopped = false;
+  const inFlight = new Set<AbortController>();
   const pass = async () => {
     do {
       again = false;
       const ids = await claimDue();
-      await Promise.all(ids.map((id) => attempt(id).catch((err) => logger.error({ err, id }, 'webhook attempt failed unexpectedly'))));
-      if (ids.length === 20) again = true;
+      await Promise.all(ids.map((id) => attempt(id, inFlight).catch((err) => logger.error({ err, id }, 'webhook attempt failed unexpectedly'))));
+      if (ids.length === BATCH) again = true;
     } while (again && !stopped);
   };
   const kick = () => {
@@ -104,14 +151,21 @@ export function startDispatcher(): Dispatcher {
   };
   const timer = setInterval(kick, POLL_MS);
   timer.unref();
-  onOutboxWrite(kick);
+  const unsubscribe = onOutboxWrite(kick);
   kick();
   return {
     kick,
-    async stop() {
+    async stop(graceMs = 0) {
       stopped = true;
       clearInterval(timer);
-      await running;
+      unsubscribe?.();
+      const current = running;
+      if (!current) return;
+      let timeout: NodeJS.Timeout | undefined;
+      await Promise.race([current, new Promise<void>((r) => (timeout = setTimeout(r, graceMs)))]);
+      clearTimeout(timeout);
+      for (const ctl of inFlight) ctl.abort(new StopRequested());
+      await current;
     },
   };
 }

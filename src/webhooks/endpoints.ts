@@ -8,21 +8,22 @@ import { parseInput } from '../validation.js';
 import { seal } from '../crypto/secret-box.js';
 import type { Viewer } from '../auth/viewer.js';
 import { WEBHOOK_EVENT_TYPES } from './catalog.js';
-import { checkUrlShape } from './ssrf.js';
+import { checkOutboundUrl } from '../net/outbound-guard.js';
 
 const events = z.array(z.enum(WEBHOOK_EVENT_TYPES, { error: (i) => `unknown event ${JSON.stringify(i.input)}; see the documented list` })).min(1).max(32);
 const url = z.string().min(1).max(2048);
 export const createEndpointBody = z.strictObject({ url, events });
 export const patchEndpointBody = z.strictObject({ url: url.optional(), events: events.optional(), status: z.enum(['active', 'disabled']).optional() });
 
-function checkUrl(value: string): void {
-  const problem = checkUrlShape(value);
+/** The outbound guard on a URL about to be stored (deliveries are checked again at connect time). */
+async function checkUrl(value: string): Promise<void> {
+  const problem = await checkOutboundUrl(value);
   if (problem) throw new AppError('invalid_request', problem);
 }
 
 export async function createEndpoint(viewer: Viewer, input: unknown) {
   const body = parseInput(createEndpointBody, input ?? {});
-  checkUrl(body.url);
+  await checkUrl(body.url);
   const secret = `whsec_${secretText(24)}`;
   const endpoint = await prisma.webhookEndpoint.create({
     data: { id: newId('whep'), universeId: viewer.universe.id, url: body.url, events: [...new Set(body.events)], secret: seal(secret) },
@@ -39,7 +40,7 @@ export async function findEndpoint(viewer: Viewer, id: string) {
 export async function patchEndpoint(viewer: Viewer, id: string, input: unknown) {
   const body = parseInput(patchEndpointBody, input ?? {});
   const endpoint = await findEndpoint(viewer, id);
-  if (body.url !== undefined) checkUrl(body.url);
+  if (body.url !== undefined) await checkUrl(body.url);
   return prisma.webhookEndpoint.update({
     where: { id: endpoint.id },
     data: {

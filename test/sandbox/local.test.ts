@@ -171,7 +171,7 @@ describe.skipIf(!jailed)('the bubblewrap jail', () => {
   });
 });
 
-describe.skipIf(!jailed || !bwrapAvailable('none'))('network modes', () => {
+describe.skipIf(!jailed || !bwrapAvailable('host'))('network modes', () => {
   let server: net.Server;
   let port = 0;
   beforeAll(async () => {
@@ -181,13 +181,15 @@ describe.skipIf(!jailed || !bwrapAvailable('none'))('network modes', () => {
   });
   afterAll(() => new Promise<void>((r) => server.close(() => r())));
 
-  it("'host' reaches the host's loopback; 'none' does not", async () => {
+  it("the default (own namespace) cannot reach the host's loopback; an explicit 'host' can", async () => {
     const probe = `exec 3<>/dev/tcp/127.0.0.1/${port} && cat <&3`;
-    expect((await sb.exec(probe, { timeoutMs: 5000 })).stdout).toBe('pong');
-    const isolated = createLocalDriver({ rootDir: root, network: 'none' });
-    const box = await isolated.provision({ sessionId: 'sess_nonet' });
-    expect((await box.exec(probe, { timeoutMs: 5000 })).exitCode).not.toBe(0);
-    await isolated.destroy('sess_nonet');
+    const isolated = await sb.exec(probe, { timeoutMs: 5000 });
+    expect(isolated.exitCode).not.toBe(0);
+    expect(isolated.stdout).toBe('');
+    const shared = createLocalDriver({ rootDir: root, network: 'host' });
+    const box = await shared.provision({ sessionId: 'sess_hostnet' });
+    expect((await box.exec(probe, { timeoutMs: 5000 })).stdout).toBe('pong');
+    await shared.destroy('sess_hostnet');
   });
 });
 

@@ -1,0 +1,25 @@
+// The server-sent-event streams this process has open, so that a shutdown can end them
+// politely: a last comment and a short `retry:` (EventSource clients come back within a
+// second), then the end of the response. Clients resume with Last-Event-ID on whichever
+// process answers next; the store replays what they missed.
+const streams = new Set<() => void>();
+
+export const STREAM_SHUTDOWN_FRAME = ': server shutting down; reconnect with Last-Event-ID\nretry: 1000\n\n';
+
+/** Registers a stream's closer (it writes the frame and ends the stream); returns the unregister. */
+export function trackStream(close: () => void): () => void {
+  streams.add(close);
+  return () => void streams.delete(close);
+}
+
+/** Ends every open stream; returns how many there were. */
+export function closeAllStreams(): number {
+  const all = [...streams];
+  streams.clear();
+  for (const close of all) close();
+  return all.length;
+}
+
+export function openStreamCount(): number {
+  return streams.size;
+}
