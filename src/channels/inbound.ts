@@ -1,0 +1,133 @@
+// Inbound messages are recorded once (the platform's delivery id is the dedupe key, so a retry
+// of the same update is dropped), acknowledged at once, and processed off the request path: in
+// order per surface, here, and by a sweep for anything a stopped process left behind.
+import { prisma } from '../db/client.js';
+import { logger } from '../logger.js';
+import { channelId } from './ids.js';
+import { appRecord } from './apps.js';
+import { claimConnection, connectionForSurface, findConnectionById } from './connections.js';
+import { adapterFor } from './platforms/index.js';
+import { postToThread } from './posting.js';
+import { routeInbound } from './routing.js';
+import type { InboundMessage } from './platforms/types.js';
+
+interface InboundPayload {
+  appId: string | null;
+  connectionId: string | null;
+  message: InboundMessage;
+}
+
+const LEASE_MS = 5 * 60_000;
+const SWEEP_MS = Number(process.env.CHANNEL_INBOUND_SWEEP_MS || 3_000);
+const CODE = /\bCONNECT-\d{6}\b/;
+
+/** Records messages (dropping repeats) and schedules them. Returns how many were new. */
+export async function recordInbound(universeId: string, source: { appId: string } | { connectionId: string }, messages: InboundMessage[]): Promise<number> {
+  if (!messages.length) return 0;
+  const owner = 'appId' in source ? source.appId : source.connectionId;
+  const rows = await prisma.channelInbound.createManyAndReturn({
+    data: messages.map((message) => ({
+      id: channelId('chin'),
+      universeId,
+      appId: 'appId' in source ? source.appId : null,
+      connectionId: 'connectionId' in source ? source.connectionId : null,
+      dedupeKey: `${owner}:${message.dedupeId}`,
+      payload: { appId: 'appId' in source ? source.appId : null, connectionId: 'connectionId' in source ? source.connectionId : null, message } satisfies InboundPayload as object,
+    })),
+    skipDuplicates: true,
+    select: { id: true, payload: true },
+  });
+  for (const row of rows) schedule(row.id, orderKey(row.payload as unknown as InboundPayload));
+  return rows.length;
+}
+
+const orderKey = (p: InboundPayload) => `${p.appId ?? p.connectionId}:${p.message.surfaceId}`;
+
+// One chain per surface: messages of a conversation reach the session in the order they came.
+const chains = new Map<string, Promise<void>>();
+function schedule(id: string, key: string): void {
+  const next = (chains.get(key) ?? Promise.resolve())
+    .then(() => processInbound(id))
+    .catch((err) => logger.error({ err, id }, 'inbound message processing failed'))
+    .finally(() => {
+      if (chains.get(key) === next) chains.delete(key);
+    });
+  chains.set(key, next);
+}
+
+async function processInbound(id: string): Promise<void> {
+  const claimed = await prisma.channelInbound.updateMany({
+    where: { id, OR: [{ status: 'received' }, { status: 'processing', lockedUntil: { lt: new Date() } }] },
+    data: { status: 'processing', lockedUntil: new Date(Date.now() + LEASE_MS) },
+  });
+  if (claimed.count !== 1) return;
+  const row = await prisma.channelInbound.findUniqueOrThrow({ where: { id } });
+  let status = 'done';
+  let note: string;
+  try {
+    note = await handle(row.payload as unknown as InboundPayload);
+    if (note.startsWith('ignored')) status = 'ignored';
+  } catch (err) {
+    status = 'failed';
+    note = (err as Error).message;
+    logger.error({ err, id }, 'inbound message failed');
+  }
+  await prisma.channelInbound.update({ where: { id }, data: { status, note: note.slice(0, 500), lockedUntil: null, processedAt: new Date() } });
+}
+
+async function handle(payload: InboundPayload): Promise<string> {
+  const msg = payload.message;
+  if (payload.connectionId) {
+    const conn = await findConnectionById(payload.connectionId).catch(() => null);
+    if (!conn || conn.status !== 'CONNECTED') return 'ignored: the connection is not connected';
+    return routeInbound(conn, msg);
+  }
+  const app = await prisma.channelApp.findUnique({ where: { id: payload.appId! } });
+  const adapter = app ? adapterFor(app.platform) : null;
+  if (!app || !adapter) return 'ignored: the app is gone';
+  const record = appRecord(app);
+  if (adapter.acknowledge) await adapter.acknowledge(record, msg).catch((err) => logger.warn({ err: (err as Error).message }, 'acknowledge failed'));
+
+  // Claims: telegram `/start <token>`, whatsapp's code sent from the end user's phone.
+  const claim = adapter.connectFlow === 'start' && msg.kind === 'command' && msg.command?.name === 'start' && msg.command.text
+    ? { token: msg.command.text.trim() }
+    : adapter.connectFlow === 'code' && CODE.test(msg.text) ? { appId: app.id, code: CODE.exec(msg.text)![0] } : null;
+  if (claim) {
+    const claimed = await claimConnection(claim, msg.surfaceId);
+    if (claimed) {
+      await postToThread(claimed, msg.threadId, { text: `Connected: ${claimed.label}. Messages here now reach it.`, markdown: false }).catch((err) =>
+        logger.warn({ err: (err as Error).message }, 'could not confirm the connection to the end user'));
+      return 'claimed';
+    }
+  }
+  const conn = await connectionForSurface(app.id, msg.surfaceId);
+  if (!conn) return 'ignored: no connection for this surface';
+  return routeInbound(conn, msg);
+}
+
+/** Picks up what nobody is processing: left by a stopped process, or received elsewhere. */
+async function sweep(): Promise<void> {
+  const stale = await prisma.channelInbound.findMany({
+    where: { OR: [{ status: 'received', createdAt: { lt: new Date(Date.now() - SWEEP_MS) } }, { status: 'processing', lockedUntil: { lt: new Date() } }] },
+    orderBy: { createdAt: 'asc' },
+    take: 100,
+    select: { id: true, payload: true },
+  });
+  for (const row of stale) schedule(row.id, orderKey(row.payload as unknown as InboundPayload));
+}
+
+export function startInboundSweeper(): { stop(): Promise<void> } {
+  let running: Promise<void> | null = null;
+  const timer = setInterval(() => {
+    if (running) return;
+    running = sweep().catch((err) => logger.warn({ err }, 'inbound sweep failed')).finally(() => (running = null));
+  }, SWEEP_MS);
+  timer.unref();
+  return {
+    async stop() {
+      clearInterval(timer);
+      await running;
+      await Promise.allSettled([...chains.values()]);
+    },
+  };
+}
