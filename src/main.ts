@@ -6,6 +6,7 @@ import { loadConfig } from './config.js';
 import { startServer, type RunningServer } from './server.js';
 import { logger } from './logger.js';
 import { drainMs } from './shutdown.js';
+import { installProcessSafetyNet } from './process-safety.js';
 
 let running: RunningServer | null = null;
 let requested: NodeJS.Signals | null = null;
@@ -37,4 +38,6 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, onSignal
 
 running = await startServer(loadConfig());
 process.stdout.write(`Agent service: REST ${running.url}/v1  GraphiQL ${running.url}/graphql\n`);
+const started = running;
+installProcessSafetyNet({ stop: () => started.stop() }); // src/process-safety.ts: unhandled errors
 if (requested) onSignal(requested);

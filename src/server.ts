@@ -9,6 +9,7 @@ import { initSecretKey } from './crypto/secret-box.js';
 import { bootstrapOwner } from './auth/bootstrap.js';
 import { createLimiter } from './ratelimit/limiter.js';
 import { createApp } from './http/app.js';
+import { serverOptions, applyServerLimits } from './http/server-limits.js';
 import { sharedRedis, newRedis } from './redis.js';
 import { logger } from './logger.js';
 import { setConfig, type Config } from './config.js';
@@ -74,8 +75,8 @@ export async function startServer(cfg: Config, opts: { pgliteDir?: string } = {}
   }
 
   const app = createApp({ limiter: createLimiter(cfg.rateLimitPerMinute, redis) });
-  const server = http.createServer(app);
-  server.keepAliveTimeout = 65_000;
+  const server = http.createServer(serverOptions(), app);
+  applyServerLimits(server); // timeouts and header limits: src/http/server-limits.ts
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(cfg.port, cfg.host, () => resolve());

@@ -64,7 +64,8 @@ describe('upload', () => {
     form.append('other', 'x');
     const res = await fetch(`${s.base}/files`, { method: 'POST', headers: { authorization: `Bearer ${s.adminToken}` }, body: form });
     expect(res.status).toBe(400);
-    expectError(await s.api('POST', '/files', { body: { file: 'nope' } }), 400, 'invalid_request');
+    // JSON is not what the upload route reads: 415 at the edge
+    expectError(await s.api('POST', '/files', { body: { file: 'nope' } }), 415, 'unsupported_media_type');
   });
 
   it('a 33 MiB upload is refused with 413 while the server\'s memory stays flat', async () => {
@@ -102,7 +103,7 @@ describe('list, delete, content', () => {
     const second = await s.api('GET', `/files?limit=2&page=${first.body.next_page}`);
     expect(second.body.data.map((f: any) => f.id)).toEqual([ids[2], ids[1]]);
     expectError(await s.api('GET', `/files?limit=2&page=${ids[3]}`), 400, 'invalid_request');
-    expectError(await s.api('GET', `/files?limit=2&page=${first.body.next_page.slice(0, -2)}x`), 400, 'invalid_request');
+    expectError(await s.api('GET', `/files?limit=2&page=${Buffer.from('files:../x').toString('base64url')}`), 400, 'invalid_request');
     const picked = await s.api('GET', `/files?ids[]=${ids[1]}&ids[]=${ids[3]}`);
     expect(picked.body.data.map((f: any) => f.id)).toEqual([ids[1], ids[3]]);
     expect(picked.body.next_page).toBeNull();

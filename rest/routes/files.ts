@@ -5,6 +5,8 @@ import { AppError } from '../../src/errors.js';
 import { parseUpload } from '../../src/files/upload.js';
 import { recordUpload, fileJson, contentOf } from '../../src/files/files.js';
 import { Timestamp } from '../schemas.js';
+import { blobStore } from '../../src/files/blob-store.js';
+import { sendBlob } from '../../src/files/send-blob.js';
 
 const FIELDS = 'type id createdAt filename mimeType sizeBytes downloadable expiresAt';
 export const FileBody = z.object({
@@ -34,7 +36,10 @@ export const fileRoutes = [
     document: '',
     raw: async (req, res, ctx) => {
       const upload = await parseUpload(req);
-      const file = await recordUpload(ctx.viewer!, upload.blob, upload);
+      const file = await recordUpload(ctx.viewer!, upload.blob, upload).catch(async (err: unknown) => {
+        await blobStore().delete(upload.blob.key).catch(() => undefined); // no blob without its row
+        throw err;
+      });
       res.status(200).json(fileJson(file));
     },
     rawRequestBody: {
@@ -82,9 +87,7 @@ export const fileRoutes = [
     document: '',
     raw: async (req, res, ctx) => {
       const { file, stream } = await contentOf(ctx.viewer!, String(req.params.file_id));
-      res.status(200).set({ 'content-type': file.mimeType, 'content-length': String(file.sizeBytes), 'content-disposition': disposition(file.filename) });
-      stream.on('error', () => res.destroy());
-      stream.pipe(res);
+      await sendBlob(stream, res, { 'content-type': file.mimeType, 'content-length': String(file.sizeBytes), 'content-disposition': disposition(file.filename) });
     },
     rawResponseContent: { 'application/octet-stream': { schema: { type: 'string', format: 'binary' } } },
     result: (d) => d,

@@ -32,6 +32,9 @@ export function fsBlobStore(root: string): BlobStore {
   };
   return {
     async put(source, opts = {}) {
+      // Until pipeline() takes over (after the mkdir), a source error must not go unhandled;
+      // pipeline() still sees the stream destroyed and rejects.
+      source.on('error', () => undefined);
       const key = randomBytes(16).toString('hex');
       const file = pathOf(key);
       await fsp.mkdir(path.dirname(file), { recursive: true });
@@ -45,9 +48,14 @@ export function fsBlobStore(root: string): BlobStore {
           done(null, chunk);
         },
       });
+      const out = fs.createWriteStream(file, { flags: 'wx' });
       try {
-        await pipeline(source, meter, fs.createWriteStream(file, { flags: 'wx' }));
+        await pipeline(source, meter, out);
       } catch (err) {
+        // A source that failed (client gone, truncated multipart, over the limit) leaves nothing:
+        // wait until the write stream has closed its file, or the removal could precede the open.
+        out.destroy();
+        if (!out.closed) await new Promise<void>((resolve) => out.once('close', () => resolve()));
         await fsp.rm(file, { force: true });
         throw err;
       }

@@ -11,6 +11,7 @@ import { webRouter } from './web-routes.js';
 import { originGuard } from './origin-guard.js';
 import { graphqlSseHandler } from './graphql-sse.js';
 import { sendError } from './error-envelope.js';
+import { inputHygiene, jsonBody, graphqlInputHygiene } from './input-hygiene.js';
 import { databaseReady } from '../db/client.js';
 import { redisReady } from '../redis.js';
 import { logger } from '../logger.js';
@@ -38,14 +39,15 @@ export function createApp(opts: AppOptions): express.Express {
   app.use(originGuard);
   app.use(webRouter());
 
-  app.use('/auth', limit, express.json({ limit: '16kb' }), authRouter());
+  app.use('/auth', limit, jsonBody(16 * 1024, { forms: true }), authRouter());
 
   const sse = graphqlSseHandler();
-  app.use('/graphql/stream', limit, express.json({ limit: BODY_LIMIT }), (req, res) => sse(req, res));
-  app.use('/graphql', limit, (req, res) => yoga(req, res, { req, res }));
+  app.use('/graphql/stream', limit, jsonBody(), (req, res) => sse(req, res));
+  app.use('/graphql', limit, graphqlInputHygiene(), (req, res) => yoga(req, res, { req, res }));
 
   app.get('/v1/openapi.json', (_req, res) => void res.json(openapi));
-  app.use('/v1', limit, express.json({ limit: BODY_LIMIT, type: ['application/json', 'application/*+json'] }), buildRestRouter(routes));
+  // Query, path ids and JSON bodies are checked once at the edge (src/http/input-hygiene.ts).
+  app.use('/v1', limit, inputHygiene(routes), buildRestRouter(routes));
 
   app.use((req: Request, res: Response) => sendError(res, 404, 'not_found', `no route for ${req.method} ${req.path}`));
 

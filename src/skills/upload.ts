@@ -1,37 +1,63 @@
 // Reads a skill bundle from a multipart body (one `files` part per file, its filename being the
-// path inside the skill; optional `display_name`) or from JSON.
+// path inside the skill; optional `display_name`) or from JSON. A malformed or truncated body, a
+// huge part header or a client leaving mid-upload rejects with a 4xx; the process never sees an
+// unhandled stream error. Files are held in memory (at most 32 MiB in all) until the bundle is
+// validated, so a refused upload stores nothing.
 import busboy from 'busboy';
 import type { Request } from 'express';
 import { AppError } from '../errors.js';
 import type { BundleFile } from './bundle.js';
 import { MAX_SKILL_BYTES, MAX_SKILL_FILES } from './bundle.js';
 import { filesFromJson } from './skills.js';
+import { drainRequest, onClientGone } from '../http/request-stream.js';
+import { textProblem } from '../http/input-hygiene.js';
+
+const malformed = (err: unknown) => new AppError('invalid_request', `malformed multipart body: ${(err as Error)?.message ?? 'unreadable'}`);
 
 export function readSkillUpload(req: Request): Promise<{ displayName?: string; files: BundleFile[] }> {
-  if (req.is('application/json')) return Promise.resolve(filesFromJson(req.body ?? {}));
+  if (req.is('application/json')) {
+    try {
+      return Promise.resolve(filesFromJson(req.body ?? {}));
+    } catch (err) {
+      return Promise.reject(err);
+    }
+  }
   if (!req.is('multipart/form-data')) return Promise.reject(new AppError('invalid_request', 'send multipart/form-data (files parts) or JSON {files: [...]}'));
   return new Promise((resolve, reject) => {
+    let bb: busboy.Busboy;
+    try {
+      // fileSize one over the total limit: busboy reports 'limit' on reaching it.
+      bb = busboy({ headers: req.headers, preservePath: true, limits: { files: MAX_SKILL_FILES, fileSize: MAX_SKILL_BYTES + 1, fields: 5, fieldSize: 1024, parts: MAX_SKILL_FILES + 5, headerPairs: 20 } });
+    } catch (err) {
+      return reject(malformed(err));
+    }
     const files: BundleFile[] = [];
     let displayName: string | undefined;
     let total = 0;
-    let failed = false;
-    const fail = (err: AppError) => {
-      if (failed) return;
-      failed = true;
+    let settled = false;
+    const stopWatching = onClientGone(req, (err) => fail(malformed(err), false));
+    function fail(err: AppError, drain = true) {
+      if (settled) return;
+      settled = true;
+      stopWatching();
       req.unpipe(bb);
-      req.resume();
+      // Not from inside busboy's own callback ('limit', 'file', 'data'): it still uses its state
+      // after emitting. Destroying also ends a file stream in progress (its blob write fails).
+      process.nextTick(() => bb.destroy());
+      if (drain) drainRequest(req);
       reject(err);
-    };
-    const bb = busboy({ headers: req.headers, preservePath: true, limits: { files: MAX_SKILL_FILES, fileSize: MAX_SKILL_BYTES, fields: 5 } });
+    }
+    const tooLarge = () => fail(new AppError('file_too_large', 'a skill is limited to 32 MiB'));
+
     bb.on('file', (name, stream, info) => {
+      stream.on('error', () => undefined); // reported through busboy's own 'error'
       if (name !== 'files') return void stream.resume();
       const chunks: Buffer[] = [];
+      stream.on('limit', tooLarge);
       stream.on('data', (c: Buffer) => {
         total += c.length;
-        if (total > MAX_SKILL_BYTES) {
-          stream.destroy();
-          fail(new AppError('file_too_large', 'a skill is limited to 32 MiB'));
-        } else chunks.push(c);
+        if (total > MAX_SKILL_BYTES) tooLarge();
+        else chunks.push(c);
       });
       stream.on('end', () => files.push({ path: info.filename ?? '', data: Buffer.concat(chunks), executable: false }));
     });
@@ -39,10 +65,14 @@ export function readSkillUpload(req: Request): Promise<{ displayName?: string; f
       if (name === 'display_name') displayName = value;
     });
     bb.on('filesLimit', () => fail(new AppError('invalid_request', `a skill holds at most ${MAX_SKILL_FILES} files`)));
-    bb.on('error', (err) => fail(new AppError('invalid_request', `malformed multipart body: ${(err as Error).message}`)));
+    bb.on('error', (err) => fail(malformed(err)));
     bb.on('close', () => {
-      if (failed) return;
-      if (displayName !== undefined && (displayName.length < 1 || displayName.length > 60)) return reject(new AppError('invalid_request', 'display_name must be 1 to 60 characters'));
+      if (settled) return;
+      if (displayName !== undefined && (displayName.length < 1 || displayName.length > 60)) return fail(new AppError('invalid_request', 'display_name must be 1 to 60 characters'));
+      const bad = displayName === undefined ? null : textProblem(displayName);
+      if (bad) return fail(new AppError('invalid_request', `display_name ${bad}`));
+      settled = true;
+      stopWatching();
       resolve({ displayName, files });
     });
     req.pipe(bb);

@@ -1,0 +1,328 @@
+// Input hygiene at the edge, once: every /v1 request is checked here before auth, the database
+// or a handler sees it, so nothing further in can be handed a NUL byte, a lone surrogate or a
+// 10,000-level JSON document.
+//
+//  - query string: valid percent-encoded UTF-8, no control characters   → 400 invalid_request
+//  - path ids: the shape of the route's parameter (`file_<ulid>` …)      → 404 not_found
+//  - body: JSON where the route takes JSON, else                         → 415 unsupported_media_type
+//    (multipart only where the route streams it: uploads, skill bundles);
+//    at most JSON_BODY_LIMIT_BYTES                                       → 413 payload_too_large
+//    valid UTF-8, syntactically JSON, nested at most JSON_MAX_DEPTH,
+//    no NUL / lone surrogate in any string or key, no `__proto__` key    → 400 invalid_request,
+//                                                                          naming the field
+// The same body checks guard /auth and the JSON bodies of /graphql (answered in GraphQL's shape).
+import express, { type Request, type Response, type NextFunction, type RequestHandler } from 'express';
+import { isUtf8 } from 'node:buffer';
+import querystring from 'node:querystring';
+import type { RestRoute } from '../../rest/route.js';
+import { sendError } from './error-envelope.js';
+
+export const JSON_BODY_LIMIT_BYTES = 1024 * 1024;
+export const JSON_MAX_DEPTH = 64;
+const MAX_PATH_PARAM_LENGTH = 256;
+
+const JSON_TYPES = ['application/json', 'application/*+json'];
+const CONTROL_CHAR = /[\u0000-\u001f\u007f]/;
+// Without the `u` flag a regex sees UTF-16 code units, which is what a lone surrogate is.
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+const MALFORMED = 'malformed JSON body';
+
+export class InputError extends Error {
+  constructor(readonly status: number, readonly code: string, message: string) {
+    super(message);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Pure checks (exported for tests)
+
+/** Where a JSON document nests deeper than `max` (scanning the text, before parsing it). */
+export function jsonDepthExceeds(text: string, max: number): boolean {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 0x5c /* \ */) i++;
+      else if (c === 0x22 /* " */) inString = false;
+    } else if (c === 0x22) inString = true;
+    else if (c === 0x7b /* { */ || c === 0x5b /* [ */) {
+      if (++depth > max) return true;
+    } else if (c === 0x7d /* } */ || c === 0x5d /* ] */) depth--;
+  }
+  return false;
+}
+
+/** Why a string cannot be stored as text (a NUL, an unpaired surrogate), or null. */
+export function textProblem(s: string): string | null {
+  if (s.includes('\u0000')) return 'contains a NUL character';
+  if (LONE_SURROGATE.test(s)) return 'contains an unpaired UTF-16 surrogate';
+  return null;
+}
+
+const IDENT = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
+function childPath(parent: string, key: string | number): string {
+  if (typeof key === 'number') return `${parent}[${key}]`;
+  if (IDENT.test(key)) return parent ? `${parent}.${key}` : key;
+  return `${parent}[${JSON.stringify(key)}]`;
+}
+
+/**
+ * The first forbidden string or key in a parsed JSON value, as a message naming the field
+ * (`metadata.note contains a NUL character`), or null. `value` must already be depth-checked.
+ */
+export function findJsonProblem(value: unknown, path = ''): string | null {
+  if (typeof value === 'string') {
+    const p = textProblem(value);
+    return p ? `${path || 'body'} ${p}` : null;
+  }
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) {
+      const p = findJsonProblem(value[i], childPath(path, i));
+      if (p) return p;
+    }
+    return null;
+  }
+  if (value && typeof value === 'object') {
+    for (const key of Object.keys(value)) {
+      const where = path || 'body';
+      if (key === '__proto__') return `${where} has a key "__proto__", which is not allowed`;
+      const kp = textProblem(key);
+      if (kp) return `a key of ${where} ${kp}`;
+      const p = findJsonProblem((value as Record<string, unknown>)[key], childPath(path, key));
+      if (p) return p;
+    }
+  }
+  return null;
+}
+
+/** Decodes and checks a JSON body; throws InputError (400) with the reason. */
+export function parseJsonBody(buf: Buffer, maxDepth = JSON_MAX_DEPTH): unknown {
+  if (!isUtf8(buf)) throw new InputError(400, 'invalid_request', 'the body is not valid UTF-8');
+  const text = buf.toString('utf8');
+  if (jsonDepthExceeds(text, maxDepth)) throw new InputError(400, 'invalid_request', `JSON nested deeper than ${maxDepth} levels`);
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    throw new InputError(400, 'invalid_request', MALFORMED);
+  }
+  const problem = findJsonProblem(value);
+  if (problem) throw new InputError(400, 'invalid_request', problem);
+  return value;
+}
+
+/** Each `name=value` of a raw query string, decoded; throws InputError (400) on bad input. */
+export function checkQueryString(raw: string, what = 'query parameter'): void {
+  if (!raw) return;
+  for (const pair of raw.split('&')) {
+    const eq = pair.indexOf('=');
+    let name: string;
+    let value: string;
+    try {
+      name = decodeURIComponent((eq === -1 ? pair : pair.slice(0, eq)).replace(/\+/g, ' '));
+      value = eq === -1 ? '' : decodeURIComponent(pair.slice(eq + 1).replace(/\+/g, ' '));
+    } catch {
+      throw new InputError(400, 'invalid_request', `a ${what} is not valid percent-encoded UTF-8`);
+    }
+    if (CONTROL_CHAR.test(name)) throw new InputError(400, 'invalid_request', `a ${what} name contains a control character`);
+    if (CONTROL_CHAR.test(value)) throw new InputError(400, 'invalid_request', `${what} ${name} contains a control character`);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Path ids: the shape of each route parameter, keyed by `<segment before it>/{<name>}`.
+
+const idOf = (...prefixes: string[]) => new RegExp(`^(?:${prefixes.join('|')})_[0-9a-z]{1,64}$`);
+export const PATH_PARAM_SHAPES: Record<string, RegExp> = {
+  'agents/{id}': idOf('agent'),
+  'sessions/{id}': idOf('sess', 'agent'),
+  'resources/{rid}': idOf('sesrsc'),
+  'files/{file_id}': idOf('file'),
+  'skills/{skillId}': idOf('skill'),
+  'revisions/{revisionId}': idOf('skr'),
+  'routines/{id}': idOf('rtn'),
+  'webhooks/{id}': idOf('whep'),
+  'universes/{slug}': /^[a-z0-9][a-z0-9-]{1,38}[a-z0-9]$/,
+};
+
+interface CompiledRoute {
+  method: string;
+  segments: string[];
+  /** Content types the route reads its body as; empty when it takes no body (one is ignored). */
+  bodyTypes: string[];
+}
+
+function compile(routes: RestRoute[]): CompiledRoute[] {
+  return routes.map((r) => ({
+    method: r.method,
+    segments: r.path.split('/').filter(Boolean),
+    bodyTypes: r.raw && r.rawRequestBody ? Object.keys((r.rawRequestBody as { content?: object }).content ?? {}) : r.body ? ['application/json'] : [],
+  }));
+}
+
+function matchPath(compiled: CompiledRoute[], rawPath: string): { routes: CompiledRoute[]; segments: string[] } | null {
+  const segments = rawPath.split('/').filter(Boolean);
+  const found = compiled.filter((c) => c.segments.length === segments.length && c.segments.every((s, i) => s.startsWith('{') || s === segments[i]));
+  return found.length ? { routes: found, segments } : null;
+}
+
+/** Throws InputError (404) when a path parameter cannot name anything. */
+function checkPathParams(template: string[], segments: string[]): void {
+  template.forEach((part, i) => {
+    if (!part.startsWith('{')) return;
+    let value: string;
+    try {
+      value = decodeURIComponent(segments[i]!);
+    } catch {
+      throw new InputError(404, 'not_found', `${part.slice(1, -1)} does not name any resource`);
+    }
+    const shape = PATH_PARAM_SHAPES[`${template[i - 1]}/${part}`];
+    const ok = shape ? shape.test(value) : value.length <= MAX_PATH_PARAM_LENGTH && !CONTROL_CHAR.test(value) && !LONE_SURROGATE.test(value);
+    if (!ok) throw new InputError(404, 'not_found', `${part.slice(1, -1)} does not name any resource`);
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Middleware
+
+function hasBody(req: Request): boolean {
+  return req.headers['transfer-encoding'] !== undefined || (req.headers['content-length'] !== undefined && req.headers['content-length'] !== '0');
+}
+
+/** A declared charset other than UTF-8 is refused (JSON is UTF-8, RFC 8259). */
+function charsetOk(req: Request): boolean {
+  const m = /;\s*charset\s*=\s*"?([^";\s]+)/i.exec(req.headers['content-type'] ?? '');
+  return !m || /^utf-?8$/i.test(m[1]!);
+}
+
+const readRaw = (limit: number) => express.raw({ type: () => true, limit, inflate: true });
+
+/** Maps body-parser's errors (size, encoding, aborted) to an InputError. */
+function fromBodyParser(err: Error & { type?: string; status?: number }, limit: number): InputError {
+  if (err.type === 'entity.too.large') return new InputError(413, 'payload_too_large', `request body over ${limit} bytes`);
+  if (err.type === 'encoding.unsupported') return new InputError(415, 'unsupported_media_type', 'unsupported Content-Encoding (identity, gzip, deflate, br)');
+  return new InputError(400, 'invalid_request', err.message || 'unreadable request body');
+}
+
+const answerRest = (res: Response, err: InputError) => sendError(res, err.status, err.code, err.message);
+
+/** Reads a JSON body (when there is one), checks it and sets `req.body`; answers the errors itself. */
+function jsonBodyHandler(limit: number): RequestHandler {
+  const read = readRaw(limit);
+  return (req, res, next) => {
+    if (!hasBody(req)) return next();
+    if (!charsetOk(req)) return answerRest(res, new InputError(415, 'unsupported_media_type', 'JSON bodies must be UTF-8'));
+    read(req, res, (err?: unknown) => {
+      if (err) return answerRest(res, fromBodyParser(err as Error, limit));
+      const buf = req.body as unknown;
+      req.body = undefined;
+      if (!Buffer.isBuffer(buf) || buf.length === 0) return next();
+      try {
+        req.body = parseJsonBody(buf);
+      } catch (e) {
+        return answerRest(res, e instanceof InputError ? e : new InputError(400, 'invalid_request', 'malformed JSON body'));
+      }
+      next();
+    });
+  };
+}
+
+const FORM_TYPE = 'application/x-www-form-urlencoded';
+
+/**
+ * Bodies of non-REST endpoints (`/auth`): JSON, or with `forms` also HTML form posts (checked like
+ * a query string, then parsed); anything else 415.
+ */
+export function jsonBody(limit = JSON_BODY_LIMIT_BYTES, opts: { forms?: boolean } = {}): RequestHandler {
+  const parse = jsonBodyHandler(limit);
+  const readForm = readRaw(limit);
+  return (req, res, next) => {
+    if (!hasBody(req)) return next();
+    if (opts.forms && req.is(FORM_TYPE)) {
+      return readForm(req, res, (err?: unknown) => {
+        if (err) return answerRest(res, fromBodyParser(err as Error, limit));
+        const buf = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
+        const text = buf.toString('utf8');
+        try {
+          if (!isUtf8(buf)) throw new InputError(400, 'invalid_request', 'the body is not valid UTF-8');
+          checkQueryString(text, 'form field');
+        } catch (e) {
+          return answerRest(res, e as InputError);
+        }
+        req.body = querystring.parse(text);
+        next();
+      });
+    }
+    if (!req.is(JSON_TYPES)) return answerRest(res, new InputError(415, 'unsupported_media_type', `send the body as application/json${opts.forms ? ` or ${FORM_TYPE}` : ''}`));
+    parse(req, res, next);
+  };
+}
+
+/**
+ * /graphql: the query string and JSON POST bodies get the same checks, answered as GraphQL
+ * errors. Yoga still parses the body itself (it is handed the bytes it would have read), so its
+ * own GraphQL-over-HTTP answers, malformed JSON included, stay as they are.
+ */
+export function graphqlInputHygiene(limit = JSON_BODY_LIMIT_BYTES): RequestHandler {
+  const read = express.raw({ type: () => true, limit, inflate: false });
+  const answer = (res: Response, err: InputError) => {
+    if (!res.headersSent) res.status(err.status).json({ errors: [{ message: err.message, extensions: { code: err.code } }] });
+  };
+  return (req, res, next) => {
+    try {
+      checkQueryString(queryOf(req));
+    } catch (e) {
+      return answer(res, e as InputError);
+    }
+    const identity = (req.headers['content-encoding'] ?? 'identity').toLowerCase() === 'identity';
+    if (req.method !== 'POST' || !identity || !hasBody(req) || !req.is(JSON_TYPES)) return next();
+    read(req, res, (err?: unknown) => {
+      if (err) return answer(res, fromBodyParser(err as Error, limit));
+      const buf = req.body as unknown;
+      req.body = undefined;
+      if (!Buffer.isBuffer(buf) || buf.length === 0) return next();
+      try {
+        parseJsonBody(buf);
+      } catch (e) {
+        if (!(e instanceof InputError) || e.message !== MALFORMED) return answer(res, e as InputError);
+      }
+      req.body = buf;
+      next();
+    });
+  };
+}
+
+function queryOf(req: Request): string {
+  const url = req.url ?? '';
+  const q = url.indexOf('?');
+  return q === -1 ? '' : url.slice(q + 1);
+}
+
+/**
+ * The /v1 edge: query string, path ids and body, checked against the route table (mount before
+ * the REST router, in place of a body parser).
+ */
+export function inputHygiene(routes: RestRoute[], limit = JSON_BODY_LIMIT_BYTES): RequestHandler {
+  const compiled = compile(routes);
+  const parse = jsonBodyHandler(limit);
+  return (req: Request, res: Response, next: NextFunction) => {
+    try {
+      checkQueryString(queryOf(req));
+      const match = matchPath(compiled, req.path);
+      if (!match) return next(); // the router answers 404
+      for (const route of match.routes) checkPathParams(route.segments, match.segments);
+      const route = match.routes.find((r) => r.method === req.method);
+      if (!route || !route.bodyTypes.length || !hasBody(req)) return next(); // no body to read (405: the router answers)
+      const json = route.bodyTypes.includes('application/json');
+      if (!req.is(route.bodyTypes) && !(json && req.is(JSON_TYPES))) {
+        throw new InputError(415, 'unsupported_media_type', `send the body as ${route.bodyTypes.join(' or ')}`);
+      }
+      if (!req.is(JSON_TYPES)) return next(); // multipart: the route streams it itself
+    } catch (e) {
+      return answerRest(res, e as InputError);
+    }
+    parse(req, res, next);
+  };
+}
