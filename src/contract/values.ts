@@ -90,7 +90,7 @@ export function fromGraphQLOutput<S extends z.ZodType>(schema: S, data: Json): z
 
 function convertOutput(schema: z.ZodType, value: Json): Json {
   if (value === null || value === undefined) return value ?? null;
-  const { core, optional } = unwrap(schema, 'output');
+  const { core } = unwrap(schema, 'output');
   const def = defOf(core);
   if (def.type === 'array') return Array.isArray(value) ? value.map((v) => convertOutput(def.element!, v)) : value;
   if (def.type === 'enum') {
@@ -103,7 +103,6 @@ function convertOutput(schema: z.ZodType, value: Json): Json {
     const member = def.options!.find((m) => discriminatorValue(m, disc) === value[disc]);
     return member ? objectOutput(defOf(unwrap(member, 'output').core).shape!, value) : value;
   }
-  void optional;
   return value;
 }
 
@@ -111,9 +110,8 @@ function objectOutput(shape: Record<string, z.ZodType>, value: Record<string, un
   const out: Record<string, unknown> = {};
   for (const [key, field] of Object.entries(shape)) {
     const v = value[graphqlName(key)];
-    const { optional } = unwrap(field, 'output');
-    // An optional field the spec says is absent (rather than null) stays absent.
-    if ((v === null || v === undefined) && optional && !unwrap(field, 'output').nullable) continue;
+    // An optional field left out by its producer stays out (GraphQL can only say null).
+    if ((v === null || v === undefined) && unwrap(field, 'output').optional) continue;
     out[key] = convertOutput(field, v);
   }
   return out;
