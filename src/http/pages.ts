@@ -18,12 +18,12 @@ code{font-size:.95em}@media (max-width:30rem){main{margin:0;border:0;border-radi
 
 export function page(title: string, body: string): string {
   return `<!doctype html><html lang="en"><head><meta charset="utf-8">
-<meta name="viewport" content="width=device-width,initial-scale=1"><title>${esc(title)} · Agent Service</title>
+<meta name="viewport" content="width=device-width,initial-scale=1"><title>${esc(title)} · Agent Service</title><link rel="icon" href="data:,">
 <style>${STYLE}</style></head><body><main>${body}</main></body></html>`;
 }
 
 /** HTML answers: never cached (they show who is signed in), never framed (clickjacking). */
-export function sendHtml(res: Response, html: string, status = 200, csp = "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"): void {
+export function sendHtml(res: Response, html: string, status = 200, csp = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"): void {
   res.status(status)
     .set('cache-control', 'no-store')
     .set('x-frame-options', 'DENY')

@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { parse as parseCookie } from 'cookie';
 import { resolveViewer, SESSION_COOKIE } from '../auth/viewer.js';
-import { CAPABILITY_IDS } from '../agents/rules.js';
+import { CAPABILITY_IDS, EFFORTS_BY_TYPE } from '../agents/rules.js';
 import { esc, page, sendHtml } from './pages.js';
 
 export const WEB_DIST = path.resolve(import.meta.dirname, '../../web/dist');
@@ -37,10 +37,11 @@ const DASHBOARD_CSP = "default-src 'self'; script-src 'self'; style-src 'self'; 
 const GRAPHIQL_CSP = "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; font-src 'self' data:; img-src 'self' data:; worker-src 'self'; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'; object-src 'none'";
 
 function dashboardHtml(): string {
-  // Facts the server knows that GraphQL does not list: the capability ids an agent may opt into.
-  const boot = JSON.stringify({ capabilities: CAPABILITY_IDS }).replace(/</g, '\\u003c');
+  // Facts the server knows that GraphQL does not list: the capability ids an agent may opt into
+  // and the reasoningEffort values of each engine.
+  const boot = JSON.stringify({ capabilities: CAPABILITY_IDS, efforts: EFFORTS_BY_TYPE }).replace(/</g, '\\u003c');
   return `<!doctype html><html lang="en"><head><meta charset="utf-8">
-<meta name="viewport" content="width=device-width,initial-scale=1"><title>Agent Service</title>
+<meta name="viewport" content="width=device-width,initial-scale=1"><title>Agent Service</title><link rel="icon" href="data:,">
 <link rel="stylesheet" href="/assets/app/main.css"><script type="module" src="/assets/app/main.js"></script></head>
 <body><div id="app"><p class="boot">Loading the dashboard…</p></div>
 <script type="application/json" id="boot">${boot}</script></body></html>`;
@@ -51,7 +52,7 @@ function graphiqlHtml(email: string | null): string {
     ? `Signed in as ${esc(email)} · <a href="/">Dashboard</a>`
     : 'Not signed in: <a href="/auth/login?next=%2Fgraphql">sign in</a>, or send an <code>Authorization: Bearer ast_…</code> header (Headers tab)';
   return `<!doctype html><html lang="en"><head><meta charset="utf-8">
-<meta name="viewport" content="width=device-width,initial-scale=1"><title>GraphiQL · Agent Service</title>
+<meta name="viewport" content="width=device-width,initial-scale=1"><title>GraphiQL · Agent Service</title><link rel="icon" href="data:,">
 <link rel="stylesheet" href="/assets/graphiql/main.css"><script type="module" src="/assets/graphiql/main.js"></script>
 <style>html,body{height:100%;margin:0}body{display:flex;flex-direction:column;font:14px system-ui,sans-serif}
 header{padding:.35rem .75rem;border-bottom:1px solid #8884}header a{color:inherit}#graphiql{flex:1;min-height:0}</style></head>

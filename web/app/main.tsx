@@ -1,1 +1,122 @@
-document.body.textContent = 'placeholder';
+// The dashboard: a single page that talks only GraphQL (/graphql for queries and mutations,
+// /graphql/stream for the live session events), signed in by the browser's cookie.
+import { createRoot } from 'react-dom/client';
+import { useEffect, useState, type ReactNode } from 'react';
+import './styles.css';
+import { gql, setUniverse, whenSignedOut } from '../shared/graphql.js';
+import { href, useRoute } from './lib/router.js';
+import { ErrorNote, Loading } from './ui.js';
+import { TokensPage } from './pages/tokens.js';
+import { UniversesPage } from './pages/universes.js';
+import { AgentsPage } from './pages/agents.js';
+import { AgentPage } from './pages/agent.js';
+import { NewAgentPage } from './pages/new-agent.js';
+import { SessionsPage } from './pages/sessions.js';
+import { SessionPage } from './pages/session.js';
+import { WalletPage } from './pages/wallet.js';
+import { FilesPage, SkillsPage, RoutinesPage, WebhooksPage, SubscriptionsPage } from './pages/lists.js';
+
+export interface Me {
+  whoami: { user: { email: string }; universe: { slug: string; name: string; isPersonal: boolean } };
+  universes: { slug: string; name: string; isPersonal: boolean }[];
+}
+
+const ME = `query Me { whoami { user { email } universe { slug name isPersonal } } universes { slug name isPersonal } }`;
+const UNIVERSE_KEY = 'agent-service.universe';
+
+const NAV: [string, string][] = [
+  ['agents', 'Agents'], ['sessions', 'Sessions'], ['tokens', 'API tokens'], ['universes', 'Universes'], ['wallet', 'Wallet'],
+  ['files', 'Files'], ['skills', 'Skills'], ['routines', 'Routines'], ['webhooks', 'Webhooks'], ['subscriptions', 'Model subscriptions'],
+];
+
+function signIn(): void {
+  location.assign(`/auth/login?next=${encodeURIComponent('/' + location.hash)}`);
+}
+
+function Content({ route, me, onUniverses }: { route: string[]; me: Me; onUniverses: () => void }): ReactNode {
+  const [section = 'agents', id, sub] = route;
+  switch (section) {
+    case 'tokens': return <TokensPage me={me} />;
+    case 'universes': return <UniversesPage me={me} onChanged={onUniverses} />;
+    case 'agents':
+      if (id === 'new') return <NewAgentPage />;
+      return id ? <AgentPage id={id} tab={sub ?? 'settings'} /> : <AgentsPage />;
+    case 'sessions': return id ? <SessionPage id={id} /> : <SessionsPage />;
+    case 'wallet': return <WalletPage />;
+    case 'files': return <FilesPage />;
+    case 'skills': return <SkillsPage />;
+    case 'routines': return <RoutinesPage />;
+    case 'webhooks': return <WebhooksPage />;
+    case 'subscriptions': return <SubscriptionsPage />;
+    default: return <p>Nothing here. <a href={href('agents')}>Go to the agents.</a></p>;
+  }
+}
+
+function App() {
+  const route = useRoute();
+  const [me, setMe] = useState<Me | null>(null);
+  const [error, setError] = useState<Error | null>(null);
+  const [universeTick, setUniverseTick] = useState(0);
+
+  const load = async () => {
+    try {
+      setMe(await gql<Me>(ME));
+    } catch (err) {
+      const e = err as Error & { code?: string };
+      if (e.code === 'not_found' || e.code === 'universe_mismatch') {
+        // The remembered universe is gone: back to the personal one.
+        localStorage.removeItem(UNIVERSE_KEY);
+        setUniverse(null);
+        setMe(await gql<Me>(ME));
+      } else setError(e);
+    }
+  };
+
+  useEffect(() => {
+    whenSignedOut(signIn);
+    setUniverse(localStorage.getItem(UNIVERSE_KEY));
+    void load();
+  }, []);
+
+  const switchUniverse = (slug: string) => {
+    const personal = me?.universes.find((u) => u.isPersonal)?.slug;
+    if (slug === personal) localStorage.removeItem(UNIVERSE_KEY);
+    else localStorage.setItem(UNIVERSE_KEY, slug);
+    setUniverse(slug === personal ? null : slug);
+    setUniverseTick((t) => t + 1);
+    void load();
+  };
+
+  if (error) return <main className="boot"><ErrorNote error={error} prefix="The dashboard could not load" /><button type="button" onClick={() => location.reload()}>Try again</button></main>;
+  if (!me) return <main className="boot"><Loading what="your account" /></main>;
+  const section = route[0] ?? 'agents';
+  return (
+    <>
+      <a className="skip" href="#main">Skip to content</a>
+      <header className="top">
+        <a className="brand" href={href('agents')}>Agent Service</a>
+        <label className="universe">
+          <span>Universe</span>
+          <select value={me.whoami.universe.slug} onChange={(e) => switchUniverse(e.currentTarget.value)}>
+            {me.universes.map((u) => <option key={u.slug} value={u.slug}>{u.isPersonal ? 'Personal' : u.name} · {u.slug}</option>)}
+          </select>
+        </label>
+        <span className="who">{me.whoami.user.email}</span>
+        <form method="post" action="/auth/logout" className="signout"><button type="submit" className="secondary">Sign out</button></form>
+      </header>
+      <nav className="nav" aria-label="Sections">
+        <ul>
+          {NAV.map(([key, label]) => (
+            <li key={key}><a href={href(key)} aria-current={section === key ? 'page' : undefined}>{label}</a></li>
+          ))}
+          <li><a href="/graphql">GraphiQL</a></li>
+        </ul>
+      </nav>
+      <main id="main" key={`${me.whoami.universe.slug}-${universeTick}`}>
+        <Content route={route} me={me} onUniverses={() => void load()} />
+      </main>
+    </>
+  );
+}
+
+createRoot(document.getElementById('app')!).render(<App />);

@@ -1,0 +1,193 @@
+// Turns a session's events (history pages, then the live subscription) into what the session
+// page shows: one item per message (streamed chunks joined until the final one replaces them),
+// one per tool call with its result, and one line per status change, interrupt or error.
+// Events are applied once each (deduplicated by id), so history and live may overlap.
+
+export type Part =
+  | { __typename: 'TextPart'; text: string; streamId?: string | null }
+  | { __typename: 'ReasoningPart'; text: string; redacted: boolean; streamId?: string | null }
+  | { __typename: 'ToolCallPart'; callId: string; toolName: string; args: unknown }
+  | { __typename: 'ToolResultPart'; callId: string; toolName: string; status: 'ok' | 'error'; result: unknown }
+  | { __typename: 'StatusPart'; level: string; statusText: string | null }
+  | { __typename: 'ErrorPart'; code: string; message: string }
+  | { __typename: 'FilePart' | 'ImagePart' | 'VideoPart'; mediaType?: string; name?: string; uri?: string | null };
+
+interface Base { id: string; at: string }
+export type SessionEvent = Base & (
+  | { __typename: 'UserMessageEvent'; content: { __typename: string; text?: string }[] }
+  | { __typename: 'SystemMessageEvent'; content: { text: string }[] }
+  | { __typename: 'AgentMessageEvent'; messageId: string; text: string; final: boolean | null }
+  | { __typename: 'AgentReasoningEvent'; final: boolean | null; part: Part }
+  | { __typename: 'AgentToolUseEvent' | 'AgentToolResultEvent' | 'AgentStatusEvent'; part: Part }
+  | { __typename: 'UserInterruptEvent'; by: string }
+  | { __typename: 'SessionStatusIdleEvent'; stopReason: { type: string } }
+  | { __typename: 'SessionErrorEvent'; error: { type: string; message: string; retryStatus: string; attempt: number | null } }
+  | { __typename: 'SessionStatusRunningEvent' | 'SessionStatusTerminatedEvent' | 'SessionDeletedEvent' }
+);
+
+/** The GraphQL selection that fills SessionEvent (fragment spreads on every union member). */
+export const EVENT_FIELDS = `
+  __typename
+  ... on UserMessageEvent { id at content { __typename ... on TextBlock { text } } }
+  ... on SystemMessageEvent { id at content { text } }
+  ... on AgentMessageEvent { id at messageId text final }
+  ... on AgentReasoningEvent { id at final part { ...PartFields } }
+  ... on AgentToolUseEvent { id at part { ...PartFields } }
+  ... on AgentToolResultEvent { id at part { ...PartFields } }
+  ... on AgentStatusEvent { id at part { ...PartFields } }
+  ... on UserInterruptEvent { id at by }
+  ... on SessionStatusRunningEvent { id at }
+  ... on SessionStatusIdleEvent { id at stopReason { type } }
+  ... on SessionErrorEvent { id at error { type message retryStatus attempt } }
+  ... on SessionStatusTerminatedEvent { id at }
+  ... on SessionDeletedEvent { id at }`;
+
+export const PART_FRAGMENT = `fragment PartFields on MessagePart {
+  __typename
+  ... on TextPart { text streamId }
+  ... on ReasoningPart { text redacted streamId }
+  ... on ToolCallPart { callId toolName args }
+  ... on ToolResultPart { callId toolName status result }
+  ... on StatusPart { level statusText: text }
+  ... on ErrorPart { code message }
+  ... on FilePart { name mediaType uri }
+  ... on ImagePart { mediaType uri }
+  ... on VideoPart { mediaType uri }
+}`;
+
+export type Item =
+  | { kind: 'user'; key: string; at: string; text: string; pending?: boolean }
+  | { kind: 'system'; key: string; at: string; text: string }
+  | { kind: 'agent'; key: string; at: string; text: string; streaming: boolean }
+  | { kind: 'reasoning'; key: string; at: string; text: string; streaming: boolean }
+  | { kind: 'tool'; key: string; at: string; toolName: string; args: unknown; result?: unknown; status?: 'ok' | 'error' }
+  | { kind: 'note'; key: string; at: string; tone: 'plain' | 'warn' | 'bad'; text: string };
+
+export type SessionStatus = 'idle' | 'running' | 'provisioning' | 'terminated' | 'deleted';
+
+export class Timeline {
+  readonly items: Item[] = [];
+  status: SessionStatus | null = null;
+  lastEventId: string | null = null;
+  eventCount = 0;
+  private seen = new Set<string>();
+  private byKey = new Map<string, number>();
+
+  private push(item: Item): void {
+    this.byKey.set(item.key, this.items.length);
+    this.items.push(item);
+  }
+
+  private find<K extends Item['kind']>(key: string): Extract<Item, { kind: K }> | undefined {
+    const i = this.byKey.get(key);
+    return i === undefined ? undefined : (this.items[i] as Extract<Item, { kind: K }>);
+  }
+
+  /** A message this page just sent: shown at once, confirmed when its event arrives. */
+  addPending(key: string, text: string): void {
+    this.push({ kind: 'user', key, at: new Date().toISOString(), text, pending: true });
+  }
+
+  /** Applies events in order; returns whether anything changed. */
+  apply(events: readonly SessionEvent[]): boolean {
+    let changed = false;
+    for (const e of events) {
+      if (this.seen.has(e.id)) continue;
+      this.seen.add(e.id);
+      this.eventCount++;
+      this.lastEventId = e.id;
+      this.one(e);
+      changed = true;
+    }
+    return changed;
+  }
+
+  /** A user message echoed by the send mutation replaces its pending copy. */
+  confirm(pendingKey: string, event: SessionEvent): void {
+    const i = this.byKey.get(pendingKey);
+    if (i !== undefined) {
+      this.byKey.delete(pendingKey);
+      this.byKey.set(`evt:${event.id}`, i);
+      const item = this.items[i] as Extract<Item, { kind: 'user' }>;
+      this.items[i] = { ...item, key: `evt:${event.id}`, pending: false, at: event.at };
+      this.seen.add(event.id);
+      this.eventCount++;
+    } else {
+      this.apply([event]);
+    }
+  }
+
+  private one(e: SessionEvent): void {
+    switch (e.__typename) {
+      case 'UserMessageEvent': {
+        const text = e.content.map((b) => b.text ?? `[${b.__typename.replace(/Block$/, '').toLowerCase()}]`).join('\n');
+        return this.push({ kind: 'user', key: `evt:${e.id}`, at: e.at, text });
+      }
+      case 'SystemMessageEvent':
+        return this.push({ kind: 'system', key: `evt:${e.id}`, at: e.at, text: e.content.map((b) => b.text).join('\n') });
+      case 'AgentMessageEvent': {
+        const key = `msg:${e.messageId}`;
+        const item = this.find<'agent'>(key);
+        if (!item) return this.push({ kind: 'agent', key, at: e.at, text: e.text, streaming: e.final === false });
+        if (e.final === false) item.text += e.text;
+        else {
+          item.text = e.text;
+          item.streaming = false;
+        }
+        return;
+      }
+      case 'AgentReasoningEvent': {
+        const part = e.part as Extract<Part, { __typename: 'ReasoningPart' }>;
+        const key = `reason:${part.streamId ?? e.id}`;
+        const item = this.find<'reasoning'>(key);
+        const text = part.redacted ? '(redacted reasoning)' : part.text;
+        if (!item) return this.push({ kind: 'reasoning', key, at: e.at, text, streaming: e.final === false });
+        if (e.final === false) item.text += text;
+        else {
+          item.text = text;
+          item.streaming = false;
+        }
+        return;
+      }
+      case 'AgentToolUseEvent': {
+        const part = e.part as Extract<Part, { __typename: 'ToolCallPart' }>;
+        return this.push({ kind: 'tool', key: `tool:${part.callId}`, at: e.at, toolName: part.toolName, args: part.args });
+      }
+      case 'AgentToolResultEvent': {
+        const part = e.part as Extract<Part, { __typename: 'ToolResultPart' }>;
+        const item = this.find<'tool'>(`tool:${part.callId}`);
+        if (item) {
+          item.result = part.result;
+          item.status = part.status;
+        } else this.push({ kind: 'tool', key: `tool:${part.callId}`, at: e.at, toolName: part.toolName, args: null, result: part.result, status: part.status });
+        return;
+      }
+      case 'AgentStatusEvent': {
+        const part = e.part as Extract<Part, { __typename: 'StatusPart' }>;
+        return this.push({ kind: 'note', key: `evt:${e.id}`, at: e.at, tone: 'plain', text: `Agent ${part.level}${part.statusText ? `: ${part.statusText}` : ''}` });
+      }
+      case 'UserInterruptEvent':
+        return this.push({ kind: 'note', key: `evt:${e.id}`, at: e.at, tone: 'warn', text: `Interrupted by ${e.by}` });
+      case 'SessionStatusRunningEvent':
+        this.status = 'running';
+        return this.push({ kind: 'note', key: `evt:${e.id}`, at: e.at, tone: 'plain', text: 'Turn started' });
+      case 'SessionStatusIdleEvent':
+        this.status = 'idle';
+        this.endStreams();
+        return this.push({ kind: 'note', key: `evt:${e.id}`, at: e.at, tone: e.stopReason.type === 'end_turn' ? 'plain' : 'warn', text: `Turn ended (${e.stopReason.type.replace(/_/g, ' ')})` });
+      case 'SessionErrorEvent':
+        return this.push({ kind: 'note', key: `evt:${e.id}`, at: e.at, tone: 'bad', text: `Error ${e.error.type}: ${e.error.message}${e.error.retryStatus === 'retrying' ? ' (retrying)' : ''}` });
+      case 'SessionStatusTerminatedEvent':
+        this.status = 'terminated';
+        return this.push({ kind: 'note', key: `evt:${e.id}`, at: e.at, tone: 'warn', text: 'Session terminated' });
+      case 'SessionDeletedEvent':
+        this.status = 'deleted';
+        return this.push({ kind: 'note', key: `evt:${e.id}`, at: e.at, tone: 'bad', text: 'Session deleted' });
+    }
+  }
+
+  /** An interrupted stream never gets its final event: stop showing it as streaming. */
+  private endStreams(): void {
+    for (const item of this.items) if ((item.kind === 'agent' || item.kind === 'reasoning') && item.streaming) item.streaming = false;
+  }
+}

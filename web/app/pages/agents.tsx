@@ -1,0 +1,50 @@
+// Agents of the universe: the list, newest first.
+import { gql } from '../../shared/graphql.js';
+import { useAsync } from '../lib/use-async.js';
+import { href } from '../lib/router.js';
+import { when } from '../lib/format.js';
+import { Badge, Empty, ErrorNote, Loading, Page } from '../ui.js';
+
+interface AgentRow {
+  id: string;
+  displayName: string;
+  agentType: string;
+  llm: string;
+  sessionCount: number;
+  archived: boolean;
+  createdAt: string;
+  version: number;
+}
+
+const LIST = `query Agents { agents(first: 100) { totalCount edges { node { id displayName agentType llm sessionCount archived createdAt version } } } }`;
+
+export function AgentsPage() {
+  const list = useAsync(() => gql<{ agents: { totalCount: number; edges: { node: AgentRow }[] } }>(LIST).then((d) => d.agents), []);
+  return (
+    <Page title="Agents" actions={<a className="button" href={href('agents', 'new')}>New agent</a>}>
+      <ErrorNote error={list.error} />
+      {list.loading && !list.data ? <Loading what="agents" /> : null}
+      {list.data && !list.data.edges.length ? <Empty>No agents yet. <a href={href('agents', 'new')}>Create the first one.</a></Empty> : null}
+      {list.data?.edges.length ? (
+        <div className="table-wrap">
+          <table>
+            <caption className="visually-hidden">{list.data.totalCount} agents</caption>
+            <thead><tr><th scope="col">Agent</th><th scope="col">Engine</th><th scope="col">Model</th><th scope="col">Sessions</th><th scope="col">Created</th><th scope="col">State</th></tr></thead>
+            <tbody>
+              {list.data.edges.map(({ node: a }) => (
+                <tr key={a.id}>
+                  <td><a href={href('agents', a.id)}>{a.displayName}</a><br /><small className="muted"><code>{a.id}</code></small></td>
+                  <td>{a.agentType}</td>
+                  <td>{a.llm}</td>
+                  <td>{a.sessionCount}</td>
+                  <td>{when(a.createdAt)}</td>
+                  <td>{a.archived ? <Badge tone="warn">archived</Badge> : <Badge tone="good">active</Badge>}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      ) : null}
+    </Page>
+  );
+}

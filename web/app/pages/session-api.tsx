@@ -1,0 +1,82 @@
+// Sessions over GraphQL: list, start, send a message, interrupt, and the session table.
+import { gql } from '../../shared/graphql.js';
+import { href } from '../lib/router.js';
+import { cents, when } from '../lib/format.js';
+import { Badge, Empty } from '../ui.js';
+import { EVENT_FIELDS, PART_FRAGMENT, type SessionEvent } from '../lib/timeline.js';
+
+export interface Money { amount: string; currency: string }
+export interface SessionRow {
+  id: string;
+  agentId: string | null;
+  title: string | null;
+  status: string;
+  llm: string;
+  default: boolean;
+  createdAt: string;
+  budget: { consumedCost: Money; maxListCost: Money; reached: boolean } | null;
+}
+
+export const SESSION_FIELDS = 'id agentId title status llm default createdAt budget { consumedCost { amount currency } maxListCost { amount currency } reached }';
+
+export async function listSessions(agentId?: string): Promise<SessionRow[]> {
+  const d = await gql<{ sessions: SessionRow[] }>(`query Sessions($agent: String) { sessions(agent: $agent) { ${SESSION_FIELDS} } }`, { agent: agentId ?? null });
+  return d.sessions;
+}
+
+export async function startSession(agentId: string, title?: string): Promise<SessionRow> {
+  const d = await gql<{ createSession: SessionRow }>(
+    `mutation StartSession($input: CreateSessionInput!) { createSession(input: $input) { ${SESSION_FIELDS} } }`,
+    { input: { agent: agentId, ...(title ? { title } : {}) } },
+  );
+  return d.createSession;
+}
+
+export async function sendMessage(sessionId: string, text: string): Promise<SessionEvent[]> {
+  const d = await gql<{ sendSessionEvents: SessionEvent[] }>(
+    `mutation Send($id: String!, $input: SendSessionEventsInput!) { sendSessionEvents(sessionId: $id, input: $input) { ${EVENT_FIELDS} } } ${PART_FRAGMENT}`,
+    { id: sessionId, input: { events: [{ userMessage: { content: [{ text: { text } }] } }] } },
+  );
+  return d.sendSessionEvents;
+}
+
+export async function interrupt(sessionId: string): Promise<'interrupting' | 'no_turn'> {
+  const d = await gql<{ interruptSession: { status: 'interrupting' | 'no_turn' } }>(`mutation Interrupt($id: String!) { interruptSession(id: $id) { status } }`, { id: sessionId });
+  return d.interruptSession.status;
+}
+
+export const HISTORY = `query History($id: String!, $cursor: String) { sessionEventsPage(sessionId: $id, cursor: $cursor, limit: 1000) { cursor hasMore events { ${EVENT_FIELDS} } } } ${PART_FRAGMENT}`;
+export const LIVE = `subscription Live($id: String!, $after: String) { sessionEvents(sessionId: $id, after: $after) { ${EVENT_FIELDS} } } ${PART_FRAGMENT}`;
+
+export function statusBadge(status: string) {
+  const tone = status === 'running' ? 'good' : status === 'idle' ? 'plain' : status === 'provisioning' ? 'warn' : 'bad';
+  return <Badge tone={tone}>{status}</Badge>;
+}
+
+export function budgetText(b: SessionRow['budget']): string {
+  if (!b) return 'no budget';
+  return `${cents(b.consumedCost.amount, b.consumedCost.currency)} of ${cents(b.maxListCost.amount, b.maxListCost.currency)}${b.reached ? ' (reached)' : ''}`;
+}
+
+export function SessionTable({ sessions }: { sessions: SessionRow[] }) {
+  if (!sessions.length) return <Empty>No sessions yet.</Empty>;
+  return (
+    <div className="table-wrap">
+      <table>
+        <thead><tr><th scope="col">Session</th><th scope="col">Agent</th><th scope="col">Status</th><th scope="col">Model</th><th scope="col">Budget</th><th scope="col">Started</th></tr></thead>
+        <tbody>
+          {sessions.map((s) => (
+            <tr key={s.id}>
+              <td><a href={href('sessions', s.id)}>{s.title || s.id}</a>{s.default ? <> <Badge>default</Badge></> : null}</td>
+              <td>{s.agentId ? <a href={href('agents', s.agentId)}><code>{s.agentId}</code></a> : '—'}</td>
+              <td>{statusBadge(s.status)}</td>
+              <td>{s.llm}</td>
+              <td>{budgetText(s.budget)}</td>
+              <td>{when(s.createdAt)}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
+  );
+}

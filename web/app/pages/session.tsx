@@ -1,0 +1,201 @@
+// One session, live: the whole history (paged in, shown in a virtualised list so 10,000 events
+// stay smooth), then the `sessionEvents` subscription over graphql-sse with text appearing as it
+// streams, tool calls with their results, status; send a message, interrupt; budget and wallet.
+import { useEffect, useLayoutEffect, useReducer, useRef, useState, type FormEvent, type KeyboardEvent } from 'react';
+import { useVirtualizer } from '@tanstack/react-virtual';
+import { gql, subscribe } from '../../shared/graphql.js';
+import { useAction, useAsync } from '../lib/use-async.js';
+import { href } from '../lib/router.js';
+import { cents, when } from '../lib/format.js';
+import { ErrorNote, Loading, Page } from '../ui.js';
+import { Timeline, type Item, type SessionEvent } from '../lib/timeline.js';
+import { HISTORY, LIVE, SESSION_FIELDS, budgetText, interrupt, sendMessage, statusBadge, type SessionRow } from './session-api.js';
+
+interface Info {
+  session: SessionRow;
+  wallet: { balance: { amount: string; currency: string } };
+}
+const INFO = `query SessionInfo($id: String!) { session(id: $id) { ${SESSION_FIELDS} } wallet { balance { amount currency } } }`;
+
+type Phase = { kind: 'history'; loaded: number } | { kind: 'live' } | { kind: 'stopped'; error: Error };
+
+function useTimeline(sessionId: string, onTurnEnd: () => void) {
+  const timeline = useRef(new Timeline());
+  const [, render] = useReducer((n: number) => n + 1, 0);
+  const [phase, setPhase] = useState<Phase>({ kind: 'history', loaded: 0 });
+  const onTurnEndRef = useRef(onTurnEnd);
+  onTurnEndRef.current = onTurnEnd;
+
+  useEffect(() => {
+    timeline.current = new Timeline();
+    let cancelled = false;
+    let stop: (() => void) | null = null;
+    // Streamed chunks arrive many per frame: apply each at once, repaint once per frame.
+    let frame = 0;
+    const schedule = () => {
+      if (!frame) frame = requestAnimationFrame(() => {
+        frame = 0;
+        render();
+      });
+    };
+    (async () => {
+      let cursor: string | null = null;
+      for (;;) {
+        const page: { sessionEventsPage: { cursor: string | null; hasMore: boolean; events: SessionEvent[] } } = await gql(HISTORY, { id: sessionId, cursor });
+        if (cancelled) return;
+        timeline.current.apply(page.sessionEventsPage.events);
+        setPhase({ kind: 'history', loaded: timeline.current.eventCount });
+        schedule();
+        if (!page.sessionEventsPage.hasMore || !page.sessionEventsPage.cursor) break;
+        cursor = page.sessionEventsPage.cursor;
+      }
+      setPhase({ kind: 'live' });
+      stop = subscribe<{ sessionEvents: SessionEvent }>(LIVE, { id: sessionId, after: timeline.current.lastEventId }, {
+        next: (d) => {
+          if (!timeline.current.apply([d.sessionEvents])) return;
+          if (d.sessionEvents.__typename === 'SessionStatusIdleEvent') onTurnEndRef.current();
+          schedule();
+        },
+        error: (error) => setPhase({ kind: 'stopped', error }),
+        complete: () => setPhase({ kind: 'stopped', error: new Error('The live stream ended.') }),
+      });
+    })().catch((error: Error) => !cancelled && setPhase({ kind: 'stopped', error }));
+    return () => {
+      cancelled = true;
+      stop?.();
+      if (frame) cancelAnimationFrame(frame);
+    };
+  }, [sessionId]);
+
+  return { timeline: timeline.current, phase, render };
+}
+
+function pretty(value: unknown): string {
+  if (value === null || value === undefined) return '';
+  const text = typeof value === 'string' ? value : JSON.stringify(value, null, 2);
+  return text.length > 4000 ? `${text.slice(0, 4000)}\n… (${text.length - 4000} more characters)` : text;
+}
+
+function ItemView({ item }: { item: Item }) {
+  switch (item.kind) {
+    case 'user':
+      return <div className="bubble user"><span className="who">You{item.pending ? ' · sending…' : ''}</span><p>{item.text}</p></div>;
+    case 'system':
+      return <div className="bubble system"><span className="who">System</span><p>{item.text}</p></div>;
+    case 'agent':
+      return <div className="bubble agent" data-streaming={item.streaming || undefined}><span className="who">Agent{item.streaming ? ' · writing…' : ''}</span><p>{item.text}</p></div>;
+    case 'reasoning':
+      return <details className="bubble reasoning"><summary>Reasoning{item.streaming ? ' · thinking…' : ''}</summary><p>{item.text}</p></details>;
+    case 'tool':
+      return (
+        <details className={`bubble tool ${item.status ?? 'pending'}`}>
+          <summary>Tool <code>{item.toolName}</code> · {item.status === undefined ? 'running…' : item.status === 'ok' ? 'done' : 'failed'}</summary>
+          <p className="muted">Arguments</p><pre>{pretty(item.args)}</pre>
+          {item.result !== undefined ? <><p className="muted">Result</p><pre>{pretty(item.result)}</pre></> : null}
+        </details>
+      );
+    case 'note':
+      return <p className={`note ${item.tone}`}>{item.text} <small className="muted">{when(item.at)}</small></p>;
+  }
+}
+
+function Conversation({ items, version }: { items: Item[]; version: number }) {
+  const scroller = useRef<HTMLDivElement>(null);
+  const stick = useRef(true);
+  const virtual = useVirtualizer({
+    count: items.length,
+    getScrollElement: () => scroller.current,
+    estimateSize: () => 72,
+    overscan: 6,
+    getItemKey: (i) => items[i]!.key,
+  });
+  // Follow the conversation while the reader is at the bottom; leave them alone when scrolled up.
+  useLayoutEffect(() => {
+    if (stick.current && items.length) virtual.scrollToIndex(items.length - 1, { align: 'end' });
+  }, [version, items.length, virtual]);
+  const onScroll = () => {
+    const el = scroller.current;
+    if (el) stick.current = el.scrollHeight - el.scrollTop - el.clientHeight < 80;
+  };
+  return (
+    <div ref={scroller} className="timeline" onScroll={onScroll} tabIndex={0} role="log" aria-live="off" aria-label="Conversation">
+      <div style={{ height: virtual.getTotalSize(), position: 'relative' }}>
+        {virtual.getVirtualItems().map((row) => (
+          <div key={row.key} data-index={row.index} ref={virtual.measureElement} className="row" style={{ position: 'absolute', top: 0, left: 0, right: 0, transform: `translateY(${row.start}px)` }}>
+            <ItemView item={items[row.index]!} />
+          </div>
+        ))}
+      </div>
+    </div>
+  );
+}
+
+export function SessionPage({ id }: { id: string }) {
+  const info = useAsync(() => gql<Info>(INFO, { id }), [id]);
+  const { timeline, phase, render } = useTimeline(id, info.reload);
+  const [text, setText] = useState('');
+  const [announce, setAnnounce] = useState('');
+  const session = info.data?.session;
+  const status = timeline.status ?? session?.status ?? null;
+
+  useEffect(() => {
+    if (status === 'running') setAnnounce('The agent is working.');
+    else if (status === 'idle' && timeline.eventCount) setAnnounce('The agent finished its turn.');
+  }, [status, timeline.eventCount]);
+
+  const send = useAction(async (message: string) => {
+    const key = `pending:${Date.now()}`;
+    timeline.addPending(key, message);
+    render();
+    try {
+      const echoed = await sendMessage(id, message);
+      const first = echoed[0];
+      if (first) timeline.confirm(key, first);
+    } finally {
+      render();
+    }
+  });
+  const stop = useAction(async () => interrupt(id));
+
+  const submit = (e?: FormEvent) => {
+    e?.preventDefault();
+    const message = text.trim();
+    if (!message || send.busy) return;
+    setText('');
+    void send.run(message);
+  };
+  const onKey = (e: KeyboardEvent<HTMLTextAreaElement>) => {
+    if (e.key === 'Enter' && !e.shiftKey) submit();
+  };
+
+  const live = phase.kind === 'live';
+  const closed = status === 'terminated' || status === 'deleted';
+  return (
+    <Page title={session?.title || 'Session'} actions={status ? <span data-testid="session-status">{statusBadge(status)}</span> : null}>
+      <p><a href={href('sessions')}>← All sessions</a>{session?.agentId ? <> · agent <a href={href('agents', session.agentId)}><code>{session.agentId}</code></a></> : null} · <code>{id}</code></p>
+      <ErrorNote error={info.error} />
+      {session ? (
+        <dl className="stats card compact">
+          <div><dt>Model</dt><dd>{session.llm}</dd></div>
+          <div><dt>Budget</dt><dd data-testid="session-budget">{budgetText(session.budget)}</dd></div>
+          <div><dt>Wallet</dt><dd>{cents(info.data!.wallet.balance.amount, info.data!.wallet.balance.currency)}</dd></div>
+          <div><dt>Events</dt><dd>{timeline.eventCount}</dd></div>
+        </dl>
+      ) : null}
+      {phase.kind === 'history' ? <Loading what={`history (${phase.loaded} events so far)`} /> : null}
+      {phase.kind === 'stopped' ? <ErrorNote error={phase.error} prefix="Live updates stopped" /> : null}
+      <p className="visually-hidden" role="status">{announce}</p>
+      <Conversation items={timeline.items} version={timeline.eventCount + timeline.items.length} />
+      <form className="composer" onSubmit={submit}>
+        <label htmlFor="message">Message</label>
+        <textarea id="message" rows={2} value={text} onChange={(e) => setText(e.currentTarget.value)} onKeyDown={onKey} disabled={!live || closed} placeholder={closed ? 'This session is closed.' : 'Write to the agent (Enter sends, Shift+Enter for a new line)'} />
+        <div className="actions">
+          <button type="submit" disabled={!live || closed || !text.trim() || send.busy}>Send</button>
+          <button type="button" className="danger secondary" onClick={() => void stop.run()} disabled={status !== 'running' || stop.busy}>Interrupt</button>
+        </div>
+        <ErrorNote error={send.error} prefix="Not sent" />
+        <ErrorNote error={stop.error} prefix="Not interrupted" />
+      </form>
+    </Page>
+  );
+}

@@ -1,0 +1,53 @@
+// The acting universe's wallet: balance, what running model calls hold, and the ledger.
+import { gql } from '../../shared/graphql.js';
+import { useAsync } from '../lib/use-async.js';
+import { cents, when } from '../lib/format.js';
+import { Empty, ErrorNote, Loading, Page } from '../ui.js';
+import { href } from '../lib/router.js';
+
+interface Amount { amount: string; currency: string }
+interface Entry { id: string; kind: string; amount: Amount; note: string | null; sessionId: string | null; createdAt: string }
+
+const WALLET = `query Wallet {
+  wallet { universe balance { amount currency } held { amount currency } }
+  walletEntries(first: 100) { edges { node { id kind amount { amount currency } note sessionId createdAt } } }
+}`;
+
+export function WalletPage() {
+  const w = useAsync(() => gql<{ wallet: { universe: string; balance: Amount; held: Amount }; walletEntries: { edges: { node: Entry }[] } }>(WALLET), []);
+  return (
+    <Page title="Wallet">
+      <ErrorNote error={w.error} />
+      {!w.data && w.loading ? <Loading what="the wallet" /> : null}
+      {w.data ? (
+        <>
+          <dl className="stats card">
+            <div><dt>Balance</dt><dd data-testid="wallet-balance">{cents(w.data.wallet.balance.amount, w.data.wallet.balance.currency)}</dd></div>
+            <div><dt>Held by running model calls</dt><dd>{cents(w.data.wallet.held.amount, w.data.wallet.held.currency)}</dd></div>
+            <div><dt>Universe</dt><dd><code>{w.data.wallet.universe}</code></dd></div>
+          </dl>
+          <p className="muted">Platform-billed model calls are charged at list prices; a universe at or below zero cannot start turns.</p>
+          <h2>Ledger</h2>
+          {!w.data.walletEntries.edges.length ? <Empty>No entries yet.</Empty> : (
+            <div className="table-wrap">
+              <table>
+                <thead><tr><th scope="col">When</th><th scope="col">Kind</th><th scope="col">Amount</th><th scope="col">Session</th><th scope="col">Note</th></tr></thead>
+                <tbody>
+                  {w.data.walletEntries.edges.map(({ node: e }) => (
+                    <tr key={e.id}>
+                      <td>{when(e.createdAt)}</td>
+                      <td>{e.kind}</td>
+                      <td className="num">{cents(e.amount.amount, e.amount.currency)}</td>
+                      <td>{e.sessionId ? <a href={href('sessions', e.sessionId)}><code>{e.sessionId}</code></a> : '—'}</td>
+                      <td>{e.note ?? ''}</td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            </div>
+          )}
+        </>
+      ) : null}
+    </Page>
+  );
+}
