@@ -1,0 +1,2 @@
+-- AlterTable
+ALTER TABLE "Agent" ADD COLUMN     "toolPolicy" JSONB NOT NULL DEFAULT '{}';
