@@ -5,6 +5,7 @@ import './agents.js';
 import './sessions.js';
 import './billing.js';
 import './routines.js';
+import './webhooks.js';
 import './files.js';
 import './resources.js';
 import './skills.js';

@@ -9,14 +9,9 @@ import { prisma } from '../db/client.js';
 import { logger } from '../logger.js';
 import { fireRoutine } from './fire.js';
 import { MISSED_FIRE_WINDOW_MS } from './scheduler.js';
-import type { Routine } from '../generated/prisma/client.js';
+import type { RoutineScheduler } from './scheduling.js';
 
 export const ROUTINE_QUEUE = 'routine-fires';
-
-export interface RoutineScheduler {
-  sync(routine: Pick<Routine, 'id' | 'status' | 'archivedAt' | 'cronExpression' | 'cronTimezone'>): Promise<void>;
-  stop(): Promise<void>;
-}
 
 export async function startBullRoutineScheduler(connection: Redis, workerConnection: Redis | null, prefix: string): Promise<RoutineScheduler> {
   const queue = new Queue<{ routineId: string }>(ROUTINE_QUEUE, { connection, prefix });

@@ -7,21 +7,30 @@ import { newId } from '../ids.js';
 import { logger } from '../logger.js';
 import type { Viewer } from '../auth/viewer.js';
 import { SCOPES } from '../auth/scopes.js';
-import type { Routine, RoutineRun } from '../generated/prisma/client.js';
+import { Prisma, type Routine, type RoutineRun } from '../generated/prisma/client.js';
 import { createSession } from '../sessions/sessions.js';
 import { sendEvents } from '../sessions/send.js';
 import type { UserMessageInput } from '../sessions/content.js';
 import { centsToNano, nanoToCents } from '../billing/money.js';
-import { emitResourceEvent } from '../webhooks/outbox.js';
-import { TRANSIENT_ERRORS, type RoutineErrorType } from './rules.js';
-import { nextRun } from './schedule.js';
+import { nudgeDispatchers, queueResourceEvent } from '../webhooks/outbox.js';
+import type { NewSessionTargetValue, RoutineErrorType, RoutineRunAgent, RoutineTarget, SessionTargetValue } from './contract.js';
+import { nextRun } from './cron.js';
 import { routineScheduler } from './scheduling.js';
 
 export type Trigger = { type: 'schedule'; scheduledAt: Date } | { type: 'manual' };
 
+/** These leave the routine active; every other error pauses it. */
+const TRANSIENT_ERRORS = new Set<RoutineErrorType>(['insufficient_credits_error', 'rate_limited_error', 'session_busy_error']);
+
 class RunError extends Error {
+  /** The agent the fire had resolved when it failed, if any. */
+  agent: RoutineRunAgent | null = null;
   constructor(readonly type: RoutineErrorType, message: string) {
     super(message);
+  }
+  withAgent(agent: RoutineRunAgent | null): this {
+    this.agent = agent;
+    return this;
   }
 }
 
@@ -45,13 +54,15 @@ function asRunError(err: unknown, kind: 'agent' | 'session'): RunError {
   return new RunError('unknown_error', 'the fire failed unexpectedly');
 }
 
-async function fireNewSession(routine: Routine, viewer: Viewer, target: { agent: string; environment_id?: string; vault_ids?: string[] }) {
+type Fired = { sessionId: string; agent: RoutineRunAgent | null };
+
+async function fireNewSession(routine: Routine, viewer: Viewer, target: NewSessionTargetValue): Promise<Fired> {
   const agent = await prisma.agent.findFirst({ where: { id: target.agent, universeId: routine.universeId } });
   if (!agent) throw new RunError('agent_not_found_error', `agent ${target.agent} not found`);
   const ref = { id: agent.id, name: agent.name, version: agent.version };
-  if (agent.archived) throw Object.assign(new RunError('agent_archived_error', 'the agent is archived'), { agent: ref });
-  if (target.environment_id) throw Object.assign(new RunError('environment_not_found_error', `environment ${target.environment_id} not found`), { agent: ref });
-  if (target.vault_ids?.length) throw Object.assign(new RunError('vault_not_found_error', `vault ${target.vault_ids[0]} not found`), { agent: ref });
+  if (agent.archived) throw new RunError('agent_archived_error', 'the agent is archived').withAgent(ref);
+  if (target.environment_id) throw new RunError('environment_not_found_error', `environment ${target.environment_id} not found`).withAgent(ref);
+  if (target.vault_ids?.length) throw new RunError('vault_not_found_error', `vault ${target.vault_ids[0]} not found`).withAgent(ref);
   try {
     const session = await createSession(viewer, {
       agent: agent.id,
@@ -62,15 +73,15 @@ async function fireNewSession(routine: Routine, viewer: Viewer, target: { agent:
     });
     return { sessionId: session.id, agent: ref };
   } catch (err) {
-    throw Object.assign(asRunError(err, 'agent'), { agent: ref });
+    throw asRunError(err, 'agent').withAgent(ref);
   }
 }
 
-async function fireIntoSession(routine: Routine, viewer: Viewer, target: { session_id: string }) {
+async function fireIntoSession(routine: Routine, viewer: Viewer, target: SessionTargetValue): Promise<Fired> {
   const session = await prisma.session.findFirst({ where: { id: target.session_id, universeId: routine.universeId }, include: { agent: true } });
   if (!session) throw new RunError('session_not_found_error', `session ${target.session_id} not found`);
   const ref = session.agent ? { id: session.agent.id, name: session.agent.name, version: session.agent.version } : null;
-  const fail = (type: RoutineErrorType, message: string) => Object.assign(new RunError(type, message), { agent: ref });
+  const fail = (type: RoutineErrorType, message: string) => new RunError(type, message).withAgent(ref);
   if (session.status === 'terminated') throw fail('session_archived_error', 'the session is archived');
   const waiting = await prisma.sessionEvent.count({ where: { sessionId: session.id, turn: null, type: { in: ['user.message', 'system.message'] } } });
   if (session.status !== 'idle' || waiting > 0) throw fail('session_busy_error', `the session is ${session.status === 'idle' ? 'about to run a turn' : session.status}`);
@@ -82,7 +93,7 @@ async function fireIntoSession(routine: Routine, viewer: Viewer, target: { sessi
   try {
     await sendEvents(viewer, session.id, { events: storedInitialEvents(routine) });
   } catch (err) {
-    throw Object.assign(asRunError(err, 'session'), { agent: ref });
+    throw asRunError(err, 'session').withAgent(ref);
   }
   return { sessionId: session.id, agent: ref };
 }
@@ -92,45 +103,52 @@ function storedInitialEvents(routine: Routine): UserMessageInput[] {
   return routine.initialEvents as UserMessageInput[];
 }
 
+/**
+ * Fires once and records the run. The run, the routine's last run time, a pause on an
+ * unrecoverable error and their webhook events are written in one transaction.
+ */
 export async function fireRoutine(routineId: string, trigger: Trigger): Promise<RoutineRun> {
   const routine = await prisma.routine.findUniqueOrThrow({ where: { id: routineId } });
   const viewer = await systemViewer(routine.universeId);
-  const target = routine.target as { type: string } & Record<string, any>;
-  let sessionId: string | null = null;
-  let agent: unknown = null;
+  // Stored as validated at save time, in the spec's shape.
+  const target = routine.target as RoutineTarget;
+  let fired: Fired | null = null;
   let error: RunError | null = null;
   try {
-    const r = target.type === 'session' ? await fireIntoSession(routine, viewer, target as never) : await fireNewSession(routine, viewer, target as never);
-    sessionId = r.sessionId;
-    agent = r.agent;
+    fired = target.type === 'session' ? await fireIntoSession(routine, viewer, target) : await fireNewSession(routine, viewer, target);
   } catch (err) {
     error = err instanceof RunError ? err : asRunError(err, target.type === 'session' ? 'session' : 'agent');
-    agent = (err as { agent?: unknown }).agent ?? null;
   }
-  const run = await prisma.routineRun.create({
-    data: {
-      id: newId('rrun'),
-      routineId,
-      triggerType: trigger.type,
-      scheduledAt: trigger.type === 'schedule' ? trigger.scheduledAt : null,
-      sessionId,
-      errorType: error?.type ?? null,
-      errorMessage: error?.message ?? null,
-      agent: (agent ?? undefined) as never,
-    },
-  });
-  await prisma.routine.update({ where: { id: routineId }, data: { lastRunAt: run.createdAt } });
-  await emitResourceEvent(routine.universeId, error ? 'routine_run.failed' : 'routine_run.succeeded', { type: 'routine_run', id: run.id });
-  if (error && !TRANSIENT_ERRORS.has(error.type)) {
-    const paused = await prisma.routine.updateMany({
-      where: { id: routineId, status: 'active' },
-      data: { status: 'paused', pausedReason: { type: 'error', error: { type: error.type } }, nextRunAt: null },
+  const agent = fired?.agent ?? error?.agent ?? null;
+  const pauseFor = error && !TRANSIENT_ERRORS.has(error.type) ? error.type : null;
+  const { run, paused, queued } = await prisma.$transaction(async (tx) => {
+    const run = await tx.routineRun.create({
+      data: {
+        id: newId('rrun'),
+        routineId,
+        triggerType: trigger.type,
+        scheduledAt: trigger.type === 'schedule' ? trigger.scheduledAt : null,
+        sessionId: fired?.sessionId ?? null,
+        errorType: error?.type ?? null,
+        errorMessage: error?.message ?? null,
+        agent: agent ?? Prisma.DbNull,
+      },
     });
-    if (paused.count) {
-      await routineScheduler().sync({ ...routine, status: 'paused' });
-      await emitResourceEvent(routine.universeId, 'routine.paused', { type: 'routine', id: routineId });
+    await tx.routine.update({ where: { id: routineId }, data: { lastRunAt: run.createdAt } });
+    let queued = await queueResourceEvent(tx, routine.universeId, error ? 'routine_run.failed' : 'routine_run.succeeded', { type: 'routine_run', id: run.id });
+    let paused = false;
+    if (pauseFor) {
+      const n = await tx.routine.updateMany({
+        where: { id: routineId, status: 'active' },
+        data: { status: 'paused', pausedReason: { type: 'error', error: { type: pauseFor } }, nextRunAt: null },
+      });
+      paused = n.count > 0;
+      if (paused) queued += await queueResourceEvent(tx, routine.universeId, 'routine.paused', { type: 'routine', id: routineId });
     }
-  }
+    return { run, paused, queued };
+  });
+  if (queued) nudgeDispatchers();
+  if (paused) await routineScheduler().sync({ ...routine, status: 'paused' });
   return run;
 }
 

@@ -3,11 +3,10 @@
 import { prisma } from '../db/client.js';
 import { AppError } from '../errors.js';
 import { newId } from '../ids.js';
-import { parseInput } from '../validation.js';
 import type { Viewer } from '../auth/viewer.js';
 import { Prisma, type Routine } from '../generated/prisma/client.js';
-import { createRoutineBody, patchRoutineBody } from './rules.js';
-import { nextRun, validateSchedule } from './schedule.js';
+import type { CreateRoutineBody, PatchRoutineBody } from './contract.js';
+import { nextRun, validateSchedule } from './cron.js';
 import { routineScheduler } from './scheduling.js';
 
 export async function findRoutine(viewer: Viewer, id: string): Promise<Routine> {
@@ -16,13 +15,19 @@ export async function findRoutine(viewer: Viewer, id: string): Promise<Routine> 
   return routine;
 }
 
+/** A page of the universe's routines (the caller's bounds, order and size): one query. */
+export function listRoutines(viewer: Viewer, page: { where?: Prisma.RoutineWhereInput; orderBy: Prisma.RoutineOrderByWithRelationInput; take: number }): Promise<Routine[]> {
+  return prisma.routine.findMany({ where: { ...page.where, universeId: viewer.universe.id }, orderBy: page.orderBy, take: page.take });
+}
+
 function nextFor(r: { cronExpression: string | null; cronTimezone: string | null; status: string; archivedAt: Date | null }): Date | null {
   if (!r.cronExpression || r.archivedAt || r.status !== 'active') return null;
   return nextRun(r.cronExpression, r.cronTimezone ?? 'UTC');
 }
 
-export async function createRoutine(viewer: Viewer, input: unknown): Promise<Routine> {
-  const body = parseInput(createRoutineBody, input);
+const archivedConflict = () => new AppError('conflict', 'the routine is archived');
+
+export async function createRoutine(viewer: Viewer, body: CreateRoutineBody): Promise<Routine> {
   if (body.schedule) validateSchedule(body.schedule.expression, body.schedule.timezone);
   const cron = body.schedule ? { cronExpression: body.schedule.expression.trim(), cronTimezone: body.schedule.timezone } : { cronExpression: null, cronTimezone: null };
   const created = await prisma.routine.create({
@@ -31,41 +36,40 @@ export async function createRoutine(viewer: Viewer, input: unknown): Promise<Rou
       universeId: viewer.universe.id,
       name: body.name,
       description: body.description ?? null,
-      metadata: (body.metadata ?? {}) as Prisma.InputJsonValue,
-      target: body.target as Prisma.InputJsonValue,
-      initialEvents: body.initial_events as Prisma.InputJsonValue,
+      metadata: body.metadata ?? {},
+      target: body.target,
+      initialEvents: body.initial_events,
       ...cron,
       budgetCents: body.budget ? BigInt(body.budget.max_list_cost.amount) : null,
       nextRunAt: nextFor({ ...cron, status: 'active', archivedAt: null }),
     },
   });
-  await routineScheduler().sync(created);
-  return created;
+  return synced(created);
 }
 
-export async function patchRoutine(viewer: Viewer, id: string, input: unknown): Promise<Routine> {
-  const body = parseInput(patchRoutineBody, input ?? {});
+function mergeMetadata(current: Prisma.JsonValue, patch: Record<string, string | null>): Record<string, string> {
+  const merged = { ...(current as Record<string, string>) };
+  for (const [k, v] of Object.entries(patch)) {
+    if (v === null) delete merged[k];
+    else merged[k] = v;
+  }
+  return merged;
+}
+
+export async function patchRoutine(viewer: Viewer, id: string, body: PatchRoutineBody): Promise<Routine> {
   const routine = await findRoutine(viewer, id);
-  if (routine.archivedAt) throw new AppError('conflict', 'the routine is archived');
+  if (routine.archivedAt) throw archivedConflict();
   const data: Prisma.RoutineUpdateInput = {};
   if (body.name !== undefined) data.name = body.name;
   if (body.description !== undefined) data.description = body.description;
-  if (body.metadata !== undefined) {
-    const merged: Record<string, unknown> = { ...(routine.metadata as Record<string, unknown>) };
-    for (const [k, v] of Object.entries(body.metadata)) {
-      if (v === null) delete merged[k];
-      else merged[k] = v;
-    }
-    data.metadata = merged as Prisma.InputJsonValue;
-  }
-  if (body.target !== undefined) data.target = body.target as Prisma.InputJsonValue;
-  if (body.initial_events !== undefined) data.initialEvents = body.initial_events as Prisma.InputJsonValue;
+  if (body.metadata !== undefined) data.metadata = mergeMetadata(routine.metadata, body.metadata);
+  if (body.target !== undefined) data.target = body.target;
+  if (body.initial_events !== undefined) data.initialEvents = body.initial_events;
   if (body.budget !== undefined) data.budgetCents = body.budget ? BigInt(body.budget.max_list_cost.amount) : null;
   if (body.schedule !== undefined) {
     if (body.schedule) validateSchedule(body.schedule.expression, body.schedule.timezone);
-    data.cronExpression = body.schedule?.expression.trim() ?? null;
-    data.cronTimezone = body.schedule?.timezone ?? null;
-    data.nextRunAt = nextFor({ cronExpression: data.cronExpression as string | null, cronTimezone: data.cronTimezone as string | null, status: routine.status, archivedAt: null });
+    const cron = { cronExpression: body.schedule?.expression.trim() ?? null, cronTimezone: body.schedule?.timezone ?? null };
+    Object.assign(data, cron, { nextRunAt: nextFor({ ...cron, status: routine.status, archivedAt: null }) });
   }
   return synced(await prisma.routine.update({ where: { id: routine.id }, data }));
 }
@@ -77,14 +81,14 @@ async function synced(routine: Routine): Promise<Routine> {
 
 export async function pauseRoutine(viewer: Viewer, id: string): Promise<Routine> {
   const routine = await findRoutine(viewer, id);
-  if (routine.archivedAt) throw new AppError('conflict', 'the routine is archived');
+  if (routine.archivedAt) throw archivedConflict();
   if (routine.status === 'paused') return routine;
   return synced(await prisma.routine.update({ where: { id: routine.id }, data: { status: 'paused', pausedReason: { type: 'manual' }, nextRunAt: null } }));
 }
 
 export async function resumeRoutine(viewer: Viewer, id: string): Promise<Routine> {
   const routine = await findRoutine(viewer, id);
-  if (routine.archivedAt) throw new AppError('conflict', 'the routine is archived');
+  if (routine.archivedAt) throw archivedConflict();
   if (routine.status === 'active') return routine;
   // Resuming never fires what was missed while paused: the schedule continues from now.
   return synced(await prisma.routine.update({
@@ -97,4 +101,11 @@ export async function archiveRoutine(viewer: Viewer, id: string): Promise<Routin
   const routine = await findRoutine(viewer, id);
   if (routine.archivedAt) return routine;
   return synced(await prisma.routine.update({ where: { id: routine.id }, data: { archivedAt: new Date(), nextRunAt: null } }));
+}
+
+/** A writable routine for a manual fire (archived routines do not run). */
+export async function runnableRoutine(viewer: Viewer, id: string): Promise<Routine> {
+  const routine = await findRoutine(viewer, id);
+  if (routine.archivedAt) throw archivedConflict();
+  return routine;
 }

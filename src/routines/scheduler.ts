@@ -7,7 +7,7 @@
 import { prisma } from '../db/client.js';
 import { logger } from '../logger.js';
 import { fireRoutine, followingRun } from './fire.js';
-import { latestRunAtOrBefore } from './schedule.js';
+import { latestRunAtOrBefore } from './cron.js';
 
 export const MISSED_FIRE_WINDOW_MS = Number(process.env.MISSED_FIRE_WINDOW_MS || 60 * 60 * 1000);
 const TICK_MS = Number(process.env.SCHEDULER_TICK_MS || 1000);

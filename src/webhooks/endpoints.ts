@@ -1,19 +1,16 @@
 // Outbound webhook endpoints: create (the whsec_ secret shown once), list, detail, patch
-// (re-enabling keeps the secret), delete.
-import { z } from 'zod';
+// (re-enabling keeps the secret), delete. Channel webhook endpoints share the table (kind
+// `channel`) and are not seen here.
 import { prisma } from '../db/client.js';
 import { AppError } from '../errors.js';
 import { newId, secretText } from '../ids.js';
-import { parseInput } from '../validation.js';
 import { seal } from '../crypto/secret-box.js';
 import type { Viewer } from '../auth/viewer.js';
-import { WEBHOOK_EVENT_TYPES } from './catalog.js';
+import type { WebhookEndpoint } from '../generated/prisma/client.js';
 import { checkOutboundUrl } from '../net/outbound-guard.js';
+import type { CreateWebhookEndpointBody, CreatedWebhookEndpointView, PatchWebhookEndpointBody, WebhookEndpointView } from './contract.js';
 
-const events = z.array(z.enum(WEBHOOK_EVENT_TYPES, { error: (i) => `unknown event ${JSON.stringify(i.input)}; see the documented list` })).min(1).max(32);
-const url = z.string().min(1).max(2048);
-export const createEndpointBody = z.strictObject({ url, events });
-export const patchEndpointBody = z.strictObject({ url: url.optional(), events: events.optional(), status: z.enum(['active', 'disabled']).optional() });
+const OUTBOUND = 'outbound';
 
 /** The outbound guard on a URL about to be stored (deliveries are checked again at connect time). */
 async function checkUrl(value: string): Promise<void> {
@@ -21,24 +18,38 @@ async function checkUrl(value: string): Promise<void> {
   if (problem) throw new AppError('invalid_request', problem);
 }
 
-export async function createEndpoint(viewer: Viewer, input: unknown) {
-  const body = parseInput(createEndpointBody, input ?? {});
+export function webhookEndpointView(e: WebhookEndpoint): WebhookEndpointView {
+  return {
+    id: e.id,
+    url: e.url,
+    events: e.events as WebhookEndpointView['events'],
+    status: e.status as WebhookEndpointView['status'],
+    failure_count: e.failureCount,
+    created_at: e.createdAt.toISOString(),
+  };
+}
+
+export async function createEndpoint(viewer: Viewer, body: CreateWebhookEndpointBody): Promise<CreatedWebhookEndpointView> {
   await checkUrl(body.url);
   const secret = `whsec_${secretText(24)}`;
   const endpoint = await prisma.webhookEndpoint.create({
-    data: { id: newId('whep'), universeId: viewer.universe.id, url: body.url, events: [...new Set(body.events)], secret: seal(secret) },
+    data: { id: newId('whep'), universeId: viewer.universe.id, kind: OUTBOUND, url: body.url, events: [...new Set(body.events)], secret: seal(secret) },
   });
-  return { endpoint, secret };
+  return { ...webhookEndpointView(endpoint), secret };
 }
 
-export async function findEndpoint(viewer: Viewer, id: string) {
-  const endpoint = await prisma.webhookEndpoint.findFirst({ where: { id, universeId: viewer.universe.id } });
+export async function listEndpoints(viewer: Viewer): Promise<WebhookEndpointView[]> {
+  const rows = await prisma.webhookEndpoint.findMany({ where: { universeId: viewer.universe.id, kind: OUTBOUND }, orderBy: { id: 'asc' } });
+  return rows.map(webhookEndpointView);
+}
+
+export async function findEndpoint(viewer: Viewer, id: string): Promise<WebhookEndpoint> {
+  const endpoint = await prisma.webhookEndpoint.findFirst({ where: { id, universeId: viewer.universe.id, kind: OUTBOUND } });
   if (!endpoint) throw new AppError('not_found', 'webhook endpoint not found');
   return endpoint;
 }
 
-export async function patchEndpoint(viewer: Viewer, id: string, input: unknown) {
-  const body = parseInput(patchEndpointBody, input ?? {});
+export async function patchEndpoint(viewer: Viewer, id: string, body: PatchWebhookEndpointBody): Promise<WebhookEndpoint> {
   const endpoint = await findEndpoint(viewer, id);
   if (body.url !== undefined) await checkUrl(body.url);
   return prisma.webhookEndpoint.update({

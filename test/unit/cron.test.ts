@@ -1,6 +1,6 @@
 // Fire-time arithmetic: wall-clock matching in several zones and across DST changes.
 import { describe, expect, it } from 'vitest';
-import { nextRuns, latestRunAtOrBefore } from '../../src/routines/schedule.js';
+import { nextRuns, latestRunAtOrBefore } from '../../src/routines/cron.js';
 
 const iso = (ds: Date[]) => ds.map((d) => d.toISOString());
 
