@@ -24,6 +24,7 @@ import { fsBlobStore, setBlobStore } from './files/blob-store.js';
 import { startScheduler } from './routines/scheduler.js';
 import { startBullRoutineScheduler } from './routines/bull-scheduler.js';
 import { setRoutineScheduler } from './routines/scheduling.js';
+import { startChannels } from './channels/runtime.js';
 
 export interface RunningServer {
   url: string;
@@ -91,9 +92,13 @@ export async function startServer(cfg: Config, opts: { pgliteDir?: string } = {}
   const ownLeases = await reclaimOwnLeases();
   if (ownTurns.length || ownLeases) logger.warn({ sessions: ownTurns, webhookDeliveries: ownLeases }, 'released what the previous run of this instance held');
   if (ownTurns.length) await recover();
+  const channels = startChannels(url); // the listen address is the default PUBLIC_URL
   return {
     url,
     server,
-    stop: () => stopService({ server, timers: [recovery], scheduler, dispatcher, queue }),
+    stop: async () => {
+      await channels.stop();
+      await stopService({ server, timers: [recovery], scheduler, dispatcher, queue });
+    },
   };
 }

@@ -186,8 +186,8 @@ describe('telegram conversations', () => {
     expect(files).toEqual([expect.objectContaining({ mime_type: 'image/jpeg', size_bytes: bytes.length, downloadable: true })]);
     const content = (await history(s, session.id)).find((e) => e.type === 'user.message').content;
     expect(content).toEqual([{ type: 'text', text: 'look at this' }, { type: 'image', source: { type: 'file', file_id: files[0].id } }]);
-    const downloaded = await s.api('GET', `/files/${files[0].id}/content`);
-    expect(Buffer.from(downloaded.bytes).equals(bytes)).toBe(true);
+    const downloaded = await fetch(`${s.base}/files/${files[0].id}/content`, { headers: { authorization: `Bearer ${s.adminToken}` } });
+    expect(Buffer.from(await downloaded.arrayBuffer()).equals(bytes)).toBe(true);
     expect(fake.requests.at(-1)!.body.messages.at(-1).content).toEqual([
       { type: 'text', text: 'look at this' },
       { type: 'image', source: { type: 'base64', media_type: 'image/jpeg', data: bytes.toString('base64') } },

@@ -8,5 +8,6 @@ import { modelSubscriptionRoutes } from './model-subscriptions.js';
 import { routineRoutes } from './routines.js';
 import { webhookRoutes } from './webhooks.js';
 import { fileRoutes } from './files.js';
+import { channelRoutes } from './channels.js';
 
-export const routes: RestRoute[] = [...identityRoutes, ...agentRoutes, ...sessionRoutes, ...modelSubscriptionRoutes, ...routineRoutes, ...webhookRoutes, ...fileRoutes, ...sessionResourceRoutes, ...skillRoutes];
+export const routes: RestRoute[] = [...identityRoutes, ...agentRoutes, ...sessionRoutes, ...modelSubscriptionRoutes, ...routineRoutes, ...webhookRoutes, ...fileRoutes, ...sessionResourceRoutes, ...skillRoutes, ...channelRoutes];

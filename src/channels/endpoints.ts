@@ -26,7 +26,7 @@ export async function createChannelWebhook(viewer: Viewer, body: CreateChannelWe
   await checkUrl(body.url);
   const secret = `whsec_${secretText(24)}`;
   const endpoint = await prisma.webhookEndpoint.create({
-    data: { id: channelId('chwh'), universeId: viewer.universe.id, kind: CHANNEL_ENDPOINT, url: body.url, events: [...new Set(body.events)], secret: seal(secret) },
+    data: { id: channelId('whep'), universeId: viewer.universe.id, kind: CHANNEL_ENDPOINT, url: body.url, events: [...new Set(body.events)], secret: seal(secret) },
   });
   return { endpoint, secret };
 }

@@ -4,7 +4,7 @@ import { randomBytes } from 'node:crypto';
 
 const nextUlid = monotonicFactory();
 
-export type ChannelIdPrefix = 'chapp' | 'chconn' | 'chbind' | 'chwh' | 'chin' | 'chrep' | 'chdlv' | 'lbmsg' | 'evt' | 'whdl';
+export type ChannelIdPrefix = 'chapp' | 'chconn' | 'chbind' | 'whep' | 'chin' | 'chrep' | 'chdlv' | 'lbmsg' | 'evt' | 'whdl';
 
 export function channelId(prefix: ChannelIdPrefix): string {
   return `${prefix}_${nextUlid().toLowerCase()}`;

@@ -9,5 +9,6 @@ import './webhooks.js';
 import './files.js';
 import './resources.js';
 import './skills.js';
+import './channels.js';
 
 export const schema = builder.toSchema({ sortSchema: true });

@@ -11,6 +11,7 @@ import { webRouter } from './web-routes.js';
 import { originGuard } from './origin-guard.js';
 import { graphqlSseHandler } from './graphql-sse.js';
 import { sendError } from './error-envelope.js';
+import { channelInboundRouter } from '../channels/inbound-http.js';
 import { inputHygiene, jsonBody, graphqlInputHygiene } from './input-hygiene.js';
 import { databaseReady } from '../db/client.js';
 import { redisReady } from '../redis.js';
@@ -46,6 +47,9 @@ export function createApp(opts: AppOptions): express.Express {
   app.use('/graphql', limit, graphqlInputHygiene(), (req, res) => yoga(req, res, { req, res }));
 
   app.get('/v1/openapi.json', (_req, res) => void res.json(openapi));
+  // Platforms sign the exact bytes they send and carry no token: their inbound endpoint reads
+  // its own raw body, ahead of /v1's parsing and per-token rate limit.
+  app.use('/v1/channels/inbound', channelInboundRouter());
   // Query, path ids and JSON bodies are checked once at the edge (src/http/input-hygiene.ts).
   app.use('/v1', limit, inputHygiene(routes), buildRestRouter(routes));
 
