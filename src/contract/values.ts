@@ -61,26 +61,66 @@ export function fromGraphQLInput(schema: z.ZodType, value: Json): Json {
   return value;
 }
 
+/** A field's GraphQL output shape (wrappers and named type), to spot union members that differ. */
+function shapeOf(field: z.ZodType): string {
+  const { core, optional, nullable } = unwrap(field, 'output');
+  const def = defOf(core);
+  const wrap = optional || nullable ? '' : '!';
+  if (def.type === 'array') return `[${shapeOf(def.element!)}]${wrap}`;
+  const id = (core.meta() as { id?: string } | undefined)?.id;
+  return `${id ?? def.type}${wrap}`;
+}
+
+const aliasCache = new WeakMap<z.ZodType, Set<string>>();
+/**
+ * Fields of a union's members whose shapes differ between members (a `text: String!` here and
+ * a `text: String` there): GraphQL refuses to select them under one response name, so REST
+ * documents alias them per member (`text_StatusPart: text`).
+ */
+function conflictingKeys(union: z.ZodType): Set<string> {
+  let keys = aliasCache.get(union);
+  if (keys) return keys;
+  const shapes = new Map<string, Set<string>>();
+  for (const member of defOf(union).options!) {
+    for (const [key, field] of Object.entries(defOf(unwrap(member, 'output').core).shape!)) {
+      (shapes.get(key) ?? shapes.set(key, new Set()).get(key)!).add(shapeOf(field));
+    }
+  }
+  keys = new Set([...shapes].filter(([, set]) => set.size > 1).map(([key]) => key));
+  aliasCache.set(union, keys);
+  return keys;
+}
+
+function memberName(member: z.ZodType): string {
+  const name = (unwrap(member, 'output').core.meta() as { id?: string } | undefined)?.id;
+  if (!name) throw new Error('union members selected by REST documents need a .meta({ id })');
+  return name;
+}
+
+const aliasOf = (key: string, member: z.ZodType) => `${graphqlName(key)}_${memberName(member)}`;
+
 /** The GraphQL selection set that reads every field of a zod output shape. */
 export function selectionOf(schema: z.ZodType): string {
   const { core } = unwrap(schema, 'output');
   const def = defOf(core);
   if (def.type === 'array') return selectionOf(def.element!);
-  if (def.type === 'object') {
-    return Object.entries(def.shape!).map(([key, field]) => {
-      const sub = selectionOf(field);
-      return sub ? `${graphqlName(key)} { ${sub} }` : graphqlName(key);
-    }).join(' ');
-  }
+  if (def.type === 'object') return fieldsSelection(def.shape!, new Set(), core);
   if (isDiscriminatedUnion(def)) {
+    const conflicts = conflictingKeys(core);
     return def.options!.map((member) => {
       const memberCore = unwrap(member, 'output').core;
-      const name = (memberCore.meta() as { id?: string } | undefined)?.id;
-      if (!name) throw new Error('union members selected by REST documents need a .meta({ id })');
-      return `... on ${name} { ${selectionOf(memberCore)} }`;
+      return `... on ${memberName(memberCore)} { ${fieldsSelection(defOf(memberCore).shape!, conflicts, memberCore)} }`;
     }).join(' ');
   }
   return '';
+}
+
+function fieldsSelection(shape: Record<string, z.ZodType>, aliased: Set<string>, member: z.ZodType): string {
+  return Object.entries(shape).map(([key, field]) => {
+    const sub = selectionOf(field);
+    const name = aliased.has(key) ? `${aliasOf(key, member)}: ${graphqlName(key)}` : graphqlName(key);
+    return sub ? `${name} { ${sub} }` : name;
+  }).join(' ');
 }
 
 /** A GraphQL result (camelCase names, enum names) → the spec-shaped value the schema describes. */
@@ -97,19 +137,21 @@ function convertOutput(schema: z.ZodType, value: Json): Json {
     const byName = new Map(Object.values(def.entries!).map((v) => [enumName(String(v)), v]));
     return typeof value === 'string' ? byName.get(value) ?? value : value;
   }
-  if (def.type === 'object' && isObject(value)) return objectOutput(def.shape!, value);
+  if (def.type === 'object' && isObject(value)) return objectOutput(def.shape!, value, (key) => graphqlName(key));
   if (isDiscriminatedUnion(def) && isObject(value)) {
     const disc = def.discriminator!;
     const member = def.options!.find((m) => discriminatorValue(m, disc) === value[disc]);
-    return member ? objectOutput(defOf(unwrap(member, 'output').core).shape!, value) : value;
+    if (!member) return value;
+    const conflicts = conflictingKeys(core);
+    return objectOutput(defOf(unwrap(member, 'output').core).shape!, value, (key) => (conflicts.has(key) && aliasOf(key, member) in value ? aliasOf(key, member) : graphqlName(key)));
   }
   return value;
 }
 
-function objectOutput(shape: Record<string, z.ZodType>, value: Record<string, unknown>): Record<string, unknown> {
+function objectOutput(shape: Record<string, z.ZodType>, value: Record<string, unknown>, nameOf: (key: string) => string): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const [key, field] of Object.entries(shape)) {
-    const v = value[graphqlName(key)];
+    const v = value[nameOf(key)];
     // An optional field left out by its producer stays out (GraphQL can only say null).
     if ((v === null || v === undefined) && unwrap(field, 'output').optional) continue;
     out[key] = convertOutput(field, v);
