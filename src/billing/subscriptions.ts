@@ -1,37 +1,58 @@
 // Model subscriptions: a user's own Anthropic or OpenAI credential, sealed at rest, powering
 // sessions with modelBilling `account` (no wallet charge).
-import { z } from 'zod';
 import { prisma } from '../db/client.js';
 import { AppError } from '../errors.js';
 import { newId } from '../ids.js';
-import { parseInput } from '../validation.js';
 import { seal, open } from '../crypto/secret-box.js';
 import { config } from '../config.js';
 import { ProviderError, type Provider, type ProviderCredential } from '../gateway/types.js';
 import type { Viewer } from '../auth/viewer.js';
-
-export const PROVIDERS = ['anthropic', 'openai'] as const;
-export const putSubscriptionBody = z.strictObject({ credential: z.string().min(1).max(100_000), label: z.string().max(60).nullish() });
-export const patchSubscriptionBody = z.strictObject({ useForNewAgents: z.boolean().optional(), label: z.string().max(60).nullable().optional() });
+import type { ModelSubscription } from '../generated/prisma/client.js';
+import { modelProvider } from '../runtime/models.js';
+import { PROVIDERS, type ModelSubscriptionView, type PatchSubscriptionBody, type PutSubscriptionBody } from './contract.js';
 
 export function parseProvider(value: string): Provider {
   if (!(PROVIDERS as readonly string[]).includes(value)) throw new AppError('not_found', `unknown provider ${value}; use anthropic or openai`);
   return value as Provider;
 }
 
-export async function listSubscriptions(viewer: Viewer) {
+/** The universe's subscriptions as the spec shows them: two queries however many there are. */
+export async function subscriptionViews(universeId: string, rows: ModelSubscription[]): Promise<ModelSubscriptionView[]> {
+  if (!rows.length) return [];
+  const sessions = await prisma.session.findMany({
+    where: { universeId, modelBilling: 'account', status: { not: 'terminated' } },
+    select: { id: true, agentId: true, llm: true, title: true, agent: { select: { name: true } } },
+    orderBy: { id: 'asc' },
+  });
+  return rows.map((sub) => ({
+    provider: sub.provider as Provider,
+    label: sub.label,
+    status: sub.status as ModelSubscriptionView['status'],
+    expiresAt: sub.expiresAt?.toISOString() ?? null,
+    lastUsedAt: sub.lastUsedAt?.toISOString() ?? null,
+    useForNewAgents: sub.useForNewAgents,
+    createdAt: sub.createdAt.toISOString(),
+    agents: sessions.filter((s) => modelProvider(s.llm) === sub.provider).map((s) => ({ id: s.id, agentId: s.agentId, name: s.agent?.name ?? s.title ?? s.id })),
+  }));
+}
+
+export async function subscriptionView(sub: ModelSubscription): Promise<ModelSubscriptionView> {
+  const [view] = await subscriptionViews(sub.universeId, [sub]);
+  return view!;
+}
+
+export async function listSubscriptions(viewer: Viewer): Promise<ModelSubscription[]> {
   return prisma.modelSubscription.findMany({ where: { universeId: viewer.universe.id }, orderBy: { provider: 'asc' } });
 }
 
-export async function getSubscription(viewer: Viewer, provider: string) {
+export async function getSubscription(viewer: Viewer, provider: string): Promise<ModelSubscription> {
   const sub = await prisma.modelSubscription.findUnique({ where: { universeId_provider: { universeId: viewer.universe.id, provider: parseProvider(provider) } } });
   if (!sub) throw new AppError('not_found', `no ${provider} subscription is connected`);
   return sub;
 }
 
-export async function putSubscription(viewer: Viewer, provider: string, input: unknown) {
+export async function putSubscription(viewer: Viewer, provider: string, body: PutSubscriptionBody): Promise<ModelSubscription> {
   const p = parseProvider(provider);
-  const body = parseInput(putSubscriptionBody, input ?? {});
   const credential = seal(body.credential);
   return prisma.modelSubscription.upsert({
     where: { universeId_provider: { universeId: viewer.universe.id, provider: p } },
@@ -40,8 +61,7 @@ export async function putSubscription(viewer: Viewer, provider: string, input: u
   });
 }
 
-export async function patchSubscription(viewer: Viewer, provider: string, input: unknown) {
-  const body = parseInput(patchSubscriptionBody, input ?? {});
+export async function patchSubscription(viewer: Viewer, provider: string, body: PatchSubscriptionBody): Promise<ModelSubscription> {
   const sub = await getSubscription(viewer, provider);
   return prisma.modelSubscription.update({
     where: { id: sub.id },

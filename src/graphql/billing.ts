@@ -1,13 +1,15 @@
 // Billing: the model catalog with list prices, the universe wallet and its ledger, credit
-// grants (owner only) and model subscriptions.
+// grants (owner only) and model subscriptions. The catalog, wallet and ledger are GraphQL-only.
 import { builder } from './builder.js';
 import { prisma } from '../db/client.js';
 import { AppError } from '../errors.js';
 import { ENGINE_NAMES, defaultModel, engineModels } from '../catalog/catalog.js';
 import { nanoToCents } from '../billing/money.js';
 import { grant } from '../billing/wallet.js';
-import { listSubscriptions, putSubscription, patchSubscription, deleteSubscription, getSubscription } from '../billing/subscriptions.js';
-import { modelProvider } from '../runtime/models.js';
+import { listSubscriptions, putSubscription, patchSubscription, deleteSubscription, getSubscription, subscriptionView, subscriptionViews } from '../billing/subscriptions.js';
+import { modelSubscriptionBody, patchSubscriptionBody, putSubscriptionBody } from '../billing/contract.js';
+import { inputOf, objectOf } from '../contract/graphql-types.js';
+import { takeInput } from '../contract/input.js';
 
 const CatalogModel = builder.simpleObject('CatalogModel', {
   description: 'A current model with its list prices in USD per million tokens',
@@ -90,60 +92,41 @@ builder.mutationField('grantCredits', (t) =>
   }),
 );
 
-// ---- model subscriptions ----
+// ---- model subscriptions (inputs and outputs derived from src/billing/contract.ts) ----
 
-const SubscriptionAgent = builder.simpleObject('ModelSubscriptionAgent', {
-  fields: (t) => ({ id: t.string({ description: 'session id' }), agentId: t.string({ nullable: true }), name: t.string() }),
-});
-
-export const ModelSubscriptionType = builder.prismaObject('ModelSubscription', {
-  fields: (t) => ({
-    provider: t.exposeString('provider'),
-    label: t.exposeString('label', { nullable: true }),
-    status: t.exposeString('status', { description: 'connected or needs_reconnect' }),
-    expiresAt: t.expose('expiresAt', { type: 'DateTime', nullable: true }),
-    lastUsedAt: t.expose('lastUsedAt', { type: 'DateTime', nullable: true }),
-    useForNewAgents: t.exposeBoolean('useForNewAgents'),
-    createdAt: t.expose('createdAt', { type: 'DateTime' }),
-    agents: t.field({
-      type: [SubscriptionAgent],
-      description: 'Sessions of the universe running on it (account billing with this provider\'s models)',
-      resolve: async (sub) => {
-        const sessions = await prisma.session.findMany({
-          where: { universeId: sub.universeId, modelBilling: 'account', status: { not: 'terminated' } },
-          select: { id: true, agentId: true, llm: true, title: true, agent: { select: { name: true } } },
-          orderBy: { id: 'asc' },
-        });
-        return sessions.filter((s) => modelProvider(s.llm) === sub.provider).map((s) => ({ id: s.id, agentId: s.agentId, name: s.agent?.name ?? s.title ?? s.id }));
-      },
-    }),
-  }),
-});
+const ModelSubscriptionType = objectOf(modelSubscriptionBody);
 
 builder.queryField('modelSubscriptions', (t) =>
-  t.prismaField({ type: ['ModelSubscription'], authScopes: { read: true }, resolve: (_q, _r, _a, ctx) => listSubscriptions(ctx.viewer!) }),
+  t.field({
+    type: [ModelSubscriptionType], authScopes: { read: true },
+    resolve: async (_r, _a, ctx) => subscriptionViews(ctx.viewer!.universe.id, await listSubscriptions(ctx.viewer!)),
+  }),
 );
 
 builder.queryField('modelSubscription', (t) =>
-  t.prismaField({ type: 'ModelSubscription', args: { provider: t.arg.string({ required: true }) }, authScopes: { read: true }, resolve: (_q, _r, { provider }, ctx) => getSubscription(ctx.viewer!, provider) }),
+  t.field({
+    type: ModelSubscriptionType, args: { provider: t.arg.string({ required: true }) }, authScopes: { read: true },
+    resolve: async (_r, { provider }, ctx) => subscriptionView(await getSubscription(ctx.viewer!, provider)),
+  }),
 );
 
 builder.mutationField('putModelSubscription', (t) =>
-  t.prismaField({
-    type: 'ModelSubscription',
+  t.field({
+    type: ModelSubscriptionType,
     description: 'Connect (or replace) a subscription; the credential is write-only',
-    args: { provider: t.arg.string({ required: true }), credential: t.arg.string({ required: true }), label: t.arg.string() },
+    args: { provider: t.arg.string({ required: true }), input: t.arg({ type: inputOf(putSubscriptionBody, 'PutModelSubscription'), required: true }) },
     authScopes: { write: true },
-    resolve: (_q, _r, args, ctx) => putSubscription(ctx.viewer!, args.provider, { credential: args.credential, ...(args.label != null ? { label: args.label } : {}) }),
+    resolve: async (_r, { provider, input }, ctx) => subscriptionView(await putSubscription(ctx.viewer!, provider, takeInput(ctx, putSubscriptionBody, input))),
   }),
 );
 
 builder.mutationField('updateModelSubscription', (t) =>
-  t.prismaField({
-    type: 'ModelSubscription',
-    args: { provider: t.arg.string({ required: true }), input: t.arg({ type: 'JSONObject', required: true }) },
+  t.field({
+    type: ModelSubscriptionType,
+    description: 'Change label or useForNewAgents',
+    args: { provider: t.arg.string({ required: true }), input: t.arg({ type: inputOf(patchSubscriptionBody, 'UpdateModelSubscription'), required: true }) },
     authScopes: { write: true },
-    resolve: (_q, _r, args, ctx) => patchSubscription(ctx.viewer!, args.provider, args.input),
+    resolve: async (_r, { provider, input }, ctx) => subscriptionView(await patchSubscription(ctx.viewer!, provider, takeInput(ctx, patchSubscriptionBody, input))),
   }),
 );
 
