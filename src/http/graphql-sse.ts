@@ -1,49 +1,60 @@
-// GraphQL over SSE (graphql-sse protocol) at /graphql/stream, running operations through the
-// same Yoga envelope as /graphql and the REST layer (context, auth, masking).
+// GraphQL over SSE (graphql-sse protocol) at /graphql/stream, running operations through Yoga's
+// envelope like /graphql itself (same context, auth scopes, masking).
 import { createHandler } from 'graphql-sse/lib/use/express';
-import type { GraphQLError } from 'graphql';
+import type { DocumentNode, ExecutionArgs, GraphQLError, GraphQLSchema, parse, validate } from 'graphql';
 import { yoga } from '../graphql/yoga.js';
-import { envelopeFor, toRestError, type Envelope } from '../../rest/executor.js';
 import type { Context } from '../graphql/context.js';
+import { STATUS_BY_CODE } from '../errors.js';
 
-type Ctx = Context & { envelope: Envelope } & Record<PropertyKey, unknown>;
+interface YogaEnvelope {
+  parse: typeof parse;
+  validate: typeof validate;
+  schema: GraphQLSchema;
+  contextFactory: () => Promise<Context> | Context;
+  execute: (args: ExecutionArgs) => unknown;
+  subscribe: (args: ExecutionArgs) => unknown;
+}
+type Ctx = Context & { envelope: YogaEnvelope } & Record<PropertyKey, unknown>;
 
 function errorResponse(err: unknown) {
-  const e = toRestError(err as GraphQLError);
-  return [JSON.stringify({ errors: [{ message: e.message, extensions: { code: e.code } }] }), { status: e.status, statusText: e.code, headers: { 'content-type': 'application/json' } }] as const;
+  const ext = ((err as GraphQLError).extensions ?? {}) as { code?: string; http?: { status?: number } };
+  const known = ext.code !== undefined && STATUS_BY_CODE[ext.code] !== undefined;
+  const code = known ? ext.code! : 'internal_error';
+  const status = known ? ext.http?.status ?? STATUS_BY_CODE[code]! : 500;
+  const message = known ? (err as Error).message : 'Unexpected error.';
+  return [JSON.stringify({ errors: [{ message, extensions: { code } }] }), { status, statusText: code, headers: { 'content-type': 'application/json' } }] as const;
 }
 
 export function graphqlSseHandler() {
   return createHandler<Ctx>({
     authenticate: () => null, // distinct connections mode only
     onSubscribe: async (req, params) => {
-      const envelope = envelopeFor(req.raw, req.context.res);
+      const raw = req.raw;
+      const request = { headers: { get: (name: string) => raw.get(name) ?? null }, method: raw.method, url: raw.originalUrl };
+      const envelope = yoga.getEnveloped({ req: raw, res: req.context.res, request } as never) as unknown as YogaEnvelope;
       let ctx: Context;
       try {
         ctx = await envelope.contextFactory();
       } catch (err) {
         return errorResponse(err);
       }
-      const env = envelope as Envelope & { parse: typeof import('graphql').parse; validate: typeof import('graphql').validate };
-      let document;
+      let document: DocumentNode;
       try {
-        document = env.parse(params.query);
+        document = envelope.parse(params.query);
       } catch (err) {
         return { errors: [err as GraphQLError] };
       }
-      const errors = env.validate(env.schema, document);
+      const errors = envelope.validate(envelope.schema, document);
       if (errors.length) return { errors };
       return {
-        schema: env.schema,
+        schema: envelope.schema,
         document,
         operationName: params.operationName,
         variableValues: params.variables,
         contextValue: { ...ctx, envelope },
       };
     },
-    execute: (args) => (args.contextValue as Ctx).envelope.execute(args),
-    subscribe: (args) => (args.contextValue as Ctx).envelope.subscribe(args),
+    execute: (args) => (args.contextValue as Ctx).envelope.execute(args) as never,
+    subscribe: (args) => (args.contextValue as Ctx).envelope.subscribe(args) as never,
   });
 }
-
-export { yoga };
