@@ -82,6 +82,22 @@ describe('create and read', () => {
   });
 });
 
+describe('GraphQL', () => {
+  it('createSkill and createSkillRevision take the typed bundle and answer what REST answers', async () => {
+    const created = await s.gql<any>(`mutation($input: SkillBundleInput!) { createSkill(input: $input) { skill { id displayName latestRevisionId } revision { id name files { path executable } } } }`,
+      { input: { displayName: 'Typed', files: [{ path: 'SKILL.md', content: skillMd('typed') }, { path: 'run', content: Buffer.from('x').toString('base64'), encoding: 'base64', executable: true }] } });
+    expect(created.body.errors).toBeUndefined();
+    const { skill, revision } = created.body.data.createSkill;
+    expect(skill).toEqual({ id: expect.stringMatching(/^skill_/), displayName: 'Typed', latestRevisionId: revision.id });
+    expect(revision.files).toEqual([{ path: 'SKILL.md', executable: false }, { path: 'run', executable: true }]);
+    expect((await s.api('GET', `/skills/${skill.id}/revisions/${revision.id}`)).body.revision).toMatchObject({ id: revision.id, name: 'typed' });
+    const next = await s.gql<any>(`mutation($id: String!) { createSkillRevision(skillId: $id, input: {files: [{path: "SKILL.md", content: ${JSON.stringify(skillMd('other'))}}]}) { id } }`, { id: skill.id });
+    expect(next.body.errors[0].extensions.code).toBe('name_mismatch');
+    const empty = await s.gql<any>(`mutation { createSkill(input: {files: []}) { skill { id } } }`);
+    expect(empty.body.errors[0].extensions.code).toBe('invalid_request');
+  });
+});
+
 describe('revisions', () => {
   it('complete snapshots; name must match; latest repoints on delete; the only revision stays', async () => {
     const created = (await s.api('POST', '/skills', { body: { files: [{ path: 'SKILL.md', content: skillMd('rev') }, { path: 'a.txt', content: 'A' }] } })).body;

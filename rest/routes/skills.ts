@@ -1,32 +1,39 @@
-// /skills: bundles with immutable revisions (multipart or JSON uploads).
+// /skills: bundles with immutable revisions. The two uploads read their own body (multipart
+// parts or the JSON bundle, both validated in src/skills/upload.ts); every other route runs a
+// GraphQL document whose answer converts by the zod schemas of src/skills/contract.ts.
 import { z } from 'zod';
 import { defineRoute } from '../route.js';
-import { Ok, Timestamp } from '../schemas.js';
+import { Ok } from '../schemas.js';
 import { readSkillUpload } from '../../src/skills/upload.js';
-import { createSkill, addRevision, type ManifestEntry } from '../../src/skills/skills.js';
+import { createSkill, addRevision, skillView, skillRevisionView } from '../../src/skills/skills.js';
+import { skillBundleBody, skillBody, skillRevisionBody, createdSkillBody, skillAnswer, revisionAnswer, skillList, revisionList } from '../../src/skills/contract.js';
+import { selectionOf } from '../../src/contract/values.js';
 import { connectionCursor } from '../../src/pagination/page-token.js';
+import { nextCursorOf, nodesOf } from '../connections.js';
 
-const SKILL_FIELDS = 'id displayName latestRevisionId createdAt updatedAt';
-const REVISION_FIELDS = 'id skillId name description files { path size sha256 executable } createdAt';
-const Skill = z.object({ id: z.string(), displayName: z.string(), latestRevisionId: z.string().nullable(), createdAt: Timestamp, updatedAt: Timestamp }).meta({ id: 'Skill' });
-const Revision = z.object({
-  id: z.string(), skillId: z.string(), name: z.string(), description: z.string(),
-  files: z.array(z.object({ path: z.string(), size: z.int(), sha256: z.string(), executable: z.boolean() })), createdAt: Timestamp,
-}).meta({ id: 'SkillRevision' });
+const SKILL = selectionOf(skillBody);
+const REVISION = selectionOf(skillRevisionBody);
 
-const skillJson = (s: { id: string; displayName: string; latestRevisionId: string | null; createdAt: Date; updatedAt: Date }) => ({
-  id: s.id, displayName: s.displayName, latestRevisionId: s.latestRevisionId, createdAt: s.createdAt.toISOString(), updatedAt: s.updatedAt.toISOString(),
-});
-const revisionJson = (r: { id: string; skillId: string; name: string; description: string; files: unknown; createdAt: Date }) => ({
-  id: r.id, skillId: r.skillId, name: r.name, description: r.description,
-  files: (r.files as ManifestEntry[]).map(({ path, size, sha256, executable }) => ({ path, size, sha256, executable })), createdAt: r.createdAt.toISOString(),
-});
+type JsonSchema = Record<string, unknown>;
+/** The request schema of a raw route's JSON body, self-contained (its `$defs` inlined). */
+function inlineJsonSchema(schema: z.ZodType): JsonSchema {
+  const { $defs = {}, $schema: _, ...root } = z.toJSONSchema(schema, { io: 'input', target: 'draft-2020-12' }) as JsonSchema & { $defs?: Record<string, JsonSchema> };
+  const inline = (value: unknown): unknown => {
+    if (Array.isArray(value)) return value.map(inline);
+    if (!value || typeof value !== 'object') return value;
+    const { $ref, ...rest } = value as JsonSchema;
+    const target = typeof $ref === 'string' && $ref.startsWith('#/$defs/') ? $defs[$ref.slice('#/$defs/'.length)] : undefined;
+    const own = Object.fromEntries(Object.entries(rest).map(([k, v]) => [k, inline(v)]));
+    return target ? { ...(inline(target) as JsonSchema), ...own } : { ...own, ...($ref !== undefined ? { $ref } : {}) };
+  };
+  return inline(root) as JsonSchema;
+}
 
 const uploadBody = {
   required: true,
   content: {
-    'multipart/form-data': { schema: { type: 'object', required: ['files'], properties: { files: { type: 'array', items: { type: 'string', format: 'binary' }, description: 'one part per file; the filename is its path inside the skill' }, display_name: { type: 'string', maxLength: 60 } } } },
-    'application/json': { schema: { type: 'object', required: ['files'], properties: { displayName: { type: 'string', maxLength: 60 }, files: { type: 'array', minItems: 1, items: { type: 'object', required: ['path', 'content'], properties: { path: { type: 'string' }, content: { type: 'string' }, encoding: { type: 'string', enum: ['utf8', 'base64'] }, executable: { type: 'boolean' } } } } } } },
+    'multipart/form-data': { schema: { type: 'object', required: ['files'], properties: { files: { type: 'array', items: { type: 'string', format: 'binary' }, description: 'one part per file; the filename is its path inside the skill' }, display_name: { type: 'string', minLength: 1, maxLength: 60 } } } },
+    'application/json': { schema: inlineJsonSchema(skillBundleBody) },
   },
 };
 
@@ -35,10 +42,10 @@ export const skillRoutes = [
     method: 'GET', path: '/skills', operationId: 'listSkills', tag: 'Skills', scope: 'read',
     summary: 'Skills of the universe, newest first',
     query: z.object({ cursor: connectionCursor('skill').optional().describe('the nextCursor of the previous answer'), limit: z.coerce.number().int().min(1).max(100).default(20) }),
-    document: `query Skills($first: Int, $after: String) { skills(first: $first, after: $after) { edges { node { ${SKILL_FIELDS} } } pageInfo { hasNextPage endCursor } } }`,
+    document: `query Skills($first: Int, $after: String) { skills(first: $first, after: $after) { edges { node { ${SKILL} } } pageInfo { hasNextPage endCursor } } }`,
     variables: ({ query }) => ({ first: query.limit, after: query.cursor ?? null }),
-    result: (d) => ({ skills: d.skills.edges.map((e: any) => e.node), nextCursor: d.skills.pageInfo.hasNextPage ? d.skills.pageInfo.endCursor : null }),
-    response: z.object({ skills: z.array(Skill), nextCursor: z.string().nullable() }),
+    pick: (data) => ({ skills: nodesOf(data.skills), nextCursor: nextCursorOf(data.skills) }),
+    response: skillList,
   }),
   defineRoute({
     method: 'POST', path: '/skills', operationId: 'createSkill', tag: 'Skills', scope: 'write',
@@ -46,39 +53,31 @@ export const skillRoutes = [
     document: '',
     raw: async (req, res, ctx) => {
       const { skill, revision } = await createSkill(ctx.viewer!, await readSkillUpload(req));
-      res.status(201).json({ skill: skillJson(skill), revision: revisionJson(revision) });
+      res.status(201).json({ skill: skillView(skill), revision: skillRevisionView(revision) } satisfies z.output<typeof createdSkillBody>);
     },
     rawRequestBody: uploadBody,
-    rawResponseContent: { 'application/json': { schema: { type: 'object', properties: { skill: { $ref: '#/components/schemas/Skill' }, revision: { $ref: '#/components/schemas/SkillRevision' } } } } },
     status: 201,
-    result: (d) => d,
-    response: z.object({ skill: Skill, revision: Revision }),
+    response: createdSkillBody,
     errors: ['invalid_request', 'file_too_large'],
   }),
   defineRoute({
     method: 'GET', path: '/skills/{skillId}', operationId: 'getSkill', tag: 'Skills', scope: 'read',
     summary: 'One skill',
-    document: `query Skill($id: String!) { skill(id: $id) { ${SKILL_FIELDS} } }`,
-    variables: ({ params }) => ({ id: params.skillId }),
-    result: (d) => ({ skill: d.skill }),
-    response: z.object({ skill: Skill }),
+    document: `query Skill($skillId: String!) { skill(id: $skillId) { ${SKILL} } }`,
+    response: skillAnswer,
   }),
   defineRoute({
     method: 'DELETE', path: '/skills/{skillId}', operationId: 'deleteSkill', tag: 'Skills', scope: 'write',
     summary: 'Delete a skill and all its revisions; 409 while an agent references it',
-    document: `mutation Delete($id: String!) { deleteSkill(id: $id) }`,
-    variables: ({ params }) => ({ id: params.skillId }),
-    result: () => ({ ok: true }),
+    document: `mutation Delete($skillId: String!) { ok: deleteSkill(id: $skillId) }`,
     response: Ok,
     errors: ['skill_in_use'],
   }),
   defineRoute({
     method: 'GET', path: '/skills/{skillId}/revisions', operationId: 'listSkillRevisions', tag: 'Skills', scope: 'read',
     summary: 'Revisions, newest first',
-    document: `query Revisions($id: String!) { skillRevisions(skillId: $id) { ${REVISION_FIELDS} } }`,
-    variables: ({ params }) => ({ id: params.skillId }),
-    result: (d) => ({ revisions: d.skillRevisions }),
-    response: z.object({ revisions: z.array(Revision) }),
+    document: `query Revisions($skillId: String!) { revisions: skillRevisions(skillId: $skillId) { ${REVISION} } }`,
+    response: revisionList,
   }),
   defineRoute({
     method: 'POST', path: '/skills/{skillId}/revisions', operationId: 'createSkillRevision', tag: 'Skills', scope: 'write',
@@ -86,29 +85,23 @@ export const skillRoutes = [
     document: '',
     raw: async (req, res, ctx) => {
       const revision = await addRevision(ctx.viewer!, String(req.params.skillId), await readSkillUpload(req));
-      res.status(201).json({ revision: revisionJson(revision) });
+      res.status(201).json({ revision: skillRevisionView(revision) } satisfies z.output<typeof revisionAnswer>);
     },
     rawRequestBody: uploadBody,
-    rawResponseContent: { 'application/json': { schema: { type: 'object', properties: { revision: { $ref: '#/components/schemas/SkillRevision' } } } } },
     status: 201,
-    result: (d) => d,
-    response: z.object({ revision: Revision }),
+    response: revisionAnswer,
     errors: ['invalid_request', 'name_mismatch', 'file_too_large'],
   }),
   defineRoute({
     method: 'GET', path: '/skills/{skillId}/revisions/{revisionId}', operationId: 'getSkillRevision', tag: 'Skills', scope: 'read',
     summary: 'One revision: metadata and file manifest',
-    document: `query Revision($skillId: String!, $id: String!) { skillRevision(skillId: $skillId, id: $id) { ${REVISION_FIELDS} } }`,
-    variables: ({ params }) => ({ skillId: params.skillId, id: params.revisionId }),
-    result: (d) => ({ revision: d.skillRevision }),
-    response: z.object({ revision: Revision }),
+    document: `query Revision($skillId: String!, $revisionId: String!) { revision: skillRevision(skillId: $skillId, id: $revisionId) { ${REVISION} } }`,
+    response: revisionAnswer,
   }),
   defineRoute({
     method: 'DELETE', path: '/skills/{skillId}/revisions/{revisionId}', operationId: 'deleteSkillRevision', tag: 'Skills', scope: 'write',
-    summary: "Delete a revision (not the only one; not one an agent pins)",
-    document: `mutation Delete($skillId: String!, $id: String!) { deleteSkillRevision(skillId: $skillId, id: $id) }`,
-    variables: ({ params }) => ({ skillId: params.skillId, id: params.revisionId }),
-    result: () => ({ ok: true }),
+    summary: 'Delete a revision (not the only one; not one an agent pins)',
+    document: `mutation Delete($skillId: String!, $revisionId: String!) { ok: deleteSkillRevision(skillId: $skillId, id: $revisionId) }`,
     response: Ok,
     errors: ['last_revision', 'revision_in_use'],
   }),

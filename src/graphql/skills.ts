@@ -1,67 +1,79 @@
-// Skills in GraphQL (skill bundles as JSON files).
+// Skills in GraphQL (bundles as JSON files; multipart uploads are REST-only byte streams).
+// Inputs and outputs are derived from the zod schemas of src/skills/contract.ts.
 import { builder } from './builder.js';
-import { prisma } from '../db/client.js';
-import { AppError } from '../errors.js';
-import { createSkill, findSkill, addRevision, findRevision, deleteSkill, deleteRevision, filesFromJson, type ManifestEntry } from '../skills/skills.js';
+import {
+  createSkill, findSkill, addRevision, findRevision, deleteSkill, deleteRevision, filesFromJson, listSkills, listRevisions, skillView, skillRevisionView,
+} from '../skills/skills.js';
+import { skillBundleBody, skillBody, skillRevisionBody, createdSkillBody } from '../skills/contract.js';
+import { inputOf, objectOf } from '../contract/graphql-types.js';
+import { takeInput } from '../contract/input.js';
+import { newestFirst } from './id-connection.js';
 
-const SkillType = builder.prismaObject('Skill', {
-  fields: (t) => ({
-    id: t.exposeID('id'),
-    displayName: t.exposeString('displayName'),
-    name: t.exposeString('name'),
-    latestRevisionId: t.exposeString('latestRevisionId', { nullable: true }),
-    createdAt: t.expose('createdAt', { type: 'DateTime' }),
-    updatedAt: t.expose('updatedAt', { type: 'DateTime' }),
-  }),
-});
-const SkillFile = builder.simpleObject('SkillFile', { fields: (t) => ({ path: t.string(), size: t.int(), sha256: t.string(), executable: t.boolean() }) });
-const SkillRevisionType = builder.prismaObject('SkillRevision', {
-  fields: (t) => ({
-    id: t.exposeID('id'),
-    skillId: t.exposeString('skillId'),
-    name: t.exposeString('name'),
-    description: t.exposeString('description'),
-    files: t.field({ type: [SkillFile], resolve: (r) => (r.files as ManifestEntry[]).map(({ path, size, sha256, executable }) => ({ path, size, sha256, executable })) }),
-    createdAt: t.expose('createdAt', { type: 'DateTime' }),
-  }),
-});
-const CreatedSkill = builder.simpleObject('CreatedSkill', {
-  fields: (t) => ({ skill: t.field({ type: SkillType }), revision: t.field({ type: SkillRevisionType }) }),
-});
+const SkillType = objectOf(skillBody);
+const SkillRevisionType = objectOf(skillRevisionBody);
+const SkillBundleInput = inputOf(skillBundleBody, 'SkillBundle');
 
 builder.queryField('skills', (t) =>
-  t.prismaConnection({
-    type: 'Skill', cursor: 'id', maxSize: 100, defaultSize: 20,
+  t.connection({
+    type: SkillType,
+    description: 'Skills of the universe, newest first',
     authScopes: { read: true },
-    resolve: (query, _r, _a, ctx) => prisma.skill.findMany({ ...query, where: { universeId: ctx.viewer!.universe.id }, orderBy: { id: 'desc' } }),
+    resolve: (_r, args, ctx) => newestFirst(args, { defaultSize: 20, maxSize: 100 }, async (page) => (await listSkills(ctx.viewer!, page)).map(skillView)),
   }),
 );
 builder.queryField('skill', (t) =>
-  t.prismaField({ type: 'Skill', args: { id: t.arg.string({ required: true }) }, authScopes: { read: true }, resolve: (_q, _r, { id }, ctx) => findSkill(ctx.viewer!, id) }),
+  t.field({ type: SkillType, args: { id: t.arg.string({ required: true }) }, authScopes: { read: true }, resolve: async (_r, { id }, ctx) => skillView(await findSkill(ctx.viewer!, id)) }),
 );
 builder.queryField('skillRevisions', (t) =>
-  t.prismaField({
-    type: ['SkillRevision'], args: { skillId: t.arg.string({ required: true }) }, authScopes: { read: true },
-    resolve: async (query, _r, { skillId }, ctx) => prisma.skillRevision.findMany({ ...query, where: { skillId: (await findSkill(ctx.viewer!, skillId)).id }, orderBy: { id: 'desc' } }),
+  t.field({
+    type: [SkillRevisionType], description: 'Revisions, newest first', args: { skillId: t.arg.string({ required: true }) }, authScopes: { read: true },
+    resolve: async (_r, { skillId }, ctx) => (await listRevisions(ctx.viewer!, skillId)).map(skillRevisionView),
   }),
 );
 builder.queryField('skillRevision', (t) =>
-  t.prismaField({ type: 'SkillRevision', args: { skillId: t.arg.string({ required: true }), id: t.arg.string({ required: true }) }, authScopes: { read: true }, resolve: (_q, _r, a, ctx) => findRevision(ctx.viewer!, a.skillId, a.id) }),
+  t.field({
+    type: SkillRevisionType, args: { skillId: t.arg.string({ required: true }), id: t.arg.string({ required: true }) }, authScopes: { read: true },
+    resolve: async (_r, a, ctx) => skillRevisionView(await findRevision(ctx.viewer!, a.skillId, a.id)),
+  }),
 );
 builder.mutationField('createSkill', (t) =>
   t.field({
-    type: CreatedSkill,
-    description: 'JSON body: {displayName?, files: [{path, content, encoding, executable?}]}; SKILL.md with name and description front-matter required',
-    args: { input: t.arg({ type: 'JSONObject', required: true }) }, authScopes: { write: true },
-    resolve: (_r, { input }, ctx) => createSkill(ctx.viewer!, filesFromJson(input)),
+    type: objectOf(createdSkillBody),
+    description: 'Create a skill and its revision 1; SKILL.md with name and description front-matter required',
+    args: { input: t.arg({ type: SkillBundleInput, required: true }) },
+    authScopes: { write: true },
+    resolve: async (_r, { input }, ctx) => {
+      const { skill, revision } = await createSkill(ctx.viewer!, filesFromJson(takeInput(ctx, skillBundleBody, input)));
+      return { skill: skillView(skill), revision: skillRevisionView(revision) };
+    },
   }),
 );
 builder.mutationField('createSkillRevision', (t) =>
-  t.prismaField({ type: 'SkillRevision', args: { skillId: t.arg.string({ required: true }), input: t.arg({ type: 'JSONObject', required: true }) }, authScopes: { write: true }, resolve: (_q, _r, a, ctx) => addRevision(ctx.viewer!, a.skillId, filesFromJson(a.input)) }),
+  t.field({
+    type: SkillRevisionType,
+    description: "Upload a complete new snapshot; its SKILL.md name must equal the skill's name",
+    args: { skillId: t.arg.string({ required: true }), input: t.arg({ type: SkillBundleInput, required: true }) },
+    authScopes: { write: true },
+    resolve: async (_r, a, ctx) => skillRevisionView(await addRevision(ctx.viewer!, a.skillId, filesFromJson(takeInput(ctx, skillBundleBody, a.input)))),
+  }),
 );
 builder.mutationField('deleteSkill', (t) =>
-  t.boolean({ args: { id: t.arg.string({ required: true }) }, authScopes: { write: true }, resolve: async (_r, { id }, ctx) => { await deleteSkill(ctx.viewer!, id); return true; } }),
+  t.boolean({
+    description: 'Delete a skill and all its revisions (skill_in_use while an agent references it)',
+    args: { id: t.arg.string({ required: true }) }, authScopes: { write: true },
+    resolve: async (_r, { id }, ctx) => {
+      await deleteSkill(ctx.viewer!, id);
+      return true;
+    },
+  }),
 );
 builder.mutationField('deleteSkillRevision', (t) =>
-  t.boolean({ args: { skillId: t.arg.string({ required: true }), id: t.arg.string({ required: true }) }, authScopes: { write: true }, resolve: async (_r, a, ctx) => { await deleteRevision(ctx.viewer!, a.skillId, a.id); return true; } }),
+  t.boolean({
+    description: 'Delete a revision (not the only one; not one an agent pins)',
+    args: { skillId: t.arg.string({ required: true }), id: t.arg.string({ required: true }) }, authScopes: { write: true },
+    resolve: async (_r, a, ctx) => {
+      await deleteRevision(ctx.viewer!, a.skillId, a.id);
+      return true;
+    },
+  }),
 );

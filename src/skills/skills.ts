@@ -1,30 +1,36 @@
 // Skills: universe-scoped bundles with immutable revisions. `latestRevisionId` is what
 // `latest` resolves to and repoints when the latest revision is deleted.
 import { Readable } from 'node:stream';
-import { z } from 'zod';
 import { prisma } from '../db/client.js';
 import { AppError } from '../errors.js';
 import { newId } from '../ids.js';
-import { parseInput } from '../validation.js';
 import type { Viewer } from '../auth/viewer.js';
+import type { Skill, SkillRevision } from '../generated/prisma/client.js';
 import { blobStore } from '../files/blob-store.js';
 import { readBundle, type BundleFile } from './bundle.js';
+import type { SkillBundleBody, SkillRevisionView, SkillView } from './contract.js';
 
-export const jsonSkillBody = z.strictObject({
-  displayName: z.string().min(1).max(60).optional(),
-  files: z.array(z.strictObject({
-    path: z.string().min(1).max(1024),
-    content: z.string().max(45 * 1024 * 1024),
-    encoding: z.enum(['utf8', 'base64']).default('utf8'),
-    executable: z.boolean().optional(),
-  })).min(1).max(1000),
-});
+/** One file of a revision: its manifest entry and where its bytes are stored. */
+export type ManifestEntry = { path: string; size: number; sha256: string; executable: boolean; blobKey: string };
 
-export function filesFromJson(input: unknown): { displayName?: string; files: BundleFile[] } {
-  const body = parseInput(jsonSkillBody, input);
+/** A JSON bundle's files as bytes. */
+export function filesFromJson(body: SkillBundleBody): { displayName?: string; files: BundleFile[] } {
   return {
     displayName: body.displayName,
-    files: body.files.map((f) => ({ path: f.path, data: Buffer.from(f.content, f.encoding === 'base64' ? 'base64' : 'utf8'), executable: !!f.executable })),
+    files: body.files.map((f) => ({ path: f.path, data: Buffer.from(f.content, f.encoding), executable: !!f.executable })),
+  };
+}
+
+export function skillView(s: Skill): SkillView {
+  return { id: s.id, displayName: s.displayName, latestRevisionId: s.latestRevisionId, createdAt: s.createdAt.toISOString(), updatedAt: s.updatedAt.toISOString() };
+}
+
+export function skillRevisionView(r: SkillRevision): SkillRevisionView {
+  return {
+    id: r.id, skillId: r.skillId, name: r.name, description: r.description,
+    // The manifest without where the bytes live.
+    files: (r.files as ManifestEntry[]).map(({ path, size, sha256, executable }) => ({ path, size, sha256, executable })),
+    createdAt: r.createdAt.toISOString(),
   };
 }
 
@@ -38,7 +44,7 @@ async function storeRevision(skillId: string, files: BundleFile[], name: string,
   return prisma.skillRevision.create({ data: { id: newId('skr'), skillId, name, description, files: manifest } });
 }
 
-export async function createSkill(viewer: Viewer, input: { displayName?: string; files: BundleFile[] }) {
+export async function createSkill(viewer: Viewer, input: { displayName?: string; files: BundleFile[] }): Promise<{ skill: Skill; revision: SkillRevision }> {
   const bundle = readBundle(input.files);
   const id = newId('skill');
   await prisma.skill.create({ data: { id, universeId: viewer.universe.id, displayName: input.displayName ?? bundle.name, name: bundle.name } });
@@ -47,13 +53,18 @@ export async function createSkill(viewer: Viewer, input: { displayName?: string;
   return { skill, revision };
 }
 
-export async function findSkill(viewer: Viewer, id: string) {
+/** A page of the universe's skills (the caller's bounds, order and size): one query. */
+export function listSkills(viewer: Viewer, page: { where: { id?: { lt?: string; gt?: string } }; orderBy: { id: 'asc' | 'desc' }; take: number }): Promise<Skill[]> {
+  return prisma.skill.findMany({ where: { ...page.where, universeId: viewer.universe.id }, orderBy: page.orderBy, take: page.take });
+}
+
+export async function findSkill(viewer: Viewer, id: string): Promise<Skill> {
   const skill = await prisma.skill.findFirst({ where: { id, universeId: viewer.universe.id } });
   if (!skill) throw new AppError('not_found', 'skill not found');
   return skill;
 }
 
-export async function addRevision(viewer: Viewer, skillId: string, input: { files: BundleFile[] }) {
+export async function addRevision(viewer: Viewer, skillId: string, input: { files: BundleFile[] }): Promise<SkillRevision> {
   const skill = await findSkill(viewer, skillId);
   const bundle = readBundle(input.files);
   if (bundle.name !== skill.name) throw new AppError('name_mismatch', `SKILL.md name ${JSON.stringify(bundle.name)} differs from the skill's name ${JSON.stringify(skill.name)}`);
@@ -62,7 +73,12 @@ export async function addRevision(viewer: Viewer, skillId: string, input: { file
   return revision;
 }
 
-export async function findRevision(viewer: Viewer, skillId: string, revisionId: string) {
+export async function listRevisions(viewer: Viewer, skillId: string): Promise<SkillRevision[]> {
+  const skill = await findSkill(viewer, skillId);
+  return prisma.skillRevision.findMany({ where: { skillId: skill.id }, orderBy: { id: 'desc' } });
+}
+
+export async function findRevision(viewer: Viewer, skillId: string, revisionId: string): Promise<SkillRevision> {
   const skill = await findSkill(viewer, skillId);
   const rev = await prisma.skillRevision.findFirst({ where: { id: revisionId, skillId: skill.id } });
   if (!rev) throw new AppError('not_found', 'revision not found');
@@ -94,5 +110,3 @@ export async function deleteRevision(viewer: Viewer, skillId: string, revisionId
     await tx.skill.update({ where: { id: skillId }, data: { latestRevisionId: latest?.id ?? null } });
   });
 }
-
-export type ManifestEntry = { path: string; size: number; sha256: string; executable: boolean; blobKey: string };

@@ -9,15 +9,24 @@ import { AppError } from '../errors.js';
 import type { BundleFile } from './bundle.js';
 import { MAX_SKILL_BYTES, MAX_SKILL_FILES } from './bundle.js';
 import { filesFromJson } from './skills.js';
+import { skillBundleBody } from './contract.js';
+import { describeIssues } from '../validation.js';
 import { drainRequest, onClientGone } from '../http/request-stream.js';
 import { textProblem } from '../http/input-hygiene.js';
+
+/** A JSON bundle, validated here at the edge (this route reads its own body). */
+function jsonBundle(value: unknown): { displayName?: string; files: BundleFile[] } {
+  const parsed = skillBundleBody.safeParse(value);
+  if (!parsed.success) throw new AppError('invalid_request', describeIssues(parsed.error.issues, 'body'));
+  return filesFromJson(parsed.data);
+}
 
 const malformed = (err: unknown) => new AppError('invalid_request', `malformed multipart body: ${(err as Error)?.message ?? 'unreadable'}`);
 
 export function readSkillUpload(req: Request): Promise<{ displayName?: string; files: BundleFile[] }> {
   if (req.is('application/json')) {
     try {
-      return Promise.resolve(filesFromJson(req.body ?? {}));
+      return Promise.resolve(jsonBundle(req.body ?? {}));
     } catch (err) {
       return Promise.reject(err);
     }
