@@ -4,16 +4,12 @@ import { defineRoute } from '../route.js';
 import { AppError } from '../../src/errors.js';
 import { parseUpload } from '../../src/files/upload.js';
 import { recordUpload, fileJson, contentOf } from '../../src/files/files.js';
-import { Timestamp } from '../schemas.js';
+import { fileBody, fileList, fileDeleted, type FileView } from '../../src/files/contract.js';
+import { selectionOf } from '../../src/contract/values.js';
 import { blobStore } from '../../src/files/blob-store.js';
 import { sendBlob } from '../../src/files/send-blob.js';
 
-const FIELDS = 'type id createdAt filename mimeType sizeBytes downloadable expiresAt';
-export const FileBody = z.object({
-  type: z.literal('file'), id: z.string(), created_at: Timestamp, filename: z.string(), mime_type: z.string(),
-  size_bytes: z.int(), downloadable: z.boolean(), expires_at: Timestamp.nullable(),
-}).meta({ id: 'File' });
-const toRest = (f: any) => ({ type: 'file', id: f.id, created_at: f.createdAt, filename: f.filename, mime_type: f.mimeType, size_bytes: f.sizeBytes, downloadable: f.downloadable, expires_at: f.expiresAt });
+const FILE = selectionOf(fileBody);
 
 const listQuery = z.object({
   limit: z.coerce.number().int().min(1).max(100).optional().describe('1 to 100, default 20'),
@@ -40,45 +36,42 @@ export const fileRoutes = [
         await blobStore().delete(upload.blob.key).catch(() => undefined); // no blob without its row
         throw err;
       });
-      res.status(200).json(fileJson(file));
+      res.status(200).json(fileJson(file) satisfies FileView);
     },
     rawRequestBody: {
       required: true,
       content: { 'multipart/form-data': { schema: { type: 'object', required: ['file'], properties: { file: { type: 'string', format: 'binary' }, expires_in_seconds: { type: 'integer', minimum: 3600, maximum: 7776000 } } } } },
     },
-    result: (d) => d,
-    response: FileBody,
+    response: fileBody,
     errors: ['invalid_request', 'file_too_large'],
   }),
   defineRoute({
     method: 'GET', path: '/files', operationId: 'listFiles', tag: 'Files', scope: 'read',
     summary: "The universe's uploads (or a session's files with scope_id), newest first",
     query: listQuery,
-    document: `query Files($limit: Int, $page: String, $ids: [String!], $scopeId: String) { files(limit: $limit, page: $page, ids: $ids, scopeId: $scopeId) { data { ${FIELDS} } nextPage } }`,
+    document: `query Files($limit: Int, $page: String, $ids: [String!], $scopeId: String) { files(limit: $limit, page: $page, ids: $ids, scopeId: $scopeId) { ${selectionOf(fileList)} } }`,
     variables: ({ query }) => {
       const raw = query['ids[]'] ?? query.ids;
       const ids = raw === undefined ? null : Array.isArray(raw) ? raw : [raw];
       return { limit: query.limit ?? null, page: query.page ?? null, ids, scopeId: query.scope_id ?? null };
     },
-    result: (d) => ({ data: d.files.data.map(toRest), next_page: d.files.nextPage }),
-    response: z.object({ data: z.array(FileBody), next_page: z.string().nullable() }).meta({ id: 'FileList' }),
+    pick: (data) => data.files,
+    response: fileList,
     errors: ['invalid_request'],
   }),
   defineRoute({
     method: 'GET', path: '/files/{file_id}', operationId: 'getFile', tag: 'Files', scope: 'read',
     summary: 'One file',
-    document: `query File($id: String!) { file(id: $id) { ${FIELDS} } }`,
-    variables: ({ params }) => ({ id: params.file_id }),
-    result: (d) => toRest(d.file),
-    response: FileBody,
+    document: `query File($file_id: String!) { file(id: $file_id) { ${FILE} } }`,
+    pick: (data) => data.file,
+    response: fileBody,
   }),
   defineRoute({
     method: 'DELETE', path: '/files/{file_id}', operationId: 'deleteFile', tag: 'Files', scope: 'write',
     summary: 'Soft delete: stops resolving everywhere; sessions already holding a copy keep it',
-    document: `mutation Delete($id: String!) { deleteFile(id: $id) }`,
-    variables: ({ params }) => ({ id: params.file_id }),
-    result: (d) => ({ type: 'file_deleted', id: d.deleteFile }),
-    response: z.object({ type: z.literal('file_deleted'), id: z.string() }).meta({ id: 'FileDeleted' }),
+    document: `mutation Delete($file_id: String!) { deleted: deleteFile(id: $file_id) { ${selectionOf(fileDeleted)} } }`,
+    pick: (data) => data.deleted,
+    response: fileDeleted,
     errors: ['file_is_session_resource'],
   }),
   defineRoute({
@@ -90,8 +83,7 @@ export const fileRoutes = [
       await sendBlob(stream, res, { 'content-type': file.mimeType, 'content-length': String(file.sizeBytes), 'content-disposition': disposition(file.filename) });
     },
     rawResponseContent: { 'application/octet-stream': { schema: { type: 'string', format: 'binary' } } },
-    result: (d) => d,
-    response: z.any(),
+    response: z.string().describe('The raw bytes'),
     errors: ['not_downloadable'],
   }),
 ];
