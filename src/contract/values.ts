@@ -152,8 +152,10 @@ function objectOutput(shape: Record<string, z.ZodType>, value: Record<string, un
   const out: Record<string, unknown> = {};
   for (const [key, field] of Object.entries(shape)) {
     const v = value[nameOf(key)];
-    // An optional field left out by its producer stays out (GraphQL can only say null).
-    if ((v === null || v === undefined) && unwrap(field, 'output').optional) continue;
+    // An optional, non-nullable field left out by its producer stays out (GraphQL can only
+    // say null); a nullable one reads null.
+    const { optional, nullable } = unwrap(field, 'output');
+    if ((v === null || v === undefined) && optional && !nullable) continue;
     out[key] = convertOutput(field, v);
   }
   return out;

@@ -1,19 +1,20 @@
 // The one way events enter a session: `storeEvents` numbers them (a row lock on the session
-// serialises appends) and writes them with their webhook outbox rows in one transaction;
+// serialises appends) and writes them with their webhook outbox rows in one statement;
 // `announceEvents` tells streams and dispatchers after the commit. `commitEvents` does both.
 // The stored JSON is exactly what history and streams return.
 import { prisma } from '../db/client.js';
 import { newId } from '../ids.js';
 import { pubsub } from './pubsub.js';
-import { queueWebhookEvents, sessionWebhookEvents, nudgeDispatchers, type OutboxTx } from '../webhooks/outbox.js';
+import { nudgeDispatchers } from '../webhooks/outbox.js';
+import { SESSION_WEBHOOK_EVENTS } from '../webhooks/catalog.js';
 import type { NewEvent, SessionEvent, StoredEvent } from './types.js';
 
 export type { NewEvent, SessionEvent, StoredEvent } from './types.js';
 
 export const sessionChannel = (sessionId: string) => `session:${sessionId}`;
 
-/** What storing touches: the client or an interactive transaction. */
-export type EventTx = Pick<typeof prisma, 'session' | 'sessionEvent'> & OutboxTx;
+/** What storing touches: the client or an interactive transaction (raw SQL on either). */
+export type EventTx = Pick<typeof prisma, '$queryRaw'>;
 
 export interface StoredBatch {
   sessionId: string;
@@ -22,25 +23,47 @@ export interface StoredBatch {
   deliveries: number;
 }
 
-/** Stores events and their outbox rows inside `tx`; call `announceEvents` after commit. */
+const WEBHOOK_TYPES = [...SESSION_WEBHOOK_EVENTS];
+
+/**
+ * Stores events and their webhook outbox rows in ONE statement (call `announceEvents` after
+ * the commit): the session's sequence bump (its row lock serialises appends and numbers the
+ * events), the inserts, and one delivery per subscribed active endpoint of the universe.
+ * One round trip instead of an interactive transaction's five or more: this is the path of
+ * every streamed chunk and of a turn's first frame.
+ */
 export async function storeEvents(tx: EventTx, sessionId: string, events: NewEvent[]): Promise<StoredBatch> {
   if (!events.length) return { sessionId, stored: [], deliveries: 0 };
-  const session = await tx.session.update({
-    where: { id: sessionId },
-    data: { eventSeq: { increment: events.length } },
-    select: { eventSeq: true, agentId: true, universeId: true },
-  });
-  const first = session.eventSeq - events.length + 1;
-  const at = new Date();
-  const stored = events.map((e, i) => {
-    const event = { id: newId('evt'), type: e.type, sessionId, agentId: session.agentId, at: at.toISOString(), ...e.fields } as SessionEvent;
-    return { seq: first + i, event, turn: e.turn ?? null };
-  });
-  await tx.sessionEvent.createMany({
-    data: stored.map((s) => ({ id: s.event.id, sessionId, seq: s.seq, type: s.event.type, payload: s.event as object, turn: s.turn, createdAt: at })),
-  });
-  const deliveries = await queueWebhookEvents(tx, session.universeId, sessionWebhookEvents(sessionId, stored.map((s) => s.event)));
-  return { sessionId, stored: stored.map(({ seq, event }) => ({ seq, event })), deliveries };
+  const n = events.length;
+  const iso = new Date().toISOString();
+  const ids = events.map(() => newId('evt'));
+  const bodies = events.map((e, i) => JSON.stringify({ id: ids[i], type: e.type, sessionId, at: iso, ...e.fields }));
+  const rows = await tx.$queryRaw<{ seq: number; payload: SessionEvent; deliveries: bigint | number }[]>`
+    WITH s AS (
+      UPDATE "Session" SET "eventSeq" = "eventSeq" + ${n} WHERE "id" = ${sessionId}
+      RETURNING "eventSeq", "agentId", "universeId"
+    ), input AS (
+      SELECT * FROM unnest(${ids}::text[], ${events.map((e) => e.type)}::text[], ${bodies}::text[], ${events.map((e) => e.turn ?? null)}::int[])
+        WITH ORDINALITY AS t(id, type, body, turn, ord)
+    ), ins AS (
+      INSERT INTO "SessionEvent" ("id", "sessionId", "seq", "type", "payload", "turn", "createdAt")
+      SELECT input.id, ${sessionId}, (s."eventSeq" - ${n} + input.ord)::int, input.type,
+             input.body::jsonb || jsonb_build_object('agentId', s."agentId"), input.turn, (${iso}::timestamptz AT TIME ZONE 'UTC')
+      FROM s, input
+      RETURNING "id", "seq", "type", "payload"
+    ), hooks AS (
+      INSERT INTO "WebhookDelivery" ("id", "endpointId", "eventId", "eventType", "body", "nextAttemptAt", "updatedAt")
+      SELECT 'whdl_' || substr(md5(ins."id" || e."id"), 1, 26), e."id", ins."id", ins."type",
+             json_build_object('id', ins."id", 'type', ins."type", 'created_at', ${iso}::text, 'data', json_build_object('type', 'session', 'id', ${sessionId}::text))::text,
+             now(), now()
+      FROM ins JOIN "WebhookEndpoint" e ON e."universeId" = (SELECT "universeId" FROM s) AND e."status" = 'active' AND ins."type" = ANY(e."events")
+      WHERE ins."type" = ANY(${WEBHOOK_TYPES}::text[])
+      ON CONFLICT DO NOTHING
+      RETURNING 1
+    )
+    SELECT "seq", "payload", (SELECT count(*) FROM hooks) AS "deliveries" FROM ins ORDER BY "seq"`;
+  if (rows.length !== n) throw new Error(`session ${sessionId} not found`);
+  return { sessionId, stored: rows.map((r) => ({ seq: Number(r.seq), event: r.payload })), deliveries: Number(rows[0]!.deliveries) };
 }
 
 /** After commit: streams learn the new sequence range; dispatchers learn of new deliveries. */
@@ -51,9 +74,9 @@ export async function announceEvents(batch: StoredBatch): Promise<void> {
   await pubsub().publish(sessionChannel(batch.sessionId), `${stored[0]!.seq}-${stored[stored.length - 1]!.seq}`);
 }
 
-/** Stores (own transaction) and announces. */
+/** Stores (one statement: its own transaction) and announces. */
 export async function commitEvents(sessionId: string, events: NewEvent[]): Promise<StoredEvent[]> {
-  const batch = await prisma.$transaction((tx) => storeEvents(tx, sessionId, events));
+  const batch = await storeEvents(prisma, sessionId, events);
   await announceEvents(batch);
   return batch.stored;
 }

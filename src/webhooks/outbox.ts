@@ -1,10 +1,10 @@
 // Queuing webhook deliveries: one outbox row per subscribed, active endpoint of the universe,
-// written in the SAME transaction as the change or events it announces (a crash can lose
-// neither one without the other); after commit, a nudge wakes the dispatchers.
+// written in the SAME transaction as the change it announces (a crash can lose neither one
+// without the other; session events write theirs in src/events/store.ts's statement); after
+// commit, a nudge wakes the dispatchers.
 import { prisma } from '../db/client.js';
 import { newId } from '../ids.js';
-import { SESSION_WEBHOOK_EVENTS, type WebhookEventType } from './catalog.js';
-import type { SessionEvent } from '../events/types.js';
+import type { WebhookEventType } from './catalog.js';
 
 export interface ThinEvent {
   id: string;
@@ -42,13 +42,6 @@ export async function queueWebhookEvents(tx: OutboxTx, universeId: string, event
   if (!rows.length) return 0;
   await tx.webhookDelivery.createMany({ data: rows, skipDuplicates: true });
   return rows.length;
-}
-
-/** The thin webhook events of stored session events (only the types endpoints can subscribe to). */
-export function sessionWebhookEvents(sessionId: string, events: SessionEvent[]): ThinEvent[] {
-  return events
-    .filter((e) => SESSION_WEBHOOK_EVENTS.has(e.type))
-    .map((e) => ({ id: e.id, type: e.type as WebhookEventType, createdAt: e.at, data: { type: 'session', id: sessionId } }));
 }
 
 /** A resource change's webhook event, queued in `tx` (pass the change's transaction). */
