@@ -1,7 +1,9 @@
 // `npm run bench`: throughput and latency numbers on loopback (embedded defaults unless
 // DATABASE_URL / REDIS_URL are set). Writes a summary table to stdout.
-//  1. GET /v1/agents/{id} through REST → GraphQL against a bare Express route doing the same
-//     Prisma query (autocannon), and the ratio.
+//  1. GET /v1/agents/{id} through REST → GraphQL against the machine's limit for the same
+//     answer (bare node:http + pg + one SQL statement, PostgreSQL only) and a bare Express route
+//     doing the same Prisma query (autocannon in its own process), and the ratios.
+//  BENCH_ONLY=rest runs only the first measurement.
 //  2. send (202) → first SSE frame latency, p50/p99, the fake provider answering at once.
 //  3. event throughput of one session reaching a subscriber.
 //  4. fan-out: N concurrent SSE subscribers on one session: p99 delivery delay of one event,
@@ -9,13 +11,14 @@
 import http from 'node:http';
 import { spawn } from 'node:child_process';
 import express from 'express';
-import autocannon from 'autocannon';
 import { startTestServer } from '../test/helpers/server.js';
+import { startLimitServer } from './limit-server.js';
+import { splitSchema } from '../src/db/client.js';
 
 // TEST_DATABASE_URL / TEST_REDIS_URL run the bench on PostgreSQL and Redis.
 import { startFakeProvider } from '../test/fake-provider/server.js';
 import { prisma } from '../src/db/client.js';
-import { appendEvents } from '../src/events/store.js';
+import { commitEvents, type NewEvent } from '../src/events/store.js';
 
 const DURATION = Number(process.env.BENCH_SECONDS || 8);
 const SUBSCRIBERS = Number(process.env.BENCH_SUBSCRIBERS || 1000);
@@ -26,10 +29,20 @@ const pct = (xs: number[], p: number) => {
 };
 const fmt = (n: number) => (n >= 100 ? n.toFixed(0) : n.toFixed(2));
 
+/** autocannon in a child process, so the load generator does not share the servers' event loop. */
 async function cannon(url: string, headers: Record<string, string>) {
-  const result = await autocannon({ url, headers, connections: 32, duration: DURATION, pipelining: 1 });
+  const bin = new URL('../node_modules/autocannon/autocannon.js', import.meta.url).pathname;
+  const args = [bin, '-j', '-c', '32', '-d', String(DURATION), ...Object.entries(headers).flatMap(([k, v]) => ['-H', `${k}=${v}`]), url];
+  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'] });
+  let out = '';
+  child.stdout!.on('data', (chunk: Buffer) => (out += chunk.toString()));
+  await new Promise((resolve) => child.once('exit', resolve));
+  const result = JSON.parse(out.trim().split('\n').pop()!) as { requests: { average: number }; latency: { p99: number }; errors: number; non2xx: number };
   return { rps: result.requests.average, p99: result.latency.p99, errors: result.errors + result.non2xx };
 }
+
+/** A marker event the streams carry (agent.status), appended by the bench itself. */
+const statusEvent = (text: string): NewEvent => ({ type: 'agent.status', fields: { part: { type: 'status', index: 0, level: 'working', text } } });
 
 const fake = await startFakeProvider();
 const s = await startTestServer({ anthropicApiKey: 'bench', anthropicBaseUrl: fake.anthropicBaseUrl });
@@ -50,13 +63,37 @@ const bareServer = http.createServer(bare);
 await new Promise<void>((r) => bareServer.listen(0, '127.0.0.1', r));
 const barePort = (bareServer.address() as { port: number }).port;
 const auth = { authorization: `Bearer ${s.adminToken}` };
+// The limit: same answer from node:http + pg, one SQL statement; checked equal before measuring.
+const pgUrl = process.env.TEST_DATABASE_URL;
+const schema = pgUrl ? (await prisma.$queryRaw<{ schema: string }[]>`SELECT current_schema() AS schema`)[0]!.schema : undefined;
+const limitServer = pgUrl ? await startLimitServer(splitSchema(pgUrl).url, schema) : null;
+if (limitServer) {
+  const viaRest = (await s.api('GET', `/agents/${agent.id}`)).body;
+  const viaLimit = await (await fetch(`${limitServer.url}/v1/agents/${agent.id}`, { headers: auth })).json();
+  if (JSON.stringify(viaRest) !== JSON.stringify(viaLimit)) throw new Error(`limit server answers differently:\n${JSON.stringify(viaRest)}\n${JSON.stringify(viaLimit)}`);
+}
 await cannon(`${s.base}/agents/${agent.id}`, auth); // warm-up
 const rest = await cannon(`${s.base}/agents/${agent.id}`, auth);
+const limit = limitServer ? await cannon(`${limitServer.url}/v1/agents/${agent.id}`, auth) : null;
 const direct = await cannon(`http://127.0.0.1:${barePort}/agents/${agent.id}`, {});
 rows.push(['GET /v1/agents/{id} (REST → GraphQL)', `${fmt(rest.rps)} req/s, p99 ${rest.p99} ms, errors ${rest.errors}`]);
-rows.push(['bare Express route, same Prisma query', `${fmt(direct.rps)} req/s, p99 ${direct.p99} ms`]);
-rows.push(['ratio REST / bare', `${((rest.rps / direct.rps) * 100).toFixed(0)} %`]);
+if (limit) {
+  rows.push(['limit: node:http + pg, one SQL statement (token by hash), same JSON', `${fmt(limit.rps)} req/s, p99 ${limit.p99} ms, errors ${limit.errors}`]);
+  rows.push(['ratio REST / limit (target ≥ 0.6)', (rest.rps / limit.rps).toFixed(2)]);
+} else {
+  rows.push(['limit: node:http + pg', 'PostgreSQL only: set TEST_DATABASE_URL']);
+}
+rows.push(['bare Express route, same Prisma query (no auth)', `${fmt(direct.rps)} req/s, p99 ${direct.p99} ms`]);
+rows.push(['ratio REST / bare Express', (rest.rps / direct.rps).toFixed(2)]);
 bareServer.close();
+await limitServer?.close();
+if (process.env.BENCH_ONLY === 'rest') {
+  console.log('\n| measurement | result |\n|---|---|');
+  for (const [k, v] of rows) console.log(`| ${k} | ${v} |`);
+  await s.stop();
+  await fake.close();
+  process.exit(0);
+}
 
 // 2. send → first SSE frame
 const sess = (await s.api('POST', '/sessions', { body: { agent: agent.id } })).body.session;
@@ -120,12 +157,12 @@ const N = 2000;
 let received = 0;
 let allIn: (() => void) | null = null;
 const closeT = await openStream(sess.id, (type) => {
-  if (type === 'bench.tick' && ++received === N) allIn?.();
+  if (type === 'agent.status' && ++received === N) allIn?.();
 });
 await new Promise((r) => setTimeout(r, 200));
 const tThroughput = performance.now();
 const all = new Promise<void>((r) => (allIn = r));
-for (let i = 0; i < N; i += 20) await appendEvents(sess.id, Array.from({ length: 20 }, () => ({ type: 'bench.tick' })));
+for (let i = 0; i < N; i += 20) await commitEvents(sess.id, Array.from({ length: 20 }, () => statusEvent('tick')));
 await all;
 const seconds = (performance.now() - tThroughput) / 1000;
 closeT();
@@ -137,7 +174,7 @@ const fan = (await s.api('POST', '/sessions', { body: { agent: agent2.id } })).b
 global.gc?.();
 await new Promise((r) => setTimeout(r, 500));
 const memBefore = process.memoryUsage();
-const clients = spawn(process.execPath, [new URL('./sse-clients.mjs', import.meta.url).pathname, `${s.base}/sessions/${fan.id}/events/stream`, s.adminToken, String(SUBSCRIBERS), 'bench.fanout'], { stdio: ['ignore', 'pipe', 'inherit'] });
+const clients = spawn(process.execPath, [new URL('./sse-clients.mjs', import.meta.url).pathname, `${s.base}/sessions/${fan.id}/events/stream`, s.adminToken, String(SUBSCRIBERS), 'agent.status'], { stdio: ['ignore', 'pipe', 'inherit'] });
 const arrivals: number[] = [];
 let opened: (() => void) | null = null;
 let allGot: (() => void) | null = null;
@@ -167,7 +204,7 @@ for (let round = -3; round < ROUNDS; round++) {
   arrivals.length = 0;
   const everyone = new Promise<void>((r) => (allGot = r));
   const tSend = performance.timeOrigin + performance.now();
-  await appendEvents(fan.id, [{ type: 'bench.fanout' }]);
+  await commitEvents(fan.id, [statusEvent('fanout')]);
   await everyone;
   if (round >= 0) delays.push(...arrivals.map((a) => a - tSend));
   await new Promise((r) => setTimeout(r, 100));

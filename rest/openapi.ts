@@ -8,6 +8,20 @@ type JsonSchema = Record<string, unknown>;
 
 const COMMON_ERRORS = ['invalid_token', 'insufficient_scope', 'universe_mismatch', 'rate_limited'];
 
+/** Errors the shared edge can answer for a route, whatever its own rules: documented everywhere they can happen. */
+function edgeErrors(route: RestRoute): string[] {
+  return [
+    ...(route.scope ? COMMON_ERRORS : []),
+    // query and body validation (zod), malformed JSON, multipart parse errors; on every route the
+    // input hygiene of src/http/input-hygiene.ts (a query string with NUL or invalid UTF-8)
+    'invalid_request',
+    // input hygiene: a body over the limit, a content type the route does not read
+    ...(route.body || route.rawRequestBody ? ['payload_too_large', 'unsupported_media_type'] : []),
+    // a reused Idempotency-Key with another body; one still in progress
+    ...(route.idempotent ? ['invalid_request', 'conflict'] : []),
+  ];
+}
+
 function toSchema(schema: z.ZodType, io: 'input' | 'output', components: Record<string, JsonSchema>): JsonSchema {
   const json = z.toJSONSchema(schema, {
     io,
@@ -50,7 +64,7 @@ export function buildOpenApi(routes: RestRoute[], serverUrl = '/v1'): Record<str
   for (const route of routes) {
     tags.add(route.tag);
     const params = [...route.path.matchAll(/\{(\w+)\}/g)].map((m) => ({ name: m[1], in: 'path', required: true, schema: { type: 'string' } }));
-    const errorCodes = [...new Set([...(route.scope ? COMMON_ERRORS : []), ...(route.errors ?? []), 'not_found'])];
+    const errorCodes = [...new Set([...edgeErrors(route), ...(route.errors ?? []), 'not_found'])];
     const byStatus = new Map<number, string[]>();
     for (const code of errorCodes) {
       const status = STATUS_BY_CODE[code] ?? 400;
@@ -59,7 +73,7 @@ export function buildOpenApi(routes: RestRoute[], serverUrl = '/v1'): Record<str
     const responses: Record<string, unknown> = {
       [String(route.status ?? 200)]: route.rawResponseContent
         ? { description: 'Success', content: route.rawResponseContent }
-        : route.stream
+        : route.feed
         ? {
             description: 'Server-sent events: each frame has `id:` (event id), `event:` (event type) and `data:` (the event JSON, schema below); a comment ping at least every 15 s',
             content: { 'text/event-stream': { schema: { type: 'string' }, example: 'id: evt_01...\nevent: session.status_running\ndata: {...}\n\n' } },

@@ -55,6 +55,11 @@ export async function openDatabase(opts: DatabaseOptions): Promise<PrismaClient>
   return prisma;
 }
 
+/** The pg pool under Prisma on PostgreSQL, for hot reads that skip Prisma's query pipeline; undefined on PGlite. */
+export function pgPool(): pg.Pool | undefined {
+  return ownedPool;
+}
+
 export async function closeDatabase(): Promise<void> {
   await prisma?.$disconnect();
   await ownedPool?.end().catch(() => undefined);

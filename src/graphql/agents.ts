@@ -9,6 +9,7 @@ import {
   createAgent, updateAgent, archiveAgent, deleteAgent, setPrompt, listSecrets, putSecret, deleteSecret, findAgent,
 } from '../agents/agents.js';
 import { customDataView, instructionsView, mcpServersView, metadataView, skillsView } from '../agents/shapes.js';
+import { agentDetailRow, rowCovers } from '../agents/detail-row.js';
 import {
   AgentTypeEnum, ReasoningEffortEnum, AgentMcpServer, AgentSkillAttachment, AgentCustomData, AgentInstructionFile,
   CreateAgentInput, UpdateAgentInput,
@@ -97,8 +98,12 @@ builder.queryField('agent', (t) =>
     args: { id: t.arg.string({ required: true }) },
     authScopes: { read: true },
     resolve: async (query, _root, { id }, ctx) => {
-      // One query: the universe condition masks other universes' agents as not found.
-      const agent = await prisma.agent.findFirst({ ...query, where: { id, universeId: ctx.viewer!.universe.id } });
+      // One statement: the universe condition masks other universes' agents as not found. A
+      // selection the detail row does not carry goes through Prisma's relation loading.
+      const universe = ctx.viewer!.universe;
+      const agent = rowCovers(query)
+        ? await agentDetailRow(universe, id)
+        : await prisma.agent.findFirst({ ...query, where: { id, universeId: universe.id } });
       if (!agent) throw new AppError('not_found', 'agent not found');
       return agent;
     },

@@ -8,17 +8,22 @@ import pg from 'pg';
 import { loadConfig, type Config } from '../../src/config.js';
 import { startServer, type RunningServer } from '../../src/server.js';
 import { splitSchema } from '../../src/db/client.js';
+import { ResponseValidator, type OpenApiDocument } from './openapi-validator.js';
 
 export interface ApiResponse<T = any> {
   status: number;
   body: T;
   headers: Headers;
+  /** The body's bytes as received (downloads). */
+  bytes: Uint8Array;
 }
 
 export interface CallOptions {
   body?: unknown;
   /** Raw body string (for malformed JSON tests). */
   raw?: string;
+  /** A multipart body (uploads); fetch sets the content type with its boundary. */
+  form?: FormData;
   token?: string | null;
   cookie?: string;
   headers?: Record<string, string>;
@@ -66,28 +71,43 @@ export async function startTestServer(overrides: Partial<Config> = {}): Promise<
   const url = running.url;
   const base = `${url}/v1`;
 
+  // Every /v1 answer is checked against the document this server publishes (fetched once).
+  let validator: Promise<ResponseValidator> | undefined;
+  const responseValidator = () => (validator ??= fetch(`${base}/openapi.json`)
+    .then((r) => r.json() as Promise<OpenApiDocument>)
+    .then((doc) => new ResponseValidator(doc)));
+
   async function call<T>(method: string, target: string, opts: CallOptions = {}): Promise<ApiResponse<T>> {
     const headers: Record<string, string> = { ...opts.headers };
     const token = opts.token === undefined ? adminToken : opts.token;
     if (token) headers.authorization = `Bearer ${token}`;
     if (opts.cookie) headers.cookie = opts.cookie;
-    let body: string | undefined;
-    if (opts.raw !== undefined) {
+    let body: string | FormData | undefined;
+    if (opts.form !== undefined) {
+      body = opts.form;
+    } else if (opts.raw !== undefined) {
       body = opts.raw;
       headers['content-type'] ??= 'application/json';
     } else if (opts.body !== undefined) {
       body = JSON.stringify(opts.body);
       headers['content-type'] = 'application/json';
     }
-    const res = await fetch(target.startsWith('http') ? target : target.startsWith('/v1') || target.startsWith('/graphql') || target.startsWith('/auth') ? url + target : base + target, { method, headers, body });
-    const text = await res.text();
+    const full = target.startsWith('http') ? target : target.startsWith('/v1') || target.startsWith('/graphql') || target.startsWith('/auth') ? url + target : base + target;
+    const res = await fetch(full, { method, headers, body });
+    const bytes = new Uint8Array(await res.arrayBuffer());
+    const text = new TextDecoder().decode(bytes);
     let parsed: unknown = text;
     try {
       parsed = text ? JSON.parse(text) : null;
     } catch {
       /* not JSON: keep text */
     }
-    return { status: res.status, body: parsed as T, headers: res.headers };
+    if (full.startsWith(`${base}/`)) {
+      (await responseValidator()).check({
+        method, path: full.slice(base.length), status: res.status, contentType: res.headers.get('content-type'), body: parsed, empty: bytes.length === 0,
+      });
+    }
+    return { status: res.status, body: parsed as T, headers: res.headers, bytes };
   }
 
   const server: TestServer = {
