@@ -104,7 +104,7 @@ export const channelConnection = z.strictObject({
   channel_id: z.string().nullable(),
   label: z.string(),
   status: connectionStatusEnum,
-  bound_session: z.strictObject({ id: z.string(), label: z.string() }).nullable().meta({ id: 'ChannelBoundSession' }),
+  bound_session: z.strictObject({ id: z.string(), label: z.string() }).meta({ id: 'ChannelBoundSession' }).nullable(),
   created_at: timestamp,
   connect: connectInfo.optional().describe('Present only while PENDING'),
 }).meta({ id: 'ChannelConnection' });

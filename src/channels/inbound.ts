@@ -47,6 +47,8 @@ const orderKey = (p: InboundPayload) => `${p.appId ?? p.connectionId}:${p.messag
 const chains = new Map<string, Promise<void>>();
 function schedule(id: string, key: string): void {
   const next = (chains.get(key) ?? Promise.resolve())
+    // After the current I/O turn: the platform's acknowledgement is written first.
+    .then(() => new Promise<void>((resolve) => setImmediate(resolve)))
     .then(() => processInbound(id))
     .catch((err) => logger.error({ err, id }, 'inbound message processing failed'))
     .finally(() => {

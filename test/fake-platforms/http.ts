@@ -44,7 +44,7 @@ export async function listen(handler: (req: http.IncomingMessage, res: http.Serv
 }
 
 /** POSTs to the service as a platform does; returns status, headers and the body text. */
-export async function post(url: string, body: string | Buffer, headers: Record<string, string>): Promise<{ status: number; text: string; json: any; headers: Headers }> {
+export async function post(url: string, body: string, headers: Record<string, string>): Promise<{ status: number; text: string; json: any; headers: Headers }> {
   const res = await fetch(url, { method: 'POST', headers, body });
   const text = await res.text();
   let parsed: any = null;
