@@ -58,7 +58,8 @@ async function finish(id: string, status: 'posted' | 'failed' | 'merged', error:
 function replyText(answer: AgentMessage | null, failure: string | null, stop: StopReason): string | null {
   if (answer?.text.trim()) return answer.text;
   if (stop.type === 'budget_reached') return 'This conversation reached its spending limit before the agent could answer.';
-  if (failure) return `Sorry, the agent could not answer: ${failure}`;
+  // The session's error says what failed; the end user gets a plain notice, not internals.
+  if (failure) return 'Sorry, the agent could not answer this time. Please try again in a moment.';
   return null; // an interrupted turn with nothing said: nothing to post
 }
 
