@@ -1,44 +1,29 @@
-// Identity: whoami, universes and API tokens.
+// Identity: whoami, universes and API tokens. Whoami and universes are derived from the zod
+// schemas of src/universes/contract.ts (the REST answers); API tokens are GraphQL-only.
 import { z } from 'zod';
 import { builder } from './builder.js';
 import { prisma } from '../db/client.js';
 import { AppError } from '../errors.js';
-import { SCOPES } from '../auth/scopes.js';
 import { mintToken } from '../auth/tokens.js';
 import { clearViewerCache } from '../auth/viewer.js';
-import { createUniverse } from '../universes/universes.js';
+import { createUniverse, createUniverseSchema } from '../universes/universes.js';
+import { universeBody, whoamiBody, scope, authKind, type UniverseView } from '../universes/contract.js';
+import type { Universe } from '../generated/prisma/client.js';
+import { enumOf, inputOf, objectOf } from '../contract/graphql-types.js';
+import { takeInput } from '../contract/input.js';
 import { parseInput } from '../validation.js';
 
-export const ScopeEnum = builder.enumType('Scope', { values: SCOPES });
-export const AuthKindEnum = builder.enumType('AuthKind', { values: ['token', 'session'] as const });
+export const ScopeEnum = enumOf(scope);
+export const AuthKindEnum = enumOf(authKind);
+const UniverseType = objectOf(universeBody);
 
-export const UniverseType = builder.prismaObject('Universe', {
-  fields: (t) => ({
-    slug: t.exposeString('slug'),
-    name: t.exposeString('name'),
-    isPersonal: t.exposeBoolean('isPersonal'),
-    createdAt: t.expose('createdAt', { type: 'DateTime' }),
-  }),
-});
-
-const WhoamiUser = builder.simpleObject('WhoamiUser', {
-  fields: (t) => ({ id: t.string(), email: t.string(), name: t.string({ nullable: true }) }),
-});
-const WhoamiUniverse = builder.simpleObject('WhoamiUniverse', {
-  fields: (t) => ({ slug: t.string(), name: t.string(), isPersonal: t.boolean() }),
-});
-const Whoami = builder.simpleObject('Whoami', {
-  fields: (t) => ({
-    user: t.field({ type: WhoamiUser }),
-    universe: t.field({ type: WhoamiUniverse }),
-    scopes: t.field({ type: [ScopeEnum] }),
-    auth: t.field({ type: AuthKindEnum }),
-  }),
-});
+function universeView(u: Universe): UniverseView {
+  return { slug: u.slug, name: u.name, isPersonal: u.isPersonal, createdAt: u.createdAt.toISOString() };
+}
 
 builder.queryField('whoami', (t) =>
   t.field({
-    type: Whoami,
+    type: objectOf(whoamiBody),
     authScopes: { read: true },
     resolve: (_root, _args, ctx) => {
       const v = ctx.viewer!;
@@ -53,46 +38,42 @@ builder.queryField('whoami', (t) =>
 );
 
 builder.queryField('universes', (t) =>
-  t.prismaField({
-    type: ['Universe'],
+  t.field({
+    type: [UniverseType],
     description: 'Universes the caller can act in (a universe-scoped token sees only its own).',
     authScopes: { read: true },
-    resolve: (query, _root, _args, ctx) => {
+    resolve: async (_root, _args, ctx) => {
       const v = ctx.viewer!;
-      return prisma.universe.findMany({
-        ...query,
+      const rows = await prisma.universe.findMany({
         where: v.tokenUniverseId ? { id: v.tokenUniverseId } : { ownerId: v.user.id },
         orderBy: [{ isPersonal: 'desc' }, { createdAt: 'asc' }],
       });
+      return rows.map(universeView);
     },
   }),
 );
 
 builder.queryField('universe', (t) =>
-  t.prismaField({
-    type: 'Universe',
+  t.field({
+    type: UniverseType,
     args: { slug: t.arg.string({ required: true }) },
     authScopes: { read: true },
-    resolve: async (query, _root, { slug }, ctx) => {
+    resolve: async (_root, { slug }, ctx) => {
       const v = ctx.viewer!;
-      const found = await prisma.universe.findFirst({ ...query, where: { slug, ownerId: v.user.id } });
+      const found = await prisma.universe.findFirst({ where: { slug, ownerId: v.user.id } });
       if (!found || (v.tokenUniverseId && found.id !== v.tokenUniverseId)) throw new AppError('not_found', `universe ${slug} not found`);
-      return found;
+      return universeView(found);
     },
   }),
 );
 
-const CreateUniverseInput = builder.inputType('CreateUniverseInput', {
-  fields: (t) => ({ slug: t.string({ required: true }), name: t.string() }),
-});
-
 builder.mutationField('createUniverse', (t) =>
-  t.prismaField({
-    type: 'Universe',
+  t.field({
+    type: UniverseType,
     description: 'Needs a personal credential with write scope.',
-    args: { input: t.arg({ type: CreateUniverseInput, required: true }) },
+    args: { input: t.arg({ type: inputOf(createUniverseSchema, 'CreateUniverse'), required: true }) },
     authScopes: { $all: { write: true, personal: true } },
-    resolve: async (_query, _root, { input }, ctx) => createUniverse(ctx.viewer!.user.id, stripNulls(input)),
+    resolve: async (_root, { input }, ctx) => universeView(await createUniverse(ctx.viewer!.user.id, takeInput(ctx, createUniverseSchema, input))),
   }),
 );
 
@@ -102,7 +83,7 @@ export const ApiTokenType = builder.prismaObject('ApiToken', {
   fields: (t) => ({
     id: t.exposeID('id', { description: 'tok_… id' }),
     name: t.exposeString('name'),
-    scope: t.field({ type: ScopeEnum, resolve: (tok) => tok.scope as (typeof SCOPES)[number] }),
+    scope: t.field({ type: ScopeEnum, resolve: (tok) => tok.scope as z.output<typeof scope> }),
     prefix: t.exposeString('prefix', { description: 'First characters of the value, to recognise it' }),
     universe: t.string({
       nullable: true,
@@ -148,8 +129,11 @@ const CreatedApiToken = builder.simpleObject('CreatedApiToken', {
   }),
 });
 
+/** The token input as GraphQL coerced it (expiresAt a Date), checked once. */
 const tokenInputSchema = z.object({
   name: z.string().trim().min(1).max(100),
+  scope,
+  universe: z.string().nullish(),
   expiresAt: z.date().nullish(),
 });
 
@@ -159,22 +143,16 @@ builder.mutationField('createApiToken', (t) =>
     args: { input: t.arg({ type: CreateApiTokenInput, required: true }) },
     authScopes: { webSession: true },
     resolve: async (_root, { input }, ctx) => {
-      parseInput(tokenInputSchema, input);
+      const body = parseInput(tokenInputSchema, input);
       const userId = ctx.viewer!.user.id;
       let universeId: string | null = null;
-      if (input.universe) {
-        const u = await prisma.universe.findFirst({ where: { slug: input.universe, ownerId: userId } });
-        if (!u) throw new AppError('not_found', `universe ${input.universe} not found`);
+      if (body.universe) {
+        const u = await prisma.universe.findFirst({ where: { slug: body.universe, ownerId: userId } });
+        if (!u) throw new AppError('not_found', `universe ${body.universe} not found`);
         universeId = u.id;
       }
-      if (input.expiresAt && input.expiresAt.getTime() <= Date.now()) throw new AppError('invalid_request', 'expiresAt must be in the future');
-      const { token, apiToken } = await mintToken({
-        userId,
-        name: input.name.trim(),
-        scope: input.scope,
-        universeId,
-        expiresAt: input.expiresAt ?? null,
-      });
+      if (body.expiresAt && body.expiresAt.getTime() <= Date.now()) throw new AppError('invalid_request', 'expiresAt must be in the future');
+      const { token, apiToken } = await mintToken({ userId, name: body.name, scope: body.scope, universeId, expiresAt: body.expiresAt ?? null });
       const withUniverse = await prisma.apiToken.findUniqueOrThrow({ where: { id: apiToken.id }, include: { universe: true } });
       return { token, apiToken: withUniverse };
     },
@@ -195,8 +173,3 @@ builder.mutationField('revokeApiToken', (t) =>
     },
   }),
 );
-
-/** GraphQL gives explicit nulls for omitted optional inputs; domain schemas treat them as absent. */
-export function stripNulls<T extends object>(input: T): { [K in keyof T]: Exclude<T[K], null> } {
-  return Object.fromEntries(Object.entries(input).filter(([, v]) => v !== null && v !== undefined)) as never;
-}
