@@ -3,6 +3,8 @@
 //  1. GET /v1/agents/{id} through REST → GraphQL against the machine's limit for the same
 //     answer (bare node:http + pg + one SQL statement, PostgreSQL only) and a bare Express route
 //     doing the same Prisma query (autocannon in its own process), and the ratios.
+//  5. channels (bench/channels.ts): inbound acknowledgement under load, message → user.message
+//     stored → reply posted through the loopback platform.
 //  BENCH_ONLY=rest runs only the first measurement.
 //  2. send (202) → first SSE frame latency, p50/p99, the fake provider answering at once.
 //  3. event throughput of one session reaching a subscriber.
@@ -17,6 +19,7 @@ import { splitSchema } from '../src/db/client.js';
 
 // TEST_DATABASE_URL / TEST_REDIS_URL run the bench on PostgreSQL and Redis.
 import { startFakeProvider } from '../test/fake-provider/server.js';
+import { channelBench } from './channels.js';
 import { prisma } from '../src/db/client.js';
 import { commitEvents, type NewEvent } from '../src/events/store.js';
 
@@ -213,6 +216,9 @@ rows.push([`fan-out to ${SUBSCRIBERS} SSE subscribers (append → received; ${RO
 const perStream = (k: 'rss' | 'heapUsed') => fmt((memAfter[k] - memBefore[k]) / SUBSCRIBERS / 1024);
 rows.push(['server memory per open stream (delta / streams, after GC)', `heap ${perStream('heapUsed')} KB, RSS ${perStream('rss')} KB`]);
 clients.kill();
+
+// 5. channels: inbound acknowledgement, message → user.message stored → reply posted (bench/channels.ts).
+rows.push(...(await channelBench(s, fake)));
 
 console.log('\n| measurement | result |\n|---|---|');
 for (const [k, v] of rows) console.log(`| ${k} | ${v} |`);
