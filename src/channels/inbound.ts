@@ -35,9 +35,10 @@ export async function recordInbound(universeId: string, source: { appId: string 
       payload: { appId: 'appId' in source ? source.appId : null, connectionId: 'connectionId' in source ? source.connectionId : null, message } satisfies InboundPayload as object,
     })),
     skipDuplicates: true,
-    select: { id: true, payload: true },
+    select: { id: true },
   });
-  for (const row of rows) schedule(row.id, orderKey(row.payload as unknown as InboundPayload));
+  const key = `${owner}:${messages[0]!.surfaceId}`; // one request carries one surface's messages
+  for (const row of rows) schedule(row.id, key);
   return rows.length;
 }
 

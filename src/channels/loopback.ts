@@ -22,7 +22,13 @@ const kindOf = (mime: string): InboundAttachment['type'] =>
   mime.startsWith('image/') ? 'image' : mime.startsWith('audio/') ? 'audio' : mime.startsWith('video/') ? 'video' : 'document';
 
 export async function receiveLoopback(viewer: Viewer, connectionId: string, body: LoopbackInboundBody): Promise<LoopbackAcceptedJson> {
-  const conn = await loopbackConnection(viewer, connectionId);
+  // The acknowledgement path: one light read, one insert (the rest happens after the answer).
+  const conn = await prisma.channelConnection.findFirst({
+    where: { id: connectionId, universeId: viewer.universe.id },
+    select: { id: true, platform: true, status: true, channelId: true, universeId: true },
+  });
+  if (!conn) throw new AppError('not_found', 'channel connection not found');
+  if (conn.platform !== 'loopback') throw new AppError('invalid_request', `${conn.id} is a ${conn.platform} connection, not loopback`);
   if (conn.status !== 'CONNECTED') throw new AppError('conflict', `the connection is ${conn.status}: open its connect.url and claim it first`);
   const messageId = body.message_id ?? channelId('lbmsg');
   const decoded = (body.attachments ?? []).map((a) => {
@@ -31,8 +37,9 @@ export async function receiveLoopback(viewer: Viewer, connectionId: string, body
   });
   if (decoded.reduce((n, a) => n + a.bytes.length, 0) > MAX_FILE_BYTES) throw new AppError('file_too_large', 'the files of one message may total at most 32 MiB');
   // A repeated message id is dropped before its files are stored twice.
-  const seen = await prisma.channelInbound.findUnique({ where: { dedupeKey: `${conn.id}:${messageId}` }, select: { id: true } });
-  if (seen) return { message_id: messageId, thread_id: body.thread_id, duplicate: true };
+  if (decoded.length && (await prisma.channelInbound.findUnique({ where: { dedupeKey: `${conn.id}:${messageId}` }, select: { id: true } }))) {
+    return { message_id: messageId, thread_id: body.thread_id, duplicate: true };
+  }
   const attachments: InboundAttachment[] = [];
   for (const a of decoded) {
     const file = await storeChannelFile(conn.universeId, null, a.bytes, { name: a.name, mimeType: a.mime_type });
