@@ -202,6 +202,22 @@ describe('telegram conversations', () => {
     expect((await history(s, session.id)).filter((e) => e.type === 'user.message')).toHaveLength(0);
   });
 
+  it('a proactive delivery Telegram refuses emits delivery.failed; a refused post answers invalid_spec', async () => {
+    const { session, conn } = await connectedChat(5557);
+    const ok = await s.api('POST', `/channels/connections/${conn.id}/deliveries`, { body: { destination: { session: session.id }, parts: [{ type: 'text', text: 'Your order shipped.' }] } });
+    expect(ok.body).toMatchObject({ connection_id: conn.id, thread_id: '5557', status: 'queued' });
+    await waitFor(async () => repliesTo(5557).some((m) => m.text === 'Your order shipped.'), 5000, 'proactive post');
+    tg.blockedChats.add(5557);
+    const refused = await s.api('POST', `/channels/connections/${conn.id}/deliveries`, { body: { destination: { session: session.id }, parts: [{ type: 'text', text: 'Are you still there?' }] } });
+    expect(refused.status).toBe(202);
+    await waitFor(async () => (await prisma.channelEvent.count({ where: { type: 'delivery.failed' } })) > 0, 5000, 'delivery.failed');
+    const failed = (await prisma.channelEvent.findFirstOrThrow({ where: { type: 'delivery.failed' } })).payload as any;
+    expect(failed.data).toMatchObject({ delivery_id: refused.body.id, connection_id: conn.id, thread_id: '5557', error: { message: expect.stringContaining('blocked') } });
+    const post = await s.api('POST', `/channels/connections/${conn.id}/threads/5557/messages`, { body: { parts: [{ type: 'text', text: 'hello?' }] } });
+    expectError(post, 422, 'invalid_spec');
+    expect(post.body.error.message).toContain('bot was blocked by the user');
+  });
+
   it('blocking the bot (my_chat_member kicked) disconnects the connection with channel.disconnected', async () => {
     const { conn } = await connectedChat(5556);
     const res = await tg.deliver(TOKEN, {
