@@ -20,6 +20,7 @@ import { splitSchema } from '../src/db/client.js';
 // TEST_DATABASE_URL / TEST_REDIS_URL run the bench on PostgreSQL and Redis.
 import { startFakeProvider } from '../test/fake-provider/server.js';
 import { channelBench } from './channels.js';
+import { memoryBench } from './memory.js';
 import { prisma } from '../src/db/client.js';
 import { commitEvents, type NewEvent } from '../src/events/store.js';
 
@@ -219,6 +220,9 @@ clients.kill();
 
 // 5. channels: inbound acknowledgement, message → user.message stored → reply posted (bench/channels.ts).
 rows.push(...(await channelBench(s, fake)));
+
+// 6. memory and file descriptors: 5 parallel 30 MiB uploads, 1,000 dropped SSE connections (bench/memory.ts).
+rows.push(...(await memoryBench(s)));
 
 console.log('\n| measurement | result |\n|---|---|');
 for (const [k, v] of rows) console.log(`| ${k} | ${v} |`);
