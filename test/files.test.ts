@@ -39,8 +39,7 @@ async function upload(content: Blob | string, filename: string, type: string, ex
   const form = new FormData();
   form.append('file', content instanceof Blob ? content : new Blob([content], { type }), filename);
   for (const [k, v] of Object.entries(extra)) form.append(k, v);
-  const res = await fetch(`${s.base}/files`, { method: 'POST', headers: { authorization: `Bearer ${s.adminToken}` }, body: form });
-  return { status: res.status, body: await res.json() as any };
+  return s.api('POST', '/files', { form });
 }
 
 describe('upload', () => {
@@ -62,8 +61,8 @@ describe('upload', () => {
   it('refuses a body without a file part and non-multipart bodies', async () => {
     const form = new FormData();
     form.append('other', 'x');
-    const res = await fetch(`${s.base}/files`, { method: 'POST', headers: { authorization: `Bearer ${s.adminToken}` }, body: form });
-    expect(res.status).toBe(400);
+    const res = await s.api('POST', '/files', { form });
+    expectError(res, 400, 'invalid_request');
     // JSON is not what the upload route reads: 415 at the edge
     expectError(await s.api('POST', '/files', { body: { file: 'nope' } }), 415, 'unsupported_media_type');
   });
@@ -145,11 +144,11 @@ describe('message attachments', () => {
     for (const block of content.slice(1)) expect(block.source).toEqual({ type: 'file', file_id: expect.stringMatching(/^file_/) });
     expect(content[3].title).toBe('Report');
     const copy = content[1].source.file_id;
-    const downloaded = await fetch(`${s.base}/files/${copy}/content`, { headers: { authorization: `Bearer ${s.adminToken}` } });
+    const downloaded = await s.api('GET', `/files/${copy}/content`);
     expect(downloaded.status).toBe(200);
     expect(downloaded.headers.get('content-type')).toBe('image/png');
     expect(downloaded.headers.get('content-disposition')).toContain('attachment');
-    expect(Buffer.from(await downloaded.arrayBuffer())).toEqual(PNG);
+    expect(Buffer.from(downloaded.bytes)).toEqual(PNG);
     const scoped = await s.api('GET', `/files?scope_id=${session.id}`);
     expect(scoped.body.data.map((f: any) => f.id).sort()).toEqual(content.slice(1).map((b: any) => b.source.file_id).sort());
     expect(scoped.body.data.every((f: any) => f.downloadable)).toBe(true);

@@ -34,8 +34,7 @@ const expectError = (res: ApiResponse, status: number, code: string) => {
 async function upload(text: string, filename: string) {
   const form = new FormData();
   form.append('file', new Blob([text], { type: 'text/csv' }), filename);
-  const res = await fetch(`${s.base}/files`, { method: 'POST', headers: { authorization: `Bearer ${s.adminToken}` }, body: form });
-  return (await res.json()) as any;
+  return (await s.api('POST', '/files', { form })).body;
 }
 const workspace = (sessionId: string) => path.join(config().dataDir, 'sandboxes', sessionId, 'workspace');
 

@@ -32,8 +32,7 @@ async function multipart(url: string, files: Record<string, string>, displayName
   const form = new FormData();
   for (const [p, content] of Object.entries(files)) form.append('files', new Blob([content]), p);
   if (displayName) form.append('display_name', displayName);
-  const res = await fetch(`${s.base}${url}`, { method: 'POST', headers: { authorization: `Bearer ${s.adminToken}` }, body: form });
-  return { status: res.status, body: (await res.json()) as any };
+  return s.api('POST', url, { form });
 }
 
 describe('create and read', () => {
@@ -92,9 +91,9 @@ describe('GraphQL', () => {
     expect(revision.files).toEqual([{ path: 'SKILL.md', executable: false }, { path: 'run', executable: true }]);
     expect((await s.api('GET', `/skills/${skill.id}/revisions/${revision.id}`)).body.revision).toMatchObject({ id: revision.id, name: 'typed' });
     const next = await s.gql<any>(`mutation($id: String!) { createSkillRevision(skillId: $id, input: {files: [{path: "SKILL.md", content: ${JSON.stringify(skillMd('other'))}}]}) { id } }`, { id: skill.id });
-    expect(next.body.errors[0].extensions.code).toBe('name_mismatch');
+    expect(next.body.errors?.[0]?.extensions?.code).toBe('name_mismatch');
     const empty = await s.gql<any>(`mutation { createSkill(input: {files: []}) { skill { id } } }`);
-    expect(empty.body.errors[0].extensions.code).toBe('invalid_request');
+    expect(empty.body.errors?.[0]?.extensions?.code).toBe('invalid_request');
   });
 });
 

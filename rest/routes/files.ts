@@ -82,7 +82,8 @@ export const fileRoutes = [
       const { file, stream } = await contentOf(ctx.viewer!, String(req.params.file_id));
       await sendBlob(stream, res, { 'content-type': file.mimeType, 'content-length': String(file.sizeBytes), 'content-disposition': disposition(file.filename) });
     },
-    rawResponseContent: { 'application/octet-stream': { schema: { type: 'string', format: 'binary' } } },
+    // The bytes travel with the file's own media type (its mime_type), whatever it is.
+    rawResponseContent: { '*/*': { schema: { type: 'string', format: 'binary', description: "the file's bytes; Content-Type is the file's mime_type, Content-Disposition attachment with its filename" } } },
     response: z.string().describe('The raw bytes'),
     errors: ['not_downloadable'],
   }),
