@@ -15,11 +15,8 @@ export interface RouteInput<B, Q> {
   headers: Record<string, string | undefined>;
 }
 
-/** GraphQL `data` of a route's document; mapped by the response schema (or a route's own `result`). */
+/** GraphQL `data` of a route's document; converted to the REST body by the response schema. */
 export type GraphQLData = Record<string, unknown>;
-/** Hand-written result mappings of routes not yet derived from their response schema. */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any -- being removed route by route
-type LegacyData = Record<string, any>;
 
 /** One frame of an SSE route: `id:` and `event:` from the event, `data:` the event itself. */
 export interface StreamEvent {
@@ -52,9 +49,10 @@ export interface RestRoute<B = any, Q = any> {
   /**
    * Maps `data` of the GraphQL result to the REST body. Default: the document aliases its
    * root fields to the response's keys and selects the response schema's fields
-   * (`selectionOf`), so `data` converts to the body by the response schema itself.
+   * (`selectionOf`), so `data` converts to the body by the response schema itself. Set only
+   * where the answer is not the data (the deprecated send answers 410 with an error body).
    */
-  result?: (data: LegacyData) => unknown;
+  result?: (data: GraphQLData) => unknown;
   /**
    * Picks the part of `data` that the response schema describes (default: `data` itself, for
    * documents that alias their root field to the answer's key); converted by that schema.

@@ -86,8 +86,8 @@ describe('scope matrix', () => {
       ['read', `{ agentSecrets(agentId: "${a.id}") { key } }`],
       ['write', `mutation { createAgent { id } }`],
       ['write', `mutation { updateAgent(id: "${a.id}", input: {}) { id } }`],
-      ['write', `mutation { setAgentPrompt(agentId: "${a.id}", prompt: "x") { version } }`],
-      ['write', `mutation { setAgentSecret(agentId: "${a.id}", key: "K", value: "v") }`],
+      ['write', `mutation { setAgentPrompt(agentId: "${a.id}", input: {prompt: "x"}) { version } }`],
+      ['write', `mutation { setAgentSecret(agentId: "${a.id}", key: "K", input: {value: "v"}) }`],
       ['admin', `mutation { archiveAgent(id: "${a.id}") { id } }`],
     ];
     for (const [needed, query] of ops) {

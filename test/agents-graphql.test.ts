@@ -27,7 +27,7 @@ describe('GraphQL agents', () => {
       createAgent(input: {
         displayName: "Graph One", agentType: claude_code, llm: "claude-opus-4-5", reasoningEffort: high, prompt: "hi",
         capabilities: ["exa.search"], metadata: {team: "x"},
-        skills: [{type: skill, skillId: "${skillId}"}, {type: github, url: "https://github.com/o/r"}],
+        skills: [{skill: {skillId: "${skillId}"}}, {github: {url: "https://github.com/o/r"}}],
         mcpServers: [{name: "m", url: "https://m.example", tools: {exclude: ["rm"]}}],
         customData: [{id: "c", name: "c_1", kind: doc, config: {a: "b"}}],
         instructions: [{name: "A.md"}]
@@ -59,7 +59,10 @@ describe('GraphQL agents', () => {
     expect(gqlCode(await s.gql(`mutation { createAgent(input: {agentType: openclaw, reasoningEffort: low}) { id } }`))).toBe('invalid_spec');
     expect(gqlCode(await s.gql(`mutation { createAgent(input: {capabilities: ["made.up"]}) { id } }`))).toBe('invalid_request');
     expect(gqlCode(await s.gql(`mutation { createAgent(input: {name: "${'n'.repeat(61)}"}) { id } }`))).toBe('invalid_request');
-    expect(gqlCode(await s.gql(`mutation { createAgent(input: {skills: [{type: skill}]}) { id } }`))).toBe('invalid_request');
+    expect(gqlCode(await s.gql(`mutation { createAgent(input: {skills: [{skill: {skillId: ""}}]}) { id } }`))).toBe('invalid_request');
+    // An attachment without its skill id, or naming two kinds at once, never reaches the resolver.
+    expect((await s.gql(`mutation { createAgent(input: {skills: [{skill: {}}]}) { id } }`)).body.errors).toHaveLength(1);
+    expect((await s.gql(`mutation { createAgent(input: {skills: [{skill: {skillId: "s"}, github: {url: "https://github.com/o/r"}}]}) { id } }`)).body.errors).toHaveLength(1);
     expect(gqlCode(await s.gql(`{ agent(id: "agent_missing") { id } }`))).toBe('not_found');
     // Wrong types are GraphQL validation errors (the document never runs).
     expect((await s.gql(`mutation { createAgent(input: {agentType: robot}) { id } }`)).body.errors).toHaveLength(1);
@@ -79,11 +82,11 @@ describe('GraphQL agents', () => {
 
   it('setAgentPrompt and agentPromptVersions', async () => {
     const a = await createAgent(s);
-    const first = await s.gql<any>(`mutation { setAgentPrompt(agentId: "${a.id}", prompt: "one", note: "first") { version unchanged } }`);
+    const first = await s.gql<any>(`mutation { setAgentPrompt(agentId: "${a.id}", input: {prompt: "one", note: "first"}) { version unchanged } }`);
     expect(first.body.data.setAgentPrompt).toEqual({ version: 1, unchanged: false });
-    const same = await s.gql<any>(`mutation { setAgentPrompt(agentId: "${a.id}", prompt: "one") { version unchanged } }`);
+    const same = await s.gql<any>(`mutation { setAgentPrompt(agentId: "${a.id}", input: {prompt: "one"}) { version unchanged } }`);
     expect(same.body.data.setAgentPrompt).toEqual({ version: 1, unchanged: true });
-    await s.gql(`mutation { setAgentPrompt(agentId: "${a.id}", prompt: "two") { version } }`);
+    await s.gql(`mutation { setAgentPrompt(agentId: "${a.id}", input: {prompt: "two"}) { version } }`);
     const versions = await s.gql<any>(`{ agentPromptVersions(agentId: "${a.id}") { version note active content createdAt } }`);
     expect(versions.body.data.agentPromptVersions).toEqual([
       { version: 2, note: null, active: true, content: 'two', createdAt: expect.any(String) },

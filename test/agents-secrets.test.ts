@@ -103,12 +103,12 @@ describe('secrets', () => {
 
   it('through GraphQL: set, list, delete; errors carry the spec codes', async () => {
     const a = await createAgent(s);
-    const set = await s.gql(`mutation($id: String!, $v: String!) { setAgentSecret(agentId: $id, key: "GQL_KEY", value: $v, description: "via graphql") }`, { id: a.id, v: SECRET });
+    const set = await s.gql(`mutation($id: String!, $v: String!) { setAgentSecret(agentId: $id, key: "GQL_KEY", input: {value: $v, description: "via graphql"}) }`, { id: a.id, v: SECRET });
     seen.push(JSON.stringify(set.body));
     expect(set.body).toEqual({ data: { setAgentSecret: true } });
-    const tooLong = await s.gql(`mutation($id: String!, $v: String!) { setAgentSecret(agentId: $id, key: "GQL_KEY", value: $v) }`, { id: a.id, v: 'x'.repeat(10_001) });
+    const tooLong = await s.gql(`mutation($id: String!, $v: String!) { setAgentSecret(agentId: $id, key: "GQL_KEY", input: {value: $v}) }`, { id: a.id, v: 'x'.repeat(10_001) });
     expect(gqlCode(tooLong)).toBe('invalid_request');
-    const badKey = await s.gql(`mutation($id: String!, $v: String!) { setAgentSecret(agentId: $id, key: "no-dash", value: $v) }`, { id: a.id, v: SECRET });
+    const badKey = await s.gql(`mutation($id: String!, $v: String!) { setAgentSecret(agentId: $id, key: "no-dash", input: {value: $v}) }`, { id: a.id, v: SECRET });
     seen.push(JSON.stringify(badKey.body));
     expect(gqlCode(badKey)).toBe('invalid_request');
     const list = await s.gql(`query($id: String!) { agentSecrets(agentId: $id) { key description } }`, { id: a.id });
@@ -118,7 +118,7 @@ describe('secrets', () => {
     const again = await s.gql(`mutation($id: String!) { deleteAgentSecret(agentId: $id, key: "GQL_KEY") }`, { id: a.id });
     expect(gqlCode(again)).toBe('not_found');
     const read = await s.mintToken('read');
-    const refused = await s.gql(`mutation($id: String!, $v: String!) { setAgentSecret(agentId: $id, key: "K", value: $v) }`, { id: a.id, v: SECRET }, { token: read });
+    const refused = await s.gql(`mutation($id: String!, $v: String!) { setAgentSecret(agentId: $id, key: "K", input: {value: $v}) }`, { id: a.id, v: SECRET }, { token: read });
     seen.push(JSON.stringify(refused.body));
     expect(gqlCode(refused)).toBe('insufficient_scope');
   });

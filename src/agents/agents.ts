@@ -1,21 +1,36 @@
 // Agent rules: create (defaults, minted slug, first prompt version), update with optimistic
 // concurrency, archive (read-only from then on), delete, prompt versions and write-only secrets.
-// Every lookup is scoped to the viewer's universe, so other universes' ids answer 404.
+// Every lookup is scoped to the viewer's universe, so other universes' ids answer 404. Bodies
+// arrive validated (src/agents/contract.ts); each change queues its webhook event in its own
+// transaction, and the dispatchers are nudged after commit.
 import { randomBytes } from 'node:crypto';
 import { prisma } from '../db/client.js';
 import { AppError } from '../errors.js';
 import { newId } from '../ids.js';
-import { parseInput } from '../validation.js';
 import type { Viewer } from '../auth/viewer.js';
 import { seal } from '../crypto/secret-box.js';
 import { defaultModel, currentHarness } from '../catalog/catalog.js';
 import { checkEffortForEngine, checkModelForEngine } from '../sessions/engine-rules.js';
-import { createAgentBody, patchAgentBody, putPromptBody, putSecretBody, SECRET_KEY_PATTERN, DEFAULT_AGENT_TYPE } from './rules.js';
+import { SECRET_KEY_PATTERN, DEFAULT_AGENT_TYPE } from './rules.js';
+import type { CreateAgentBody, PatchAgentBody, PutPromptBody, PutSecretBody } from './contract.js';
 import type { Agent, Prisma } from '../generated/prisma/client.js';
-import { emitResourceEvent } from '../webhooks/outbox.js';
+import { nudgeDispatchers, queueResourceEvent } from '../webhooks/outbox.js';
+import type { WebhookEventType } from '../webhooks/catalog.js';
 import { checkSkillRefs } from './skill-refs.js';
 
 type Tx = Prisma.TransactionClient;
+
+/** Queues `type` for the agent inside the change's transaction. */
+function announce(tx: Tx, agent: Pick<Agent, 'id' | 'universeId'>, type: WebhookEventType): Promise<number> {
+  return queueResourceEvent(tx, agent.universeId, type, { type: 'agent', id: agent.id });
+}
+
+/** Runs a change and its announcement in one transaction, then wakes the dispatchers. */
+async function announced<T>(change: (tx: Tx) => Promise<{ value: T; queued: number }>): Promise<T> {
+  const { value, queued } = await prisma.$transaction(change);
+  if (queued) nudgeDispatchers();
+  return value;
+}
 
 const ADJECTIVES = ['brisk', 'calm', 'clever', 'eager', 'gentle', 'keen', 'lucid', 'nimble', 'quiet', 'steady', 'swift', 'witty'];
 const NOUNS = ['badger', 'falcon', 'heron', 'lynx', 'marten', 'otter', 'owl', 'panda', 'raven', 'robin', 'seal', 'wren'];
@@ -63,8 +78,7 @@ async function lockWritable(tx: Tx, agentId: string): Promise<void> {
   assertWritable(rows[0]);
 }
 
-export async function createAgent(viewer: Viewer, input: unknown): Promise<Agent> {
-  const body = parseInput(createAgentBody, input ?? {});
+export async function createAgent(viewer: Viewer, body: CreateAgentBody): Promise<Agent> {
   const agentType = body.agentType ?? DEFAULT_AGENT_TYPE;
   const llm = body.llm ?? defaultModel(agentType);
   checkModelForEngine(agentType, llm);
@@ -75,30 +89,31 @@ export async function createAgent(viewer: Viewer, input: unknown): Promise<Agent
   for (let attempt = 0; ; attempt++) {
     const slug = await freeSlug(slugify(displayName));
     try {
-      const created = await prisma.agent.create({
-        data: {
-          id,
-          universeId: viewer.universe.id,
-          slug,
-          name: body.name ?? displayName,
-          displayName,
-          description: body.description ?? null,
-          agentType,
-          llm,
-          harnessVersion: currentHarness(agentType),
-          reasoningEffort: body.reasoningEffort ?? null,
-          capabilities: [...new Set(body.capabilities)],
-          instructions: body.instructions as Prisma.InputJsonValue,
-          skills: body.skills as Prisma.InputJsonValue,
-          mcpServers: body.mcpServers as Prisma.InputJsonValue,
-          customData: body.customData as Prisma.InputJsonValue,
-          metadata: body.metadata as Prisma.InputJsonValue,
-          // An explicit prompt, even an empty one, is prompt version 1; omitted or null: none.
-          ...(body.prompt != null ? { promptVersions: { create: { id: newId('pv'), version: 1, content: body.prompt, active: true } } } : {}),
-        },
+      return await announced(async (tx) => {
+        const created = await tx.agent.create({
+          data: {
+            id,
+            universeId: viewer.universe.id,
+            slug,
+            name: body.name ?? displayName,
+            displayName,
+            description: body.description ?? null,
+            agentType,
+            llm,
+            harnessVersion: currentHarness(agentType),
+            reasoningEffort: body.reasoningEffort ?? null,
+            capabilities: [...new Set(body.capabilities)],
+            instructions: body.instructions as Prisma.InputJsonValue,
+            skills: body.skills as Prisma.InputJsonValue,
+            mcpServers: body.mcpServers as Prisma.InputJsonValue,
+            customData: body.customData as Prisma.InputJsonValue,
+            metadata: body.metadata as Prisma.InputJsonValue,
+            // An explicit prompt, even an empty one, is prompt version 1; omitted or null: none.
+            ...(body.prompt != null ? { promptVersions: { create: { id: newId('pv'), version: 1, content: body.prompt, active: true } } } : {}),
+          },
+        });
+        return { value: created, queued: await announce(tx, created, 'agent.created') };
       });
-      await emitResourceEvent(viewer.universe.id, 'agent.created', { type: 'agent', id });
-      return created;
     } catch (err) {
       // Two agents minted the same slug at once: pick another.
       if (!isPrismaCode(err, 'P2002') || attempt > 3) throw err;
@@ -123,8 +138,7 @@ const versionConflict = (expected: number, actual: number) =>
  * stale expectedVersion answers 409 even against a concurrent writer. Without expectedVersion a
  * lost race is retried on a fresh read (metadata merges onto the latest keys), never a 409.
  */
-export async function updateAgent(viewer: Viewer, id: string, input: unknown): Promise<Agent> {
-  const body = parseInput(patchAgentBody, input ?? {});
+export async function updateAgent(viewer: Viewer, id: string, body: PatchAgentBody): Promise<Agent> {
   for (let attempt = 0; ; attempt++) {
     const agent = await findAgent(viewer, id);
     assertWritable(agent);
@@ -147,11 +161,11 @@ export async function updateAgent(viewer: Viewer, id: string, input: unknown): P
     if (body.mcpServers !== undefined) data.mcpServers = body.mcpServers as Prisma.InputJsonValue;
     if (body.customData !== undefined) data.customData = body.customData as Prisma.InputJsonValue;
 
-    const n = await prisma.agent.updateMany({ where: { id: agent.id, version: agent.version, archived: false }, data });
-    if (n.count === 1) {
-      await emitResourceEvent(agent.universeId, 'agent.updated', { type: 'agent', id: agent.id });
-      return findAgent(viewer, agent.id);
-    }
+    const written = await announced(async (tx) => {
+      const n = await tx.agent.updateMany({ where: { id: agent.id, version: agent.version, archived: false }, data });
+      return { value: n.count === 1, queued: n.count === 1 ? await announce(tx, agent, 'agent.updated') : 0 };
+    });
+    if (written) return findAgent(viewer, agent.id);
     // Someone else wrote (or archived, or deleted) in between: the next read tells which.
     if (body.expectedVersion !== undefined || attempt >= 9) {
       const now = await findAgent(viewer, id);
@@ -165,8 +179,10 @@ export async function updateAgent(viewer: Viewer, id: string, input: unknown): P
 export async function archiveAgent(viewer: Viewer, id: string): Promise<Agent> {
   const agent = await findAgent(viewer, id);
   if (agent.archived) return agent;
-  const n = await prisma.agent.updateMany({ where: { id: agent.id, archived: false }, data: { archived: true, version: { increment: 1 } } });
-  if (n.count === 1) await emitResourceEvent(agent.universeId, 'agent.archived', { type: 'agent', id: agent.id });
+  await announced(async (tx) => {
+    const n = await tx.agent.updateMany({ where: { id: agent.id, archived: false }, data: { archived: true, version: { increment: 1 } } });
+    return { value: undefined, queued: n.count === 1 ? await announce(tx, agent, 'agent.archived') : 0 };
+  });
   return findAgent(viewer, agent.id);
 }
 
@@ -176,7 +192,10 @@ export async function deleteAgent(viewer: Viewer, id: string): Promise<void> {
   const sessions = await prisma.session.count({ where: { agentId: agent.id } });
   if (sessions > 0) throw new AppError('agent_has_sessions', `the agent has ${sessions} session(s); delete them first`);
   try {
-    await prisma.agent.delete({ where: { id: agent.id } });
+    await announced(async (tx) => {
+      await tx.agent.delete({ where: { id: agent.id } });
+      return { value: undefined, queued: await announce(tx, agent, 'agent.deleted') };
+    });
   } catch (err) {
     // A session was created between the count and the delete (the relation restricts).
     if (isPrismaCode(err, 'P2003')) throw new AppError('agent_has_sessions', 'the agent has sessions; delete them first');
@@ -184,7 +203,6 @@ export async function deleteAgent(viewer: Viewer, id: string): Promise<void> {
     if (isPrismaCode(err, 'P2025')) throw new AppError('not_found', 'agent not found');
     throw err;
   }
-  await emitResourceEvent(agent.universeId, 'agent.deleted', { type: 'agent', id: agent.id });
 }
 
 /**
@@ -192,24 +210,21 @@ export async function deleteAgent(viewer: Viewer, id: string): Promise<void> {
  * otherwise a new version becomes active (sessions started after the save use it) and the
  * agent's version is bumped.
  */
-export async function setPrompt(viewer: Viewer, id: string, input: unknown): Promise<{ version: number; unchanged: boolean }> {
-  const body = parseInput(putPromptBody, input ?? {});
+export async function setPrompt(viewer: Viewer, id: string, body: PutPromptBody): Promise<{ version: number; unchanged: boolean }> {
   const agent = await findAgent(viewer, id);
   assertWritable(agent);
-  const result = await prisma.$transaction(async (tx) => {
+  return announced<{ version: number; unchanged: boolean }>(async (tx) => {
     // The row lock numbers concurrent saves one after the other and sees a concurrent archive.
     await lockWritable(tx, agent.id);
     const active = await tx.promptVersion.findFirst({ where: { agentId: agent.id, active: true } });
-    if (active && active.content === body.prompt) return { version: active.version, unchanged: true };
+    if (active && active.content === body.prompt) return { value: { version: active.version, unchanged: true }, queued: 0 };
     const last = await tx.promptVersion.findFirst({ where: { agentId: agent.id }, orderBy: { version: 'desc' }, select: { version: true } });
     const version = (last?.version ?? 0) + 1;
     await tx.promptVersion.updateMany({ where: { agentId: agent.id, active: true }, data: { active: false } });
     await tx.promptVersion.create({ data: { id: newId('pv'), agentId: agent.id, version, content: body.prompt, note: body.note ?? null, active: true } });
     await tx.agent.update({ where: { id: agent.id }, data: { version: { increment: 1 } } });
-    return { version, unchanged: false };
+    return { value: { version, unchanged: false }, queued: await announce(tx, agent, 'agent.updated') };
   });
-  if (!result.unchanged) await emitResourceEvent(agent.universeId, 'agent.updated', { type: 'agent', id: agent.id });
-  return result;
 }
 
 export async function listSecrets(viewer: Viewer, id: string): Promise<{ key: string; description: string }[]> {
@@ -222,13 +237,12 @@ function checkKey(key: string): void {
 }
 
 /** Creates or replaces a secret. The value is sealed (AES-GCM) before it reaches the database. */
-export async function putSecret(viewer: Viewer, id: string, key: string, input: unknown): Promise<void> {
+export async function putSecret(viewer: Viewer, id: string, key: string, body: PutSecretBody): Promise<void> {
   checkKey(key);
-  const body = parseInput(putSecretBody, input ?? {});
   const agent = await findAgent(viewer, id);
   assertWritable(agent);
   const ciphertext = seal(body.value);
-  await prisma.$transaction(async (tx) => {
+  await announced(async (tx) => {
     await lockWritable(tx, agent.id);
     await tx.agentSecret.upsert({
       where: { agentId_key: { agentId: agent.id, key } },
@@ -237,8 +251,8 @@ export async function putSecret(viewer: Viewer, id: string, key: string, input: 
       update: { ciphertext, ...(body.description !== undefined ? { description: body.description } : {}) },
     });
     await tx.agent.update({ where: { id: agent.id }, data: { version: { increment: 1 } } });
+    return { value: undefined, queued: await announce(tx, agent, 'agent.updated') };
   });
-  await emitResourceEvent(agent.universeId, 'agent.updated', { type: 'agent', id: agent.id });
 }
 
 /** 404 when the key is not declared. */
@@ -246,11 +260,11 @@ export async function deleteSecret(viewer: Viewer, id: string, key: string): Pro
   checkKey(key);
   const agent = await findAgent(viewer, id);
   assertWritable(agent);
-  await prisma.$transaction(async (tx) => {
+  await announced(async (tx) => {
     await lockWritable(tx, agent.id);
     const n = await tx.agentSecret.deleteMany({ where: { agentId: agent.id, key } });
     if (n.count === 0) throw new AppError('not_found', `secret ${key} not found`);
     await tx.agent.update({ where: { id: agent.id }, data: { version: { increment: 1 } } });
+    return { value: undefined, queued: await announce(tx, agent, 'agent.updated') };
   });
-  await emitResourceEvent(agent.universeId, 'agent.updated', { type: 'agent', id: agent.id });
 }

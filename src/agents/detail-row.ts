@@ -1,33 +1,16 @@
 // An agent with what its detail fields read (the active prompt version, the session count), in
-// one SQL statement, shaped as Prisma's `include` returns it. `GET /v1/agents/{id}` is the hot
+// one SQL statement (src/agents/view.ts turns it into the answer). `GET /v1/agents/{id}` is the hot
 // read path: Prisma's relation loading costs three round trips for this answer, and its query
 // pipeline more CPU than the statement itself, so on PostgreSQL the statement goes straight to
 // the pg pool under Prisma; PGlite runs the same text through Prisma.
 import pg from 'pg';
 import { prisma, pgPool } from '../db/client.js';
-import { Prisma, type Agent } from '../generated/prisma/client.js';
+import type { Agent } from '../generated/prisma/client.js';
 
 export interface AgentDetailRow extends Agent {
   promptVersions: { version: number; content: string }[];
   universe: { slug: string };
   _count: { sessions: number };
-}
-
-/** The relation selections this row carries, as the Pothos Prisma plugin asks for them. */
-const CARRIED: Record<string, string> = {
-  promptVersions: JSON.stringify({ where: { active: true }, select: { version: true, content: true } }),
-  universe: JSON.stringify({ select: { slug: true } }),
-  _count: JSON.stringify({ select: { sessions: true } }),
-};
-
-/**
- * Whether a Prisma query (`{include}` or `{select}` built from a GraphQL selection) asks only for
- * what the row carries: scalar columns and the relations above in exactly that shape.
- */
-export function rowCovers(query: { include?: Record<string, unknown>; select?: Record<string, unknown> }): boolean {
-  const asked = query.include ?? query.select ?? {};
-  return Object.entries(asked).every(([key, value]) =>
-    CARRIED[key] !== undefined ? JSON.stringify(value) === CARRIED[key] : key in Prisma.AgentScalarFieldEnum && !!query.select);
 }
 
 // `a.*`: every scalar column, as Prisma's include returns them.

@@ -1,13 +1,13 @@
 // Public views of an agent's stored JSON lists. Each view copies only the documented fields, so
-// anything else a row may carry (runtime authentication of remote tool servers, fields of older
-// rows) never reaches a client.
+// anything else a row may carry (sealed runtime authentication of remote tool servers, fields of
+// older rows) never reaches a client.
+import type { CustomDataView, InstructionView, McpServerView, SkillAttachmentView } from './contract.js';
 
 type Row = Record<string, unknown>;
 const rows = (value: unknown): Row[] => (Array.isArray(value) ? value.filter((v): v is Row => !!v && typeof v === 'object') : []);
 const str = (v: unknown): string | null => (typeof v === 'string' ? v : null);
 const strings = (v: unknown): string[] => (Array.isArray(v) ? v.filter((s): s is string => typeof s === 'string') : []);
 
-export interface McpServerView { type: 'url'; name: string; url: string; tools: { include: string[]; exclude: string[] } }
 export function mcpServersView(value: unknown): McpServerView[] {
   return rows(value).map((m) => {
     const tools = (m.tools ?? {}) as Row;
@@ -15,10 +15,7 @@ export function mcpServersView(value: unknown): McpServerView[] {
   });
 }
 
-export type SkillView =
-  | { type: 'skill'; skillId: string; version: string }
-  | { type: 'github'; url: string; ref: string | null; tokenSecretRef: string | null };
-export function skillsView(value: unknown): SkillView[] {
+export function skillsView(value: unknown): SkillAttachmentView[] {
   return rows(value).map((s) =>
     s.type === 'github'
       ? { type: 'github', url: str(s.url) ?? '', ref: str(s.ref), tokenSecretRef: str(s.tokenSecretRef) }
@@ -26,10 +23,6 @@ export function skillsView(value: unknown): SkillView[] {
   );
 }
 
-export interface CustomDataView {
-  id: string; name: string; kind: 'spreadsheet' | 'doc' | 'private_api' | 'other'; scope: 'creator' | 'user';
-  description: string | null; uri: string | null; config: Record<string, string>;
-}
 const KINDS = new Set(['spreadsheet', 'doc', 'private_api', 'other']);
 export function customDataView(value: unknown): CustomDataView[] {
   return rows(value).map((d) => {
@@ -47,7 +40,6 @@ export function customDataView(value: unknown): CustomDataView[] {
   });
 }
 
-export interface InstructionView { name: string; content: string }
 export function instructionsView(value: unknown): InstructionView[] {
   return rows(value).map((i) => ({ name: str(i.name) ?? '', content: str(i.content) ?? '' }));
 }

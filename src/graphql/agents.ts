@@ -1,75 +1,35 @@
 // Agents: the Agent type (list and detail fields), the `agents` connection and `agent` lookup,
-// mutations, prompt versions and secrets (keys only; values are write-only). Access is by
+// mutations, prompt versions and secrets (keys only; values are write-only). Inputs and outputs
+// are derived from the zod schemas of src/agents/contract.ts (the ones REST validates with and
+// OpenAPI documents); resolvers return the spec-shaped views of src/agents/view.ts. Access is by
 // authScopes (read queries, write mutations, admin archive/delete); the domain rules in
 // src/agents/agents.ts scope every id to the viewer's universe.
 import { builder } from './builder.js';
 import { AppError } from '../errors.js';
 import { prisma } from '../db/client.js';
+import type { Viewer } from '../auth/viewer.js';
 import {
   createAgent, updateAgent, archiveAgent, deleteAgent, setPrompt, listSecrets, putSecret, deleteSecret, findAgent,
 } from '../agents/agents.js';
-import { customDataView, instructionsView, mcpServersView, metadataView, skillsView } from '../agents/shapes.js';
-import { agentDetailRow, rowCovers } from '../agents/detail-row.js';
+import { agentDetailRow } from '../agents/detail-row.js';
+import { agentView, agentViews } from '../agents/view.js';
 import {
-  AgentTypeEnum, ReasoningEffortEnum, AgentMcpServer, AgentSkillAttachment, AgentCustomData, AgentInstructionFile,
-  CreateAgentInput, UpdateAgentInput,
-} from './agent-parts.js';
-import type { AgentType } from '../agents/rules.js';
-import type { REASONING_EFFORT_VALUES } from '../sessions/contract.js';
+  agentBody, createAgentBody, patchAgentBody, promptUpdateResult, promptVersionBody, putPromptBody, putSecretBody, secretKeyBody,
+  type AgentView, type PromptVersionView,
+} from '../agents/contract.js';
+import { inputOf, objectOf } from '../contract/graphql-types.js';
+import { takeInput } from '../contract/input.js';
+import { newestFirst } from './id-connection.js';
 
-type Effort = (typeof REASONING_EFFORT_VALUES)[number];
-const ACTIVE_PROMPT = { promptVersions: { where: { active: true }, select: { version: true, content: true } } } as const;
+export const AgentType = objectOf(agentBody);
+const PromptVersionType = objectOf(promptVersionBody);
 
-export const AgentRef = builder.prismaObject('Agent', {
-  fields: (t) => ({
-    // List item fields.
-    id: t.exposeID('id', { description: 'agent_<id>, the agent\'s only address' }),
-    name: t.exposeString('name', { description: 'prompt/display label, not the handle' }),
-    displayName: t.exposeString('displayName'),
-    agentType: t.field({ type: AgentTypeEnum, resolve: (a) => a.agentType as AgentType }),
-    llm: t.exposeString('llm'),
-    harnessVersion: t.exposeString('harnessVersion', { nullable: true }),
-    reasoningEffort: t.field({ type: ReasoningEffortEnum, nullable: true, description: 'null: the engine default', resolve: (a) => a.reasoningEffort as Effort | null }),
-    capabilities: t.exposeStringList('capabilities'),
-    version: t.exposeInt('version', { description: 'bumped on every update' }),
-    archived: t.exposeBoolean('archived'),
-    sessionCount: t.relationCount('sessions'),
-    createdAt: t.expose('createdAt', { type: 'DateTime' }),
-    // Detail fields.
-    slug: t.exposeString('slug', { description: 'the unique handle minted from displayName at create' }),
-    description: t.exposeString('description', { nullable: true }),
-    prompt: t.string({ nullable: true, description: 'the active prompt version', select: ACTIVE_PROMPT, resolve: (a) => a.promptVersions[0]?.content ?? null }),
-    promptVersion: t.int({ nullable: true, select: ACTIVE_PROMPT, resolve: (a) => a.promptVersions[0]?.version ?? null }),
-    mcpServers: t.field({ type: [AgentMcpServer], resolve: (a) => mcpServersView(a.mcpServers) }),
-    skills: t.field({ type: [AgentSkillAttachment], resolve: (a) => skillsView(a.skills) }),
-    instructions: t.field({ type: [AgentInstructionFile], resolve: (a) => instructionsView(a.instructions) }),
-    customData: t.field({ type: [AgentCustomData], resolve: (a) => customDataView(a.customData) }),
-    metadata: t.field({ type: 'JSONObject', resolve: (a) => metadataView(a.metadata) }),
-    defaultSessionId: t.exposeString('defaultSessionId', { nullable: true, description: 'the session the service verbs target when addressed by agent id' }),
-    universe: t.string({ description: 'slug of the universe', select: { universe: { select: { slug: true } } }, resolve: (a) => a.universe.slug }),
-  }),
-});
-
-builder.prismaObject('PromptVersion', {
-  fields: (t) => ({
-    version: t.exposeInt('version'),
-    note: t.exposeString('note', { nullable: true }),
-    createdAt: t.expose('createdAt', { type: 'DateTime' }),
-    active: t.exposeBoolean('active'),
-    content: t.exposeString('content'),
-  }),
-});
-
-const SecretKey = builder.simpleObject('SecretKey', {
-  description: 'A declared agent secret; its value is never returned',
-  fields: (t) => ({ key: t.string(), description: t.string() }),
-});
-const PromptUpdateResult = builder.simpleObject('PromptUpdateResult', {
-  fields: (t) => ({
-    version: t.int({ description: 'the active prompt version after the save' }),
-    unchanged: t.boolean({ description: 'the content equals the active version; nothing was written' }),
-  }),
-});
+/** The agent as answered now (deleted meanwhile: 404). One statement. */
+async function agentNow(viewer: Viewer, id: string): Promise<AgentView> {
+  const row = await agentDetailRow(viewer.universe, id);
+  if (!row) throw new AppError('not_found', 'agent not found');
+  return agentView(row);
+}
 
 // ── queries ─────────────────────────────────────────────────────────────────────────────────
 
@@ -77,55 +37,60 @@ const listWhere = (universeId: string, archived: boolean | null | undefined) => 
   universeId, ...(archived == null ? {} : { archived }),
 });
 
+/** Each connection answered by `agents`, with how to count all its agents (only when asked). */
+const totals = new WeakMap<object, () => Promise<number>>();
+
 builder.queryField('agents', (t) =>
-  t.prismaConnection({
-    type: 'Agent',
-    cursor: 'id',
-    maxSize: 1000,
-    defaultSize: 100,
-    description: 'Agents of the universe, newest first (ids sort by creation)',
-    args: { archived: t.arg.boolean({ description: 'only archived (true) or only active (false) agents; both when omitted' }) },
-    authScopes: { read: true },
-    totalCount: (_conn, args, ctx) => prisma.agent.count({ where: listWhere(ctx.viewer!.universe.id, args.archived) }),
-    resolve: (query, _root, args, ctx) =>
-      prisma.agent.findMany({ ...query, where: listWhere(ctx.viewer!.universe.id, args.archived), orderBy: { id: 'desc' } }),
-  }),
+  t.connection(
+    {
+      type: AgentType,
+      description: 'Agents of the universe, newest first (ids sort by creation)',
+      args: { archived: t.arg.boolean({ description: 'only archived (true) or only active (false) agents; both when omitted' }) },
+      authScopes: { read: true },
+      resolve: async (_root, args, ctx) => {
+        const universe = ctx.viewer!.universe;
+        const where = listWhere(universe.id, args.archived);
+        const connection = await newestFirst(args, { defaultSize: 100, maxSize: 1000 }, async (page) =>
+          agentViews(universe.slug, await prisma.agent.findMany({ where: { ...where, ...page.where }, orderBy: page.orderBy, take: page.take })));
+        totals.set(connection, () => prisma.agent.count({ where }));
+        return connection;
+      },
+    },
+    {
+      fields: (c) => ({
+        totalCount: c.int({ description: 'Agents matching the filter, over all pages', resolve: (connection) => totals.get(connection)!() }),
+      }),
+    },
+  ),
 );
 
 builder.queryField('agent', (t) =>
-  t.prismaField({
-    type: 'Agent',
+  t.field({
+    type: AgentType,
     args: { id: t.arg.string({ required: true }) },
     authScopes: { read: true },
-    resolve: async (query, _root, { id }, ctx) => {
-      // One statement: the universe condition masks other universes' agents as not found. A
-      // selection the detail row does not carry goes through Prisma's relation loading.
-      const universe = ctx.viewer!.universe;
-      const agent = rowCovers(query)
-        ? await agentDetailRow(universe, id)
-        : await prisma.agent.findFirst({ ...query, where: { id, universeId: universe.id } });
-      if (!agent) throw new AppError('not_found', 'agent not found');
-      return agent;
-    },
+    // One statement: the universe condition masks other universes' agents as not found.
+    resolve: (_root, { id }, ctx) => agentNow(ctx.viewer!, id),
   }),
 );
 
 builder.queryField('agentPromptVersions', (t) =>
-  t.prismaField({
-    type: ['PromptVersion'],
+  t.field({
+    type: [PromptVersionType],
     description: 'Prompt versions, newest first',
     args: { agentId: t.arg.string({ required: true }) },
     authScopes: { read: true },
-    resolve: async (query, _root, { agentId }, ctx) => {
+    resolve: async (_root, { agentId }, ctx) => {
       const agent = await findAgent(ctx.viewer!, agentId);
-      return prisma.promptVersion.findMany({ ...query, where: { agentId: agent.id }, orderBy: { version: 'desc' } });
+      const rows = await prisma.promptVersion.findMany({ where: { agentId: agent.id }, orderBy: { version: 'desc' } });
+      return rows.map((v): PromptVersionView => ({ version: v.version, note: v.note, createdAt: v.createdAt.toISOString(), active: v.active, content: v.content }));
     },
   }),
 );
 
 builder.queryField('agentSecrets', (t) =>
   t.field({
-    type: [SecretKey],
+    type: [objectOf(secretKeyBody)],
     description: 'Declared secret keys; values are never returned',
     args: { agentId: t.arg.string({ required: true }) },
     authScopes: { read: true },
@@ -135,43 +100,33 @@ builder.queryField('agentSecrets', (t) =>
 
 // ── mutations ───────────────────────────────────────────────────────────────────────────────
 
-/** Re-reads a written agent with the selection the client asked for (deleted meanwhile: 404). */
-async function reload<Q extends object>(query: Q, id: string) {
-  const agent = await prisma.agent.findUnique({ ...query, where: { id } });
-  if (!agent) throw new AppError('not_found', 'agent not found');
-  return agent;
-}
-
-/** On create an explicit null means the same as omitting the field (GraphQL's optional inputs). */
-const withoutNulls = (input: Record<string, unknown>) => Object.fromEntries(Object.entries(input).filter(([, v]) => v !== null));
-
 builder.mutationField('createAgent', (t) =>
-  t.prismaField({
-    type: 'Agent',
-    description: 'Creates an agent (REST POST /v1/agents); provisions nothing',
-    args: { input: t.arg({ type: CreateAgentInput }) },
+  t.field({
+    type: AgentType,
+    description: 'Creates an agent (REST POST /v1/agents); provisions nothing. Omitted input: a hermes agent with no capabilities',
+    args: { input: t.arg({ type: inputOf(createAgentBody, 'CreateAgent') }) },
     authScopes: { write: true },
-    resolve: async (query, _root, { input }, ctx) => reload(query, (await createAgent(ctx.viewer!, withoutNulls({ ...input }))).id),
+    resolve: async (_root, { input }, ctx) => agentNow(ctx.viewer!, (await createAgent(ctx.viewer!, takeInput(ctx, createAgentBody, input ?? {}))).id),
   }),
 );
 
 builder.mutationField('updateAgent', (t) =>
-  t.prismaField({
-    type: 'Agent',
+  t.field({
+    type: AgentType,
     description: 'Updates an agent (REST PATCH /v1/agents/{id}); omitted fields are preserved; archived agents answer 409 conflict',
-    args: { id: t.arg.string({ required: true }), input: t.arg({ type: UpdateAgentInput, required: true }) },
+    args: { id: t.arg.string({ required: true }), input: t.arg({ type: inputOf(patchAgentBody, 'UpdateAgent'), required: true }) },
     authScopes: { write: true },
-    resolve: async (query, _root, { id, input }, ctx) => reload(query, (await updateAgent(ctx.viewer!, id, { ...input })).id),
+    resolve: async (_root, { id, input }, ctx) => agentNow(ctx.viewer!, (await updateAgent(ctx.viewer!, id, takeInput(ctx, patchAgentBody, input))).id),
   }),
 );
 
 builder.mutationField('archiveAgent', (t) =>
-  t.prismaField({
-    type: 'Agent',
+  t.field({
+    type: AgentType,
     description: 'Archives an agent: read-only from then on; running sessions keep running, new sessions are rejected. Idempotent',
     args: { id: t.arg.string({ required: true }) },
     authScopes: { admin: true },
-    resolve: async (query, _root, { id }, ctx) => reload(query, (await archiveAgent(ctx.viewer!, id)).id),
+    resolve: async (_root, { id }, ctx) => agentNow(ctx.viewer!, (await archiveAgent(ctx.viewer!, id)).id),
   }),
 );
 
@@ -189,11 +144,11 @@ builder.mutationField('deleteAgent', (t) =>
 
 builder.mutationField('setAgentPrompt', (t) =>
   t.field({
-    type: PromptUpdateResult,
+    type: objectOf(promptUpdateResult),
     description: 'Saves the prompt; a changed prompt becomes a new version used by sessions started after the save',
-    args: { agentId: t.arg.string({ required: true }), prompt: t.arg.string({ required: true }), note: t.arg.string() },
+    args: { agentId: t.arg.string({ required: true }), input: t.arg({ type: inputOf(putPromptBody, 'PutAgentPrompt'), required: true }) },
     authScopes: { write: true },
-    resolve: (_root, args, ctx) => setPrompt(ctx.viewer!, args.agentId, { prompt: args.prompt, ...(args.note != null ? { note: args.note } : {}) }),
+    resolve: (_root, { agentId, input }, ctx) => setPrompt(ctx.viewer!, agentId, takeInput(ctx, putPromptBody, input)),
   }),
 );
 
@@ -202,13 +157,12 @@ builder.mutationField('setAgentSecret', (t) =>
     description: 'Creates or replaces a write-only secret (encrypted at rest, never returned)',
     args: {
       agentId: t.arg.string({ required: true }),
-      key: t.arg.string({ required: true }),
-      value: t.arg.string({ required: true }),
-      description: t.arg.string(),
+      key: t.arg.string({ required: true, description: 'matches ^[A-Za-z_][A-Za-z0-9_]{0,127}$' }),
+      input: t.arg({ type: inputOf(putSecretBody, 'PutAgentSecret'), required: true }),
     },
     authScopes: { write: true },
-    resolve: async (_root, args, ctx) => {
-      await putSecret(ctx.viewer!, args.agentId, args.key, { value: args.value, ...(args.description != null ? { description: args.description } : {}) });
+    resolve: async (_root, { agentId, key, input }, ctx) => {
+      await putSecret(ctx.viewer!, agentId, key, takeInput(ctx, putSecretBody, input));
       return true;
     },
   }),

@@ -38,7 +38,6 @@ export const builder = new SchemaBuilder<{
   Scalars: {
     DateTime: { Input: Date; Output: Date | string };
     JSON: { Input: unknown; Output: unknown };
-    JSONObject: { Input: Record<string, unknown>; Output: Record<string, unknown> };
   };
   DefaultFieldNullability: false;
 }>({
@@ -124,17 +123,3 @@ const jsonScalar = new GraphQLScalarType({
   parseLiteral: (ast, variables) => literalToJs(ast, variables),
 });
 builder.addScalarType('JSON', jsonScalar, {});
-
-builder.scalarType('JSONObject', {
-  description: 'A JSON object',
-  serialize: (v) => v,
-  parseValue: (v) => {
-    if (typeof v !== 'object' || v === null || Array.isArray(v)) throw new AppError('invalid_request', 'expected a JSON object');
-    return v as Record<string, unknown>;
-  },
-  parseLiteral: (ast, variables) => {
-    const v = literalToJs(ast, variables);
-    if (typeof v !== 'object' || v === null || Array.isArray(v)) throw new AppError('invalid_request', 'expected a JSON object');
-    return v as Record<string, unknown>;
-  },
-});
