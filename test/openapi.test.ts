@@ -1,14 +1,24 @@
-// The REST route table: every route's GraphQL document validates against the schema, every
+// The REST route table: every route's GraphQL document validates against the schema (and
+// compiles with graphql-jit, as the REST executor runs it), every
 // spec path exists in /v1/openapi.json, and the document is OpenAPI 3.1.
 import { describe, expect, it } from 'vitest';
 import { validate } from 'graphql';
+import { compileQuery, isCompiledQuery } from 'graphql-jit';
 import { schema } from '../src/graphql/schema.js';
 import { routes } from '../rest/routes/index.js';
 import { buildOpenApi } from '../rest/openapi.js';
 
 describe('REST route table', () => {
-  it.each(routes.filter((r) => !r.raw).map((r) => [`${r.method} ${r.path}`, r] as const))('%s: its GraphQL document validates', (_name, route) => {
+  const withDocument = routes.filter((r) => r.parsed);
+  it.each(withDocument.map((r) => [`${r.method} ${r.path}`, r] as const))('%s: its GraphQL document validates and compiles with graphql-jit', (_name, route) => {
     expect(validate(schema, route.parsed!)).toEqual([]);
+    const compiled = compileQuery(schema, route.parsed!);
+    expect(isCompiledQuery(compiled) ? [] : compiled.errors).toEqual([]);
+  });
+
+  it('every route without a GraphQL document is a byte stream or an event feed', () => {
+    expect(withDocument.length).toBeGreaterThan(0);
+    expect(routes.filter((r) => !r.parsed && !r.raw && !r.feed).map((r) => `${r.method} ${r.path}`)).toEqual([]);
   });
 
   it('has no duplicate method+path and unique operation ids', () => {
