@@ -23,6 +23,7 @@ import { channelBench } from './channels.js';
 import { memoryBench } from './memory.js';
 import { prisma } from '../src/db/client.js';
 import { commitEvents, type NewEvent } from '../src/events/store.js';
+import { fuzzBench } from './fuzz-throughput.js';
 
 const DURATION = Number(process.env.BENCH_SECONDS || 8);
 const SUBSCRIBERS = Number(process.env.BENCH_SUBSCRIBERS || 1000);
@@ -223,6 +224,9 @@ rows.push(...(await channelBench(s, fake)));
 
 // 6. memory and file descriptors: 5 parallel 30 MiB uploads, 1,000 dropped SSE connections (bench/memory.ts).
 rows.push(...(await memoryBench(s)));
+
+// 7. fuzz throughput: the fuzz suite's generated requests, every answer checked (bench/fuzz-throughput.ts).
+rows.push(...(await fuzzBench(s)));
 
 console.log('\n| measurement | result |\n|---|---|');
 for (const [k, v] of rows) console.log(`| ${k} | ${v} |`);
