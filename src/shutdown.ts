@@ -19,6 +19,7 @@ import { pubsub } from './events/pubsub.js';
 import { closeRedis } from './redis.js';
 import { closeDatabase } from './db/client.js';
 import { closeGuardedDispatcher } from './net/outbound-guard.js';
+import { closeMcpConnections } from './tools/mcp/servers.js';
 import { setRoutineScheduler } from './routines/scheduling.js';
 import type { Dispatcher } from './webhooks/dispatcher.js';
 
@@ -72,6 +73,7 @@ export async function stopService(parts: ServiceParts): Promise<void> {
   await dispatcher.stop(WEBHOOK_GRACE_MS);
   await provisioningSettled();
   await within(queue.close(), 5000);
+  await closeMcpConnections();
   await closeGuardedDispatcher();
   await pubsub().close();
   await closeRedis();

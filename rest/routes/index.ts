@@ -9,5 +9,6 @@ import { routineRoutes } from './routines.js';
 import { webhookRoutes } from './webhooks.js';
 import { fileRoutes } from './files.js';
 import { channelRoutes } from './channels.js';
+import { toolPolicyRoutes } from './tool-policy.js';
 
-export const routes: RestRoute[] = [...identityRoutes, ...agentRoutes, ...sessionRoutes, ...modelSubscriptionRoutes, ...routineRoutes, ...webhookRoutes, ...fileRoutes, ...sessionResourceRoutes, ...skillRoutes, ...channelRoutes];
+export const routes: RestRoute[] = [...identityRoutes, ...agentRoutes, ...sessionRoutes, ...modelSubscriptionRoutes, ...routineRoutes, ...webhookRoutes, ...fileRoutes, ...sessionResourceRoutes, ...skillRoutes, ...channelRoutes, ...toolPolicyRoutes];

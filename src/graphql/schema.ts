@@ -3,6 +3,8 @@ import { builder } from './builder.js';
 import './identity.js';
 import './agents.js';
 import './sessions.js';
+import './tool-confirmations.js';
+import './tool-policy.js';
 import './billing.js';
 import './routines.js';
 import './webhooks.js';

@@ -8,11 +8,14 @@ import { transition } from '../sessions/state-machine.js';
 import { logger } from '../logger.js';
 import { syncResources } from '../resources/resources.js';
 import { materializeSkills } from '../skills/materialize.js';
+import { forgetSessionMcp } from '../tools/mcp/servers.js';
 
 const inFlight = new Map<string, Promise<void>>();
 
 export async function provisionSession(session: { id: string; vcpus: number | null; memoryMb: number | null }): Promise<void> {
   try {
+    // A new provision lists the agent's remote tools again (a PATCH of mcpServers applies now).
+    await forgetSessionMcp(session.id);
     const sandbox = await sandboxDriver().provision({ sessionId: session.id, vcpus: session.vcpus, memoryMb: session.memoryMb });
     await syncResources(session.id, sandbox);
     await materializeSkills(session.id, sandbox);
@@ -39,5 +42,6 @@ export async function provisioningSettled(): Promise<void> {
 
 export async function teardownSandbox(sessionId: string): Promise<void> {
   await inFlight.get(sessionId)?.catch(() => undefined);
+  await forgetSessionMcp(sessionId);
   await sandboxDriver().destroy(sessionId).catch((err) => logger.warn({ err, sessionId }, 'sandbox teardown failed'));
 }

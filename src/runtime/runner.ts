@@ -24,7 +24,7 @@ async function claim(sessionId: string): Promise<boolean> {
     WHERE "id" = ${sessionId} AND "status" = 'idle'
       AND "budgetReachedAt" IS NULL
       AND EXISTS (SELECT 1 FROM "SessionEvent" e WHERE e."sessionId" = ${sessionId} AND e."turn" IS NULL
-                  AND e."type" IN ('user.message', 'system.message'))`;
+                  AND e."type" IN ('user.message', 'system.message', 'user.tool_confirmation'))`;
   return n === 1;
 }
 
@@ -36,7 +36,7 @@ async function takeInputs(sessionId: string): Promise<number | null> {
   const result = await prisma.$transaction(async (tx) => {
     const s = await tx.session.update({ where: { id: sessionId }, data: { turnCount: { increment: 1 } }, select: { turnCount: true } });
     const taken = await tx.sessionEvent.updateMany({
-      where: { sessionId, turn: null, type: { in: ['user.message', 'system.message'] } },
+      where: { sessionId, turn: null, type: { in: ['user.message', 'system.message', 'user.tool_confirmation'] } },
       data: { turn: s.turnCount },
     });
     if (taken.count === 0) throw new NothingWaiting();
@@ -58,7 +58,7 @@ async function release(sessionId: string): Promise<boolean> {
     UPDATE "Session" SET "status" = 'idle', "runnerId" = NULL
     WHERE "id" = ${sessionId} AND "runnerId" = ${ownerId()}
       AND ("budgetReachedAt" IS NOT NULL OR NOT EXISTS (SELECT 1 FROM "SessionEvent" e WHERE e."sessionId" = ${sessionId}
-                      AND e."turn" IS NULL AND e."type" IN ('user.message', 'system.message')))`;
+                      AND e."turn" IS NULL AND e."type" IN ('user.message', 'system.message', 'user.tool_confirmation')))`;
   return n === 1;
 }
 
@@ -139,7 +139,7 @@ async function endLostTurns(stale: { id: string; runnerId: string | null }[]): P
 export async function sessionsWithWaitingInputs(): Promise<string[]> {
   const rows = await prisma.$queryRaw<{ id: string }[]>`
     SELECT s."id" FROM "Session" s WHERE s."status" = 'idle' AND s."budgetReachedAt" IS NULL AND EXISTS (
-      SELECT 1 FROM "SessionEvent" e WHERE e."sessionId" = s."id" AND e."turn" IS NULL AND e."type" IN ('user.message', 'system.message'))`;
+      SELECT 1 FROM "SessionEvent" e WHERE e."sessionId" = s."id" AND e."turn" IS NULL AND e."type" IN ('user.message', 'system.message', 'user.tool_confirmation'))`;
   return rows.map((r) => r.id);
 }
 

@@ -1,5 +1,6 @@
 // One turn of a session: gathers what the engine needs (model, prompt, instructions, sandbox,
-// conversation) and runs it. hermes runs here; CLI engines are not installed on this service yet.
+// tools, conversation) and runs it. hermes runs here; CLI engines are not installed on this
+// service yet. Tool calls a previous turn left waiting for a confirmation are settled first.
 import { prisma } from '../db/client.js';
 import { commitEvents } from '../events/store.js';
 import type { EventFields, NewEvent, SessionEventType } from '../events/types.js';
@@ -11,13 +12,15 @@ import { modelProvider } from './models.js';
 import { systemPromptFor } from '../engines/hermes/system-prompt.js';
 import { syncResources } from '../resources/resources.js';
 import { installedSkills } from '../skills/materialize.js';
+import { sessionToolbox } from '../tools/toolbox.js';
+import { announceRequiresAction, settlePendingCalls } from '../tools/confirmations.js';
 
 export type { StopReason };
 
 export async function runTurn(sessionId: string, turn: number, signal: AbortSignal): Promise<StopReason> {
-  const emit = async <T extends SessionEventType>(type: T, fields: EventFields<T>) => {
-    await commitEvents(sessionId, [{ type, fields, turn } as NewEvent]);
-  };
+  const emitIn = (turnNo: number) => async <T extends SessionEventType>(type: T, fields: EventFields<T>) =>
+    (await commitEvents(sessionId, [{ type, fields, turn: turnNo } as NewEvent]))[0]!.event;
+  const emit = emitIn(turn);
   const session = await prisma.session.findUniqueOrThrow({ where: { id: sessionId } });
   const agent = session.agentId ? await prisma.agent.findUnique({ where: { id: session.agentId } }) : null;
 
@@ -38,12 +41,24 @@ export async function runTurn(sessionId: string, turn: number, signal: AbortSign
     await emit('session.error', { error: { type: 'resource_unavailable', message: `a session resource could not be placed in the sandbox: ${(err as Error).message}`, retry_status: 'exhausted' } });
     return { type: 'retries_exhausted' };
   }
+  const announced = async (stop: StopReason) => {
+    await announceRequiresAction(session.universeId, sessionId, stop);
+    return stop;
+  };
+  const tools = await sessionToolbox({
+    sessionId, universeId: session.universeId, agentId: session.agentId, turn, sandbox,
+    onServerUnavailable: async (server, message) => {
+      await emit('session.error', { error: { type: 'tool_server_unavailable', message: `the tool server ${server} could not be reached; its tools are missing from this turn: ${message}`, retry_status: 'retrying' } });
+    },
+  });
+  const stopped = await settlePendingCalls({ sessionId, turn, tools, signal, emitIn });
+  if (stopped) return announced(stopped);
   const skills = await installedSkills(sessionId);
   const effort = session.reasoningEffort ?? agent?.reasoningEffort ?? null;
   const messages = await buildConversation(sessionId, turn);
   const provider = modelProvider(session.llm);
 
-  return runHermesTurn({
+  return announced(await runHermesTurn({
     request: {
       provider,
       model: session.llm,
@@ -58,11 +73,11 @@ export async function runTurn(sessionId: string, turn: number, signal: AbortSign
       maxTokens: 8192,
     },
     messages,
-    sandbox,
+    tools,
     signal,
     emit,
     callModel: (req, sig) => meteredModelStream({ sessionId, universeId: session.universeId, turn }, req, sig),
     maxAttempts: Number(process.env.MODEL_MAX_ATTEMPTS || 3),
     retryDelayMs: (attempt) => Number(process.env.MODEL_RETRY_BASE_MS || 500) * 2 ** (attempt - 1),
-  });
+  }));
 }

@@ -30,7 +30,15 @@ export type UserMessageInput = z.output<typeof userMessageEvent>;
 export const systemMessageEvent = z.strictObject({ type: z.literal('system.message'), content: z.array(textBlock).min(1).max(1000) }).meta({ id: 'SystemMessageInput' });
 export const userInterruptEvent = z.strictObject({ type: z.literal('user.interrupt') }).meta({ id: 'UserInterruptInput' });
 
-export const inputEvent = z.discriminatedUnion('type', [userMessageEvent, systemMessageEvent, userInterruptEvent]).meta({ id: 'SendEventInput' });
+export const toolConfirmationResult = z.enum(['allow', 'deny']).meta({ id: 'ToolConfirmationResult' });
+export const userToolConfirmationEvent = z.strictObject({
+  type: z.literal('user.tool_confirmation'),
+  tool_use_id: nonEmpty.max(128).describe('The id of the agent.tool_use event awaiting confirmation (its part\'s call_id is accepted too)'),
+  result: toolConfirmationResult,
+  deny_message: z.string().max(10_000).nullish().describe('deny: the reason, told to the model'),
+}).meta({ id: 'UserToolConfirmationInput' });
+
+export const inputEvent = z.discriminatedUnion('type', [userMessageEvent, systemMessageEvent, userInterruptEvent, userToolConfirmationEvent]).meta({ id: 'SendEventInput' });
 export type InputEvent = z.infer<typeof inputEvent>;
 
 export const sendEventsBody = z.strictObject({ events: z.array(inputEvent).min(1).max(50) }).meta({ id: 'SendSessionEventsInput' });

@@ -1,5 +1,6 @@
 // Sending events to a session (202): validates the whole batch, stores every event (inputs wait
-// for a turn), then wakes the runner. user.interrupt stops a running turn.
+// for a turn), then wakes the runner. user.interrupt stops a running turn; a
+// user.tool_confirmation answers a tool call waiting for one and resumes the paused turn.
 import { AppError } from '../errors.js';
 import type { Viewer } from '../auth/viewer.js';
 import type { SendEventsBody, LegacySendBody } from './content.js';
@@ -12,6 +13,7 @@ import { interruptChannel } from '../runtime/runner.js';
 import type { Session } from '../generated/prisma/client.js';
 import { balanceNano } from '../billing/wallet.js';
 import { materializeContent } from './attachments.js';
+import { checkConfirmations } from '../tools/confirmations.js';
 
 function who(viewer: Viewer): string {
   return viewer.auth === 'token' ? `token:${viewer.tokenId}` : `user:${viewer.user.id}`;
@@ -39,12 +41,16 @@ export async function sendEvents(viewer: Viewer, idOrAgent: string, body: SendEv
   else assertAllowed('send', statusOf(session));
 
   const by = who(viewer);
+  const confirmations = await checkConfirmations(session.id, body.events.filter((e) => e.type === 'user.tool_confirmation'));
   // Attachments become per-session copies before anything is stored (all or nothing).
   const prepared: NewEvent[] = [];
   for (const e of body.events) {
     if (e.type === 'user.message') prepared.push({ type: e.type, fields: { content: await materializeContent(session.universeId, session.id, e.content) } });
     else if (e.type === 'user.interrupt') prepared.push({ type: e.type, fields: { by } });
-    else prepared.push({ type: e.type, fields: { content: e.content } });
+    else if (e.type === 'user.tool_confirmation') {
+      const c = confirmations.shift()!;
+      prepared.push({ type: e.type, fields: { tool_use_id: c.tool_use_id, result: c.result, deny_message: c.deny_message ?? null, by } });
+    } else prepared.push({ type: e.type, fields: { content: e.content } });
   }
   const stored = await commitEvents(session.id, prepared);
   if (body.events.some((e) => e.type === 'user.interrupt')) await pubsub().publish(interruptChannel(session.id), by);

@@ -1,15 +1,16 @@
 // hermes: the service's own agent loop. Streams the model through the gateway, turns deltas
-// into agent.message / agent.reasoning events (coalesced), runs tool calls in the sandbox, and
-// repeats until the model ends its turn, the turn is interrupted, or it fails for good.
-import type { ChatMessage, ModelEvent, ModelRequest, ToolSpec } from '../../gateway/types.js';
+// into agent.message / agent.reasoning events (coalesced), runs tool calls (sandbox tools,
+// remote MCP tools, platform capabilities: the session's Toolbox), and repeats until the model
+// ends its turn, a call waits for a person's confirmation, the turn is interrupted, or it
+// fails for good.
+import type { ChatMessage, ModelEvent, ModelRequest } from '../../gateway/types.js';
 import { ProviderError } from '../../gateway/types.js';
-import type { Sandbox } from '../../sandbox/driver.js';
-import { HERMES_TOOLS, runTool } from './tools.js';
+import type { Toolbox, ToolCall, ToolOutcome } from '../../tools/types.js';
 import { newId } from '../../ids.js';
 import { StreamCoalescer } from './coalescer.js';
 
 export type { StopReason } from '../../events/types.js';
-import type { StopReason, SessionEventType, EventFields } from '../../events/types.js';
+import type { StopReason, SessionEvent, SessionEventType, EventFields } from '../../events/types.js';
 
 export { BudgetReachedError } from '../../gateway/types.js';
 import { BudgetReachedError } from '../../gateway/types.js';
@@ -17,16 +18,14 @@ import { BudgetReachedError } from '../../gateway/types.js';
 export interface HermesTurn {
   request: Omit<ModelRequest, 'messages' | 'tools'>;
   messages: ChatMessage[];
-  sandbox: Sandbox;
+  tools: Toolbox;
   signal: AbortSignal;
-  emit<T extends SessionEventType>(type: T, fields: EventFields<T>): Promise<void>;
+  emit<T extends SessionEventType>(type: T, fields: EventFields<T>): Promise<SessionEvent>;
   callModel(req: ModelRequest, signal: AbortSignal): AsyncIterable<ModelEvent>;
   maxAttempts: number;
   retryDelayMs(attempt: number): number;
   maxSteps?: number;
 }
-
-const TOOL_SPECS: ToolSpec[] = HERMES_TOOLS.map((t) => ({ name: t.name, description: t.description, inputSchema: t.inputSchema }));
 
 const sleep = (ms: number, signal: AbortSignal) =>
   new Promise<void>((resolve) => {
@@ -56,7 +55,8 @@ async function modelStep(t: HermesTurn, messages: ChatMessage[]): Promise<StepRe
   });
   const result: StepResult = { text: '', reasoning: [], toolCalls: [] };
   let reasoningText = '';
-  for await (const ev of t.callModel({ ...t.request, messages, tools: TOOL_SPECS }, t.signal)) {
+  const tools = await t.tools.specs();
+  for await (const ev of t.callModel({ ...t.request, messages, tools }, t.signal)) {
     if (t.signal.aborted) break;
     switch (ev.type) {
       case 'text_delta':
@@ -131,16 +131,42 @@ export async function runHermesTurn(t: HermesTurn): Promise<StopReason> {
     if (!result!.toolCalls.length) return { type: 'end_turn' };
 
     const results: ChatMessage = { role: 'user', content: [] };
-    for (const [index, call] of result!.toolCalls.entries()) {
-      await t.emit('agent.tool_use', { part: { type: 'tool_call', index, call_id: call.id, tool_name: call.name, args: call.input, args_partial: null } });
+    const calls = result!.toolCalls;
+    // A call that needs a confirmation pauses the turn there: it and the calls after it are
+    // announced, the ones needing one marked, and run when the turn resumes (tools/confirmations).
+    const decisions = await Promise.all(calls.map((c) => t.tools.decide(c.name)));
+    const firstAsk = decisions.indexOf('ask');
+    for (const [index, call] of calls.entries()) {
+      if (firstAsk !== -1 && index >= firstAsk) break;
+      await t.emit('agent.tool_use', { part: toolCallPart(index, call) });
       if (t.signal.aborted) return { type: 'end_turn' };
-      const outcome = await runTool(t.sandbox, call.name, call.input, { signal: t.signal });
+      const outcome = await t.tools.run(call, t.signal);
       if (t.signal.aborted) return { type: 'end_turn' };
-      await t.emit('agent.tool_result', { part: { type: 'tool_result', index, call_id: call.id, tool_name: call.name, status: outcome.status, result: outcome.result } });
+      await emitOutcome(t.emit, index, call, outcome);
       results.content.push({ type: 'tool_result', toolUseId: call.id, content: JSON.stringify(outcome.result), isError: outcome.status === 'error' });
+    }
+    if (firstAsk !== -1) {
+      const waiting: string[] = [];
+      for (let index = firstAsk; index < calls.length; index++) {
+        const ask = decisions[index] === 'ask';
+        const ev = await t.emit('agent.tool_use', { part: toolCallPart(index, calls[index]!), ...(ask ? { awaiting_confirmation: true } : {}) });
+        if (ask) waiting.push(ev.id);
+      }
+      return { type: 'requires_action', event_ids: waiting };
     }
     messages.push(results);
   }
   await t.emit('session.error', { error: { type: 'max_steps', message: `the turn used its ${maxSteps} model steps`, retry_status: 'exhausted' } });
   return { type: 'end_turn' };
+}
+
+export const toolCallPart = (index: number, call: ToolCall) =>
+  ({ type: 'tool_call' as const, index, call_id: call.id, tool_name: call.name, args: call.input, args_partial: null });
+
+/** The tool_result event of a call, then the files it produced as one agent.message of parts. */
+export async function emitOutcome(emit: HermesTurn['emit'], index: number, call: ToolCall, outcome: ToolOutcome): Promise<void> {
+  await emit('agent.tool_result', { part: { type: 'tool_result', index, call_id: call.id, tool_name: call.name, status: outcome.status, result: outcome.result } });
+  if (outcome.attachments?.length) {
+    await emit('agent.message', { messageId: newId('msg'), final: true, parts: outcome.attachments, text: '' });
+  }
 }

@@ -1,0 +1,66 @@
+// A session's tools for one turn, in one place for the engine: the sandbox tools (bash and the
+// file tools), the agent's remote MCP tools (listed once per provision) and the platform
+// capabilities the agent is granted, read again at every step and every call so a PATCH that
+// revokes one takes effect on the next call without a restart.
+import { prisma } from '../db/client.js';
+import type { Sandbox } from '../sandbox/driver.js';
+import type { ToolSpec } from '../gateway/types.js';
+import { HERMES_TOOLS, runTool } from '../engines/hermes/tools.js';
+import type { StoredMcpServer } from './mcp/auth.js';
+import { callMcpTool, mcpToolNamed, sessionMcpTools } from './mcp/servers.js';
+import { capabilitySpecs, runCapability, capabilityForTool } from './capabilities/run.js';
+import { decideTool, parseToolPolicy } from './policy.js';
+import type { Toolbox, ToolCall, ToolOutcome } from './types.js';
+
+const SANDBOX_SPECS: ToolSpec[] = HERMES_TOOLS.map((t) => ({ name: t.name, description: t.description, inputSchema: t.inputSchema }));
+const SANDBOX_NAMES = new Set(SANDBOX_SPECS.map((t) => t.name));
+
+export interface ToolboxScope {
+  sessionId: string;
+  universeId: string;
+  agentId: string | null;
+  turn: number;
+  sandbox: Sandbox;
+  /** Reports a remote tool server that could not be reached (the turn goes on without it). */
+  onServerUnavailable(server: string, message: string): Promise<void>;
+}
+
+/** What the agent says right now about capabilities and tool policy (one query). */
+async function agentNow(agentId: string | null) {
+  if (!agentId) return { capabilities: [] as string[], toolPolicy: parseToolPolicy(null) };
+  const a = await prisma.agent.findUnique({ where: { id: agentId }, select: { capabilities: true, toolPolicy: true } });
+  return { capabilities: a?.capabilities ?? [], toolPolicy: parseToolPolicy(a?.toolPolicy ?? null) };
+}
+
+export async function sessionToolbox(scope: ToolboxScope): Promise<Toolbox> {
+  const agent = scope.agentId ? await prisma.agent.findUnique({ where: { id: scope.agentId }, select: { mcpServers: true } }) : null;
+  const servers = (Array.isArray(agent?.mcpServers) ? agent.mcpServers : []) as unknown as StoredMcpServer[];
+  const mcpTools = servers.length ? await sessionMcpTools(scope.sessionId, servers, scope.onServerUnavailable) : [];
+  const mcpSpecs = mcpTools.map((t) => t.spec);
+
+  return {
+    async specs() {
+      const { capabilities } = await agentNow(scope.agentId);
+      return [...SANDBOX_SPECS, ...mcpSpecs, ...capabilitySpecs(capabilities)];
+    },
+
+    async decide(name) {
+      const { toolPolicy } = await agentNow(scope.agentId);
+      const mcp = mcpToolNamed(scope.sessionId, name);
+      const capability = capabilityForTool(name);
+      return decideTool(toolPolicy, { name, server: mcp?.server ?? null, capability: capability?.id ?? null });
+    },
+
+    async run(call: ToolCall, signal: AbortSignal): Promise<ToolOutcome> {
+      if (SANDBOX_NAMES.has(call.name)) return runTool(scope.sandbox, call.name, call.input, { signal });
+      const mcp = mcpToolNamed(scope.sessionId, call.name);
+      if (mcp) return callMcpTool(scope, mcp, call.input, signal);
+      const capability = capabilityForTool(call.name);
+      if (capability) {
+        const { capabilities } = await agentNow(scope.agentId);
+        return runCapability(capability, call.input, { ...scope, granted: capabilities, signal });
+      }
+      return { status: 'error', result: { error: `unknown tool ${call.name}` } };
+    },
+  };
+}
