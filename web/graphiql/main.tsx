@@ -13,16 +13,29 @@ const WORKERS = '/assets/graphiql/workers';
   },
 };
 
-const DEFAULT_QUERY = `# Signed in with your browser session. Docs: the book icon on the left.
+const DEFAULT_QUERY = `# Runs as your browser session.
+# Schema docs: the book icon on the left.
 query Me {
   whoami { user { email } universe { slug } scopes auth }
   agents(first: 5) { edges { node { id displayName llm } } }
 }
 
-# Subscriptions run over GraphQL-over-SSE (/graphql/stream):
-# subscription Live($id: String!) { sessionEvents(sessionId: $id) { id type payload } }
+# Subscriptions run over GraphQL-over-SSE:
+# subscription Live($id: String!) {
+#   sessionEvents(sessionId: $id) {
+#     __typename
+#     ... on AgentMessageEvent { text final }
+#   }
+# }
 `;
 
+// Links can carry an operation: /graphql?query=…&variables=… (as Yoga's own GraphiQL reads them).
+const params = new URLSearchParams(location.search);
+const initial = {
+  ...(params.get('query') ? { initialQuery: params.get('query')! } : {}),
+  ...(params.get('variables') ? { initialVariables: params.get('variables')! } : {}),
+};
+
 createRoot(document.getElementById('graphiql')!).render(
-  <GraphiQL fetcher={fetcher} defaultQuery={DEFAULT_QUERY} shouldPersistHeaders={false} />,
+  <GraphiQL fetcher={fetcher} defaultQuery={DEFAULT_QUERY} shouldPersistHeaders={false} {...initial} />,
 );
