@@ -33,11 +33,11 @@ function signIn(): void {
   location.assign(`/auth/login?next=${encodeURIComponent('/' + location.hash)}`);
 }
 
-function Content({ route, me, onUniverses }: { route: string[]; me: Me; onUniverses: () => void }): ReactNode {
+function Content({ route, me, onUniverses }: { route: string[]; me: Me | null; onUniverses: () => void }): ReactNode {
   const [section = 'agents', id, sub] = route;
   switch (section) {
-    case 'tokens': return <TokensPage me={me} />;
-    case 'universes': return <UniversesPage me={me} onChanged={onUniverses} />;
+    case 'tokens': return me ? <TokensPage me={me} /> : <Loading what="your account" />;
+    case 'universes': return me ? <UniversesPage me={me} onChanged={onUniverses} /> : <Loading what="your universes" />;
     case 'agents':
       if (id === 'new') return <NewAgentPage />;
       return id ? <AgentPage id={id} tab={sub ?? 'settings'} /> : <AgentsPage />;
@@ -67,6 +67,7 @@ function App() {
         // The remembered universe is gone: back to the personal one.
         localStorage.removeItem(UNIVERSE_KEY);
         setUniverse(null);
+        setUniverseTick((t) => t + 1);
         setMe(await gql<Me>(ME));
       } else setError(e);
     }
@@ -74,7 +75,6 @@ function App() {
 
   useEffect(() => {
     whenSignedOut(signIn);
-    setUniverse(localStorage.getItem(UNIVERSE_KEY));
     void load();
   }, []);
 
@@ -88,20 +88,24 @@ function App() {
   };
 
   if (error) return <main className="boot"><ErrorNote error={error} prefix="The dashboard could not load" /><button type="button" onClick={() => location.reload()}>Try again</button></main>;
-  if (!me) return <main className="boot"><Loading what="your account" /></main>;
+  // The page's own data loads alongside the account (not after it): the first view comes sooner.
   const section = route[0] ?? 'agents';
   return (
     <>
       <a className="skip" href="#main">Skip to content</a>
       <header className="top">
         <a className="brand" href={href('agents')}>Agent Service</a>
-        <label className="universe">
-          <span>Universe</span>
-          <select value={me.whoami.universe.slug} onChange={(e) => switchUniverse(e.currentTarget.value)}>
-            {me.universes.map((u) => <option key={u.slug} value={u.slug}>{u.isPersonal ? 'Personal' : u.name} · {u.slug}</option>)}
-          </select>
-        </label>
-        <span className="who">{me.whoami.user.email}</span>
+        {me ? (
+          <>
+            <div className="universe">
+              <label htmlFor="universe">Universe</label>
+              <select id="universe" value={me.whoami.universe.slug} onChange={(e) => switchUniverse(e.currentTarget.value)}>
+                {me.universes.map((u) => <option key={u.slug} value={u.slug}>{u.isPersonal ? 'Personal' : u.name} · {u.slug}</option>)}
+              </select>
+            </div>
+            <span className="who">{me.whoami.user.email}</span>
+          </>
+        ) : <span className="who" role="status">Loading your account…</span>}
         <form method="post" action="/auth/logout" className="signout"><button type="submit" className="secondary">Sign out</button></form>
       </header>
       <nav className="nav" aria-label="Sections">
@@ -112,11 +116,13 @@ function App() {
           <li><a href="/graphql">GraphiQL</a></li>
         </ul>
       </nav>
-      <main id="main" key={`${me.whoami.universe.slug}-${universeTick}`}>
+      <main id="main" key={universeTick}>
         <Content route={route} me={me} onUniverses={() => void load()} />
       </main>
     </>
   );
 }
 
+// Before the first render: pages start their queries in the remembered universe.
+setUniverse(localStorage.getItem(UNIVERSE_KEY));
 createRoot(document.getElementById('app')!).render(<App />);

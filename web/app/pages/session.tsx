@@ -79,11 +79,11 @@ function pretty(value: unknown): string {
 function ItemView({ item }: { item: Item }) {
   switch (item.kind) {
     case 'user':
-      return <div className="bubble user"><span className="who">You{item.pending ? ' · sending…' : ''}</span><p>{item.text}</p></div>;
+      return <div className="bubble user"><span className="by">You{item.pending ? ' · sending…' : ''}</span><p>{item.text}</p></div>;
     case 'system':
-      return <div className="bubble system"><span className="who">System</span><p>{item.text}</p></div>;
+      return <div className="bubble system"><span className="by">System</span><p>{item.text}</p></div>;
     case 'agent':
-      return <div className="bubble agent" data-streaming={item.streaming || undefined}><span className="who">Agent{item.streaming ? ' · writing…' : ''}</span><p>{item.text}</p></div>;
+      return <div className="bubble agent" data-streaming={item.streaming || undefined}><span className="by">Agent{item.streaming ? ' · writing…' : ''}</span><p>{item.text}</p></div>;
     case 'reasoning':
       return <details className="bubble reasoning"><summary>Reasoning{item.streaming ? ' · thinking…' : ''}</summary><p>{item.text}</p></details>;
     case 'tool':
@@ -137,6 +137,14 @@ export function SessionPage({ id }: { id: string }) {
   const [announce, setAnnounce] = useState('');
   const session = info.data?.session;
   const status = timeline.status ?? session?.status ?? null;
+
+  // Provisioning ends without an event: look again until the sandbox is ready.
+  const reloadInfo = info.reload;
+  useEffect(() => {
+    if (status !== 'provisioning') return;
+    const timer = setInterval(reloadInfo, 1000);
+    return () => clearInterval(timer);
+  }, [status, reloadInfo]);
 
   useEffect(() => {
     if (status === 'running') setAnnounce('The agent is working.');
