@@ -4,17 +4,16 @@
 import { z } from 'zod';
 import { dateTime } from '../contract/zod-walk.js';
 import { reasoningEffort } from '../sessions/contract.js';
-import { mcpServerAuth } from '../tools/mcp/auth.js';
 import { AGENT_TYPES, CAPABILITY_IDS, LIMITS, SECRET_KEY_PATTERN } from './rules.js';
 
 export const agentType = z.enum(AGENT_TYPES).meta({ id: 'AgentType', description: 'The engine an agent runs (default hermes)' });
-export const customDataKind = z.enum(['spreadsheet', 'doc', 'private_api', 'other']).meta({ id: 'CustomDataKind' });
-export const customDataScope = z.enum(['creator', 'user']).meta({ id: 'CustomDataScope' });
+const customDataKind = z.enum(['spreadsheet', 'doc', 'private_api', 'other']).meta({ id: 'CustomDataKind' });
+const customDataScope = z.enum(['creator', 'user']).meta({ id: 'CustomDataScope' });
 
 // Capability ids contain dots, which GraphQL enum values cannot: a string checked against the
 // list (and documented as an enum in OpenAPI).
 const isCapability = (v: string) => (CAPABILITY_IDS as readonly string[]).includes(v);
-export const capabilityId = z.string()
+const capabilityId = z.string()
   .refine(isCapability, { error: (i) => `unknown capability id ${JSON.stringify(i.input)}; known: ${CAPABILITY_IDS.join(', ')}` })
   .meta({ enum: [...CAPABILITY_IDS], description: 'A capability id' });
 
@@ -32,12 +31,12 @@ function strict<T extends z.core.$ZodLooseShape>(shape: T, allowedHint?: string)
 
 // ---- bodies ----
 
-export const instructionFileInput = strict({
+const instructionFileInput = strict({
   name: nonEmpty.max(255).regex(/.*\.md$/, 'must end in .md'),
   content: z.string().max(LIMITS.prompt).default(''),
 }).meta({ id: 'AgentInstructionFileInput' });
 
-export const skillAttachmentInput = z.discriminatedUnion('type', [
+const skillAttachmentInput = z.discriminatedUnion('type', [
   strict({
     type: z.literal('skill'),
     skillId: nonEmpty.max(128),
@@ -51,18 +50,16 @@ export const skillAttachmentInput = z.discriminatedUnion('type', [
     tokenSecretRef: z.string().regex(SECRET_KEY_PATTERN, 'must name an agent secret').nullish().describe('name of an agent secret holding a clone token'),
   }).meta({ id: 'AgentGithubSkillInput', description: 'A skill cloned from a GitHub repository' }),
 ], { error: () => 'type must be skill or github' }).meta({ id: 'AgentSkillAttachmentInput' });
-export type SkillAttachmentInput = z.output<typeof skillAttachmentInput>;
 
 const toolFilter = z.array(nonEmpty.max(255)).max(LIMITS.toolFilter).default([]).describe('at most 200; default []');
-export const mcpServerInput = strict({
+const mcpServerInput = strict({
   type: z.literal('url').default('url'),
   name: z.string().min(1).max(LIMITS.mcpServerName),
   url: z.url().max(2048),
   tools: strict({ include: toolFilter, exclude: toolFilter }).meta({ id: 'AgentMcpServerToolsInput' }).default({ include: [], exclude: [] }),
-  authentication: mcpServerAuth.nullish(),
 }).meta({ id: 'AgentMcpServerInput' });
 
-export const customDataInput = strict({
+const customDataInput = strict({
   id: nonEmpty.max(128),
   name: z.string().regex(/^[a-z0-9_]+$/, 'must match ^[a-z0-9_]+$').max(128),
   kind: customDataKind,
@@ -149,7 +146,7 @@ const listItemFields = {
 };
 export const agentListItem = z.strictObject(listItemFields).meta({ id: 'AgentListItem' });
 
-export const mcpServerBody = z.strictObject({
+const mcpServerBody = z.strictObject({
   type: z.literal('url'),
   name: z.string(),
   url: z.string(),
@@ -157,25 +154,25 @@ export const mcpServerBody = z.strictObject({
 }).meta({ id: 'AgentMcpServer', description: 'A remote tool-server reference; runtime authentication is never returned' });
 export type McpServerView = z.output<typeof mcpServerBody>;
 
-export const skillRefBody = z.strictObject({
+const skillRefBody = z.strictObject({
   type: z.literal('skill'), skillId: z.string(), version: z.string().describe('latest or a skr_ revision id'),
 }).meta({ id: 'AgentSkillRef', description: 'A skill of the universe: `latest` follows its latestRevisionId; a skr_ id pins a revision' });
-export const githubSkillBody = z.strictObject({
+const githubSkillBody = z.strictObject({
   type: z.literal('github'),
   url: z.string(),
   ref: z.string().nullable().describe('branch or commit SHA; null: the default branch'),
   tokenSecretRef: z.string().nullable().describe('name of the agent secret holding a clone token'),
 }).meta({ id: 'AgentGithubSkill', description: 'A skill cloned from a GitHub repository' });
-export const skillAttachmentBody = z.discriminatedUnion('type', [skillRefBody, githubSkillBody]).meta({ id: 'AgentSkillAttachment' });
+const skillAttachmentBody = z.discriminatedUnion('type', [skillRefBody, githubSkillBody]).meta({ id: 'AgentSkillAttachment' });
 export type SkillAttachmentView = z.output<typeof skillAttachmentBody>;
 
-export const customDataBody = z.strictObject({
+const customDataBody = z.strictObject({
   id: z.string(), name: z.string(), kind: customDataKind, scope: customDataScope,
   description: z.string().nullable(), uri: z.string().nullable(), config: z.record(z.string(), z.string()).describe('string values'),
 }).meta({ id: 'AgentCustomData' });
 export type CustomDataView = z.output<typeof customDataBody>;
 
-export const instructionFileBody = z.strictObject({ name: z.string(), content: z.string() }).meta({ id: 'AgentInstructionFile' });
+const instructionFileBody = z.strictObject({ name: z.string(), content: z.string() }).meta({ id: 'AgentInstructionFile' });
 export type InstructionView = z.output<typeof instructionFileBody>;
 
 export const agentBody = z.strictObject({
@@ -203,7 +200,6 @@ export const promptUpdateResult = z.strictObject({
   version: z.number().int().describe('the active prompt version after the save'),
   unchanged: z.boolean().describe('the content equals the active version; nothing was written'),
 }).meta({ id: 'PromptUpdateResult' });
-export type PromptUpdateView = z.output<typeof promptUpdateResult>;
 
 export const secretKeyBody = z.strictObject({ key: z.string(), description: z.string() })
   .meta({ id: 'SecretKey', description: 'A declared agent secret; its value is never returned' });

@@ -4,8 +4,8 @@ import { z } from 'zod';
 import { dateTime } from '../contract/zod-walk.js';
 
 export const PROVIDERS = ['anthropic', 'openai'] as const;
-export const subscriptionProvider = z.enum(PROVIDERS).meta({ id: 'ModelProvider' });
-export const subscriptionStatus = z.enum(['connected', 'needs_reconnect']).meta({ id: 'ModelSubscriptionStatus' });
+const subscriptionProvider = z.enum(PROVIDERS).meta({ id: 'ModelProvider' });
+const subscriptionStatus = z.enum(['connected', 'needs_reconnect']).meta({ id: 'ModelSubscriptionStatus' });
 
 const label = z.string().max(60);
 
@@ -21,7 +21,7 @@ export const patchSubscriptionBody = z.strictObject({
 }).meta({ id: 'UpdateModelSubscriptionInput' });
 export type PatchSubscriptionBody = z.output<typeof patchSubscriptionBody>;
 
-export const subscriptionAgent = z.strictObject({
+const subscriptionAgent = z.strictObject({
   id: z.string().describe('The session id'),
   agentId: z.string().nullable(),
   name: z.string(),

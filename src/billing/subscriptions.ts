@@ -11,7 +11,7 @@ import type { ModelSubscription } from '../generated/prisma/client.js';
 import { modelProvider } from '../runtime/models.js';
 import { PROVIDERS, type ModelSubscriptionView, type PatchSubscriptionBody, type PutSubscriptionBody } from './contract.js';
 
-export function parseProvider(value: string): Provider {
+function parseProvider(value: string): Provider {
   if (!(PROVIDERS as readonly string[]).includes(value)) throw new AppError('not_found', `unknown provider ${value}; use anthropic or openai`);
   return value as Provider;
 }

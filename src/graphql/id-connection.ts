@@ -8,7 +8,7 @@ import { AppError } from '../errors.js';
 const PREFIX = 'GPC:S:';
 const MAX_CURSOR_LENGTH = 200;
 
-export function idCursor(id: string): string {
+function idCursor(id: string): string {
   return Buffer.from(`${PREFIX}${id}`).toString('base64');
 }
 
@@ -19,13 +19,13 @@ function idOfCursor(cursor: string): string {
 }
 
 /** What a loader adds to its query: id bounds, order and page size (one query per page). */
-export interface IdPage {
+interface IdPage {
   where: { id?: { lt?: string; gt?: string } };
   orderBy: { id: 'asc' | 'desc' };
   take: number;
 }
 
-export interface PageSizes {
+interface PageSizes {
   defaultSize: number;
   maxSize: number;
 }

@@ -13,8 +13,8 @@ import { enumOf, inputOf, objectOf } from '../contract/graphql-types.js';
 import { takeInput } from '../contract/input.js';
 import { parseInput } from '../validation.js';
 
-export const ScopeEnum = enumOf(scope);
-export const AuthKindEnum = enumOf(authKind);
+const ScopeEnum = enumOf(scope);
+const AuthKindEnum = enumOf(authKind);
 const UniverseType = objectOf(universeBody);
 
 function universeView(u: Universe): UniverseView {
@@ -79,7 +79,7 @@ builder.mutationField('createUniverse', (t) =>
 
 // ---- API tokens (minted only from a signed-in browser session) ----
 
-export const ApiTokenType = builder.prismaObject('ApiToken', {
+const ApiTokenType = builder.prismaObject('ApiToken', {
   fields: (t) => ({
     id: t.exposeID('id', { description: 'tok_… id' }),
     name: t.exposeString('name'),

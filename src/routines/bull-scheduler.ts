@@ -11,7 +11,7 @@ import { fireRoutine } from './fire.js';
 import { MISSED_FIRE_WINDOW_MS } from './scheduler.js';
 import type { RoutineScheduler } from './scheduling.js';
 
-export const ROUTINE_QUEUE = 'routine-fires';
+const ROUTINE_QUEUE = 'routine-fires';
 
 export async function startBullRoutineScheduler(connection: Redis, workerConnection: Redis | null, prefix: string): Promise<RoutineScheduler> {
   const queue = new Queue<{ routineId: string }>(ROUTINE_QUEUE, { connection, prefix });

@@ -5,34 +5,34 @@ import { dateTime } from '../contract/zod-walk.js';
 import { contentBlock, userMessageEvent } from '../sessions/content.js';
 import { budgetInput } from '../sessions/contract.js';
 
-export const ROUTINE_ERROR_TYPES = [
+const ROUTINE_ERROR_TYPES = [
   'agent_archived_error', 'agent_not_found_error', 'session_archived_error', 'session_not_found_error', 'session_busy_error',
   'environment_archived_error', 'environment_not_found_error', 'vault_not_found_error', 'insufficient_credits_error',
   'rate_limited_error', 'run_rejected_error', 'unknown_error',
 ] as const;
-export const routineErrorType = z.enum(ROUTINE_ERROR_TYPES).meta({ id: 'RoutineErrorType' });
+const routineErrorType = z.enum(ROUTINE_ERROR_TYPES).meta({ id: 'RoutineErrorType' });
 export type RoutineErrorType = z.output<typeof routineErrorType>;
-export const routineStatus = z.enum(['active', 'paused']).meta({ id: 'RoutineStatus' });
+const routineStatus = z.enum(['active', 'paused']).meta({ id: 'RoutineStatus' });
 
 const metadataKey = z.string().min(1).max(64);
 const metadata = z.record(metadataKey, z.string().max(512)).describe('String values; keys 1 to 64, values at most 512 characters');
 const metadataPatch = z.record(metadataKey, z.string().max(512).nullable()).describe('Key-merged; a null value deletes a key');
 
 // Targets and the stored budget have no defaults: one schema serves input and output alike.
-export const newSessionTarget = z.strictObject({
+const newSessionTarget = z.strictObject({
   type: z.literal('new_session'),
   agent: z.string().min(1).max(128).describe('The agent id'),
   environment_id: z.string().min(1).max(128).optional(),
   vault_ids: z.array(z.string().min(1).max(128)).max(10).optional(),
 }).meta({ id: 'NewSessionTarget', description: 'A fresh session per fire' });
-export const sessionTarget = z.strictObject({
+const sessionTarget = z.strictObject({
   type: z.literal('session'),
   session_id: z.string().min(1).max(128),
 }).meta({ id: 'SessionTarget', description: 'A turn into this session on every fire (a busy session skips with session_busy_error)' });
-export const routineTarget = z.discriminatedUnion('type', [newSessionTarget, sessionTarget]).meta({ id: 'RoutineTarget' });
+const routineTarget = z.discriminatedUnion('type', [newSessionTarget, sessionTarget]).meta({ id: 'RoutineTarget' });
 export type RoutineTarget = z.output<typeof routineTarget>;
 
-export const cronScheduleInput = z.strictObject({
+const cronScheduleInput = z.strictObject({
   type: z.literal('cron'),
   expression: z.string().min(1).max(256).describe('5-field POSIX cron, wall-clock, minute granularity'),
   timezone: z.string().min(1).max(64).default('UTC').describe('IANA time zone (default UTC)'),
@@ -64,10 +64,10 @@ export type PatchRoutineBody = z.output<typeof patchRoutineBody>;
 
 // ---- answers ----
 
-export const routineInitialEvent = z.strictObject({ type: z.literal('user.message'), content: z.array(contentBlock).min(1) })
+const routineInitialEvent = z.strictObject({ type: z.literal('user.message'), content: z.array(contentBlock).min(1) })
   .meta({ id: 'RoutineInitialEvent' });
 
-export const routineSchedule = z.strictObject({
+const routineSchedule = z.strictObject({
   type: z.literal('cron'),
   expression: z.string(),
   timezone: z.string(),
@@ -75,8 +75,8 @@ export const routineSchedule = z.strictObject({
   upcoming_runs_at: z.array(dateTime(z.string())).max(5).describe('At most 5; empty once archived or while paused'),
 }).meta({ id: 'RoutineSchedule' });
 
-export const pausedManually = z.strictObject({ type: z.literal('manual') }).meta({ id: 'RoutinePausedManually' });
-export const pausedByError = z.strictObject({
+const pausedManually = z.strictObject({ type: z.literal('manual') }).meta({ id: 'RoutinePausedManually' });
+const pausedByError = z.strictObject({
   type: z.literal('error'),
   error: z.strictObject({ type: routineErrorType }).meta({ id: 'RoutinePauseError' }),
 }).meta({ id: 'RoutinePausedByError' });
@@ -100,11 +100,11 @@ export const routineBody = z.strictObject({
 }).meta({ id: 'Routine' });
 export type RoutineView = z.output<typeof routineBody>;
 
-export const scheduleTrigger = z.strictObject({ type: z.literal('schedule'), scheduled_at: dateTime(z.string()) }).meta({ id: 'ScheduleTrigger' });
-export const manualTrigger = z.strictObject({ type: z.literal('manual') }).meta({ id: 'ManualTrigger' });
-export const triggerContext = z.discriminatedUnion('type', [scheduleTrigger, manualTrigger]).meta({ id: 'RoutineTriggerContext' });
+const scheduleTrigger = z.strictObject({ type: z.literal('schedule'), scheduled_at: dateTime(z.string()) }).meta({ id: 'ScheduleTrigger' });
+const manualTrigger = z.strictObject({ type: z.literal('manual') }).meta({ id: 'ManualTrigger' });
+const triggerContext = z.discriminatedUnion('type', [scheduleTrigger, manualTrigger]).meta({ id: 'RoutineTriggerContext' });
 
-export const routineRunAgent = z.strictObject({
+const routineRunAgent = z.strictObject({
   id: z.string(), name: z.string(), version: z.number().int().describe('The agent version at fire time'),
 }).meta({ id: 'RoutineRunAgent', description: 'The agent the fire resolved' });
 export type RoutineRunAgent = z.output<typeof routineRunAgent>;

@@ -4,7 +4,7 @@
 import { Cron } from 'croner';
 import { AppError } from '../errors.js';
 
-export function isTimeZone(tz: string): boolean {
+function isTimeZone(tz: string): boolean {
   try {
     new Intl.DateTimeFormat('en-US', { timeZone: tz });
     return true;

@@ -17,7 +17,7 @@ import type { NewSessionTargetValue, RoutineErrorType, RoutineRunAgent, RoutineT
 import { nextRun } from './cron.js';
 import { routineScheduler } from './scheduling.js';
 
-export type Trigger = { type: 'schedule'; scheduledAt: Date } | { type: 'manual' };
+type Trigger = { type: 'schedule'; scheduledAt: Date } | { type: 'manual' };
 
 /** These leave the routine active; every other error pauses it. */
 const TRANSIENT_ERRORS = new Set<RoutineErrorType>(['insufficient_credits_error', 'rate_limited_error', 'session_busy_error']);

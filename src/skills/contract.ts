@@ -3,9 +3,9 @@
 import { z } from 'zod';
 import { dateTime } from '../contract/zod-walk.js';
 
-export const skillFileEncoding = z.enum(['utf8', 'base64']).meta({ id: 'SkillFileEncoding' });
+const skillFileEncoding = z.enum(['utf8', 'base64']).meta({ id: 'SkillFileEncoding' });
 
-export const skillFileInput = z.strictObject({
+const skillFileInput = z.strictObject({
   path: z.string().min(1).max(1024).describe('Relative path inside the skill'),
   content: z.string().max(45 * 1024 * 1024).describe('The bytes, as utf8 text or base64 (32 MiB in all)'),
   encoding: skillFileEncoding.default('utf8'),
@@ -27,7 +27,7 @@ export const skillBody = z.strictObject({
 }).meta({ id: 'Skill' });
 export type SkillView = z.output<typeof skillBody>;
 
-export const skillFile = z.strictObject({
+const skillFile = z.strictObject({
   path: z.string(), size: z.number().int(), sha256: z.string(), executable: z.boolean(),
 }).meta({ id: 'SkillFile' });
 

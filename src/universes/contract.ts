@@ -21,7 +21,6 @@ export const whoamiBody = z.strictObject({
   scopes: z.array(scope),
   auth: authKind.describe('token: a bearer token; session: a signed-in browser'),
 }).meta({ id: 'Whoami' });
-export type WhoamiView = z.output<typeof whoamiBody>;
 
 export const universeAnswer = z.strictObject({ universe: universeBody }).meta({ id: 'UniverseAnswer' });
 export const universeList = z.strictObject({ universes: z.array(universeBody).describe('Personal first, then oldest first') }).meta({ id: 'UniverseList' });

@@ -6,7 +6,7 @@ import { WEBHOOK_EVENT_TYPES } from './catalog.js';
 
 export const webhookEventType = z.enum(WEBHOOK_EVENT_TYPES, { error: (i) => `unknown event ${JSON.stringify(i.input)}; see the documented list` })
   .meta({ id: 'WebhookEventType' });
-export const webhookEndpointStatus = z.enum(['active', 'disabled']).meta({ id: 'WebhookEndpointStatus' });
+const webhookEndpointStatus = z.enum(['active', 'disabled']).meta({ id: 'WebhookEndpointStatus' });
 
 const events = z.array(webhookEventType).min(1).max(32).describe('Event types to deliver (duplicates are kept once)');
 const url = z.string().min(1).max(2048).describe('https, or http for localhost only; private and link-local addresses are refused');
