@@ -17,6 +17,7 @@ import type { Agent, Prisma } from '../generated/prisma/client.js';
 import { nudgeDispatchers, queueResourceEvent } from '../webhooks/outbox.js';
 import type { WebhookEventType } from '../webhooks/catalog.js';
 import { checkSkillRefs } from './skill-refs.js';
+import { storedMcpServers } from '../tools/mcp/auth.js';
 
 type Tx = Prisma.TransactionClient;
 
@@ -84,6 +85,7 @@ export async function createAgent(viewer: Viewer, body: CreateAgentBody): Promis
   checkModelForEngine(agentType, llm);
   if (body.reasoningEffort) checkEffortForEngine(agentType, body.reasoningEffort);
   await checkSkillRefs(viewer.universe.id, body.skills);
+  const mcpServers = storedMcpServers(body.mcpServers);
   const displayName = body.displayName ?? autoName();
   const id = newId('agent');
   for (let attempt = 0; ; attempt++) {
@@ -105,7 +107,7 @@ export async function createAgent(viewer: Viewer, body: CreateAgentBody): Promis
             capabilities: [...new Set(body.capabilities)],
             instructions: body.instructions as Prisma.InputJsonValue,
             skills: body.skills as Prisma.InputJsonValue,
-            mcpServers: body.mcpServers as Prisma.InputJsonValue,
+            mcpServers: mcpServers as unknown as Prisma.InputJsonValue,
             customData: body.customData as Prisma.InputJsonValue,
             metadata: body.metadata as Prisma.InputJsonValue,
             // An explicit prompt, even an empty one, is prompt version 1; omitted or null: none.
@@ -158,7 +160,7 @@ export async function updateAgent(viewer: Viewer, id: string, body: PatchAgentBo
     if (body.reasoningEffort !== undefined) data.reasoningEffort = body.reasoningEffort;
     if (body.instructions !== undefined) data.instructions = body.instructions as Prisma.InputJsonValue;
     if (body.skills !== undefined) data.skills = body.skills as Prisma.InputJsonValue;
-    if (body.mcpServers !== undefined) data.mcpServers = body.mcpServers as Prisma.InputJsonValue;
+    if (body.mcpServers !== undefined) data.mcpServers = storedMcpServers(body.mcpServers, agent.mcpServers) as unknown as Prisma.InputJsonValue;
     if (body.customData !== undefined) data.customData = body.customData as Prisma.InputJsonValue;
 
     const written = await announced(async (tx) => {

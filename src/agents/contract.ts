@@ -4,6 +4,7 @@
 import { z } from 'zod';
 import { dateTime } from '../contract/zod-walk.js';
 import { reasoningEffort } from '../sessions/contract.js';
+import { mcpServerAuth } from '../tools/mcp/auth.js';
 import { AGENT_TYPES, CAPABILITY_IDS, LIMITS, SECRET_KEY_PATTERN } from './rules.js';
 
 export const agentType = z.enum(AGENT_TYPES).meta({ id: 'AgentType', description: 'The engine an agent runs (default hermes)' });
@@ -57,6 +58,7 @@ const mcpServerInput = strict({
   name: z.string().min(1).max(LIMITS.mcpServerName),
   url: z.url().max(2048),
   tools: strict({ include: toolFilter, exclude: toolFilter }).meta({ id: 'AgentMcpServerToolsInput' }).default({ include: [], exclude: [] }),
+  authentication: mcpServerAuth.nullish(),
 }).meta({ id: 'AgentMcpServerInput' });
 
 const customDataInput = strict({
