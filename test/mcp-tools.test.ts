@@ -8,6 +8,8 @@ import { startFakeProvider, type FakeProvider } from './fake-provider/server.js'
 import { startFakeMcpServer, type FakeMcpServer, TINY_PNG } from './fake-vendors/mcp-server.js';
 import { readySession, sendText, waitForEvents, waitFor, history } from './helpers/sessions.js';
 import { expectError } from './helpers/agents.js';
+import { startChildServer, api } from './helpers/child-server.js';
+import { deploymentEnv, waitForHistory } from './helpers/durability.js';
 
 const TOKEN = 'mcp-secret-token-7f3a9c';
 let s: TestServer;
@@ -137,6 +139,19 @@ describe('a turn with a remote tool server', () => {
     expect(Buffer.from(await content.arrayBuffer()).equals(TINY_PNG)).toBe(true);
   });
 
+  it('a server speaking only the older HTTP+SSE transport is reached through the fallback, with the credential', async () => {
+    const { session } = await readySession(s, {
+      mcpServers: [{ name: 'legacy', url: mcp.sseUrl, tools: { include: ['add'] }, authentication: { type: 'bearer', token: TOKEN } }],
+    });
+    fake.enqueue({ kind: 'tool_call', name: 'mcp__legacy__add', input: { a: 20, b: 22 } }, { kind: 'text', text: '42' });
+    await sendText(s, session.id, 'add');
+    const events = await waitForEvents(s, session.id, 'session.status_idle');
+    expect(toolNames()).toContain('mcp__legacy__add');
+    expect(resultOf(events)).toMatchObject({ status: 'ok', result: { content: [{ type: 'text', text: '42' }] } });
+    expect(mcp.requests.map((r) => r.method)).toEqual(expect.arrayContaining(['POST', 'GET']));
+    for (const r of mcp.requests) expect(r.headers.authorization).toBe(`Bearer ${TOKEN}`);
+  });
+
   it('an unreachable server: a session.error (retrying) names it, and the turn runs without its tools', async () => {
     const { session } = await readySession(s, { mcpServers: [{ name: 'gone', url: 'http://127.0.0.1:9/mcp' }, docs({ tools: { include: ['add'] } })] });
     fake.enqueue({ kind: 'text', text: 'ok without it' });
@@ -237,8 +252,13 @@ describe('runtime authentication input', () => {
     expect((await s.api('POST', '/agents', { body: { mcpServers: [a, { ...b, url: 'https://elsewhere.example/b' }] } })).status).toBe(201);
     // A kept (omitted) credential counts too.
     expectError(await s.api('PATCH', `/agents/${agent.id}`, { body: { mcpServers: [{ name: 'a', url: a.url }, b] } }), 400, 'egress_header_conflict');
-    // GraphQL answers the same code.
-    const gql = await s.gql(`mutation($i: CreateAgentInput!) { createAgent(input: $i) { id } }`, { i: { mcpServers: [a, b] } });
+    // GraphQL (authentication as a @oneOf input) answers the same code.
+    const gql = await s.gql(`mutation($i: CreateAgentInput!) { createAgent(input: $i) { id } }`, {
+      i: { mcpServers: [
+        { name: 'a', url: a.url, authentication: { bearer: { token: 'one' } } },
+        { name: 'b', url: b.url, authentication: { headers: { headers: [{ name: 'authorization', value: 'Bearer two' }] } } },
+      ] },
+    });
     expect(gql.body.errors?.[0]?.extensions?.code).toBe('egress_header_conflict');
   });
 
@@ -258,4 +278,25 @@ describe('runtime authentication input', () => {
     ];
     for (const body of bad) expectError(await s.api('POST', '/agents', { body }), 400, 'invalid_request');
   });
+});
+
+describe('logs', () => {
+  it("the service's own log (trace level) never carries the credential", async () => {
+    const { env, token } = deploymentEnv({ postgres: false, providerUrl: fake.anthropicBaseUrl, extra: { OUTBOUND_ALLOW: '127.0.0.0/8', LOG_LEVEL: 'trace', LOG_FORMAT: 'json' } });
+    const child = await startChildServer(env);
+    try {
+      const agent = (await api(child.base, token, 'POST', '/agents', { mcpServers: [docs({ tools: { include: ['add', 'fail'] }, authentication: { type: 'bearer', token: TOKEN } })] })).body.agent;
+      const session = (await api(child.base, token, 'POST', '/sessions', { agent: agent.id })).body.session;
+      await waitFor(async () => (await api(child.base, token, 'GET', `/sessions/${session.id}`)).body.session.status === 'idle', 20_000);
+      fake.enqueue({ kind: 'tool_call', name: 'mcp__docs__fail', input: {} }, { kind: 'text', text: 'done' });
+      await api(child.base, token, 'POST', `/sessions/${session.id}/events`, { events: [{ type: 'user.message', content: [{ type: 'text', text: 'go' }] }] });
+      const events = await waitForHistory(child.base, token, session.id, (ev) => ev.some((e) => e.type === 'session.status_idle'));
+      expect(events.find((e) => e.type === 'agent.tool_result').part.status).toBe('error');
+      expect(mcp.requests.some((r) => r.headers.authorization === `Bearer ${TOKEN}`)).toBe(true);
+      expect(child.output().length).toBeGreaterThan(0);
+      expect(child.output()).not.toContain(TOKEN);
+    } finally {
+      await child.kill('SIGTERM');
+    }
+  }, 120_000);
 });

@@ -1,5 +1,6 @@
 // A real MCP server for the tests, built with the official SDK (McpServer + the Streamable HTTP
-// transport, stateful sessions) on a real port. Its tools: search, add, fail (a tool error),
+// transport, stateful sessions) on a real port; `/sse` serves the same tools over the older
+// HTTP+SSE transport only (a POST there answers 405, as such servers do). Its tools: search, add, fail (a tool error),
 // explode (a thrown error), picture (an image result), slow (waits), big (a large answer).
 // It records the headers of every request so tests can check the runtime authentication.
 import http from 'node:http';
@@ -8,12 +9,15 @@ import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { SSEServerTransport } from '@modelcontextprotocol/sdk/server/sse.js';
 
 // A 1×1 transparent PNG.
 export const TINY_PNG = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==', 'base64');
 
 export interface FakeMcpServer {
   url: string;
+  /** The same tools over the HTTP+SSE transport only. */
+  sseUrl: string;
   /** Headers of every HTTP request received, in order. */
   requests: { method: string; headers: http.IncomingHttpHeaders }[];
   /** Tool calls received: name and arguments. */
@@ -65,10 +69,25 @@ function buildServer(record: FakeMcpServer): McpServer {
 
 export async function startFakeMcpServer(): Promise<FakeMcpServer> {
   const transports = new Map<string, StreamableHTTPServerTransport>();
+  const sseTransports = new Map<string, SSEServerTransport>();
   const record = { requests: [], calls: [], delayMs: 0 } as unknown as FakeMcpServer;
 
   const httpServer = http.createServer(async (req, res) => {
     record.requests.push({ method: req.method ?? '', headers: req.headers });
+    if (req.url === '/sse') {
+      if (req.method !== 'GET') return void res.writeHead(405, { allow: 'GET' }).end();
+      const sse = new SSEServerTransport('/messages', res);
+      sseTransports.set(sse.sessionId, sse);
+      res.on('close', () => sseTransports.delete(sse.sessionId));
+      await buildServer(record).connect(sse);
+      return;
+    }
+    if (req.url?.startsWith('/messages')) {
+      const sse = sseTransports.get(new URL(req.url, 'http://x').searchParams.get('sessionId') ?? '');
+      if (!sse) return void res.writeHead(404).end();
+      await sse.handlePostMessage(req, res);
+      return;
+    }
     if (!req.url?.startsWith('/mcp')) return void res.writeHead(404).end();
     const sessionId = req.headers['mcp-session-id'];
     let transport = typeof sessionId === 'string' ? transports.get(sessionId) : undefined;
@@ -93,9 +112,10 @@ export async function startFakeMcpServer(): Promise<FakeMcpServer> {
   const { port } = httpServer.address() as AddressInfo;
   return Object.assign(record, {
     url: `http://127.0.0.1:${port}/mcp`,
+    sseUrl: `http://127.0.0.1:${port}/sse`,
     forgetSessions: () => transports.clear(),
     async close() {
-      for (const t of transports.values()) await t.close().catch(() => undefined);
+      for (const t of [...transports.values(), ...sseTransports.values()]) await t.close().catch(() => undefined);
       httpServer.closeAllConnections();
       await new Promise<void>((resolve) => httpServer.close(() => resolve()));
     },
