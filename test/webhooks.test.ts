@@ -8,6 +8,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer, type ApiResponse } from './helpers/server.js';
 import { startFakeProvider, type FakeProvider } from './fake-provider/server.js';
 import { readySession, sendText, waitFor } from './helpers/sessions.js';
+import { prisma } from '../src/db/client.js';
+import { archiveAgent } from '../src/agents/agents.js';
+import type { Viewer } from '../src/auth/viewer.js';
 
 interface Received { at: number; headers: http.IncomingHttpHeaders; body: string; path: string }
 
@@ -109,6 +112,28 @@ describe('delivery', () => {
     expect(idle.data).toEqual({ type: 'session', id: session.id });
     const history = (await s.api('GET', `/sessions/${session.id}/events`)).body.events;
     expect(history.map((e: any) => e.id)).toContain(idle.id);
+  });
+
+  it('an agent change and its webhook event commit together: a failing outbox write undoes the change', async () => {
+    await s.api('POST', '/webhooks', { body: { url: `${receiverUrl}/atomic`, events: ['agent.archived'] } });
+    const agent = (await s.api('POST', '/agents', { body: {} })).body.agent;
+    const row = await prisma.agent.findUniqueOrThrow({ where: { id: agent.id }, include: { universe: { include: { owner: true } } } });
+    const viewer: Viewer = { user: row.universe.owner, auth: 'token', scopes: ['read', 'write', 'admin'], tokenId: null, tokenUniverseId: null, universe: row.universe };
+    // The outbox refuses every row for a moment: the archive it would announce must not stay.
+    await prisma.$executeRawUnsafe(`CREATE FUNCTION refuse_delivery() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'outbox down'; END $$`);
+    await prisma.$executeRawUnsafe(`CREATE TRIGGER refuse_delivery BEFORE INSERT ON "WebhookDelivery" FOR EACH ROW EXECUTE FUNCTION refuse_delivery()`);
+    try {
+      await expect(archiveAgent(viewer, agent.id)).rejects.toThrow(/outbox down/);
+    } finally {
+      await prisma.$executeRawUnsafe(`DROP TRIGGER refuse_delivery ON "WebhookDelivery"`);
+      await prisma.$executeRawUnsafe(`DROP FUNCTION refuse_delivery()`);
+    }
+    expect((await s.api('GET', `/agents/${agent.id}`)).body.agent).toMatchObject({ archived: false, version: 1 });
+    expect(received.some((r) => r.path === '/atomic')).toBe(false);
+    // With the outbox back, the change and its delivery go through together.
+    await s.api('POST', `/agents/${agent.id}/archive`);
+    await waitFor(async () => received.some((r) => r.path === '/atomic'));
+    expect(JSON.parse(received.find((r) => r.path === '/atomic')!.body)).toMatchObject({ type: 'agent.archived', data: { type: 'agent', id: agent.id } });
   });
 
   it('retries at 0 s, 5 s and 30 s with the same delivery id; sustained failure disables; PATCH re-enables with the same secret', async () => {
