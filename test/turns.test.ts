@@ -262,11 +262,12 @@ describe('history and streams', () => {
   });
 
   it('stream errors are enveloped before the stream starts', async () => {
-    const res = await fetch(`${s.base}/sessions/sess_nope/events/stream`, { headers: { authorization: `Bearer ${s.adminToken}` } });
+    const res = await s.fetch(`/sessions/sess_nope/events/stream`, { headers: { authorization: `Bearer ${s.adminToken}` } });
     expect(res.status).toBe(404);
     expect(await res.json()).toEqual({ error: { code: 'not_found', message: expect.any(String) } });
-    const noAuth = await fetch(`${s.base}/sessions/sess_nope/events/stream`);
+    const noAuth = await s.fetch(`/sessions/sess_nope/events/stream`);
     expect(noAuth.status).toBe(401);
+    expect((await noAuth.json()).error.code).toBe('invalid_token');
   });
 
   it('a GraphQL subscription over graphql-sse receives the turn', async () => {

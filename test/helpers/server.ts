@@ -37,6 +37,11 @@ export interface TestServer {
   adminPassword: string;
   running: RunningServer;
   api<T = any>(method: string, path: string, opts?: CallOptions): Promise<ApiResponse<T>>;
+  /**
+   * `fetch` for calls api() cannot make (hostile bodies, aborts, streams): a /v1 answer is
+   * checked against the document like api()'s (an event stream by status and content type only).
+   */
+  fetch(target: string, init?: RequestInit): Promise<Response>;
   gql<T = any>(query: string, variables?: Record<string, unknown>, opts?: CallOptions): Promise<ApiResponse<{ data?: T; errors?: any[] }>>;
   login(email?: string, password?: string): Promise<string>;
   mintToken(scope: 'read' | 'write' | 'admin', opts?: { universe?: string | null; cookie?: string; name?: string }): Promise<string>;
@@ -77,6 +82,33 @@ export async function startTestServer(overrides: Partial<Config> = {}): Promise<
     .then((r) => r.json() as Promise<OpenApiDocument>)
     .then((doc) => new ResponseValidator(doc)));
 
+  const resolve = (target: string) =>
+    target.startsWith('http') ? target : target.startsWith('/v1') || target.startsWith('/graphql') || target.startsWith('/auth') ? url + target : base + target;
+
+  async function checkedFetch(target: string, init: RequestInit = {}): Promise<Response> {
+    const full = resolve(target);
+    const res = await fetch(full, init);
+    if (!full.startsWith(`${base}/`)) return res;
+    const method = init.method ?? 'GET';
+    const contentType = res.headers.get('content-type');
+    const check = async (body: unknown, empty: boolean) =>
+      (await responseValidator()).check({ method, path: full.slice(base.length), status: res.status, contentType, body, empty });
+    if (contentType?.startsWith('text/event-stream')) {
+      await check(null, false);
+      return res;
+    }
+    const bytes = new Uint8Array(await res.arrayBuffer());
+    const text = new TextDecoder().decode(bytes);
+    let parsed: unknown = text;
+    try {
+      parsed = text ? JSON.parse(text) : null;
+    } catch {
+      /* not JSON */
+    }
+    await check(parsed, bytes.length === 0);
+    return new Response(bytes.length ? bytes : null, { status: res.status, statusText: res.statusText, headers: res.headers });
+  }
+
   async function call<T>(method: string, target: string, opts: CallOptions = {}): Promise<ApiResponse<T>> {
     const headers: Record<string, string> = { ...opts.headers };
     const token = opts.token === undefined ? adminToken : opts.token;
@@ -92,7 +124,7 @@ export async function startTestServer(overrides: Partial<Config> = {}): Promise<
       body = JSON.stringify(opts.body);
       headers['content-type'] = 'application/json';
     }
-    const full = target.startsWith('http') ? target : target.startsWith('/v1') || target.startsWith('/graphql') || target.startsWith('/auth') ? url + target : base + target;
+    const full = resolve(target);
     const res = await fetch(full, { method, headers, body });
     const bytes = new Uint8Array(await res.arrayBuffer());
     const text = new TextDecoder().decode(bytes);
@@ -113,6 +145,7 @@ export async function startTestServer(overrides: Partial<Config> = {}): Promise<
   const server: TestServer = {
     url, base, adminToken, adminEmail: cfg.adminEmail, adminPassword, running,
     api: call,
+    fetch: checkedFetch,
     gql: (query, variables, opts = {}) => call('POST', '/graphql', { ...opts, body: { query, variables } }),
     async login(email = cfg.adminEmail, password = adminPassword) {
       const res = await fetch(`${url}/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email, password }) });
