@@ -55,8 +55,15 @@ function graphiqlHtml(email: string | null): string {
 <meta name="viewport" content="width=device-width,initial-scale=1"><title>GraphiQL · Agent Service</title><link rel="icon" href="data:,">
 <link rel="stylesheet" href="/assets/graphiql/main.css"><script type="module" src="/assets/graphiql/main.js"></script>
 <style>html,body{height:100%;margin:0}body{display:flex;flex-direction:column;font:14px system-ui,sans-serif}
-header{padding:.35rem .75rem;border-bottom:1px solid #8884}header a{color:inherit}#graphiql{flex:1;min-height:0}</style></head>
-<body><header>${who}</header><main id="graphiql"><p>Loading GraphiQL…</p></main></body></html>`;
+header{display:flex;gap:1rem;align-items:baseline;padding:.35rem .75rem;border-bottom:1px solid #8884}header a{color:inherit}
+header h1{font-size:1rem;margin:0}#graphiql{flex:1;min-height:0}
+/* contrast (WCAG AA) where GraphiQL's and Monaco's defaults are too faint */
+.graphiql-container .graphiql-logo .graphiql-logo-link{color:hsl(var(--color-neutral))}
+.monaco-editor .line-numbers.dimmed-line-number{color:var(--vscode-editorLineNumber-foreground)!important}
+@media (prefers-color-scheme:light){body:not(.graphiql-dark) .graphiql-container{--color-info:208,100%,34%;--color-warning:30,100%,28%}}
+body.graphiql-light .graphiql-container{--color-info:208,100%,34%;--color-warning:30,100%,28%}
+.graphiql-doc-explorer-type-name,.graphiql-doc-explorer-field-name{text-decoration:underline!important}</style></head>
+<body><header><h1>GraphiQL</h1><span>${who}</span></header><main id="graphiql"><p>Loading GraphiQL…</p></main></body></html>`;
 }
 
 /** GraphiQL is shown when Yoga would show it: a GET whose Accept asks for HTML. */
