@@ -222,7 +222,7 @@ describe('routing', () => {
     const data = deliveriesOf('message.received').find((d) => d.event.data.connection_id === conn.id)!.event.data;
     expect(data.text).toBe('');
     expect(data.attachments).toEqual([{ file_id: expect.stringMatching(/^file_/), type: 'document', name: 'data.csv', mime_type: 'text/csv', size_bytes: csv.length }]);
-    const content = await fetch(`${s.base}/files/${data.attachments[0].file_id}/content`, { headers: { authorization: `Bearer ${s.adminToken}` } });
+    const content = await s.fetch(`${s.base}/files/${data.attachments[0].file_id}/content`, { headers: { authorization: `Bearer ${s.adminToken}` } });
     expect(Buffer.from(await content.arrayBuffer()).equals(csv)).toBe(true);
     expectError(await play(conn.id, { thread_id: 'f' }), 400, 'invalid_request');
   });

@@ -126,7 +126,7 @@ describe('discord', () => {
     expect(pong.status).toBe(200);
     expect(pong.json).toEqual({ type: 1 });
     expect((await discord.interact(inbound(app.id), { type: 1 }, { forge: true })).status).toBe(401);
-    const bare = await fetch(inbound(app.id), { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"type":1}' });
+    const bare = await s.fetch(inbound(app.id), { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"type":1}' });
     expect(bare.status).toBe(401);
   });
 
@@ -170,10 +170,10 @@ describe('whatsapp', () => {
     expect(res.status, JSON.stringify(res.body)).toBe(201);
     app = res.body;
     expect(app.setup).toEqual({ webhook_url: inbound(app.id), verify_token: expect.stringMatching(/^[A-Za-z0-9_-]{16,}$/) });
-    const ok = await fetch(`${inbound(app.id)}?hub.mode=subscribe&hub.verify_token=${app.setup.verify_token}&hub.challenge=1158201444`);
+    const ok = await s.fetch(`${inbound(app.id)}?hub.mode=subscribe&hub.verify_token=${app.setup.verify_token}&hub.challenge=1158201444`);
     expect(ok.status).toBe(200);
     expect(await ok.text()).toBe('1158201444');
-    expect((await fetch(`${inbound(app.id)}?hub.mode=subscribe&hub.verify_token=wrong&hub.challenge=1`)).status).toBe(401);
+    expect((await s.fetch(`${inbound(app.id)}?hub.mode=subscribe&hub.verify_token=wrong&hub.challenge=1`)).status).toBe(401);
     const refused = await s.api('POST', '/channels/apps', { body: { platform: 'whatsapp', label: 'x', credentials: { access_token: 'EAAG-bad', phone_number_id: '1098765', app_secret: 'x' } } });
     expectError(refused, 422, 'invalid_spec');
     expect(refused.body.error.message).toContain('Invalid OAuth access token');

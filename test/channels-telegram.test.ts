@@ -171,7 +171,7 @@ describe('telegram conversations', () => {
     await new Promise((r) => setTimeout(r, 300));
     expect(await prisma.channelInbound.count()).toBe(before);
     expect((await history(s, session.id)).filter((e) => e.type === 'user.message')).toHaveLength(0);
-    const unknown = await fetch(`${s.base}/channels/inbound/chapp_01jz0000000000000000000000`, { method: 'POST', body: '{}', headers: { 'content-type': 'application/json' } });
+    const unknown = await s.fetch(`${s.base}/channels/inbound/chapp_01jz0000000000000000000000`, { method: 'POST', body: '{}', headers: { 'content-type': 'application/json' } });
     expect(unknown.status).toBe(404);
   });
 
@@ -186,7 +186,7 @@ describe('telegram conversations', () => {
     expect(files).toEqual([expect.objectContaining({ mime_type: 'image/jpeg', size_bytes: bytes.length, downloadable: true })]);
     const content = (await history(s, session.id)).find((e) => e.type === 'user.message').content;
     expect(content).toEqual([{ type: 'text', text: 'look at this' }, { type: 'image', source: { type: 'file', file_id: files[0].id } }]);
-    const downloaded = await fetch(`${s.base}/files/${files[0].id}/content`, { headers: { authorization: `Bearer ${s.adminToken}` } });
+    const downloaded = await s.fetch(`${s.base}/files/${files[0].id}/content`, { headers: { authorization: `Bearer ${s.adminToken}` } });
     expect(Buffer.from(await downloaded.arrayBuffer()).equals(bytes)).toBe(true);
     expect(fake.requests.at(-1)!.body.messages.at(-1).content).toEqual([
       { type: 'text', text: 'look at this' },

@@ -133,8 +133,7 @@ describe('a turn with a remote tool server', () => {
     expect(shown.parts[0]).toMatchObject({ type: 'image', media_type: 'image/png', uri: `/v1/files/${fileId}/content` });
     const listed = await s.api('GET', `/files?scope_id=${session.id}`);
     expect(listed.body.data).toEqual([expect.objectContaining({ id: fileId, downloadable: true, mime_type: 'image/png' })]);
-    // Read with plain fetch: the OpenAPI document lists only application/octet-stream for content.
-    const content = await fetch(`${s.base}/files/${fileId}/content`, { headers: { authorization: `Bearer ${s.adminToken}` } });
+    const content = await s.fetch(`${s.base}/files/${fileId}/content`, { headers: { authorization: `Bearer ${s.adminToken}` } });
     expect(content.headers.get('content-type')).toContain('image/png');
     expect(Buffer.from(await content.arrayBuffer()).equals(TINY_PNG)).toBe(true);
   });
