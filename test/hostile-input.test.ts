@@ -295,6 +295,19 @@ describe('downloads', () => {
   });
 });
 
+describe('routines', () => {
+  it('a cron expression the scheduler\'s parser refuses (duplicate values) answers 400, not 500 on Redis', async () => {
+    const agent = (await s.api('POST', '/agents', { body: {} })).body.agent;
+    const body = { name: 'dup', target: { type: 'new_session', agent: agent.id }, initial_events: [{ type: 'user.message', content: [{ type: 'text', text: 'x' }] }] };
+    const res = await s.api('POST', '/routines', { body: { ...body, schedule: { type: 'cron', expression: '0,0 * * * *', timezone: 'UTC' } } });
+    expectError(res, 400, 'invalid_request');
+    expect(res.body.error.message).toContain('duplicate');
+    const ok = await s.api('POST', '/routines', { body: { ...body, schedule: { type: 'cron', expression: '0,30 9-17 * * 1-5', timezone: 'Europe/Berlin' } } });
+    expect(ok.status).toBe(201);
+    expectError(await s.api('PATCH', `/routines/${ok.body.id}`, { body: { schedule: { type: 'cron', expression: '5,5 * * * *', timezone: 'UTC' } } }), 400, 'invalid_request');
+  });
+});
+
 describe('other entry points', () => {
   it('a NUL in a sign-in (JSON or form) answers 400 (it used to exit the process)', async () => {
     const json = await fetch(`${s.url}/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json', origin: s.url }, body: JSON.stringify({ email: 'a\u0000b@x', password: 'p' }) });

@@ -101,6 +101,11 @@ describe('server limits', () => {
     expect(body.match(/data: /g)).toHaveLength(12);
   });
 
+  it('an idle keep-alive connection outlives both timeouts (they bound receiving a request)', async () => {
+    const { text } = await rawExchange(['GET / HTTP/1.1\r\nHost: x\r\n\r\n', 'GET / HTTP/1.1\r\nHost: x\r\n\r\n'], 2_000, 2_600);
+    expect(text.match(/HTTP\/1\.1 \d+/g)).toEqual(['HTTP/1.1 200', 'HTTP/1.1 200']);
+  });
+
   it('headers over the limit: 431 in the envelope; just under passes', async () => {
     const over = await rawExchange([`GET / HTTP/1.1\r\nHost: x\r\nX-Pad: ${'a'.repeat(MAX_HEADER_BYTES)}\r\n\r\n`]);
     expect(over.text).toMatch(/^HTTP\/1\.1 431 /);

@@ -2,6 +2,7 @@
 // minute granularity (croner handles DST: a local time skipped by spring-forward fires at the
 // first valid time after it, a local time repeated by fall-back fires once).
 import { Cron } from 'croner';
+import { CronExpressionParser } from 'cron-parser';
 import { AppError } from '../errors.js';
 
 function isTimeZone(tz: string): boolean {
@@ -27,6 +28,14 @@ function cronOf(expression: string, timezone: string): Cron {
 
 export function validateSchedule(expression: string, timezone: string): void {
   cronOf(expression, timezone).stop();
+  // With Redis, BullMQ's job schedulers run the expression through cron-parser (the version
+  // pinned here is BullMQ's own), which refuses some that croner accepts (`0,0 * * * *`):
+  // refuse those here with 400 rather than fail (500) when the schedule is registered.
+  try {
+    CronExpressionParser.parse(expression.trim().split(/\s+/).join(' '), { tz: timezone });
+  } catch (err) {
+    throw new AppError('invalid_request', `schedule.expression is not a valid cron expression: ${(err as Error).message}`);
+  }
 }
 
 /** The next `count` fire times strictly after `after`. */
