@@ -37,10 +37,14 @@ function toSchema(schema: z.ZodType, io: 'input' | 'output', components: Record<
     },
   }) as JsonSchema & { $defs?: Record<string, JsonSchema>; $schema?: string };
   delete json.$schema;
-  const toComponents = (value: unknown) => JSON.parse(JSON.stringify(value).replaceAll('"#/$defs/', '"#/components/schemas/'));
+  // A shape read as input (defaults optional) and as output (defaults filled) differs: input
+  // components take the `Input` suffix, as their GraphQL input types do.
+  const componentName = (name: string) => (io === 'input' && !name.endsWith('Input') ? `${name}Input` : name);
+  const toComponents = (value: unknown) =>
+    JSON.parse(JSON.stringify(value).replace(/"#\/\$defs\/([^"]+)"/g, (_m, name: string) => `"#/components/schemas/${componentName(name)}"`));
   for (const [name, def] of Object.entries(json.$defs ?? {})) {
     delete def.id;
-    components[name] = toComponents(def);
+    components[componentName(name)] = toComponents(def);
   }
   delete json.$defs;
   return toComponents(json);
