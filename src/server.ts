@@ -18,7 +18,7 @@ import { bullQueue, inProcessQueue, setTurnQueue, setLocalRunner, enqueueSession
 import { runSession, recoverStaleSessions, sessionsWithWaitingInputs, acceptTurns, recoverOwnTurns } from './runtime/runner.js';
 import { configureInstance } from './runtime/instance.js';
 import { stopService } from './shutdown.js';
-import { setSandboxDriver } from './runtime/sandboxes.js';
+import { setSandboxDriver, startSandboxes } from './runtime/sandboxes.js';
 import { startDispatcher, reclaimOwnLeases } from './webhooks/dispatcher.js';
 import { fsBlobStore, setBlobStore } from './files/blob-store.js';
 import { startScheduler } from './routines/scheduler.js';
@@ -49,6 +49,8 @@ export async function startServer(cfg: Config, opts: { pgliteDir?: string } = {}
   await openDatabase({ databaseUrl: cfg.databaseUrl, pgliteDir: opts.pgliteDir ?? path.join(cfg.dataDir, 'pglite') });
   await bootstrapOwner(cfg);
   setBlobStore(fsBlobStore(path.join(cfg.dataDir, 'blobs')));
+  // The egress proxy (and, with SANDBOX_DRIVER=kubernetes, the pod driver and its warm pool).
+  const sandboxes = await startSandboxes();
 
   const redis = cfg.redisUrl ? sharedRedis(cfg.redisUrl) : undefined;
   setPubSub(cfg.redisUrl ? redisPubSub(redis!, newRedis(cfg.redisUrl)) : memoryPubSub());
@@ -99,6 +101,7 @@ export async function startServer(cfg: Config, opts: { pgliteDir?: string } = {}
     stop: async () => {
       await channels.stop();
       await stopService({ server, timers: [recovery], scheduler, dispatcher, queue });
+      await sandboxes.stop();
     },
   };
 }

@@ -2,7 +2,8 @@
 // token, delete a file resource (and its copy inside the sandbox).
 import { prisma } from '../db/client.js';
 import { AppError } from '../errors.js';
-import { seal, open } from '../crypto/secret-box.js';
+import { seal } from '../crypto/secret-box.js';
+import { assertNoConflict, EgressHeaderConflictError, publishPolicyChange, sessionRules } from '../egress/session-policy.js';
 import type { Viewer } from '../auth/viewer.js';
 import { resolveSession } from '../sessions/sessions.js';
 import { sandboxDriver } from '../runtime/sandboxes.js';
@@ -42,14 +43,19 @@ export async function getResource(viewer: Viewer, sessionRef: string, rid: strin
 export async function rotateToken(viewer: Viewer, sessionRef: string, rid: string, body: { authorization_token: string }) {
   const r = await getResource(viewer, sessionRef, rid);
   if (r.type !== 'github_repository') throw new AppError('invalid_request', 'only a repository resource has a token to rotate');
-  const host = new URL(r.url!).host;
-  const others = await prisma.sessionResource.findMany({ where: { sessionId: r.sessionId, type: 'github_repository', id: { not: r.id } } });
-  for (const o of others) {
-    if (o.tokenSealed && new URL(o.url!).host === host && open(o.tokenSealed) !== body.authorization_token) {
-      throw new AppError('egress_header_conflict', `another repository token already sets the Authorization header for ${host}`);
-    }
+  // The policy the new token would make: another repository's token or an agent secret that
+  // sets a different Authorization header on the same host is a conflict.
+  try {
+    assertNoConflict(await sessionRules(r.sessionId, { resourceId: r.id, token: body.authorization_token }));
+  } catch (err) {
+    if (err instanceof EgressHeaderConflictError) throw new AppError('egress_header_conflict', err.message);
+    throw err;
   }
-  return prisma.sessionResource.update({ where: { id: r.id }, data: { tokenSealed: seal(body.authorization_token), updatedAt: new Date() } });
+  const updated = await prisma.sessionResource.update({ where: { id: r.id }, data: { tokenSealed: seal(body.authorization_token), updatedAt: new Date() } });
+  // Every process's copy of the session's egress policy is dropped: the next request the
+  // sandbox makes carries the new token. Nothing inside the sandbox changes.
+  await publishPolicyChange(r.sessionId);
+  return updated;
 }
 
 export async function deleteResource(viewer: Viewer, sessionRef: string, rid: string) {

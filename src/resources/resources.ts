@@ -1,5 +1,7 @@
 // Session resources: files copied read-only into /workspace and repositories cloned there.
 // Records are written at create/add; the sandbox receives them before the session's next turn.
+import fs from 'node:fs/promises';
+import os from 'node:os';
 import path from 'node:path';
 import { prisma } from '../db/client.js';
 import { AppError } from '../errors.js';
@@ -90,11 +92,31 @@ export async function syncResources(sessionId: string, sandbox: Sandbox): Promis
       if (!f) continue;
       await sandbox.writeFile(r.mountPath, await blobStore().read(f.blobKey), { readOnly: true });
     } else {
-      if (!sandbox.hostWorkspace) throw new Error('this sandbox driver cannot receive repository clones');
-      const dest = path.join(sandbox.hostWorkspace, r.mountPath.slice('/workspace/'.length));
-      await cloneRepository({ url: r.url!, token: r.tokenSealed ? open(r.tokenSealed) : null, dest, checkout: r.checkout as never });
+      await placeRepository(sandbox, r);
     }
     await prisma.sessionResource.update({ where: { id: r.id }, data: { syncedAt: new Date() } });
     logger.info({ sessionId, resource: r.id, type: r.type }, 'session resource materialised');
+  }
+}
+
+/**
+ * Clones a repository outside the sandbox (the token never enters it): straight into the
+ * workspace where the driver has it on this host, else into a temporary directory whose tree
+ * is then copied in (a pod).
+ */
+async function placeRepository(sandbox: Sandbox, r: SessionResource): Promise<void> {
+  const token = r.tokenSealed ? open(r.tokenSealed) : null;
+  const checkout = r.checkout as Parameters<typeof cloneRepository>[0]['checkout'];
+  if (sandbox.hostWorkspace) {
+    const dest = path.join(sandbox.hostWorkspace, r.mountPath.slice('/workspace/'.length));
+    await cloneRepository({ url: r.url!, token, dest, checkout });
+    return;
+  }
+  const tmp = await fs.mkdtemp(path.join(os.tmpdir(), 'repo-clone-'));
+  try {
+    await cloneRepository({ url: r.url!, token, dest: path.join(tmp, 'repo'), checkout });
+    await sandbox.importTree(path.join(tmp, 'repo'), r.mountPath);
+  } finally {
+    await fs.rm(tmp, { recursive: true, force: true });
   }
 }

@@ -1,19 +1,34 @@
-// The `local` sandbox driver: a directory per session, `<rootDir>/<sessionId>/workspace`,
-// bind-mounted at /workspace inside a bubblewrap jail for each exec (see jail.ts). Where bwrap
-// is missing or cannot create namespaces it runs plain child processes and warns once.
+// The `local` sandbox driver: a directory per session, `<rootDir>/<sessionId>/workspace`, seen
+// as /workspace by every command, which runs in a jail of its own (see isolation below).
 //
-// Network: each exec gets its own, empty network namespace (`--unshare-net`, only a loopback of
-// its own), so a sandboxed command cannot reach the host's services (the service's port,
-// PostgreSQL, Redis) nor anything else. Until the sandboxes' egress proxy exists there is no
-// outbound network from a sandbox at all. `network: 'host'` (sharing the host's namespace)
-// remains for tests and trusted local use only; the service never selects it.
-// vcpus and memoryMb are not enforced by this driver (bwrap has no cgroup limits).
+// Isolation, best first (SANDBOX_ISOLATION=bwrap|unshare|none forces one):
+// - bubblewrap (jail.ts): own user-less mount, PID, IPC, UTS and network namespaces;
+// - util-linux unshare (unshare-jail.ts) where bwrap is missing: the same namespaces through an
+//   unprivileged user namespace, a rebuilt root with /workspace;
+// - none: a plain child process, loudly warned about, where no namespace can be made. Commands
+//   still name /workspace: it is rewritten to the host directory in the command text, and HOME
+//   and the working directory are that directory.
+//
+// Network: each jailed command has its own network namespace with only a loopback. Its one way
+// out is the service's egress proxy: a Unix socket served for the session (SandboxEgress) is
+// bound read-only at /run/agent-service/egress.sock, and a forwarder started first inside the
+// namespace (launcher.ts) listens on 127.0.0.1:3128. Without a namespace the proxy listens on a
+// loopback port of the host for the session. The host's own services (the API, PostgreSQL,
+// Redis) are unreachable from a jail.
+//
+// Machine shape: vcpus and memoryMb become a cgroup per session where this process may create
+// one (cgroups.ts); elsewhere they are not enforced (warned once).
+import crypto from 'node:crypto';
 import fs from 'node:fs';
 import fsp from 'node:fs/promises';
+import os from 'node:os';
 import path from 'node:path';
-import { type ExecOptions, type ExecResult, type FileStat, type Sandbox, type SandboxDriver, type SandboxSpec, WORKSPACE } from './driver.js';
+import { type ExecOptions, type ExecResult, type FileStat, type Sandbox, type SandboxDriver, type SandboxEgress, type SandboxSpec, WORKSPACE } from './driver.js';
 import { forceRemove, readContained, removeContained, statContained, writeContained } from './host-files.js';
 import { bwrapUsable, cleanEnv, jailArgs, type NetworkMode } from './jail.js';
+import { unshareArgs, unshareUsable } from './unshare-jail.js';
+import { AGENT_DIR, agentFiles, forwarderKind, launchArgs, type ForwarderKind } from './launcher.js';
+import { cgroupSupport, joinArgs, sessionCgroup, type SessionCgroup } from './cgroups.js';
 import { relativeToWorkspace, resolveInside } from './paths.js';
 import { runProcess, type RunningProcess } from './process.js';
 
@@ -21,6 +36,9 @@ const DEFAULT_TIMEOUT_MS = 120_000;
 const DEFAULT_MAX_OUTPUT = 64 * 1024;
 const DESTROY_WAIT_MS = 5_000;
 const SESSION_ID = /^[A-Za-z0-9_-]{1,128}$/;
+const MAX_SOCKET_PATH = 100; // sun_path holds 108 bytes
+
+export type IsolationKind = 'bwrap' | 'unshare' | 'none';
 
 export interface LocalDriverOptions {
   rootDir: string;
@@ -29,11 +47,31 @@ export interface LocalDriverOptions {
   network?: NetworkMode;
   /** The bubblewrap binary (default `bwrap` on PATH). */
   bwrapPath?: string;
-  /** Run plain child processes even where bwrap works (tests of the fallback). */
+  /** The util-linux unshare binary (default `unshare` on PATH). */
+  unsharePath?: string;
+  /** Forces one isolation (default: the best that works here). */
+  isolation?: IsolationKind;
+  /** Run plain child processes even where a jail works (tests of the fallback). */
   forceNoJail?: boolean;
+  /** The service's egress (proxy) for the sandboxes; without it they have no way out at all. */
+  egress?: SandboxEgress;
 }
 
 export { bwrapUsable as bwrapAvailable } from './jail.js';
+export { unshareUsable as unshareAvailable } from './unshare-jail.js';
+
+type Isolation = { kind: 'bwrap'; bin: string; network: NetworkMode } | { kind: 'unshare'; bin: string; newRoot: string } | { kind: 'none' };
+
+interface SessionState {
+  env: Record<string, string>;
+  vcpus: number | null;
+  memoryMb: number | null;
+}
+
+/** `/workspace/x` in a command's text → the host directory (the unjailed fallback only). */
+function rewriteWorkspace(command: string, hostWorkspace: string): string {
+  return command.replace(/(?<![\w.~-])\/workspace(?=\/|$|[^\w.-])/g, hostWorkspace);
+}
 
 class LocalSandbox implements Sandbox {
   private readonly running = new Set<RunningProcess>();
@@ -42,9 +80,27 @@ class LocalSandbox implements Sandbox {
   constructor(
     readonly sessionId: string,
     readonly hostWorkspace: string,
-    private readonly jail: { bin: string; network: NetworkMode } | null,
-    private readonly env: Record<string, string>,
+    private readonly isolation: Isolation,
+    private readonly state: SessionState,
+    private readonly way: { egress: SandboxEgress; socket: string | null; loopbackPort: number | null } | null,
+    private readonly cgroup: SessionCgroup | null,
   ) {}
+
+  /** How the command reaches the egress proxy, and what it is told about it. */
+  private outbound(): { forwarder: ForwarderKind; binds: [string, string][]; env: Record<string, string> } {
+    if (!this.way) return { forwarder: 'none', binds: [], env: {} };
+    const { egress, socket, loopbackPort } = this.way;
+    const ca = egress.caFiles();
+    if (this.isolation.kind === 'none') {
+      return { forwarder: 'none', binds: [], env: egress.env(this.sessionId, `http://127.0.0.1:${loopbackPort}`, ca ? path.dirname(ca.cert) : null) };
+    }
+    const files = agentFiles(ca);
+    if (socket) {
+      return { forwarder: forwarderKind(), binds: [[socket, `${AGENT_DIR}/egress.sock`], ...files], env: egress.env(this.sessionId, 'http://127.0.0.1:3128', ca ? AGENT_DIR : null) };
+    }
+    // A jail sharing the host's network: the loopback port is reachable as it is.
+    return { forwarder: 'none', binds: files, env: egress.env(this.sessionId, `http://127.0.0.1:${loopbackPort}`, ca ? AGENT_DIR : null) };
+  }
 
   async exec(command: string, opts: ExecOptions = {}): Promise<ExecResult> {
     if (this.destroyed) throw Object.assign(new Error(`the sandbox of session ${this.sessionId} was destroyed`), { code: 'ESANDBOXGONE' });
@@ -54,14 +110,29 @@ class LocalSandbox implements Sandbox {
       return { exitCode: 1, stdout: '', stderr: `cd: ${opts.cwd}: No such directory\n`, timedOut: false, aborted: false, truncated: false };
     }
     const run = { timeoutMs: opts.timeoutMs ?? DEFAULT_TIMEOUT_MS, maxOutputBytes: opts.maxOutputBytes ?? DEFAULT_MAX_OUTPUT, stdin: opts.stdin, signal: opts.signal };
-    const proc = this.jail
-      ? runProcess(this.jail.bin, [...jailArgs(this.hostWorkspace, { network: this.jail.network, cwd: rel ? `${WORKSPACE}/${rel}` : WORKSPACE }), '/bin/bash', '-c', command], {
-          ...run,
-          cwd: this.hostWorkspace,
-          env: cleanEnv(WORKSPACE, this.env),
-        })
-      : // Fallback: same clean environment, but the workspace is only the host directory.
-        runProcess('/bin/bash', ['-c', command], { ...run, cwd: hostCwd, env: cleanEnv(this.hostWorkspace, this.env) });
+    const out = this.outbound();
+    const cwdInside = rel ? `${WORKSPACE}/${rel}` : WORKSPACE;
+    let file: string;
+    let args: string[];
+    let env: Record<string, string>;
+    let cwd = this.hostWorkspace;
+    if (this.isolation.kind === 'bwrap') {
+      file = this.isolation.bin;
+      args = [...jailArgs(this.hostWorkspace, { network: this.isolation.network, cwd: cwdInside, binds: out.binds }), ...launchArgs(out.forwarder, cwdInside, command)];
+      env = cleanEnv(WORKSPACE, { ...this.state.env, ...out.env });
+    } else if (this.isolation.kind === 'unshare') {
+      file = this.isolation.bin;
+      args = unshareArgs(this.isolation.newRoot, this.hostWorkspace, out.binds, launchArgs(out.forwarder, cwdInside, command));
+      env = cleanEnv(WORKSPACE, { ...this.state.env, ...out.env });
+    } else {
+      // Fallback: the same clean environment; /workspace is the host directory.
+      file = '/bin/bash';
+      args = ['-c', rewriteWorkspace(command, this.hostWorkspace)];
+      env = cleanEnv(this.hostWorkspace, { ...this.state.env, ...out.env, WORKSPACE: this.hostWorkspace });
+      cwd = hostCwd;
+    }
+    const joined = joinArgs(this.cgroup, file, args);
+    const proc = runProcess(joined.file, joined.args, { ...run, cwd, env });
     this.running.add(proc);
     try {
       return await proc.result;
@@ -86,47 +157,90 @@ class LocalSandbox implements Sandbox {
     return removeContained(this.hostWorkspace, p);
   }
 
+  async importTree(hostDir: string, p: string): Promise<void> {
+    if (!relativeToWorkspace(p)) throw new Error(`refusing to replace ${WORKSPACE} itself`);
+    const dest = resolveInside(this.hostWorkspace, p, { keepLast: true });
+    await forceRemove(dest);
+    await fsp.mkdir(path.dirname(dest), { recursive: true });
+    await fsp.cp(hostDir, dest, { recursive: true, verbatimSymlinks: true });
+  }
+
   /** Kills every running command and waits (bounded) until they are gone. */
   async close(): Promise<void> {
     this.destroyed = true;
     const all = [...this.running];
     for (const proc of all) proc.kill();
     await Promise.race([Promise.all(all.map((p) => p.result)), new Promise((r) => setTimeout(r, DESTROY_WAIT_MS).unref())]);
+    await this.cgroup?.remove();
   }
 }
 
 export function createLocalDriver(opts: LocalDriverOptions): SandboxDriver {
   const sandboxes = new Map<string, LocalSandbox>();
   const network = opts.network ?? 'none';
-  const bin = opts.bwrapPath ?? 'bwrap';
-  let warned = false;
+  const warned = new Set<string>();
+  let isolation: Isolation | undefined;
 
   const warn = (msg: string) => {
-    if (warned) return;
-    warned = true;
+    if (warned.has(msg)) return;
+    warned.add(msg);
     if (opts.logger) opts.logger.warn(msg);
     else process.emitWarning(msg);
   };
-  const jail = (): { bin: string; network: NetworkMode } | null => {
-    if (opts.forceNoJail) return null;
-    if (bwrapUsable(network, bin)) return { bin, network };
-    // Some runtimes refuse network namespaces but allow the rest: keep the file jail at least.
-    if (network === 'none' && bwrapUsable('host', bin)) {
+  const pickIsolation = (): Isolation => {
+    if (isolation) return isolation;
+    const wanted = opts.forceNoJail ? 'none' : (opts.isolation ?? (process.env.SANDBOX_ISOLATION as IsolationKind | undefined));
+    const bwrap = opts.bwrapPath ?? 'bwrap';
+    const unshare = opts.unsharePath ?? 'unshare';
+    const unshareJail = (): Isolation => ({ kind: 'unshare', bin: unshare, newRoot: path.join(opts.rootDir, '.jail-root') });
+    if (wanted === 'none') isolation = { kind: 'none' };
+    else if (wanted === 'unshare') isolation = unshareJail();
+    else if (bwrapUsable(network, bwrap)) isolation = { kind: 'bwrap', bin: bwrap, network };
+    else if (network === 'none' && wanted !== 'bwrap' && unshareUsable(unshare)) {
+      warn('bubblewrap (bwrap) is missing or cannot create namespaces here: sandboxes use util-linux unshare instead (install the bubblewrap package for the tighter jail)');
+      isolation = unshareJail();
+    } else if (network === 'none' && bwrapUsable('host', bwrap)) {
+      // Some runtimes refuse network namespaces but allow the rest: keep the file jail at least.
       warn('bubblewrap cannot create a network namespace here: sandboxes share the host network and can reach its loopback services');
-      return { bin, network: 'host' };
+      isolation = { kind: 'bwrap', bin: bwrap, network: 'host' };
+    } else {
+      warn('neither bubblewrap (bwrap) nor util-linux unshare can create namespaces here: sandboxes run as plain child processes WITHOUT isolation, host network and files included (install the bubblewrap package)');
+      isolation = { kind: 'none' };
     }
-    warn('bubblewrap (bwrap) is missing or cannot create namespaces here: sandboxes run as plain child processes WITHOUT isolation, host network included (install the bubblewrap package)');
-    return null;
+    if (isolation.kind === 'unshare') fs.mkdirSync(isolation.newRoot, { recursive: true });
+    return isolation;
   };
   const sessionDir = (sessionId: string) => {
     // The id becomes a path component: nothing that could climb out of rootDir.
     if (!SESSION_ID.test(sessionId)) throw new Error(`invalid session id ${JSON.stringify(sessionId)}`);
     return path.join(opts.rootDir, sessionId);
   };
-  // The spec's env is kept next to (not inside) the workspace so get() after a restart has it.
+  const socketPath = (sessionId: string) => {
+    const inside = path.join(sessionDir(sessionId), '.agent', 'egress.sock');
+    if (inside.length <= MAX_SOCKET_PATH) return inside;
+    // A deep DATA_DIR: a short path in the temporary directory, unique per rootDir.
+    const tag = crypto.createHash('sha256').update(opts.rootDir).digest('hex').slice(0, 10);
+    return path.join(os.tmpdir(), `agent-egress-${process.getuid?.() ?? 0}`, `${tag}-${sessionId}.sock`);
+  };
+  // The spec (env, shape) is kept next to (not inside) the workspace so get() after a restart has it.
   const specFile = (sessionId: string) => path.join(sessionDir(sessionId), 'sandbox.json');
-  const attach = (sessionId: string, env: Record<string, string>) => {
-    const sb = new LocalSandbox(sessionId, path.join(sessionDir(sessionId), 'workspace'), jail(), env);
+  const attach = async (sessionId: string, state: SessionState) => {
+    const iso = pickIsolation();
+    let way: { egress: SandboxEgress; socket: string | null; loopbackPort: number | null } | null = null;
+    if (opts.egress) {
+      const namespaced = iso.kind === 'unshare' || (iso.kind === 'bwrap' && iso.network === 'none');
+      if (namespaced) {
+        const socket = socketPath(sessionId);
+        await opts.egress.serveSocket(sessionId, socket);
+        way = { egress: opts.egress, socket, loopbackPort: null };
+      } else way = { egress: opts.egress, socket: null, loopbackPort: await opts.egress.serveLoopback(sessionId) };
+    }
+    let cgroup: SessionCgroup | null = null;
+    if (state.vcpus || state.memoryMb) {
+      cgroup = await sessionCgroup(`sandbox-${sessionId}`, state).catch(() => null);
+      if (!cgroup) warn(`vcpus and memoryMb are not enforced for local sandboxes here (${cgroupSupport() ? 'the cgroup could not be made' : 'no writable cgroup hierarchy'}); use the kubernetes driver or run the service where it may create cgroups`);
+    }
+    const sb = new LocalSandbox(sessionId, path.join(sessionDir(sessionId), 'workspace'), iso, state, way, cgroup);
     sandboxes.set(sessionId, sb);
     return sb;
   };
@@ -137,29 +251,36 @@ export function createLocalDriver(opts: LocalDriverOptions): SandboxDriver {
       const existing = sandboxes.get(spec.sessionId);
       if (existing) return existing;
       await fsp.mkdir(path.join(sessionDir(spec.sessionId), 'workspace'), { recursive: true });
-      const saved = await readSpecEnv(specFile(spec.sessionId));
-      const env = spec.env ?? saved ?? {};
-      if (spec.env || !saved) await fsp.writeFile(specFile(spec.sessionId), JSON.stringify({ env }), { mode: 0o600 });
-      return attach(spec.sessionId, env);
+      const saved = await readState(specFile(spec.sessionId));
+      const state: SessionState = {
+        env: spec.env ?? saved?.env ?? {},
+        vcpus: spec.vcpus ?? saved?.vcpus ?? null,
+        memoryMb: spec.memoryMb ?? saved?.memoryMb ?? null,
+      };
+      if (!saved || JSON.stringify(saved) !== JSON.stringify(state)) await fsp.writeFile(specFile(spec.sessionId), JSON.stringify(state), { mode: 0o600 });
+      return attach(spec.sessionId, state);
     },
     async get(sessionId: string) {
       const existing = sandboxes.get(sessionId);
       if (existing) return existing;
       if (!fs.existsSync(path.join(sessionDir(sessionId), 'workspace'))) return null;
-      return attach(sessionId, (await readSpecEnv(specFile(sessionId))) ?? {});
+      return attach(sessionId, (await readState(specFile(sessionId))) ?? { env: {}, vcpus: null, memoryMb: null });
     },
     async destroy(sessionId: string) {
       const dir = sessionDir(sessionId);
       await sandboxes.get(sessionId)?.close();
       sandboxes.delete(sessionId);
+      await opts.egress?.stop(sessionId);
+      await fsp.rm(socketPath(sessionId), { force: true });
       await forceRemove(dir);
     },
   };
 }
 
-async function readSpecEnv(file: string): Promise<Record<string, string> | null> {
+async function readState(file: string): Promise<SessionState | null> {
   try {
-    return (JSON.parse(await fsp.readFile(file, 'utf8')) as { env: Record<string, string> }).env;
+    const raw = JSON.parse(await fsp.readFile(file, 'utf8')) as Partial<SessionState>;
+    return { env: raw.env ?? {}, vcpus: raw.vcpus ?? null, memoryMb: raw.memoryMb ?? null };
   } catch {
     return null;
   }

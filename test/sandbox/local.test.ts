@@ -333,7 +333,7 @@ describe('fallback without the jail', () => {
 
   it('is what the driver falls back to, with one warning, when bwrap is missing', async () => {
     const warnings: string[] = [];
-    const missing = createLocalDriver({ rootDir: root, bwrapPath: '/nonexistent/bwrap', logger: { warn: (m: string) => warnings.push(m) } });
+    const missing = createLocalDriver({ rootDir: root, bwrapPath: '/nonexistent/bwrap', unsharePath: '/nonexistent/unshare', logger: { warn: (m: string) => warnings.push(m) } });
     const one = await missing.provision({ sessionId: 'sess_nobwrap1' });
     await missing.provision({ sessionId: 'sess_nobwrap2' });
     expect(warnings).toHaveLength(1);

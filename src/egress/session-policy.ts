@@ -1,0 +1,76 @@
+// Each session's egress policy, compiled from the database (repository tokens, the agent's
+// secrets that declare a host) and kept per process. A change (token rotation) is pushed to
+// every process through pub/sub, so the next request through any of them uses the new policy;
+// nothing inside the sandbox changes.
+import { prisma } from '../db/client.js';
+import { open } from '../crypto/secret-box.js';
+import { pubsub, type PubSub } from '../events/pubsub.js';
+import { logger } from '../logger.js';
+import { checkConflicts, compilePolicy, EgressHeaderConflictError, hostKeyOfUrl, type EgressPolicy, type HeaderRule } from './policy.js';
+import { repositoryRule, secretRules } from './declarations.js';
+import { loadEgressSettings } from './settings.js';
+
+const CHANNEL = 'egress-policy';
+const TTL_MS = 60_000;
+
+/** The header rules of a session; `tokenOverride` replaces one repository's token (a rotation being checked). */
+export async function sessionRules(sessionId: string, tokenOverride?: { resourceId: string; token: string }): Promise<HeaderRule[]> {
+  const session = await prisma.session.findUnique({ where: { id: sessionId }, select: { agentId: true } });
+  const repos = await prisma.sessionResource.findMany({ where: { sessionId, type: 'github_repository' }, orderBy: { createdAt: 'asc' } });
+  const rules: HeaderRule[] = [];
+  for (const r of repos) {
+    const token = tokenOverride?.resourceId === r.id ? tokenOverride.token : r.tokenSealed ? open(r.tokenSealed) : null;
+    if (token && r.url) rules.push(repositoryRule(r.id, hostKeyOfUrl(r.url), token));
+  }
+  if (session?.agentId) rules.push(...(await agentSecretRules(session.agentId)));
+  return rules;
+}
+
+/** Rules the agent's secrets declare (secrets whose description has `egress:` lines). */
+export async function agentSecretRules(agentId: string): Promise<HeaderRule[]> {
+  const secrets = await prisma.agentSecret.findMany({ where: { agentId, description: { contains: 'egress:', mode: 'insensitive' } }, orderBy: { key: 'asc' } });
+  return secrets.flatMap((s) => secretRules(s.key, s.description, open(s.ciphertext)));
+}
+
+/** Throws EgressHeaderConflictError when the rules conflict. */
+export function assertNoConflict(rules: HeaderRule[]): void {
+  checkConflicts(rules);
+}
+
+type Cached = { at: number; policy: Promise<EgressPolicy> };
+const cache = new Map<string, Cached>();
+let subscribedTo: PubSub | null = null;
+
+function listen(): void {
+  const bus = pubsub();
+  if (subscribedTo === bus) return;
+  subscribedTo = bus;
+  cache.clear();
+  void bus.subscribe(CHANNEL, (sessionId) => cache.delete(sessionId)).catch((err) => {
+    subscribedTo = null;
+    logger.warn({ err }, 'egress policy updates: subscription failed');
+  });
+}
+
+/**
+ * The session's compiled policy. A policy that no longer compiles (two credentials now
+ * conflict) rejects with EgressHeaderConflictError; the proxy refuses the request with it.
+ */
+export function sessionPolicy(sessionId: string): Promise<EgressPolicy> {
+  listen();
+  const hit = cache.get(sessionId);
+  if (hit && Date.now() - hit.at < TTL_MS) return hit.policy;
+  const policy = sessionRules(sessionId).then((rules) => compilePolicy(sessionId, loadEgressSettings().allowedHosts, rules));
+  policy.catch(() => cache.delete(sessionId));
+  if (cache.size > 10_000) cache.clear();
+  cache.set(sessionId, { at: Date.now(), policy });
+  return policy;
+}
+
+/** Every process drops its copy of the session's policy; the next request compiles the new one. */
+export async function publishPolicyChange(sessionId: string): Promise<void> {
+  cache.delete(sessionId);
+  await pubsub().publish(CHANNEL, sessionId);
+}
+
+export { EgressHeaderConflictError };
