@@ -32,11 +32,11 @@ export function launchArgs(kind: ForwarderKind, cwd: string, command: string): s
   return ['/bin/sh', '-c', LAUNCH, 'launch', kind, cwd, command];
 }
 
-let socat: boolean | undefined;
-/** socat where the host has it (the jail sees the host's /usr), else the node script. */
+let socatPresent: boolean | undefined;
+/** socat where the host has it (the jail sees the host's /usr), else the node script (SANDBOX_FORWARDER=node forces it). */
 export function forwarderKind(): Exclude<ForwarderKind, 'none'> {
-  socat ??= ['/usr/bin/socat', '/bin/socat'].some((p) => fs.existsSync(p)) && process.env.SANDBOX_FORWARDER !== 'node';
-  return socat ? 'socat' : 'node';
+  socatPresent ??= ['/usr/bin/socat', '/bin/socat'].some((p) => fs.existsSync(p));
+  return socatPresent && process.env.SANDBOX_FORWARDER !== 'node' ? 'socat' : 'node';
 }
 
 /** Host files bound read-only at AGENT_DIR in every jail (the socket itself is added per session). */
