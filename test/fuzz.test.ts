@@ -83,7 +83,7 @@ describe('fuzzing every route', () => {
           }),
           { seed, numRuns: RUNS, endOnFailure: true },
         );
-        if (run.failed) failures.push(`${route.method} ${route.path} (seed ${seed}): ${(run.errorInstance as Error)?.message ?? run.error}`);
+        if (run.failed) failures.push(`${route.method} ${route.path} (seed ${seed}): ${'errorInstance' in run && run.errorInstance instanceof Error ? run.errorInstance.message : 'interrupted'}`);
       }
     };
     await Promise.all(Array.from({ length: PARALLEL }, worker));

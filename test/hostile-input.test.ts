@@ -29,7 +29,7 @@ const ENVELOPE = { error: { code: expect.any(String), message: expect.any(String
 
 /** fetch without the test helper's JSON encoding (raw bytes, any content type). */
 async function send(method: string, p: string, body?: Buffer | string, headers: Record<string, string> = {}): Promise<ApiResponse> {
-  const res = await fetch(s.base + p, { method, headers: { authorization: `Bearer ${s.adminToken}`, ...headers }, body });
+  const res = await fetch(s.base + p, { method, headers: { authorization: `Bearer ${s.adminToken}`, ...headers }, body: typeof body === 'string' ? body : body && new Uint8Array(body) });
   const text = await res.text();
   let parsed: unknown = text;
   try {

@@ -219,7 +219,7 @@ export async function sendFuzzRequest(base: string, req: FuzzRequest, timeoutMs 
   const ctl = new AbortController();
   const timer = setTimeout(() => ctl.abort(), timeoutMs);
   try {
-    const res = await fetch(base + req.target, { method: req.method, headers: req.headers, body: req.body, signal: ctl.signal });
+    const res = await fetch(base + req.target, { method: req.method, headers: req.headers, body: req.body?.slice(), signal: ctl.signal });
     const contentType = res.headers.get('content-type');
     if (res.status < 300 && contentType?.startsWith('text/event-stream')) {
       ctl.abort();
