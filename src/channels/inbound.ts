@@ -23,23 +23,23 @@ const CODE = /\bCONNECT-\d{6}\b/;
 
 /** Records messages (dropping repeats) and schedules them. Returns how many were new. */
 export async function recordInbound(universeId: string, source: { appId: string } | { connectionId: string }, messages: InboundMessage[]): Promise<number> {
-  if (!messages.length) return 0;
-  const owner = 'appId' in source ? source.appId : source.connectionId;
-  const rows = await prisma.channelInbound.createManyAndReturn({
-    data: messages.map((message) => ({
-      id: channelId('chin'),
-      universeId,
-      appId: 'appId' in source ? source.appId : null,
-      connectionId: 'connectionId' in source ? source.connectionId : null,
-      dedupeKey: `${owner}:${message.dedupeId}`,
-      payload: { appId: 'appId' in source ? source.appId : null, connectionId: 'connectionId' in source ? source.connectionId : null, message } satisfies InboundPayload as object,
-    })),
-    skipDuplicates: true,
-    select: { id: true },
-  });
-  const key = `${owner}:${messages[0]!.surfaceId}`; // one request carries one surface's messages
-  for (const row of rows) schedule(row.id, key);
-  return rows.length;
+  const appId = 'appId' in source ? source.appId : null;
+  const connectionId = 'connectionId' in source ? source.connectionId : null;
+  const owner = appId ?? connectionId!;
+  let created = 0;
+  for (const message of messages) {
+    const payload: InboundPayload = { appId, connectionId, message };
+    // The acknowledgement waits for this one statement (ON CONFLICT: a platform's retry is dropped);
+    // a raw INSERT costs a fraction of the client's createMany round trips.
+    const rows = await prisma.$queryRaw<{ id: string }[]>`
+      INSERT INTO "ChannelInbound" ("id", "universeId", "appId", "connectionId", "dedupeKey", "payload")
+      VALUES (${channelId('chin')}, ${universeId}, ${appId}, ${connectionId}, ${`${owner}:${message.dedupeId}`}, ${JSON.stringify(payload)}::jsonb)
+      ON CONFLICT ("dedupeKey") DO NOTHING RETURNING "id"`;
+    if (!rows.length) continue;
+    created++;
+    schedule(rows[0]!.id, orderKey(payload));
+  }
+  return created;
 }
 
 const orderKey = (p: InboundPayload) => `${p.appId ?? p.connectionId}:${p.message.surfaceId}`;
