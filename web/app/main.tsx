@@ -4,6 +4,7 @@ import { createRoot } from 'react-dom/client';
 import { useEffect, useState, type ReactNode } from 'react';
 import './styles.css';
 import { gql, setUniverse, whenSignedOut } from '../shared/graphql.js';
+import { ME, type Me } from './lib/account.js';
 import { href, useRoute } from './lib/router.js';
 import { ErrorNote, Loading } from './ui.js';
 import { TokensPage } from './pages/tokens.js';
@@ -16,12 +17,6 @@ import { SessionPage } from './pages/session.js';
 import { WalletPage } from './pages/wallet.js';
 import { FilesPage, SkillsPage, RoutinesPage, WebhooksPage, SubscriptionsPage } from './pages/lists.js';
 
-export interface Me {
-  whoami: { user: { email: string }; universe: { slug: string; name: string; isPersonal: boolean } };
-  universes: { slug: string; name: string; isPersonal: boolean }[];
-}
-
-const ME = `query Me { whoami { user { email } universe { slug name isPersonal } } universes { slug name isPersonal } }`;
 const UNIVERSE_KEY = 'agent-service.universe';
 
 const NAV: [string, string][] = [

@@ -2,6 +2,15 @@
 // GraphQL over SSE (subscriptions) on /graphql/stream, both signed in by the same-origin cookie.
 import { createClient, type Client, type ExecutionResult } from 'graphql-sse';
 
+/** Every operation the dashboard sends, registered where it is defined (test/web-documents.test.ts
+ * validates them all against the service's schema, so a schema change cannot break a page unseen). */
+export const documents: string[] = [];
+export function doc(strings: TemplateStringsArray, ...values: string[]): string {
+  const text = strings.reduce((out, s, i) => out + s + (i < values.length ? values[i] : ''), '');
+  documents.push(text);
+  return text;
+}
+
 export interface GraphQLErrorShape {
   message: string;
   extensions?: { code?: string };

@@ -1,5 +1,5 @@
 // The engine catalog (engines query): which models each agentType accepts, and its default.
-import { gql } from '../../shared/graphql.js';
+import { doc, gql } from '../../shared/graphql.js';
 
 export interface Engine {
   agentType: string;
@@ -7,9 +7,11 @@ export interface Engine {
   models: { id: string; provider: string }[];
 }
 
+const ENGINES = doc`query Engines { engines { agentType defaultModel models { id provider } } }`;
+
 let cached: Promise<Engine[]> | null = null;
 export function engines(): Promise<Engine[]> {
-  cached ??= gql<{ engines: Engine[] }>('query Engines { engines { agentType defaultModel models { id provider } } }').then((d) => d.engines, (err) => {
+  cached ??= gql<{ engines: Engine[] }>(ENGINES).then((d) => d.engines, (err) => {
     cached = null;
     throw err;
   });

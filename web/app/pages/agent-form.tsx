@@ -29,7 +29,7 @@ export function useEngines(): Engine[] {
 export function AgentFieldsForm({ value, onChange, engineLocked }: { value: AgentFields; onChange: (next: AgentFields) => void; engineLocked?: boolean }) {
   const list = useEngines();
   const engine = list.find((e) => e.agentType === value.agentType);
-  const efforts = boot.efforts[value.agentType] ?? [];
+  const efforts = boot().efforts[value.agentType] ?? [];
   const set = <K extends keyof AgentFields>(k: K, v: AgentFields[K]) => onChange({ ...value, [k]: v });
   const toggle = (cap: string, on: boolean) => set('capabilities', on ? [...value.capabilities, cap] : value.capabilities.filter((c) => c !== cap));
   return (
@@ -62,7 +62,7 @@ export function AgentFieldsForm({ value, onChange, engineLocked }: { value: Agen
         <legend>Capabilities</legend>
         <p className="muted">Extra tools the agent may use; none unless chosen.</p>
         <div className="checks">
-          {boot.capabilities.map((c) => (
+          {boot().capabilities.map((c) => (
             <label key={c} className="choice"><input type="checkbox" checked={value.capabilities.includes(c)} onChange={(e) => toggle(c, e.currentTarget.checked)} /> {c}</label>
           ))}
         </div>

@@ -1,7 +1,7 @@
 // One agent: settings (edit with optimistic version check), prompt with its versions, secrets by
 // key only, its sessions (start one), archive and delete.
 import { useState, type FormEvent } from 'react';
-import { gql } from '../../shared/graphql.js';
+import { doc, gql } from '../../shared/graphql.js';
 import { useAction, useAsync } from '../lib/use-async.js';
 import { href, navigate } from '../lib/router.js';
 import { when } from '../lib/format.js';
@@ -26,10 +26,10 @@ interface Agent {
 }
 
 const AGENT_FIELDS = 'id slug displayName description agentType llm reasoningEffort capabilities archived version promptVersion sessionCount createdAt';
-const GET = `query Agent($id: String!) { agent(id: $id) { ${AGENT_FIELDS} } }`;
-const UPDATE = `mutation UpdateAgent($id: String!, $input: UpdateAgentInput!) { updateAgent(id: $id, input: $input) { ${AGENT_FIELDS} } }`;
-const ARCHIVE = `mutation ArchiveAgent($id: String!) { archiveAgent(id: $id) { ${AGENT_FIELDS} } }`;
-const DELETE = `mutation DeleteAgent($id: String!) { deleteAgent(id: $id) }`;
+const GET = doc`query Agent($id: String!) { agent(id: $id) { ${AGENT_FIELDS} } }`;
+const UPDATE = doc`mutation UpdateAgent($id: String!, $input: UpdateAgentInput!) { updateAgent(id: $id, input: $input) { ${AGENT_FIELDS} } }`;
+const ARCHIVE = doc`mutation ArchiveAgent($id: String!) { archiveAgent(id: $id) { ${AGENT_FIELDS} } }`;
+const DELETE = doc`mutation DeleteAgent($id: String!) { deleteAgent(id: $id) }`;
 
 const TABS: [string, string][] = [['settings', 'Settings'], ['prompt', 'Prompt'], ['secrets', 'Secrets'], ['sessions', 'Sessions']];
 
@@ -115,8 +115,8 @@ interface PromptVersion {
   createdAt: string;
 }
 
-const VERSIONS = `query PromptVersions($id: String!) { agentPromptVersions(agentId: $id) { version content note active createdAt } }`;
-const SET_PROMPT = `mutation SetPrompt($id: String!, $prompt: String!, $note: String) { setAgentPrompt(agentId: $id, prompt: $prompt, note: $note) { version unchanged } }`;
+const VERSIONS = doc`query PromptVersions($id: String!) { agentPromptVersions(agentId: $id) { version content note active createdAt } }`;
+const SET_PROMPT = doc`mutation SetPrompt($id: String!, $input: PutAgentPromptInput!) { setAgentPrompt(agentId: $id, input: $input) { version unchanged } }`;
 
 function Prompt({ agent, onSaved }: { agent: Agent; onSaved: () => void }) {
   const versions = useAsync(() => gql<{ agentPromptVersions: PromptVersion[] }>(VERSIONS, { id: agent.id }).then((d) => d.agentPromptVersions), [agent.id]);
@@ -126,7 +126,7 @@ function Prompt({ agent, onSaved }: { agent: Agent; onSaved: () => void }) {
   const [result, setResult] = useState<string | null>(null);
   const text = draft ?? active?.content ?? '';
   const save = useAction(async () => {
-    const d = await gql<{ setAgentPrompt: { version: number; unchanged: boolean } }>(SET_PROMPT, { id: agent.id, prompt: text, note: note.trim() || null });
+    const d = await gql<{ setAgentPrompt: { version: number; unchanged: boolean } }>(SET_PROMPT, { id: agent.id, input: { prompt: text, note: note.trim() || undefined } });
     setResult(d.setAgentPrompt.unchanged ? 'Unchanged: this is already the active prompt.' : `Saved as version ${d.setAgentPrompt.version}; sessions started from now on use it.`);
     setDraft(null);
     setNote('');
@@ -165,9 +165,9 @@ function Prompt({ agent, onSaved }: { agent: Agent; onSaved: () => void }) {
   );
 }
 
-const SECRETS = `query Secrets($id: String!) { agentSecrets(agentId: $id) { key description } }`;
-const SET_SECRET = `mutation SetSecret($id: String!, $key: String!, $value: String!, $description: String) { setAgentSecret(agentId: $id, key: $key, value: $value, description: $description) }`;
-const DELETE_SECRET = `mutation DeleteSecret($id: String!, $key: String!) { deleteAgentSecret(agentId: $id, key: $key) }`;
+const SECRETS = doc`query Secrets($id: String!) { agentSecrets(agentId: $id) { key description } }`;
+const SET_SECRET = doc`mutation SetSecret($id: String!, $key: String!, $input: PutAgentSecretInput!) { setAgentSecret(agentId: $id, key: $key, input: $input) }`;
+const DELETE_SECRET = doc`mutation DeleteSecret($id: String!, $key: String!) { deleteAgentSecret(agentId: $id, key: $key) }`;
 
 function Secrets({ agentId }: { agentId: string }) {
   const list = useAsync(() => gql<{ agentSecrets: { key: string; description: string }[] }>(SECRETS, { id: agentId }).then((d) => d.agentSecrets), [agentId]);
@@ -175,7 +175,7 @@ function Secrets({ agentId }: { agentId: string }) {
   const [value, setValue] = useState('');
   const [description, setDescription] = useState('');
   const put = useAction(async () => {
-    await gql(SET_SECRET, { id: agentId, key: key.trim(), value, description: description.trim() || null });
+    await gql(SET_SECRET, { id: agentId, key: key.trim(), input: { value, description: description.trim() || undefined } });
     setKey('');
     setValue('');
     setDescription('');

@@ -1,5 +1,5 @@
 // Agents of the universe: the list, newest first.
-import { gql } from '../../shared/graphql.js';
+import { doc, gql } from '../../shared/graphql.js';
 import { useAsync } from '../lib/use-async.js';
 import { href } from '../lib/router.js';
 import { when } from '../lib/format.js';
@@ -16,7 +16,7 @@ interface AgentRow {
   version: number;
 }
 
-const LIST = `query Agents { agents(first: 100) { totalCount edges { node { id displayName agentType llm sessionCount archived createdAt version } } } }`;
+const LIST = doc`query Agents { agents(first: 100) { totalCount edges { node { id displayName agentType llm sessionCount archived createdAt version } } } }`;
 
 export function AgentsPage() {
   const list = useAsync(() => gql<{ agents: { totalCount: number; edges: { node: AgentRow }[] } }>(LIST).then((d) => d.agents), []);

@@ -1,12 +1,12 @@
 // Create an agent: its fields and its first prompt (prompt version 1).
 import { useState, type FormEvent } from 'react';
-import { gql } from '../../shared/graphql.js';
+import { doc, gql } from '../../shared/graphql.js';
 import { useAction } from '../lib/use-async.js';
 import { navigate } from '../lib/router.js';
 import { ErrorNote, Field, Page } from '../ui.js';
 import { AgentFieldsForm, type AgentFields } from './agent-form.js';
 
-const CREATE = `mutation CreateAgent($input: CreateAgentInput) { createAgent(input: $input) { id } }`;
+const CREATE = doc`mutation CreateAgent($input: CreateAgentInput) { createAgent(input: $input) { id } }`;
 
 export function NewAgentPage() {
   const [fields, setFields] = useState<AgentFields>({ displayName: '', description: '', agentType: 'hermes', llm: 'claude-sonnet-4-5', reasoningEffort: '', capabilities: [] });

@@ -1,5 +1,5 @@
 // Sessions over GraphQL: list, start, send a message, interrupt, and the session table.
-import { gql } from '../../shared/graphql.js';
+import { doc, gql } from '../../shared/graphql.js';
 import { href } from '../lib/router.js';
 import { cents, when } from '../lib/format.js';
 import { Badge, Empty } from '../ui.js';
@@ -19,14 +19,19 @@ export interface SessionRow {
 
 export const SESSION_FIELDS = 'id agentId title status llm default createdAt budget { consumedCost { amount currency } maxListCost { amount currency } reached }';
 
+const LIST = doc`query Sessions($agent: String) { sessions(agent: $agent) { ${SESSION_FIELDS} } }`;
+const START = doc`mutation StartSession($input: CreateSessionInput!) { createSession(input: $input) { ${SESSION_FIELDS} } }`;
+const SEND = doc`mutation Send($id: String!, $input: SendSessionEventsInput!) { sendSessionEvents(sessionId: $id, input: $input) { ${EVENT_FIELDS} } } ${PART_FRAGMENT}`;
+const INTERRUPT = doc`mutation Interrupt($id: String!) { interruptSession(id: $id) { status } }`;
+
 export async function listSessions(agentId?: string): Promise<SessionRow[]> {
-  const d = await gql<{ sessions: SessionRow[] }>(`query Sessions($agent: String) { sessions(agent: $agent) { ${SESSION_FIELDS} } }`, { agent: agentId ?? null });
+  const d = await gql<{ sessions: SessionRow[] }>(LIST, { agent: agentId ?? null });
   return d.sessions;
 }
 
 export async function startSession(agentId: string, title?: string): Promise<SessionRow> {
   const d = await gql<{ createSession: SessionRow }>(
-    `mutation StartSession($input: CreateSessionInput!) { createSession(input: $input) { ${SESSION_FIELDS} } }`,
+    START,
     { input: { agent: agentId, ...(title ? { title } : {}) } },
   );
   return d.createSession;
@@ -34,19 +39,19 @@ export async function startSession(agentId: string, title?: string): Promise<Ses
 
 export async function sendMessage(sessionId: string, text: string): Promise<SessionEvent[]> {
   const d = await gql<{ sendSessionEvents: SessionEvent[] }>(
-    `mutation Send($id: String!, $input: SendSessionEventsInput!) { sendSessionEvents(sessionId: $id, input: $input) { ${EVENT_FIELDS} } } ${PART_FRAGMENT}`,
+    SEND,
     { id: sessionId, input: { events: [{ userMessage: { content: [{ text: { text } }] } }] } },
   );
   return d.sendSessionEvents;
 }
 
 export async function interrupt(sessionId: string): Promise<'interrupting' | 'no_turn'> {
-  const d = await gql<{ interruptSession: { status: 'interrupting' | 'no_turn' } }>(`mutation Interrupt($id: String!) { interruptSession(id: $id) { status } }`, { id: sessionId });
+  const d = await gql<{ interruptSession: { status: 'interrupting' | 'no_turn' } }>(INTERRUPT, { id: sessionId });
   return d.interruptSession.status;
 }
 
-export const HISTORY = `query History($id: String!, $cursor: String) { sessionEventsPage(sessionId: $id, cursor: $cursor, limit: 1000) { cursor hasMore events { ${EVENT_FIELDS} } } } ${PART_FRAGMENT}`;
-export const LIVE = `subscription Live($id: String!, $after: String) { sessionEvents(sessionId: $id, after: $after) { ${EVENT_FIELDS} } } ${PART_FRAGMENT}`;
+export const HISTORY = doc`query History($id: String!, $cursor: String) { sessionEventsPage(sessionId: $id, cursor: $cursor, limit: 1000) { cursor hasMore events { ${EVENT_FIELDS} } } } ${PART_FRAGMENT}`;
+export const LIVE = doc`subscription Live($id: String!, $after: String) { sessionEvents(sessionId: $id, after: $after) { ${EVENT_FIELDS} } } ${PART_FRAGMENT}`;
 
 export function statusBadge(status: string) {
   const tone = status === 'running' ? 'good' : status === 'idle' ? 'plain' : status === 'provisioning' ? 'warn' : 'bad';

@@ -3,7 +3,7 @@
 // streams, tool calls with their results, status; send a message, interrupt; budget and wallet.
 import { useEffect, useLayoutEffect, useReducer, useRef, useState, type FormEvent, type KeyboardEvent } from 'react';
 import { useVirtualizer } from '@tanstack/react-virtual';
-import { gql, subscribe } from '../../shared/graphql.js';
+import { doc, gql, subscribe } from '../../shared/graphql.js';
 import { useAction, useAsync } from '../lib/use-async.js';
 import { href } from '../lib/router.js';
 import { cents, when } from '../lib/format.js';
@@ -15,7 +15,7 @@ interface Info {
   session: SessionRow;
   wallet: { balance: { amount: string; currency: string } };
 }
-const INFO = `query SessionInfo($id: String!) { session(id: $id) { ${SESSION_FIELDS} } wallet { balance { amount currency } } }`;
+const INFO = doc`query SessionInfo($id: String!) { session(id: $id) { ${SESSION_FIELDS} } wallet { balance { amount currency } } }`;
 
 type Phase = { kind: 'history'; loaded: number } | { kind: 'live' } | { kind: 'stopped'; error: Error };
 

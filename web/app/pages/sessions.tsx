@@ -1,12 +1,12 @@
 // Sessions of the universe, with a shortcut to start one for an agent.
 import { useState, type FormEvent } from 'react';
-import { gql } from '../../shared/graphql.js';
+import { doc, gql } from '../../shared/graphql.js';
 import { useAction, useAsync } from '../lib/use-async.js';
 import { navigate } from '../lib/router.js';
 import { ErrorNote, Field, Loading, Page } from '../ui.js';
 import { SessionTable, listSessions, startSession } from './session-api.js';
 
-const AGENTS = `query AgentChoices { agents(first: 100, archived: false) { edges { node { id displayName } } } }`;
+const AGENTS = doc`query AgentChoices { agents(first: 100, archived: false) { edges { node { id displayName } } } }`;
 
 export function SessionsPage() {
   const list = useAsync(() => listSessions(), []);

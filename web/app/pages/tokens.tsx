@@ -1,11 +1,11 @@
 // API tokens (the spec's web settings): mint read/write/admin, personal or for one universe,
 // shown once; list; revoke. Only a signed-in browser may mint or revoke.
 import { useState, type FormEvent } from 'react';
-import { gql } from '../../shared/graphql.js';
+import { doc, gql } from '../../shared/graphql.js';
 import { useAction, useAsync } from '../lib/use-async.js';
 import { when } from '../lib/format.js';
 import { Badge, ConfirmButton, Empty, ErrorNote, Field, Loading, Page, ShownOnce } from '../ui.js';
-import type { Me } from '../main.js';
+import type { Me } from '../lib/account.js';
 
 type Scope = 'read' | 'write' | 'admin';
 
@@ -22,9 +22,9 @@ interface ApiToken {
 }
 
 const FIELDS = 'id name scope universe prefix createdAt lastUsedAt expiresAt revokedAt';
-const LIST = `query Tokens { apiTokens(first: 200, includeRevoked: true) { edges { node { ${FIELDS} } } } }`;
-const CREATE = `mutation CreateToken($input: CreateApiTokenInput!) { createApiToken(input: $input) { token apiToken { ${FIELDS} } } }`;
-const REVOKE = `mutation RevokeToken($id: String!) { revokeApiToken(id: $id) { ${FIELDS} } }`;
+const LIST = doc`query Tokens { apiTokens(first: 200, includeRevoked: true) { edges { node { ${FIELDS} } } } }`;
+const CREATE = doc`mutation CreateToken($input: CreateApiTokenInput!) { createApiToken(input: $input) { token apiToken { ${FIELDS} } } }`;
+const REVOKE = doc`mutation RevokeToken($id: String!) { revokeApiToken(id: $id) { ${FIELDS} } }`;
 
 const SCOPES: [Scope, string][] = [
   ['read', 'read — look only'],

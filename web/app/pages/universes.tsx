@@ -1,18 +1,18 @@
 // Universes: the ones you can act in, which one the dashboard acts in (switch), and a new one.
 import { useState, type FormEvent } from 'react';
-import { gql } from '../../shared/graphql.js';
+import { doc, gql } from '../../shared/graphql.js';
 import { useAction } from '../lib/use-async.js';
 import { Badge, ErrorNote, Field, Notice, Page } from '../ui.js';
-import type { Me } from '../main.js';
+import type { Me } from '../lib/account.js';
 
-const CREATE = `mutation CreateUniverse($input: CreateUniverseInput!) { createUniverse(input: $input) { slug name isPersonal } }`;
+const CREATE = doc`mutation CreateUniverse($input: CreateUniverseInput!) { createUniverse(input: $input) { slug name isPersonal } }`;
 
 export function UniversesPage({ me, onChanged }: { me: Me; onChanged: () => void }) {
   const [slug, setSlug] = useState('');
   const [name, setName] = useState('');
   const [created, setCreated] = useState<string | null>(null);
   const create = useAction(async () => {
-    const d = await gql<{ createUniverse: { slug: string } }>(CREATE, { input: { slug: slug.trim(), name: name.trim() || null } });
+    const d = await gql<{ createUniverse: { slug: string } }>(CREATE, { input: { slug: slug.trim(), name: name.trim() || undefined } });
     setCreated(d.createUniverse.slug);
     setSlug('');
     setName('');

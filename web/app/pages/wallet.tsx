@@ -1,5 +1,5 @@
 // The acting universe's wallet: balance, what running model calls hold, and the ledger.
-import { gql } from '../../shared/graphql.js';
+import { doc, gql } from '../../shared/graphql.js';
 import { useAsync } from '../lib/use-async.js';
 import { cents, when } from '../lib/format.js';
 import { Empty, ErrorNote, Loading, Page } from '../ui.js';
@@ -8,7 +8,7 @@ import { href } from '../lib/router.js';
 interface Amount { amount: string; currency: string }
 interface Entry { id: string; kind: string; amount: Amount; note: string | null; sessionId: string | null; createdAt: string }
 
-const WALLET = `query Wallet {
+const WALLET = doc`query Wallet {
   wallet { universe balance { amount currency } held { amount currency } }
   walletEntries(first: 100) { edges { node { id kind amount { amount currency } note sessionId createdAt } } }
 }`;
