@@ -113,6 +113,7 @@ export async function patchApp(viewer: Viewer, id: string, body: PatchAppBody): 
       status: 'active',
     };
   }
+  appCache.delete(app.id);
   return prisma.channelApp.update({ where: { id: app.id }, data: { ...(body.label !== undefined ? { label: body.label } : {}), ...rotated } });
 }
 
@@ -121,8 +122,27 @@ export async function deleteApp(viewer: Viewer, id: string): Promise<void> {
   const connections = await prisma.channelConnection.count({ where: { appId: app.id } });
   if (connections) throw new AppError('conflict', `the app has ${connections} connection(s); delete them first`);
   await prisma.channelApp.delete({ where: { id: app.id } });
+  appCache.delete(app.id);
   const unregister = adapterFor(app.platform)?.unregister;
   if (unregister) await unregister(appRecord(app)).catch((err) => logger.warn({ err: (err as Error).message, appId: app.id }, 'platform unregistration failed'));
+}
+
+// Platform calls look their app up on every request: remembered briefly (a rotation or delete
+// here clears it at once; other processes see it within the TTL).
+const APP_CACHE_MS = Number(process.env.CHANNEL_APP_CACHE_MS ?? 5_000);
+const appCache = new Map<string, { row: ChannelApp; record: AppRecord; until: number }>();
+
+export async function inboundApp(id: string): Promise<{ row: ChannelApp; record: AppRecord } | null> {
+  const hit = appCache.get(id);
+  if (hit && hit.until > Date.now()) return hit;
+  const row = await prisma.channelApp.findUnique({ where: { id } });
+  if (!row) return null;
+  const entry = { row, record: appRecord(row), until: Date.now() + APP_CACHE_MS };
+  if (APP_CACHE_MS > 0) {
+    if (appCache.size > 1000) appCache.clear();
+    appCache.set(id, entry);
+  }
+  return entry;
 }
 
 /** The platform refused the app's credentials while in use: it needs new ones. */

@@ -3,10 +3,9 @@
 // own signature scheme authenticates it) and no per-token rate limit. A bad or missing
 // signature answers 401 invalid_token and records nothing.
 import express, { type Request, type Response, type Router } from 'express';
-import { prisma } from '../db/client.js';
 import { logger } from '../logger.js';
 import { sendError } from '../http/error-envelope.js';
-import { appRecord } from './apps.js';
+import { inboundApp } from './apps.js';
 import { applyNotice } from './connections.js';
 import { adapterFor } from './platforms/index.js';
 import { recordInbound } from './inbound.js';
@@ -24,10 +23,10 @@ function inboundRequest(req: Request): InboundRequest {
 
 export async function handlePlatformInbound(req: Request, res: Response): Promise<void> {
   const appId = String(req.params.app_id ?? '');
-  const app = /^chapp_[0-9a-z]{26}$/.test(appId) ? await prisma.channelApp.findUnique({ where: { id: appId } }) : null;
-  const adapter = app ? adapterFor(app.platform) : null;
-  if (!app || !adapter) return sendError(res, 404, 'not_found', 'channel app not found');
-  const record = appRecord(app);
+  const found = /^chapp_[0-9a-z]{26}$/.test(appId) ? await inboundApp(appId) : null;
+  const adapter = found ? adapterFor(found.row.platform) : null;
+  if (!found || !adapter) return sendError(res, 404, 'not_found', 'channel app not found');
+  const { row: app, record } = found;
   const request = inboundRequest(req);
   if (!adapter.verify(record, request)) return sendError(res, 401, 'invalid_token', `the request does not carry a valid ${app.platform} signature`);
   let result;
