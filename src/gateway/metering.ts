@@ -24,7 +24,32 @@ function estimateInputTokens(req: ModelRequest): number {
   return Math.ceil((req.system.length + JSON.stringify(req.messages).length + JSON.stringify(req.tools).length) / 4);
 }
 
-export async function* meteredModelStream(scope: MeterScope, req: ModelRequest, signal: AbortSignal): AsyncIterable<ModelEvent> {
+/** What a metered call needs to know before it starts (a passthrough request has no ModelRequest). */
+export interface MeterRequest {
+  provider: ModelRequest['provider'];
+  model: string;
+  estimatedInputTokens: number;
+  maxTokens: number;
+}
+
+/**
+ * One model call's meter: the credential to call with (platform key or subscription), the wallet
+ * hold for its worst case, a budget check to run while the answer streams, and the recording of
+ * its usage at the end (exactly once). Throws BudgetReachedError before any call when the budget
+ * is already spent, ProviderError `insufficient_credits` when the wallet cannot hold the call.
+ */
+export interface Meter {
+  readonly cred: ProviderCredential;
+  /** Whether the call's projected spend so far reaches the session's budget (stop the stream then). */
+  overBudget(usage: Usage | null, streamedChars: number): boolean;
+  /** The usage to record when the stream was cut at the budget: estimates filled in. */
+  cutUsage(usage: Usage | null, streamedChars: number): Usage;
+  /** The provider refused the credential: a subscription is marked for reconnecting; the error to report. */
+  refused(err: ProviderError): Promise<ProviderError>;
+  record(usage: Usage | null): Promise<void>;
+}
+
+export async function openMeter(scope: MeterScope, req: MeterRequest): Promise<Meter> {
   const session = await prisma.session.findUniqueOrThrow({
     where: { id: scope.sessionId },
     select: { modelBilling: true, budgetMaxCents: true, consumedNanoUsd: true, budgetReachedAt: true },
@@ -41,15 +66,46 @@ export async function* meteredModelStream(scope: MeterScope, req: ModelRequest, 
   }
 
   const price = priceOf(req.model) ?? { input: 0n, output: 0n, cacheRead: 0n, cacheWrite: 0n };
-  const estimatedInput = estimateInputTokens(req);
   let held = 0n;
   if (cred.kind === 'platform') {
-    held = BigInt(estimatedInput) * price.input + BigInt(req.maxTokens ?? 8192) * price.output;
+    held = BigInt(req.estimatedInputTokens) * price.input + BigInt(req.maxTokens) * price.output;
     if (!(await hold(scope.universeId, held))) {
       throw new ProviderError('the universe\'s credit balance is exhausted: add credits or connect a model subscription', { status: 402, retryable: false, code: 'insufficient_credits' });
     }
   }
+  // Projected spend of this call so far: reported usage, or estimates where the provider reports
+  // only at the end.
+  const projection = (usage: Usage | null, streamedChars: number) => ({
+    outTokens: Math.max(usage?.outputTokens ?? 0, Math.ceil(streamedChars / 4)),
+    inTokens: usage?.inputTokens || req.estimatedInputTokens,
+  });
+  let recorded = false;
+  return {
+    cred,
+    overBudget(usage, streamedChars) {
+      if (cap === null) return false;
+      const { inTokens, outTokens } = projection(usage, streamedChars);
+      return session.consumedNanoUsd + BigInt(inTokens) * price.input + BigInt(outTokens) * price.output >= cap;
+    },
+    cutUsage(usage, streamedChars) {
+      const { inTokens, outTokens } = projection(usage, streamedChars);
+      return { ...(usage ?? emptyUsage()), inputTokens: inTokens, outputTokens: outTokens };
+    },
+    async refused(err) {
+      if (err.code !== 'provider_auth' || !subscriptionId) return err;
+      await markNeedsReconnect(subscriptionId);
+      return new ProviderError(`the ${req.provider} subscription's credential was refused by the provider; reconnect it (PUT /v1/model-subscriptions/${req.provider})`, { status: err.status, retryable: false, code: 'subscription_needs_reconnect' });
+    },
+    async record(usage) {
+      if (recorded) return;
+      recorded = true;
+      await record(scope, req, cred, usage, held, subscriptionId);
+    },
+  };
+}
 
+export async function* meteredModelStream(scope: MeterScope, req: ModelRequest, signal: AbortSignal): AsyncIterable<ModelEvent> {
+  const meter = await openMeter(scope, { provider: req.provider, model: req.model, estimatedInputTokens: estimateInputTokens(req), maxTokens: req.maxTokens ?? 8192 });
   const upstream = new AbortController();
   const onAbort = () => upstream.abort();
   signal.addEventListener('abort', onAbort, { once: true });
@@ -58,40 +114,30 @@ export async function* meteredModelStream(scope: MeterScope, req: ModelRequest, 
   let budgetHit = false;
   let failed: unknown = null;
   try {
-    for await (const ev of streamModel(req, cred, upstream.signal)) {
+    for await (const ev of streamModel(req, meter.cred, upstream.signal)) {
       if (ev.type === 'usage') usage = mergeUsage(usage, ev.usage);
       if (ev.type === 'text_delta' || ev.type === 'reasoning_delta') streamedChars += ev.text.length;
       if (ev.type === 'tool_call_delta') streamedChars += ev.argsPartial.length;
-      if (cap !== null) {
-        // Projected spend of this call so far: reported usage, or estimates where the provider
-        // reports only at the end. Reaching the cap stops the stream mid-way.
-        const outTokens = Math.max(usage?.outputTokens ?? 0, Math.ceil(streamedChars / 4));
-        const inTokens = usage?.inputTokens || estimatedInput;
-        const projected = BigInt(inTokens) * price.input + BigInt(outTokens) * price.output;
-        if (session.consumedNanoUsd + projected >= cap) {
-          budgetHit = true;
-          usage = { ...(usage ?? emptyUsage()), inputTokens: inTokens, outputTokens: outTokens };
-          upstream.abort();
-          break;
-        }
+      // Reaching the cap stops the stream mid-way.
+      if (meter.overBudget(usage, streamedChars)) {
+        budgetHit = true;
+        usage = meter.cutUsage(usage, streamedChars);
+        upstream.abort();
+        break;
       }
       yield ev;
     }
   } catch (err) {
-    failed = err;
-    if (err instanceof ProviderError && err.code === 'provider_auth' && subscriptionId) {
-      await markNeedsReconnect(subscriptionId);
-      failed = new ProviderError(`the ${req.provider} subscription's credential was refused by the provider; reconnect it (PUT /v1/model-subscriptions/${req.provider})`, { status: err.status, retryable: false, code: 'subscription_needs_reconnect' });
-    }
+    failed = err instanceof ProviderError ? await meter.refused(err) : err;
   } finally {
     signal.removeEventListener('abort', onAbort);
-    await record(scope, req, cred, usage, held, subscriptionId);
+    await meter.record(usage);
   }
   if (failed) throw failed;
   if (budgetHit) throw new BudgetReachedError();
 }
 
-async function record(scope: MeterScope, req: ModelRequest, cred: ProviderCredential, usage: Usage | null, held: bigint, subscriptionId: string | null): Promise<void> {
+async function record(scope: MeterScope, req: MeterRequest, cred: ProviderCredential, usage: Usage | null, held: bigint, subscriptionId: string | null): Promise<void> {
   const cost = usage ? costNanoUsd(req.model, usage) : 0n;
   const usageId = usage ? newId('msg').replace('msg_', 'use_') : null;
   try {
@@ -118,7 +164,7 @@ async function record(scope: MeterScope, req: ModelRequest, cred: ProviderCreden
 }
 
 /** Usage events carry running totals: keep the largest value of each counter. */
-function mergeUsage(a: Usage | null, b: Usage): Usage {
+export function mergeUsage(a: Usage | null, b: Usage): Usage {
   if (!a) return { ...b };
   return {
     inputTokens: Math.max(a.inputTokens, b.inputTokens),

@@ -12,6 +12,7 @@ import { originGuard } from './origin-guard.js';
 import { graphqlSseHandler } from './graphql-sse.js';
 import { sendError } from './error-envelope.js';
 import { channelInboundRouter } from '../channels/inbound-http.js';
+import { gatewayMiddleware } from '../gateway/http-endpoint.js';
 import { inputHygiene, jsonBody, graphqlInputHygiene } from './input-hygiene.js';
 import { databaseReady } from '../db/client.js';
 import { redisReady } from '../redis.js';
@@ -46,6 +47,8 @@ export function createApp(opts: AppOptions): express.Express {
   app.use('/graphql/stream', limit, jsonBody(), (req, res) => sse(req, res));
   app.use('/graphql', limit, graphqlInputHygiene(), (req, res) => yoga(req, res, { req, res }));
 
+  // The model gateway for sandboxed CLIs (session credential, provider wire formats, raw bodies).
+  app.use('/gateway', gatewayMiddleware);
   app.get('/v1/openapi.json', (_req, res) => void res.json(openapi));
   // Platforms sign the exact bytes they send and carry no token: their inbound endpoint reads
   // its own raw body, ahead of /v1's parsing and per-token rate limit.

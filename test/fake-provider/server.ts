@@ -1,6 +1,8 @@
 // A fake model provider on a real port, speaking the real wire formats: Anthropic Messages
 // (`POST /v1/messages`, SSE, or JSON when `stream` is not true) and OpenAI Chat Completions
-// (`POST /v1/chat/completions`, SSE ending in `data: [DONE]`, or JSON). Tests script the next
+// (`POST /v1/chat/completions`, SSE ending in `data: [DONE]`, or JSON) and OpenAI Responses
+// (`POST /v1/responses`, typed SSE events with reasoning summaries and function calls, or JSON).
+// Tests script the next
 // answers (one FIFO for both APIs) and inspect the requests. Like the real APIs it refuses
 // malformed requests with a 400 (`strict`), so wire-format bugs fail here, not in production.
 import http from 'node:http';
@@ -251,6 +253,88 @@ function openaiJson(step: FakeStep, model: string): Record<string, unknown> {
   };
 }
 
+// ---- OpenAI Responses ---------------------------------------------------------------------
+
+function validateResponses(body: any): string | null {
+  if (!body || typeof body !== 'object') return 'We could not parse the JSON body of your request.';
+  if (typeof body.model !== 'string' || !body.model) return "Missing required parameter: 'model'.";
+  if (typeof body.input !== 'string' && !Array.isArray(body.input)) return "Missing required parameter: 'input'.";
+  if (!isReasoningModel(body.model) && body.reasoning?.effort !== undefined) return "Unsupported parameter: 'reasoning.effort' is not supported with this model.";
+  for (const [i, t] of (body.tools ?? []).entries()) {
+    if (t?.type === 'function' && !t.name) return `Missing required parameter: 'tools[${i}].name'.`;
+  }
+  // A function_call_output answers a function_call earlier in the input (or in the previous response).
+  if (Array.isArray(body.input) && !body.previous_response_id) {
+    const calls = new Set(body.input.filter((x: any) => x?.type === 'function_call').map((x: any) => x.call_id));
+    for (const x of body.input) if (x?.type === 'function_call_output' && !calls.has(x.call_id)) return `No tool call found for function call output with call_id ${x.call_id}.`;
+  }
+  return null;
+}
+
+function responsesUsage(u: Counts) {
+  return { input_tokens: u.input + u.cacheRead, input_tokens_details: { cached_tokens: u.cacheRead }, output_tokens: u.output, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: u.input + u.cacheRead + u.output };
+}
+
+/** The output items of a step, as the finished response lists them. */
+function responsesOutput(step: FakeStep): Record<string, unknown>[] {
+  const out: Record<string, unknown>[] = [];
+  if (step.kind === 'reasoning_then_text') out.push({ type: 'reasoning', id: newId('rs_'), summary: [{ type: 'summary_text', text: step.reasoning }] });
+  const text = textOf(step);
+  if (text) out.push({ type: 'message', id: newId('msg_'), status: 'completed', role: 'assistant', content: [{ type: 'output_text', text, annotations: [] }] });
+  if (step.kind === 'tool_call') out.push({ type: 'function_call', id: newId('fc_'), call_id: toolIdOf(step, 'openai'), name: step.name, arguments: JSON.stringify(step.input), status: 'completed' });
+  return out;
+}
+
+function responsesJson(step: FakeStep, model: string): Record<string, unknown> {
+  return { id: newId('resp_'), object: 'response', created_at: Math.floor(Date.now() / 1000), status: 'completed', model, output: responsesOutput(step), usage: responsesUsage(countsOf(step)) };
+}
+
+async function responsesStream(res: http.ServerResponse, step: FakeStep, model: string, hangs: Set<http.ServerResponse>): Promise<void> {
+  let seq = 0;
+  const send = (type: string, data: Record<string, unknown>) => !res.destroyed && res.write(`event: ${type}\ndata: ${JSON.stringify({ type, sequence_number: seq++, ...data })}\n\n`);
+  const response = { id: newId('resp_'), object: 'response', created_at: Math.floor(Date.now() / 1000), model, output: [] as unknown[], usage: null as unknown };
+  res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+  send('response.created', { response: { ...response, status: 'in_progress' } });
+  send('response.in_progress', { response: { ...response, status: 'in_progress' } });
+  const items = step.kind === 'hang' ? (step.text ? [{ type: 'message', id: newId('msg_'), status: 'completed', role: 'assistant', content: [{ type: 'output_text', text: step.text, annotations: [] }] }] : []) : responsesOutput(step);
+  for (const [output_index, item] of items.entries() as IterableIterator<[number, any]>) {
+    if (item.type === 'reasoning') {
+      send('response.output_item.added', { output_index, item: { ...item, summary: [] } });
+      send('response.reasoning_summary_part.added', { item_id: item.id, output_index, summary_index: 0, part: { type: 'summary_text', text: '' } });
+      for (const piece of split(item.summary[0].text, 2)) send('response.reasoning_summary_text.delta', { item_id: item.id, output_index, summary_index: 0, delta: piece });
+      send('response.reasoning_summary_text.done', { item_id: item.id, output_index, summary_index: 0, text: item.summary[0].text });
+      send('response.reasoning_summary_part.done', { item_id: item.id, output_index, summary_index: 0, part: item.summary[0] });
+    } else if (item.type === 'message') {
+      const text: string = item.content[0].text;
+      send('response.output_item.added', { output_index, item: { ...item, status: 'in_progress', content: [] } });
+      send('response.content_part.added', { item_id: item.id, output_index, content_index: 0, part: { type: 'output_text', text: '', annotations: [] } });
+      const chunks = step.kind === 'text' ? (step.chunks ?? 3) : 2;
+      for (const piece of split(text, chunks)) {
+        if (res.destroyed) return;
+        send('response.output_text.delta', { item_id: item.id, output_index, content_index: 0, delta: piece });
+        if (step.kind === 'text' && step.delayMs) await sleep(step.delayMs);
+      }
+      if (step.kind === 'hang') {
+        hangs.add(res);
+        return;
+      }
+      send('response.output_text.done', { item_id: item.id, output_index, content_index: 0, text });
+      send('response.content_part.done', { item_id: item.id, output_index, content_index: 0, part: item.content[0] });
+    } else if (item.type === 'function_call') {
+      send('response.output_item.added', { output_index, item: { ...item, arguments: '', status: 'in_progress' } });
+      for (const piece of split(item.arguments, 4)) send('response.function_call_arguments.delta', { item_id: item.id, output_index, delta: piece });
+      send('response.function_call_arguments.done', { item_id: item.id, output_index, arguments: item.arguments });
+    }
+    send('response.output_item.done', { output_index, item });
+  }
+  if (step.kind === 'hang') {
+    hangs.add(res);
+    return;
+  }
+  send('response.completed', { response: { ...response, status: 'completed', output: items, usage: responsesUsage(countsOf(step)) } });
+  res.end();
+}
+
 // ---- server ------------------------------------------------------------------------------
 
 export async function startFakeProvider(): Promise<FakeProvider> {
@@ -269,7 +353,8 @@ export async function startFakeProvider(): Promise<FakeProvider> {
     const headers = Object.fromEntries(Object.entries(req.headers).map(([k, v]) => [k, String(v)]));
     const path = (req.url ?? '').split('?')[0]!;
     requests.push({ path, headers, body });
-    const api: Api | null = path === '/v1/messages' ? 'anthropic' : path === '/v1/chat/completions' ? 'openai' : null;
+    const responses = path === '/v1/responses';
+    const api: Api | null = path === '/v1/messages' ? 'anthropic' : path === '/v1/chat/completions' || responses ? 'openai' : null;
     if (!api) return sendError(res, 'openai', 404, `Unknown request URL: ${req.method} ${path}`);
     if (req.method !== 'POST') return sendError(res, api, 405, `Method ${req.method} not allowed`);
 
@@ -278,7 +363,7 @@ export async function startFakeProvider(): Promise<FakeProvider> {
     if (fake.rejectKeys.has(key)) return sendError(res, api, 401, api === 'anthropic' ? 'invalid x-api-key' : `Incorrect API key provided: ${key.slice(0, 3)}***${key.slice(-4)}.`);
     if (api === 'anthropic' && !headers['anthropic-version']) return sendError(res, api, 400, 'anthropic-version: header is required');
     if (fake.strict) {
-      const invalid = api === 'anthropic' ? validateAnthropic(body) : validateOpenAI(body);
+      const invalid = api === 'anthropic' ? validateAnthropic(body) : responses ? validateResponses(body) : validateOpenAI(body);
       if (invalid) return sendError(res, api, 400, invalid);
     }
 
@@ -289,10 +374,10 @@ export async function startFakeProvider(): Promise<FakeProvider> {
     const model = typeof body?.model === 'string' ? body.model : 'fake';
     if (body?.stream !== true) {
       if (step.kind === 'hang') return void hangs.add(res); // no headers at all until the client gives up
-      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(api === 'anthropic' ? anthropicJson(step, model) : openaiJson(step, model)));
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(api === 'anthropic' ? anthropicJson(step, model) : responses ? responsesJson(step, model) : openaiJson(step, model)));
       return;
     }
-    void (api === 'anthropic' ? anthropicStream(res, step, model, hangs) : openaiStream(res, step, model, hangs));
+    void (api === 'anthropic' ? anthropicStream(res, step, model, hangs) : responses ? responsesStream(res, step, model, hangs) : openaiStream(res, step, model, hangs));
   };
 
   const server = http.createServer((req, res) => {
