@@ -318,10 +318,15 @@ describe('other entry points', () => {
     await stillServing();
   });
 
-  it('GraphQL: NUL in variables answers 400 with a GraphQL error; malformed JSON stays Yoga\'s answer', async () => {
+  it('GraphQL: NUL in variables or in a string of the document answers 400 with a GraphQL error; malformed JSON stays Yoga\'s answer', async () => {
     const res = await s.gql('query($id: String!) { agent(id: $id) { id } }', { id: 'agent_\u0000' });
     expect(res.status).toBe(400);
     expect(res.body).toEqual({ errors: [{ message: 'variables.id contains a NUL character', extensions: { code: 'invalid_request' } }] });
+    const literal = await s.gql('{ agent(id: "agent_\\u0000") { id } }');
+    expect(literal.status).toBe(400);
+    expect(literal.body).toEqual({ errors: [{ message: 'a string in the GraphQL document contains a NUL character', extensions: { code: 'invalid_request' } }] });
+    const viaGet = await fetch(`${s.url}/graphql?query=${encodeURIComponent('{ agent(id: "x\\u0000") { id } }')}`, { headers: { authorization: `Bearer ${s.adminToken}` } });
+    expect(viaGet.status).toBe(400);
     const malformed = await fetch(`${s.url}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${s.adminToken}` }, body: '{"query":' });
     expect(malformed.status).toBe(400);
     expect((await malformed.json()).errors[0].message).toContain('invalid JSON');

@@ -14,6 +14,7 @@
 import express, { type Request, type Response, type NextFunction, type RequestHandler } from 'express';
 import { isUtf8 } from 'node:buffer';
 import querystring from 'node:querystring';
+import { parse as parseGraphql, visit } from 'graphql';
 import type { RestRoute } from '../../rest/route.js';
 import { sendError } from './error-envelope.js';
 
@@ -276,6 +277,10 @@ export function graphqlInputHygiene(limit = JSON_BODY_LIMIT_BYTES): RequestHandl
     } catch (e) {
       return answer(res, e as InputError);
     }
+    if (req.method === 'GET') {
+      const problem = graphqlLiteralProblem(new URLSearchParams(queryOf(req)).get('query'));
+      return problem ? answer(res, new InputError(400, 'invalid_request', problem)) : next();
+    }
     const identity = (req.headers['content-encoding'] ?? 'identity').toLowerCase() === 'identity';
     if (req.method !== 'POST' || !identity || !hasBody(req) || !req.is(JSON_TYPES)) return next();
     read(req, res, (err?: unknown) => {
@@ -284,7 +289,9 @@ export function graphqlInputHygiene(limit = JSON_BODY_LIMIT_BYTES): RequestHandl
       req.body = undefined;
       if (!Buffer.isBuffer(buf) || buf.length === 0) return next();
       try {
-        parseJsonBody(buf);
+        const parsed = parseJsonBody(buf) as { query?: unknown } | null;
+        const problem = graphqlLiteralProblem(parsed && typeof parsed === 'object' ? parsed.query : null);
+        if (problem) return answer(res, new InputError(400, 'invalid_request', problem));
       } catch (e) {
         if (!(e instanceof InputError) || e.message !== MALFORMED) return answer(res, e as InputError);
       }
@@ -292,6 +299,26 @@ export function graphqlInputHygiene(limit = JSON_BODY_LIMIT_BYTES): RequestHandl
       next();
     });
   };
+}
+
+/**
+ * A string literal of a GraphQL document that cannot be stored as text (`"a\\u0000b"` in the query
+ * itself, not in a variable). Only documents with a `\\u` escape are parsed here; a document that
+ * does not parse is left to Yoga's own answer.
+ */
+function graphqlLiteralProblem(query: unknown): string | null {
+  if (typeof query !== 'string' || !/\\u/i.test(query)) return null;
+  let problem: string | null = null;
+  try {
+    visit(parseGraphql(query, { noLocation: true }), {
+      StringValue(node) {
+        problem ??= textProblem(node.value);
+      },
+    });
+  } catch {
+    return null;
+  }
+  return problem && `a string in the GraphQL document ${problem}`;
 }
 
 function queryOf(req: Request): string {
