@@ -3,6 +3,7 @@
 //  1. GET /v1/agents/{id} through REST → GraphQL against the machine's limit for the same
 //     answer (bare node:http + pg + one SQL statement, PostgreSQL only) and a bare Express route
 //     doing the same Prisma query (autocannon in its own process), and the ratios.
+//  8. MCP tool call overhead (bench/mcp.ts): a call through the service against a bare client.
 //  5. channels (bench/channels.ts): inbound acknowledgement under load, message → user.message
 //     stored → reply posted through the loopback platform.
 //  BENCH_ONLY=rest runs only the first measurement.
@@ -24,6 +25,7 @@ import { memoryBench } from './memory.js';
 import { prisma } from '../src/db/client.js';
 import { commitEvents, type NewEvent } from '../src/events/store.js';
 import { fuzzBench } from './fuzz-throughput.js';
+import { mcpBench } from './mcp.js';
 
 const DURATION = Number(process.env.BENCH_SECONDS || 8);
 const SUBSCRIBERS = Number(process.env.BENCH_SUBSCRIBERS || 1000);
@@ -227,6 +229,9 @@ rows.push(...(await memoryBench(s)));
 
 // 7. fuzz throughput: the fuzz suite's generated requests, every answer checked (bench/fuzz-throughput.ts).
 rows.push(...(await fuzzBench(s)));
+
+// 8. MCP tool call overhead: service → MCP server → result event against a bare SDK client (bench/mcp.ts).
+rows.push(...(await mcpBench(s, fake)));
 
 console.log('\n| measurement | result |\n|---|---|');
 for (const [k, v] of rows) console.log(`| ${k} | ${v} |`);

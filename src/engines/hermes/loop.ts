@@ -138,9 +138,12 @@ export async function runHermesTurn(t: HermesTurn): Promise<StopReason> {
     const firstAsk = decisions.indexOf('ask');
     for (const [index, call] of calls.entries()) {
       if (firstAsk !== -1 && index >= firstAsk) break;
+      // The call starts while its agent.tool_use is stored (the result is stored after both):
+      // a remote call does not wait for the database, nor the database for it.
+      const running = t.tools.run(call, t.signal);
+      running.catch(() => undefined); // awaited below; a failed emit must not leave it unobserved
       await t.emit('agent.tool_use', { part: toolCallPart(index, call) });
-      if (t.signal.aborted) return { type: 'end_turn' };
-      const outcome = await t.tools.run(call, t.signal);
+      const outcome = await running;
       if (t.signal.aborted) return { type: 'end_turn' };
       await emitOutcome(t.emit, index, call, outcome);
       results.content.push({ type: 'tool_result', toolUseId: call.id, content: JSON.stringify(outcome.result), isError: outcome.status === 'error' });
