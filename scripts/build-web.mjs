@@ -69,6 +69,9 @@ export async function buildWeb({ ifStale = false } = {}) {
       outdir: path.join(WEB_DIST, 'app'),
       format: 'esm',
       metafile: true,
+      // The dashboard is written against React's API and runs on Preact's (a tenth of the code
+      // to download and parse: the first load is faster). GraphiQL keeps React itself.
+      alias: { react: 'preact/compat', 'react-dom': 'preact/compat', 'react/jsx-runtime': 'preact/jsx-runtime' },
     }),
     esbuild.build({
       ...common,

@@ -430,9 +430,8 @@ describe.skipIf(!chromiumInstalled)('the web in Chromium (skipped without /usr/b
     const load = os.loadavg()[0]! / os.cpus().length;
     Object.assign(perf, { dashboardFirstLoadMs: runs, loadPerCpu: Number(load.toFixed(2)), dashboardBundleBytes: js.length + css.length, dashboardBundleGzipBytes: gz });
     expect(gz).toBeLessThan(500 * 1024);
-    // A timing says something about the page only when the machine is not saturated by other work.
-    if (load < 1.5) expect(Math.min(...runs)).toBeLessThan(1000);
-    else console.warn(`first-load timing not asserted: the machine is saturated (load ${load.toFixed(1)} per CPU); measured ${runs.join(', ')} ms`);
+    // The best of five cold loads (the others absorb whatever else the machine is doing).
+    expect(Math.min(...runs), `measured ${runs.join(', ')} ms at load ${load.toFixed(1)} per CPU`).toBeLessThan(1000);
   });
 
   it('no page asked for anything beyond loopback', () => {
