@@ -145,7 +145,8 @@ export const PATH_PARAM_SHAPES: Record<string, RegExp> = {
   'revisions/{revisionId}': idOf('skr'),
   'routines/{id}': idOf('rtn'),
   'webhooks/{id}': idOf('whep'),
-  'universes/{slug}': /^[a-z0-9][a-z0-9-]{1,38}[a-z0-9]$/,
+  // created slugs are stricter (3 to 40, no dash at the ends); personal ones are derived from emails
+  'universes/{slug}': /^[a-z0-9][a-z0-9-]{0,63}$/,
 };
 
 interface CompiledRoute {
