@@ -3,6 +3,7 @@
 // start, end}]}`. Priced per started minute of audio.
 // Not exercised against the vendor here: built from its published API.
 import { z } from 'zod';
+import { FormData } from 'undici';
 import { defineCapability } from './define.js';
 import { loadMedia, mediaInput } from './media.js';
 import { vendorJson } from './vendors.js';

@@ -3,6 +3,7 @@
 // REMBG_API_KEY, when set, is sent as a bearer token for servers behind an authenticating proxy.
 // Not exercised against the vendor here: built from its published API.
 import { z } from 'zod';
+import { FormData } from 'undici';
 import { defineCapability } from './define.js';
 import { loadMedia, mediaInput } from './media.js';
 import { vendorBytes } from './vendors.js';

@@ -1,6 +1,7 @@
 // The platform's vendor accounts: base URL and key of each vendor, read from the environment at
 // call time (an operator can add a key without a restart). Every request goes through the
 // outbound guard. Documented in the README (variables table).
+import type { FormData } from 'undici';
 import { guardedFetch, outboundErrorMessage } from '../../net/outbound-guard.js';
 
 export interface VendorDef {
@@ -71,6 +72,7 @@ function vendorMessage(body: unknown): string | null {
 export interface VendorRequest {
   method?: string;
   headers?: Record<string, string>;
+  /** JSON text, or multipart (undici's FormData: the guarded fetch is undici's). */
   body?: string | FormData;
   signal: AbortSignal;
   timeoutMs: number;
@@ -81,7 +83,7 @@ export interface VendorRequest {
 async function send(label: string, key: string, url: string, req: VendorRequest) {
   const signal = AbortSignal.any([req.signal, AbortSignal.timeout(req.timeoutMs)]);
   try {
-    return await guardedFetch(url, { method: req.method ?? 'GET', headers: req.headers, body: req.body as never, signal });
+    return await guardedFetch(url, { method: req.method ?? 'GET', headers: req.headers, body: req.body, signal });
   } catch (err) {
     if (req.signal.aborted) throw new VendorError('interrupted');
     throw new VendorError(`${label} could not be reached: ${redact(outboundErrorMessage(err), key)}`);
