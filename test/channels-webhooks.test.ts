@@ -87,14 +87,15 @@ describe('delivery', () => {
     const dead = (await s.api('POST', '/channels/webhooks', { body: { url: `${receiverUrl}/dead`, events: ['channel.unmapped_conversation'] } })).body;
     failPaths.set('/dead', 10_000);
 
-    const start = Date.now();
     const conn = await connectedLoopback(); // one channel.connected → /flaky
     for (let i = 0; i < 7; i++) await play(conn.id, { thread_id: `t${i}`, text: `unmapped ${i}` }); // 7 × 3 attempts → /dead
 
     await waitFor(async () => at('/flaky').length >= 3, 40_000, 'three attempts');
     const attempts = at('/flaky');
     expect(new Set(attempts.map((r) => r.headers['x-service-delivery'])).size).toBe(1);
-    const offsets = attempts.map((r) => (r.at - start) / 1000);
+    // Measured from the event's own creation time (the schedule's origin).
+    const created = Date.parse(JSON.parse(attempts[0]!.body).createdAt);
+    const offsets = attempts.map((r) => (r.at - created) / 1000);
     expect(offsets[0]).toBeLessThan(2);
     expect(offsets[1]! - offsets[0]!).toBeGreaterThan(3.5);
     expect(offsets[1]! - offsets[0]!).toBeLessThan(7);
