@@ -4,20 +4,21 @@
 import { AppError } from '../errors.js';
 import { prisma } from '../db/client.js';
 import { sessionCopyFromBytes, sessionCopyOf, MAX_FILE_BYTES } from '../files/files.js';
-import { checkResolvedHost, checkUrlShape } from '../webhooks/ssrf.js';
+import { guardedFetch, outboundErrorMessage, urlShapeRefusal } from '../net/outbound-guard.js';
 import type { ContentBlockInput } from './content.js';
 
 const EXT: Record<string, string> = { 'image/png': 'png', 'image/jpeg': 'jpg', 'image/gif': 'gif', 'image/webp': 'webp', 'application/pdf': 'pdf', 'text/plain': 'txt' };
 const nameFor = (kind: string, mime: string, i: number) => `${kind}-${i + 1}.${EXT[mime] ?? 'bin'}`;
 
 async function fetchUrl(url: string): Promise<{ data: Buffer; mimeType: string }> {
-  const problem = checkUrlShape(url) ?? (await checkResolvedHost(url).catch(() => 'the host cannot be resolved'));
+  const problem = urlShapeRefusal(url);
   if (problem) throw new AppError('invalid_request', `source url refused: ${problem}`);
-  let res: Response;
+  let res: Awaited<ReturnType<typeof guardedFetch>>;
   try {
-    res = await fetch(url, { redirect: 'error', signal: AbortSignal.timeout(30_000) });
+    // Every address is checked at connect time, on the connection itself (no rebinding gap).
+    res = await guardedFetch(url, { redirect: 'error', signal: AbortSignal.timeout(30_000) });
   } catch (err) {
-    throw new AppError('invalid_request', `source url could not be fetched: ${(err as Error).message}`);
+    throw new AppError('invalid_request', `source url could not be fetched: ${outboundErrorMessage(err)}`);
   }
   if (!res.ok || !res.body) throw new AppError('invalid_request', `source url answered ${res.status}`);
   const chunks: Buffer[] = [];

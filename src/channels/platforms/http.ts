@@ -1,5 +1,6 @@
 // Calling a platform's API: JSON in and out with a timeout, and size-capped downloads. Errors
 // become PlatformError naming what the platform said.
+import { guardedFetch } from '../../net/outbound-guard.js';
 import { timingSafeEqual } from 'node:crypto';
 import { PlatformError } from './types.js';
 
@@ -43,9 +44,9 @@ export async function callJson(platform: string, url: string, init: { method?: s
 
 /** Downloads at most `maxBytes` (throws past it, never returns a partial file). */
 export async function download(platform: string, url: string, maxBytes: number, headers: Record<string, string> = {}): Promise<{ data: Buffer; mimeType: string | null }> {
-  let res: Response;
+  let res: Awaited<ReturnType<typeof guardedFetch>>;
   try {
-    res = await fetch(url, { headers, signal: AbortSignal.timeout(TIMEOUT_MS * 4) });
+    res = await guardedFetch(url, { headers, signal: AbortSignal.timeout(TIMEOUT_MS * 4) });
   } catch (err) {
     throw new PlatformError(platform, `the file could not be downloaded from ${platform}: ${(err as Error).message}`);
   }
