@@ -163,10 +163,14 @@ export async function callMcpTool(scope: { sessionId: string; universeId: string
   const state = sessions.get(scope.sessionId)?.servers.get(tool.server);
   if (!state) return { status: 'error', result: { error: `the tool server ${tool.server} is no longer configured for this session` } };
   const limits = mcpLimits();
+  // A signal of the call's own, so the turn's signal does not collect one listener per call.
+  const call = new AbortController();
+  const onAbort = () => call.abort(signal.reason);
+  signal.addEventListener('abort', onAbort, { once: true });
   const attempt = async () => {
     const conn = await connection(state);
     touch(state);
-    return conn.client.callTool({ name: tool.tool, arguments: args }, undefined, { timeout: limits.callTimeoutMs, maxTotalTimeout: limits.callTimeoutMs, signal });
+    return conn.client.callTool({ name: tool.tool, arguments: args }, undefined, { timeout: limits.callTimeoutMs, maxTotalTimeout: limits.callTimeoutMs, signal: call.signal });
   };
   let raw;
   try {
@@ -183,6 +187,8 @@ export async function callMcpTool(scope: { sessionId: string; universeId: string
     if (!(err instanceof ResponseTooLargeError) && (err as { code?: unknown }).code !== -32001) await drop(state);
     const message = signal.aborted ? 'interrupted' : describeMcpError(err);
     return { status: 'error', result: { error: `tool server ${tool.server}: ${message}` } };
+  } finally {
+    signal.removeEventListener('abort', onAbort);
   }
   const converted = convertResult(raw as Parameters<typeof convertResult>[0], { maxTextChars: limits.maxResultChars }, `${tool.server}-${tool.tool}`.replace(/[^A-Za-z0-9_.-]/g, '_'));
   const stored = converted.files.length ? await storeToolFiles(scope, converted.files as ProducedFile[]) : null;
