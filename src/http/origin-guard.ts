@@ -9,13 +9,14 @@ import type { NextFunction, Request, Response } from 'express';
 import { parse as parseCookie } from 'cookie';
 import { SESSION_COOKIE } from '../auth/viewer.js';
 import { sendError } from './error-envelope.js';
+import { config } from '../config.js';
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
 /** Origins this service answers as: the request's own host, and PUBLIC_URL when set. */
 function ownOrigins(req: Request): string[] {
   const out = [`${req.protocol}://${req.get('host')}`];
-  const publicUrl = process.env.PUBLIC_URL;
+  const publicUrl = config().publicUrl;
   if (publicUrl) {
     try {
       out.push(new URL(publicUrl).origin);
