@@ -112,8 +112,10 @@ export async function channelBench(s: TestServer, fake: FakeProvider): Promise<[
   }
   await feed.return?.();
   const line = (xs: number[]) => `p50 ${ms(pct(xs, 50))} ms, p99 ${ms(pct(xs, 99))} ms`;
-  rows.push([`loopback message acknowledged (${TURNS} messages after ${WARMUP} warm-up, one at a time)`, line(acks)]);
-  rows.push(['loopback message → session user.message stored', line(toStored)]);
+  // (The acknowledgement is measured above, from another process: here the client shares the
+  // server's event loop with the message's processing.)
+  void acks;
+  rows.push([`loopback message → session user.message stored (${TURNS} messages after ${WARMUP} warm-up, one at a time)`, line(toStored)]);
   rows.push(['loopback message → agent reply posted (outbox polled every 2 ms)', line(toReply)]);
   return rows;
 }
