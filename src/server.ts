@@ -9,6 +9,9 @@ import { initSecretKey } from './crypto/secret-box.js';
 import { bootstrapOwner } from './auth/bootstrap.js';
 import { createLimiter } from './ratelimit/limiter.js';
 import { createApp } from './http/app.js';
+import { buildRestRouter } from '../rest/router.js';
+import { routes } from '../rest/routes/index.js';
+import { buildOpenApi } from '../rest/openapi.js';
 import { serverOptions, applyServerLimits } from './http/server-limits.js';
 import { sharedRedis, newRedis } from './redis.js';
 import { logger } from './logger.js';
@@ -77,7 +80,11 @@ export async function startServer(cfg: Config, opts: { pgliteDir?: string } = {}
     scheduler = startScheduler();
   }
 
-  const app = createApp({ limiter: createLimiter(cfg.rateLimitPerMinute, redis) });
+  // The REST surface is composed here, where the route table meets the HTTP app.
+  const app = createApp({
+    limiter: createLimiter(cfg.rateLimitPerMinute, redis),
+    rest: { routes, router: buildRestRouter(routes), openapi: buildOpenApi(routes) },
+  });
   const server = http.createServer(serverOptions(), app);
   applyServerLimits(server); // timeouts and header limits: src/http/server-limits.ts
   await new Promise<void>((resolve, reject) => {

@@ -2,9 +2,6 @@
 import express, { type Request, type Response, type NextFunction } from 'express';
 import type { RateLimiterAbstract } from 'rate-limiter-flexible';
 import { yoga } from '../graphql/yoga.js';
-import { buildRestRouter } from '../../rest/router.js';
-import { routes } from '../../rest/routes/index.js';
-import { buildOpenApi } from '../../rest/openapi.js';
 import { rateLimitMiddleware } from '../ratelimit/limiter.js';
 import { authRouter } from './auth-routes.js';
 import { webRouter } from './web-routes.js';
@@ -13,7 +10,7 @@ import { graphqlSseHandler } from './graphql-sse.js';
 import { sendError } from './error-envelope.js';
 import { channelInboundRouter } from '../channels/inbound-http.js';
 import { gatewayMiddleware } from '../gateway/http-endpoint.js';
-import { inputHygiene, jsonBody, graphqlInputHygiene } from './input-hygiene.js';
+import { inputHygiene, jsonBody, graphqlInputHygiene, type EdgeRoute } from './input-hygiene.js';
 import { databaseReady } from '../db/client.js';
 import { redisReady } from '../redis.js';
 import { logger } from '../logger.js';
@@ -22,13 +19,19 @@ export const BODY_LIMIT = '1mb';
 
 export interface AppOptions {
   limiter: RateLimiterAbstract;
+  /** The REST surface, composed at start-up from the route table (rest/). */
+  rest: {
+    routes: EdgeRoute[];
+    router: express.Router;
+    openapi: Record<string, unknown>;
+  };
 }
 
 export function createApp(opts: AppOptions): express.Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('trust proxy', 'loopback');
-  const openapi = buildOpenApi(routes);
+  const { routes, router, openapi } = opts.rest;
   const limit = rateLimitMiddleware(opts.limiter);
 
   app.get('/healthz', (_req, res) => void res.json({ ok: true }));
@@ -54,7 +57,7 @@ export function createApp(opts: AppOptions): express.Express {
   // its own raw body, ahead of /v1's parsing and per-token rate limit.
   app.use('/v1/channels/inbound', channelInboundRouter());
   // Query, path ids and JSON bodies are checked once at the edge (src/http/input-hygiene.ts).
-  app.use('/v1', limit, inputHygiene(routes), buildRestRouter(routes));
+  app.use('/v1', limit, inputHygiene(routes), router);
 
   app.use((req: Request, res: Response) => sendError(res, 404, 'not_found', `no route for ${req.method} ${req.path}`));
 

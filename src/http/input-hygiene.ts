@@ -15,7 +15,6 @@ import express, { type Request, type Response, type NextFunction, type RequestHa
 import { isUtf8 } from 'node:buffer';
 import querystring from 'node:querystring';
 import { parse as parseGraphql, visit } from 'graphql';
-import type { RestRoute } from '../../rest/route.js';
 import { sendError } from './error-envelope.js';
 
 export const JSON_BODY_LIMIT_BYTES = 1024 * 1024;
@@ -156,7 +155,19 @@ interface CompiledRoute {
   bodyTypes: string[];
 }
 
-function compile(routes: RestRoute[]): CompiledRoute[] {
+/** What the edge needs to know of a route (the REST route table provides it). */
+export interface EdgeRoute {
+  method: string;
+  /** `/agents/{id}` */
+  path: string;
+  /** Takes a JSON body. */
+  body?: unknown;
+  /** Reads its own body (uploads); `rawRequestBody.content` names the media types it takes. */
+  raw?: unknown;
+  rawRequestBody?: Record<string, unknown>;
+}
+
+function compile(routes: EdgeRoute[]): CompiledRoute[] {
   return routes.map((r) => ({
     method: r.method,
     segments: r.path.split('/').filter(Boolean),
@@ -332,7 +343,7 @@ function queryOf(req: Request): string {
  * The /v1 edge: query string, path ids and body, checked against the route table (mount before
  * the REST router, in place of a body parser).
  */
-export function inputHygiene(routes: RestRoute[], limit = JSON_BODY_LIMIT_BYTES): RequestHandler {
+export function inputHygiene(routes: EdgeRoute[], limit = JSON_BODY_LIMIT_BYTES): RequestHandler {
   const compiled = compile(routes);
   const parse = jsonBodyHandler(limit);
   return (req: Request, res: Response, next: NextFunction) => {
