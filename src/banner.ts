@@ -4,6 +4,7 @@ import path from 'node:path';
 import { config } from './config.js';
 import { ownerBootstrapReport } from './auth/bootstrap.js';
 import { bwrapUsable } from './sandbox/jail.js';
+import { unshareUsable } from './sandbox/unshare-jail.js';
 
 export const BWRAP_INSTALL_HINT = 'apt-get install bubblewrap';
 
@@ -16,12 +17,16 @@ function signInLine(): string {
   return `${email}  (lost the password? restart with ADMIN_PASSWORD=<new password>)`;
 }
 
+// The same order the local driver picks its isolation in (src/sandbox/local.ts).
 function sandboxLine(): string {
   const cfg = config();
   if (cfg.sandboxDriver !== 'local') return `driver ${cfg.sandboxDriver}`;
-  return bwrapUsable()
-    ? 'isolated with bubblewrap (bwrap)'
-    : `NOT ISOLATED: bubblewrap (bwrap) is missing or cannot create namespaces here, so sessions run as plain child processes. Install it: ${BWRAP_INSTALL_HINT}`;
+  const forced = process.env.SANDBOX_ISOLATION;
+  if (forced === 'none') return 'NOT ISOLATED (SANDBOX_ISOLATION=none): sessions run as plain child processes';
+  if (forced === 'unshare') return 'isolated with util-linux unshare (SANDBOX_ISOLATION=unshare)';
+  if (bwrapUsable()) return 'isolated with bubblewrap (bwrap)';
+  if (forced !== 'bwrap' && unshareUsable()) return `isolated with util-linux unshare; bubblewrap is missing or cannot create namespaces here (the tighter jail: ${BWRAP_INSTALL_HINT})`;
+  return `NOT ISOLATED: bubblewrap (bwrap) is missing or cannot create namespaces here, so sessions run as plain child processes. Install it: ${BWRAP_INSTALL_HINT}`;
 }
 
 function modelsLine(): string {

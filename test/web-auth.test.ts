@@ -196,7 +196,7 @@ describe('owner recovery and start-up', () => {
     expect(banner).toContain(`Dashboard  ${s.url}/`);
     expect(banner).toMatch(new RegExp(`REST ${s.url.replace(/[.]/g, '\\.')}/v1`)); // test/helpers/child-server.ts reads this
     expect(banner).toContain(`Sign in    ${s.adminEmail}`);
-    expect(banner).toMatch(/Sandbox {4}(isolated with bubblewrap \(bwrap\)|NOT ISOLATED: .* Install it: apt-get install bubblewrap)/);
+    expect(banner).toMatch(/Sandbox {4}(isolated with bubblewrap \(bwrap\)|isolated with util-linux unshare; .*apt-get install bubblewrap|NOT ISOLATED: .* Install it: apt-get install bubblewrap)/);
   });
 });
 
