@@ -119,9 +119,9 @@ describe('a call that needs confirmation', () => {
     expect(events.at(-1).stop_reason).toEqual({ type: 'end_turn' });
   });
 
-  it('calls before the first one needing confirmation run; the rest wait in order; a new message instead answers them as not confirmed', async () => {
+  it('allowed calls run, the first that must be confirmed waits; a new message instead answers it as not confirmed', async () => {
     const { session } = await pausedSession();
-    // One model step with two calls: write_file (allowed) then bash (asks).
+    // Two model steps: write_file (allowed, runs), then bash (must be confirmed).
     fake.enqueue({ kind: 'tool_call', name: 'write_file', input: { path: 'w.txt', content: 'w' }, id: 'toolu_first' });
     fake.enqueue({ kind: 'tool_call', name: 'bash', input: { command: 'cat w.txt' }, id: 'toolu_second' });
     await sendText(s, session.id, 'go');
