@@ -7,10 +7,13 @@ import { STATUS_BY_CODE } from '../src/errors.js';
 type JsonSchema = Record<string, unknown>;
 
 const COMMON_ERRORS = ['invalid_token', 'insufficient_scope', 'universe_mismatch', 'rate_limited'];
+/** The HTTP server itself answers these on any path (src/http/server-limits.ts). */
+const SERVER_ERRORS = ['request_timeout', 'headers_too_large'];
 
 /** Errors the shared edge can answer for a route, whatever its own rules: documented everywhere they can happen. */
 function edgeErrors(route: RestRoute): string[] {
   return [
+    ...SERVER_ERRORS,
     ...(route.scope ? COMMON_ERRORS : []),
     // query and body validation (zod), malformed JSON, multipart parse errors; on every route the
     // input hygiene of src/http/input-hygiene.ts (a query string with NUL or invalid UTF-8)
@@ -79,8 +82,15 @@ export function buildOpenApi(routes: RestRoute[], serverUrl = '/v1'): Record<str
         ? { description: 'Success', content: route.rawResponseContent }
         : route.feed
         ? {
-            description: 'Server-sent events: each frame has `id:` (event id), `event:` (event type) and `data:` (the event JSON, schema below); a comment ping at least every 15 s',
-            content: { 'text/event-stream': { schema: { type: 'string' }, example: 'id: evt_01...\nevent: session.status_running\ndata: {...}\n\n' } },
+            description: 'Server-sent events: each frame has `id:` (event id), `event:` (event type) and `data:` (the event JSON, whose schema is `x-event-schema` of this media type); a comment ping at least every 15 s',
+            content: {
+              'text/event-stream': {
+                schema: { type: 'string' },
+                // OpenAPI 3.1 cannot type the items of a stream (3.2's itemSchema): an extension does.
+                'x-event-schema': toSchema(route.response, 'output', components),
+                example: 'id: <event id>\nevent: <event type>\ndata: {"id": "<event id>", "type": "<event type>", ...}\n\n',
+              },
+            },
           }
         : {
             description: route.status === 410 ? 'Gone: the request was translated, then answered 410' : 'Success',

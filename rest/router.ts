@@ -115,7 +115,7 @@ function handlerFor(route: RestRoute) {
       const result = await runRoute(env, ctx, route, variables);
       if (result.errors?.length) {
         const err = toRestError(result.errors[0] as GraphQLError);
-        if (err.status >= 500) logger.error({ errors: result.errors, route: route.operationId }, 'REST route failed');
+        if (err.status >= 500 && err.code !== 'coming_soon') logger.error({ errors: result.errors, route: route.operationId }, 'REST route failed');
         if (idemKey) await storeAnswer(idemKey, { status: err.status, body: null });
         return sendError(res, err.status, err.code, err.message);
       }

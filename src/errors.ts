@@ -31,6 +31,8 @@ export const STATUS_BY_CODE: Record<string, number> = {
   unsupported_media_type: 415,
   invalid_spec: 422,
   rate_limited: 429,
+  request_timeout: 408,
+  headers_too_large: 431,
   internal_error: 500,
   coming_soon: 501,
 };

@@ -4,6 +4,7 @@
 // The stored JSON is exactly what history and streams return.
 import { prisma } from '../db/client.js';
 import { newId } from '../ids.js';
+import { AppError } from '../errors.js';
 import { pubsub } from './pubsub.js';
 import { nudgeDispatchers } from '../webhooks/outbox.js';
 import { SESSION_WEBHOOK_EVENTS } from '../webhooks/catalog.js';
@@ -62,7 +63,8 @@ export async function storeEvents(tx: EventTx, sessionId: string, events: NewEve
       RETURNING 1
     )
     SELECT "seq", "payload", (SELECT count(*) FROM hooks) AS "deliveries" FROM ins ORDER BY "seq"`;
-  if (rows.length !== n) throw new Error(`session ${sessionId} not found`);
+  // The session was deleted meanwhile (a delete racing an archive or a turn's last event).
+  if (rows.length !== n) throw new AppError('not_found', 'session not found');
   return { sessionId, stored: rows.map((r) => ({ seq: Number(r.seq), event: r.payload })), deliveries: Number(rows[0]!.deliveries) };
 }
 

@@ -1,6 +1,8 @@
 // The Yoga server: /graphql with GraphiQL, the same context the REST layer uses, masked errors
 // (an unexpected exception reaches the client as "Unexpected error." and is logged).
 import { createYoga, maskError as defaultMaskError } from 'graphql-yoga';
+import { PothosValidationError } from '@pothos/core';
+import { AppError } from '../errors.js';
 import type { Request as ExpressRequest, Response as ExpressResponse } from 'express';
 import { GraphQLError } from 'graphql';
 import { schema } from './schema.js';
@@ -21,6 +23,10 @@ export const yoga = createYoga<ServerContext, Context>({
   maskedErrors: {
     maskError(error, message, isDev) {
       const original = error instanceof GraphQLError ? error.originalError : error;
+      // Connection cursors are opaque: one that does not decode is the caller's mistake.
+      if (original instanceof PothosValidationError && /cursor/i.test(original.message)) {
+        return new AppError('invalid_request', 'the cursor is not one this service handed out');
+      }
       if (!(original instanceof GraphQLError) && !(error instanceof GraphQLError && !error.originalError)) {
         logger.error({ err: original ?? error }, 'unexpected error in GraphQL execution');
       }

@@ -147,7 +147,10 @@ export async function archiveSession(viewer: Viewer, idOrAgent: string): Promise
   }
   await commitEvent(session.id, { type: 'session.status_terminated', fields: {} });
   await teardownSandbox(session.id);
-  return prisma.session.findUniqueOrThrow({ where: { id: session.id } });
+  // A delete racing this archive may have removed the record meanwhile.
+  const archived = await prisma.session.findFirst({ where: { id: session.id } });
+  if (!archived) throw notFound();
+  return archived;
 }
 
 export async function deleteSession(viewer: Viewer, idOrAgent: string): Promise<void> {
