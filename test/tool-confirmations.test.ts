@@ -136,6 +136,35 @@ describe('a call that needs confirmation', () => {
     expect(events.at(-1).stop_reason).toEqual({ type: 'end_turn' });
   });
 
+  it('several calls in one answer: those before the first to confirm run, it and the later ones wait, then run in order', async () => {
+    const { session } = await pausedSession();
+    fake.enqueue(
+      { kind: 'tool_call', name: 'write_file', input: { path: 'm.txt', content: 'many' }, id: 'toolu_w', more: [
+        { name: 'bash', input: { command: 'cat m.txt' }, id: 'toolu_b' },
+        { name: 'read_file', input: { path: 'm.txt' }, id: 'toolu_r' },
+      ] },
+      { kind: 'text', text: 'All three ran.' },
+    );
+    await sendText(s, session.id, 'go');
+    let events = await waitForEvents(s, session.id, 'session.status_idle');
+    const uses = events.filter((e) => e.type === 'agent.tool_use');
+    expect(uses.map((e) => [e.part.call_id, e.part.index, e.awaiting_confirmation ?? false])).toEqual([['toolu_w', 0, false], ['toolu_b', 1, true], ['toolu_r', 2, false]]);
+    expect(events.filter((e) => e.type === 'agent.tool_result').map((e) => e.part.call_id)).toEqual(['toolu_w']);
+    expect(events.at(-1).stop_reason).toEqual({ type: 'requires_action', event_ids: [uses[1].id] });
+    expect((await s.gql(`{ session(id: "${session.id}") { pendingToolConfirmations { id } } }`)).body.data.session.pendingToolConfirmations).toEqual([{ id: uses[1].id }]);
+
+    await s.api('POST', `/sessions/${session.id}/events`, { body: confirm('toolu_b', 'allow') });
+    events = await waitForEvents(s, session.id, 'session.status_idle', 2);
+    const results = events.filter((e) => e.type === 'agent.tool_result').map((e) => e.part);
+    expect(results.map((r) => [r.call_id, r.index, r.status])).toEqual([['toolu_w', 0, 'ok'], ['toolu_b', 1, 'ok'], ['toolu_r', 2, 'ok']]);
+    expect(results[1].result.stdout).toBe('many');
+    expect(results[2].result.content).toBe('many');
+    expect(events.at(-1).stop_reason).toEqual({ type: 'end_turn' });
+    // The model got every call answered, in order.
+    const answered = fake.requests[1]!.body.messages.flatMap((m: any) => m.content).filter((b: any) => b.type === 'tool_result').map((b: any) => b.tool_use_id);
+    expect(answered).toEqual(['toolu_w', 'toolu_b', 'toolu_r']);
+  });
+
   it('refuses confirmations that answer nothing: 400 invalid_request', async () => {
     const { session } = await pausedSession();
     expectError(await s.api('POST', `/sessions/${session.id}/events`, { body: confirm('evt_nothing', 'allow') }), 400, 'invalid_request');

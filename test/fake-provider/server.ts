@@ -15,7 +15,8 @@ export type FakeUsage = Partial<Usage> & Partial<{ input: number; output: number
 export type FakeStep =
   | { kind: 'text'; text: string; chunks?: number; usage?: FakeUsage; delayMs?: number /* between chunks */ }
   | { kind: 'reasoning_then_text'; reasoning: string; text: string; usage?: FakeUsage }
-  | { kind: 'tool_call'; name: string; input: Record<string, unknown>; id?: string; text?: string; usage?: FakeUsage }
+  /** `more`: further calls in the same answer (Anthropic wire format only). */
+  | { kind: 'tool_call'; name: string; input: Record<string, unknown>; id?: string; text?: string; usage?: FakeUsage; more?: { name: string; input: Record<string, unknown>; id: string }[] }
   | { kind: 'error'; status: number; message?: string; retryAfterSec?: number } // in the provider's own error JSON
   | { kind: 'hang'; text?: string }; // headers and a first event, then nothing until the client goes
 
@@ -180,9 +181,12 @@ async function anthropicStream(res: http.ServerResponse, step: FakeStep, model: 
   const text = textOf(step);
   if (text) await textBlock(text, step.kind === 'text' ? (step.chunks ?? 3) : step.kind === 'tool_call' ? 1 : 3, step.kind === 'text' ? (step.delayMs ?? 0) : 0);
   if (step.kind === 'tool_call') {
-    send('content_block_start', { type: 'content_block_start', index, content_block: { type: 'tool_use', id: toolIdOf(step, 'anthropic'), name: step.name, input: {} } });
-    for (const piece of split(JSON.stringify(step.input), 4)) send('content_block_delta', { type: 'content_block_delta', index, delta: { type: 'input_json_delta', partial_json: piece } });
-    send('content_block_stop', { type: 'content_block_stop', index });
+    for (const call of [{ name: step.name, input: step.input, id: toolIdOf(step, 'anthropic') }, ...(step.more ?? [])]) {
+      send('content_block_start', { type: 'content_block_start', index, content_block: { type: 'tool_use', id: call.id, name: call.name, input: {} } });
+      for (const piece of split(JSON.stringify(call.input), 4)) send('content_block_delta', { type: 'content_block_delta', index, delta: { type: 'input_json_delta', partial_json: piece } });
+      send('content_block_stop', { type: 'content_block_stop', index });
+      index++;
+    }
     stop = 'tool_use';
   }
   // message_delta usage is cumulative; current API versions repeat the input side there too.
@@ -196,7 +200,10 @@ function anthropicJson(step: FakeStep, model: string): Record<string, unknown> {
   const content: Record<string, unknown>[] = [];
   if (step.kind === 'reasoning_then_text') content.push({ type: 'thinking', thinking: step.reasoning, signature: SIGNATURE });
   if (textOf(step)) content.push({ type: 'text', text: textOf(step) });
-  if (step.kind === 'tool_call') content.push({ type: 'tool_use', id: toolIdOf(step, 'anthropic'), name: step.name, input: step.input });
+  if (step.kind === 'tool_call') {
+    content.push({ type: 'tool_use', id: toolIdOf(step, 'anthropic'), name: step.name, input: step.input });
+    for (const call of step.more ?? []) content.push({ type: 'tool_use', ...call });
+  }
   return {
     id: newId('msg_'), type: 'message', role: 'assistant', model, content,
     stop_reason: step.kind === 'tool_call' ? 'tool_use' : 'end_turn', stop_sequence: null,
