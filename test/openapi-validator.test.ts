@@ -48,3 +48,15 @@ describe('response validator', () => {
     expect(() => validator.check(ok({ path: '/nowhere', status: 404, contentType: 'text/html', body: '<p>' }))).toThrow(/errors are JSON envelopes/);
   });
 });
+
+describe('event stream frames', () => {
+  const stream = '/sessions/sess_x/events/stream';
+  const running = { id: 'evt_1', type: 'session.status_running', sessionId: 'sess_x', agentId: null, at: '2026-01-01T00:00:00.000Z' };
+  it('accepts a documented event whose id: and event: lines are its own', () => {
+    expect(() => validator.checkEvent(stream, { id: 'evt_1', event: 'session.status_running', data: running })).not.toThrow();
+  });
+  it('fails on an event outside the schema and on frame lines that disagree with it', () => {
+    expect(() => validator.checkEvent(stream, { id: 'evt_1', event: 'session.status_running', data: { ...running, extra: 1 } })).toThrow(OpenApiViolation);
+    expect(() => validator.checkEvent(stream, { id: 'evt_2', event: 'session.status_running', data: running })).toThrow(/not its event's id and type/);
+  });
+});

@@ -11,7 +11,7 @@ const addFormats = ((addFormatsModule as unknown as { default?: FormatsPlugin })
 
 type JsonSchema = Record<string, unknown>;
 
-interface MediaType { schema?: JsonSchema }
+interface MediaType { schema?: JsonSchema; 'x-event-schema'?: JsonSchema }
 interface ResponseObject { description?: string; content?: Record<string, MediaType> }
 interface Operation { operationId?: string; responses: Record<string, ResponseObject> }
 export interface OpenApiDocument {
@@ -139,6 +139,26 @@ export class ResponseValidator {
     if (!validate(res.body)) fail((validate.errors ?? []).map(describeError).join('; '));
   }
 
+  /**
+   * One server-sent event frame of a documented event stream: `data` against the stream's
+   * `x-event-schema`, `id:` and `event:` against the event's own id and type.
+   */
+  checkEvent(path: string, frame: { id: string | null; event: string | null; data: unknown }): void {
+    const found = this.operationFor('GET', path);
+    if (!found) return;
+    const name = `${found.operation.operationId ?? '?'} (GET ${found.template})`;
+    const schema = found.operation.responses['200']?.content?.['text/event-stream']?.['x-event-schema'];
+    if (!schema) throw new OpenApiViolation(`OpenAPI: ${name} streams events but documents no x-event-schema`);
+    const validate = this.validatorFor(`${found.template} GET event`, schema);
+    if (!validate(frame.data)) {
+      throw new OpenApiViolation(`OpenAPI: ${name} sent an event ${frame.event}: ${(validate.errors ?? []).map(describeError).join('; ')}\ndata: ${JSON.stringify(frame.data)?.slice(0, 600)}`);
+    }
+    const data = frame.data as { id?: unknown; type?: unknown };
+    if (frame.id !== data.id || frame.event !== data.type) {
+      throw new OpenApiViolation(`OpenAPI: ${name} sent a frame whose id:/event: (${frame.id}, ${frame.event}) are not its event's id and type (${String(data.id)}, ${String(data.type)})`);
+    }
+  }
+
   private checkErrorEnvelope(name: string, res: ObservedResponse, mediaType: string | null): void {
     const envelope = this.doc.components?.schemas?.Error;
     if (!envelope) return;
@@ -146,4 +166,20 @@ export class ResponseValidator {
     const validate = this.validatorFor('#error-envelope', { $ref: '#/components/schemas/Error' });
     if (!validate(res.body)) throw new OpenApiViolation(`OpenAPI: ${name} answered ${res.status} outside the error envelope: ${(validate.errors ?? []).map(describeError).join('; ')}`);
   }
+}
+
+// Test servers register here, so helpers that only hold a URL (SSE readers) find the document.
+const byBase = new Map<string, () => Promise<ResponseValidator>>();
+
+export function registerValidator(base: string, validator: () => Promise<ResponseValidator>): () => void {
+  byBase.set(base, validator);
+  return () => byBase.delete(base);
+}
+
+/** The validator of the test server whose `/v1` base prefixes `url`, and the path after it. */
+export async function validatorForUrl(url: string): Promise<{ validator: ResponseValidator; path: string } | null> {
+  for (const [base, validator] of byBase) {
+    if (url.startsWith(`${base}/`)) return { validator: await validator(), path: url.slice(base.length).split('?')[0]! };
+  }
+  return null;
 }

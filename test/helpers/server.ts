@@ -8,7 +8,7 @@ import pg from 'pg';
 import { loadConfig, type Config } from '../../src/config.js';
 import { startServer, type RunningServer } from '../../src/server.js';
 import { splitSchema } from '../../src/db/client.js';
-import { ResponseValidator, type OpenApiDocument } from './openapi-validator.js';
+import { ResponseValidator, registerValidator, type OpenApiDocument } from './openapi-validator.js';
 
 export interface ApiResponse<T = any> {
   status: number;
@@ -81,6 +81,7 @@ export async function startTestServer(overrides: Partial<Config> = {}): Promise<
   const responseValidator = () => (validator ??= fetch(`${base}/openapi.json`)
     .then((r) => r.json() as Promise<OpenApiDocument>)
     .then((doc) => new ResponseValidator(doc)));
+  const unregister = registerValidator(base, responseValidator);
 
   const resolve = (target: string) =>
     target.startsWith('http') ? target : target.startsWith('/v1') || target.startsWith('/graphql') || target.startsWith('/auth') ? url + target : base + target;
@@ -164,6 +165,7 @@ export async function startTestServer(overrides: Partial<Config> = {}): Promise<
       return res.body.data.createApiToken.token;
     },
     async stop() {
+      unregister();
       await running.stop();
       fs.rmSync(dataDir, { recursive: true, force: true });
       if (databaseUrl) {

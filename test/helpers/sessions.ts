@@ -1,6 +1,7 @@
 // Helpers for session tests: create an agent and a ready session, wait for events, read SSE.
 import { expect } from 'vitest';
 import type { TestServer } from './server.js';
+import { validatorForUrl } from './openapi-validator.js';
 
 export async function readySession(s: TestServer, agentBody: Record<string, unknown> = {}, sessionBody: Record<string, unknown> = {}) {
   const agent = (await s.api('POST', '/agents', { body: agentBody })).body.agent;
@@ -55,6 +56,7 @@ export async function collectSse(url: string, token: string, until: (frames: Sse
   expect(res.status).toBe(200);
   expect(res.headers.get('content-type')).toContain('text/event-stream');
   opts.onOpen?.();
+  const documented = await validatorForUrl(url); // each frame is checked against the stream's event schema
   const frames: SseFrame[] = [];
   const reader = res.body!.getReader();
   const decoder = new TextDecoder();
@@ -78,7 +80,10 @@ export async function collectSse(url: string, token: string, until: (frames: Sse
             isData = true;
           }
         }
-        if (isData) frames.push(frame);
+        if (isData) {
+          documented?.validator.checkEvent(documented.path, frame);
+          frames.push(frame);
+        }
       }
     }
   } catch (err) {
