@@ -17,6 +17,8 @@ export interface StoredBlob {
 export interface BlobStore {
   /** Streams `source` into a new blob; rejects (and leaves nothing) if `maxBytes` is exceeded. */
   put(source: Readable, opts?: { maxBytes?: number }): Promise<StoredBlob>;
+  /** Streams `source` into the blob `key`, replacing it only once complete (snapshots). */
+  putAt(key: string, source: Readable, opts?: { maxBytes?: number }): Promise<StoredBlob>;
   get(key: string): Readable;
   read(key: string): Promise<Buffer>;
   delete(key: string): Promise<void>;
@@ -30,36 +32,46 @@ export function fsBlobStore(root: string): BlobStore {
     if (!/^[a-z0-9]+$/.test(key)) throw new Error('invalid blob key');
     return path.join(root, key.slice(0, 2), key);
   };
+  /** Writes `source` to `file` through the size/hash meter; leaves nothing behind on failure. */
+  const writeMetered = async (source: Readable, file: string, maxBytes: number | undefined): Promise<{ size: number; sha256: string }> => {
+    // Until pipeline() takes over (after the mkdir), a source error must not go unhandled;
+    // pipeline() still sees the stream destroyed and rejects.
+    source.on('error', () => undefined);
+    await fsp.mkdir(path.dirname(file), { recursive: true });
+    const hash = createHash('sha256');
+    let size = 0;
+    const meter = new Transform({
+      transform(chunk: Buffer, _enc, done) {
+        size += chunk.length;
+        if (maxBytes !== undefined && size > maxBytes) return done(new BlobTooLargeError(`over ${maxBytes} bytes`));
+        hash.update(chunk);
+        done(null, chunk);
+      },
+    });
+    const out = fs.createWriteStream(file, { flags: 'wx' });
+    try {
+      await pipeline(source, meter, out);
+    } catch (err) {
+      // A source that failed (client gone, truncated multipart, over the limit) leaves nothing:
+      // wait until the write stream has closed its file, or the removal could precede the open.
+      out.destroy();
+      if (!out.closed) await new Promise<void>((resolve) => out.once('close', () => resolve()));
+      await fsp.rm(file, { force: true });
+      throw err;
+    }
+    return { size, sha256: hash.digest('hex') };
+  };
   return {
     async put(source, opts = {}) {
-      // Until pipeline() takes over (after the mkdir), a source error must not go unhandled;
-      // pipeline() still sees the stream destroyed and rejects.
-      source.on('error', () => undefined);
       const key = randomBytes(16).toString('hex');
+      return { key, ...(await writeMetered(source, pathOf(key), opts.maxBytes)) };
+    },
+    async putAt(key, source, opts = {}) {
       const file = pathOf(key);
-      await fsp.mkdir(path.dirname(file), { recursive: true });
-      const hash = createHash('sha256');
-      let size = 0;
-      const meter = new Transform({
-        transform(chunk: Buffer, _enc, done) {
-          size += chunk.length;
-          if (opts.maxBytes !== undefined && size > opts.maxBytes) return done(new BlobTooLargeError(`over ${opts.maxBytes} bytes`));
-          hash.update(chunk);
-          done(null, chunk);
-        },
-      });
-      const out = fs.createWriteStream(file, { flags: 'wx' });
-      try {
-        await pipeline(source, meter, out);
-      } catch (err) {
-        // A source that failed (client gone, truncated multipart, over the limit) leaves nothing:
-        // wait until the write stream has closed its file, or the removal could precede the open.
-        out.destroy();
-        if (!out.closed) await new Promise<void>((resolve) => out.once('close', () => resolve()));
-        await fsp.rm(file, { force: true });
-        throw err;
-      }
-      return { key, size, sha256: hash.digest('hex') };
+      const partial = `${file}.${randomBytes(6).toString('hex')}.part`;
+      const written = await writeMetered(source, partial, opts.maxBytes);
+      await fsp.rename(partial, file);
+      return { key, ...written };
     },
     get: (key) => fs.createReadStream(pathOf(key)),
     read: (key) => fsp.readFile(pathOf(key)),

@@ -23,7 +23,7 @@ export interface RunningProcess {
 }
 
 /** Keeps the first `max` bytes, cut back to a whole UTF-8 character. */
-class OutputBuffer {
+export class OutputBuffer {
   private chunks: Buffer[] = [];
   private size = 0;
   truncated = false;
@@ -35,6 +35,9 @@ class OutputBuffer {
     const part = chunk.length > room ? chunk.subarray(0, room) : chunk;
     this.chunks.push(part);
     this.size += part.length;
+  }
+  bytes(): Buffer {
+    return Buffer.concat(this.chunks);
   }
   text(): string {
     let buf = Buffer.concat(this.chunks);

@@ -1,0 +1,57 @@
+// The argv the driver execs in a sandbox pod: a command wrapper (own process group recorded so
+// a timeout can kill the whole tree, the session's variables, the working directory) and the
+// file operations, contained to /workspace by the pod itself (symlinks resolved there).
+const EXEC_DIR = '/tmp/.agent-exec';
+
+// $1 id, $2 cwd, $3 command, then NAME=value pairs.
+const RUN = `id=$1; cwd=$2; cmd=$3; shift 3
+mkdir -p ${EXEC_DIR} 2>/dev/null
+cd "$cwd" 2>/dev/null || { echo "cd: $cwd: No such directory" >&2; exit 1; }
+env "$@" setsid -w /bin/sh -c 'echo $$ > "$0"; exec /bin/bash -c "$1"' "${EXEC_DIR}/$id" "$cmd"
+s=$?
+rm -f "${EXEC_DIR}/$id"
+exit $s`;
+
+export function runArgv(id: string, cwd: string, command: string, env: Record<string, string>): string[] {
+  return ['/bin/sh', '-c', RUN, 'agent-exec', id, cwd, command, ...Object.entries(env).map(([k, v]) => `${k}=${v}`)];
+}
+
+export function killArgv(id: string): string[] {
+  return ['/bin/sh', '-c', `p=$(cat ${EXEC_DIR}/$1 2>/dev/null) && kill -KILL -- -$p 2>/dev/null; rm -f ${EXEC_DIR}/$1`, 'agent-kill', id];
+}
+
+// Exit codes: 3 outside /workspace, 4 not found, 5 is a directory, 6 not a regular file.
+export const FILE_EXIT = { outside: 3, missing: 4, directory: 5, irregular: 6 } as const;
+
+const FILES = `op=$1; p=$2; arg=$3
+inside() { case "$1" in /workspace|/workspace/*) return 0;; *) return 1;; esac; }
+real() { r=$(realpath -m -- "$1") && inside "$r" && printf '%s' "$r"; }
+r=$(real "$p") || exit 3
+case $op in
+  read)
+    [ -d "$r" ] && exit 5; [ -e "$r" ] || exit 4; [ -f "$r" ] || exit 6
+    if [ -n "$arg" ]; then exec head -c "$arg" -- "$r"; else exec cat -- "$r"; fi ;;
+  write)
+    [ -d "$r" ] && exit 5
+    mkdir -p -- "$(dirname -- "$r")" || exit 1
+    [ -e "$r" ] && { [ -f "$r" ] || exit 6; chmod u+w -- "$r"; }
+    cat > "$r" && { [ -z "$arg" ] || chmod "$arg" -- "$r"; } ;;
+  stat)
+    if [ -d "$r" ]; then echo "dir $(stat -c %s -- "$r")"; elif [ -f "$r" ]; then echo "file $(stat -c %s -- "$r")"; elif [ -e "$r" ]; then echo "other 0"; else echo none; fi ;;
+  remove)
+    [ "$r" = /workspace ] && exit 3
+    d=$(real "$(dirname -- "$p")") || exit 3
+    chmod -R u+w -- "$d/$(basename -- "$p")" 2>/dev/null; rm -rf -- "$d/$(basename -- "$p")" ;;
+  untar)
+    [ "$r" = /workspace ] && exit 3
+    rm -rf -- "$r" && mkdir -p -- "$r" && tar -x -C "$r" --no-same-owner ;;
+  *) exit 2 ;;
+esac`;
+
+export function fileArgv(op: 'read' | 'write' | 'stat' | 'remove' | 'untar', path: string, arg = ''): string[] {
+  return ['/bin/sh', '-c', FILES, 'agent-files', op, path, arg];
+}
+
+/** The whole workspace as a tar stream on stdout, and back from stdin. */
+export const SNAPSHOT_ARGV = ['/bin/sh', '-c', 'exec tar -c -C /workspace .'];
+export const RESTORE_ARGV = ['/bin/sh', '-c', 'exec tar -x -C /workspace --no-same-owner'];
