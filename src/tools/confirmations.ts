@@ -23,6 +23,10 @@ export interface PendingCall {
 
 /** The calls of the latest turn that paused for a confirmation, still without a result. */
 export async function pendingCalls(sessionId: string): Promise<{ turn: number; calls: PendingCall[] } | null> {
+  // Only a session whose last turn paused can have waiting calls (the latest idle says so,
+  // found a few rows from the end): the common case costs one short read.
+  const lastIdle = await prisma.sessionEvent.findFirst({ where: { sessionId, type: 'session.status_idle' }, orderBy: { seq: 'desc' }, select: { payload: true } });
+  if ((lastIdle?.payload as Extract<SessionEvent, { type: 'session.status_idle' }> | undefined)?.stop_reason.type !== 'requires_action') return null;
   const marker = await prisma.sessionEvent.findFirst({
     where: { sessionId, type: 'agent.tool_use', payload: { path: ['awaiting_confirmation'], equals: true } },
     orderBy: { seq: 'desc' },
