@@ -45,7 +45,10 @@ const responses = (token: string, body: unknown) => call('/openai/v1/responses',
 
 async function records(text: string) {
   const out: { event: string | null; data: any }[] = [];
-  for await (const r of parseSse([new TextEncoder().encode(text)])) out.push({ event: r.event, data: r.data === '[DONE]' ? '[DONE]' : JSON.parse(r.data) });
+  async function* bytes() {
+    yield new TextEncoder().encode(text);
+  }
+  for await (const r of parseSse(bytes())) out.push({ event: r.event, data: r.data === '[DONE]' ? '[DONE]' : JSON.parse(r.data) });
   return out;
 }
 
