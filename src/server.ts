@@ -23,7 +23,8 @@ import { configureInstance } from './runtime/instance.js';
 import { stopService } from './shutdown.js';
 import { setSandboxDriver, startSandboxes } from './runtime/sandboxes.js';
 import { startDispatcher, reclaimOwnLeases } from './webhooks/dispatcher.js';
-import { fsBlobStore, setBlobStore } from './files/blob-store.js';
+import { setBlobStore } from './files/blob-store.js';
+import { configuredBlobStore } from './files/configured-blob-store.js';
 import { startScheduler } from './routines/scheduler.js';
 import { startBullRoutineScheduler } from './routines/bull-scheduler.js';
 import { setRoutineScheduler } from './routines/scheduling.js';
@@ -51,7 +52,7 @@ export async function startServer(cfg: Config, opts: { pgliteDir?: string } = {}
   initSecretKey(cfg.secretKey, cfg.dataDir);
   await openDatabase({ databaseUrl: cfg.databaseUrl, pgliteDir: opts.pgliteDir ?? path.join(cfg.dataDir, 'pglite') });
   await bootstrapOwner(cfg);
-  setBlobStore(fsBlobStore(path.join(cfg.dataDir, 'blobs')));
+  setBlobStore(configuredBlobStore(cfg.dataDir)); // BLOB_STORE=local (DATA_DIR/blobs) or s3
   // The egress proxy (and, with SANDBOX_DRIVER=kubernetes, the pod driver and its warm pool).
   const sandboxes = await startSandboxes();
 
