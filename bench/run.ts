@@ -12,6 +12,7 @@
 //  4. fan-out: N concurrent SSE subscribers on one session: p99 delivery delay of one event,
 //     and memory per open stream.
 import http from 'node:http';
+import { isDeepStrictEqual } from 'node:util';
 import { spawn } from 'node:child_process';
 import express from 'express';
 import { startTestServer } from '../test/helpers/server.js';
@@ -77,7 +78,7 @@ const limitServer = pgUrl ? await startLimitServer(splitSchema(pgUrl).url, schem
 if (limitServer) {
   const viaRest = (await s.api('GET', `/agents/${agent.id}`)).body;
   const viaLimit = await (await fetch(`${limitServer.url}/v1/agents/${agent.id}`, { headers: auth })).json();
-  if (JSON.stringify(viaRest) !== JSON.stringify(viaLimit)) throw new Error(`limit server answers differently:\n${JSON.stringify(viaRest)}\n${JSON.stringify(viaLimit)}`);
+  if (!isDeepStrictEqual(viaRest, viaLimit)) throw new Error(`limit server answers differently:\n${JSON.stringify(viaRest)}\n${JSON.stringify(viaLimit)}`);
 }
 await cannon(`${s.base}/agents/${agent.id}`, auth); // warm-up
 const rest = await cannon(`${s.base}/agents/${agent.id}`, auth);

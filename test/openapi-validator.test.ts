@@ -25,6 +25,8 @@ describe('response validator', () => {
   it('accepts a documented answer and finds the operation by path template', () => {
     expect(() => validator.check(ok())).not.toThrow();
     expect(validator.operationFor('GET', '/universes/acme?x=1')?.template).toBe('/universes/{slug}');
+    // dot segments are resolved as the client resolves them before sending
+    expect(validator.operationFor('GET', '/universes/.')?.template).toBe('/universes');
   });
 
   it('fails on a missing documented field, naming operation and status', () => {

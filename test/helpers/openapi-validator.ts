@@ -89,7 +89,8 @@ export class ResponseValidator {
 
   /** The documented operation for a request, or null when the path or method is not in the document. */
   operationFor(method: string, path: string): { template: string; operation: Operation } | null {
-    const bare = path.split('?')[0]!.split('#')[0]!;
+    // The path as it reaches the server: the client resolves dot segments (`/files/.` is `/files/`).
+    const bare = new URL(path.split('?')[0]!.split('#')[0]!, 'http://validator.invalid').pathname;
     for (const t of this.templates) {
       if (!t.pattern.test(bare)) continue;
       const operation = this.doc.paths[t.template]?.[method.toLowerCase()];
