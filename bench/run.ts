@@ -4,6 +4,8 @@
 //     answer (bare node:http + pg + one SQL statement, PostgreSQL only) and a bare Express route
 //     doing the same Prisma query (autocannon in its own process), and the ratios.
 //  8. MCP tool call overhead (bench/mcp.ts): a call through the service against a bare client.
+//  9. sandboxes (bench/sandboxes.ts): session create → idle, local and Kubernetes warm pool
+//     (fake API server), and the egress proxy's added latency per request.
 //  5. channels (bench/channels.ts): inbound acknowledgement under load, message → user.message
 //     stored → reply posted through the loopback platform.
 //  BENCH_ONLY=rest runs only the first measurement.
@@ -27,6 +29,7 @@ import { prisma } from '../src/db/client.js';
 import { commitEvents, type NewEvent } from '../src/events/store.js';
 import { fuzzBench } from './fuzz-throughput.js';
 import { mcpBench } from './mcp.js';
+import { sandboxBench } from './sandboxes.js';
 
 const DURATION = Number(process.env.BENCH_SECONDS || 8);
 const SUBSCRIBERS = Number(process.env.BENCH_SUBSCRIBERS || 1000);
@@ -233,6 +236,9 @@ rows.push(...(await fuzzBench(s)));
 
 // 8. MCP tool call overhead: service → MCP server → result event against a bare SDK client (bench/mcp.ts).
 rows.push(...(await mcpBench(s, fake)));
+
+// 9. sandboxes: session create → idle (local; kubernetes warm pool on the fake API server), egress proxy overhead (bench/sandboxes.ts).
+rows.push(...(await sandboxBench(s)));
 
 console.log('\n| measurement | result |\n|---|---|');
 for (const [k, v] of rows) console.log(`| ${k} | ${v} |`);

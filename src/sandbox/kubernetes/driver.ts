@@ -114,8 +114,8 @@ export function createKubernetesDriver(opts: KubernetesDriverOptions): Kubernete
   }
 
   /** A ready pod for the session: a warm one of its shape, else one made for it. */
-  async function acquire(sessionId: string, shape: Shape): Promise<V1Pod> {
-    const annotations = await annotationsFor(sessionId);
+  async function acquire(sessionId: string, shape: Shape, known?: Record<string, string>): Promise<V1Pod> {
+    const annotations = known ?? (await annotationsFor(sessionId));
     if (shape.vcpus === defaultShape.vcpus && shape.memoryMb === defaultShape.memoryMb) {
       const warm = await pool.claim(sessionId, annotations);
       if (warm) return warm;
@@ -142,9 +142,9 @@ export function createKubernetesDriver(opts: KubernetesDriverOptions): Kubernete
     });
   }
 
-  async function restore(sb: PodSandbox): Promise<boolean> {
+  async function restore(sb: PodSandbox, opened?: Promise<NodeJS.ReadableStream | null>): Promise<boolean> {
     if (!opts.snapshots) return false;
-    const stream = await opts.snapshots.open(sb.sessionId);
+    const stream = await (opened ?? opts.snapshots.open(sb.sessionId));
     if (!stream) return false;
     const r = await exec({ pod: sb.pod, argv: RESTORE_ARGV, stdin: Readable.from(stream as AsyncIterable<Buffer>), timeoutMs: 300_000 });
     if (r.exitCode !== 0) throw new Error(`restoring the workspace failed: ${r.stderr.text().trim()}`);
@@ -340,10 +340,21 @@ export function createKubernetesDriver(opts: KubernetesDriverOptions): Kubernete
           if (spec.vcpus && spec.vcpus > settings.maxVcpus) log.warn({ sessionId: spec.sessionId, asked: spec.vcpus, max: settings.maxVcpus }, 'vcpus lowered to SANDBOX_MAX_VCPUS');
           if (spec.memoryMb && spec.memoryMb > settings.maxMemoryMb) log.warn({ sessionId: spec.sessionId, asked: spec.memoryMb, max: settings.maxMemoryMb }, 'memoryMb lowered to SANDBOX_MAX_MEMORY_MB');
           // Idempotent: a pod the session already has (another process made it, or a restart).
-          const live = (await sessionPods(spec.sessionId)).find((p) => !podGone(p));
+          // The lookups a new pod needs run meanwhile: they decide the claim's latency.
+          const [pods, annotations] = await Promise.all([sessionPods(spec.sessionId), annotationsFor(spec.sessionId)]);
+          const live = pods.find((p) => !podGone(p));
           if (live) return attach(spec.sessionId, isReady(live) ? live : await waitReady(live.metadata!.name!), shapeOfPod(live, shape), spec.env ?? {});
-          const sb = attach(spec.sessionId, await acquire(spec.sessionId, shape), shape, spec.env ?? {});
-          await restore(sb);
+          const snapshot = opts.snapshots?.open(spec.sessionId);
+          snapshot?.catch(() => undefined);
+          let pod: V1Pod;
+          try {
+            pod = await acquire(spec.sessionId, shape, annotations);
+          } catch (err) {
+            void snapshot?.then((stream) => (stream as Readable | null)?.destroy());
+            throw err;
+          }
+          const sb = attach(spec.sessionId, pod, shape, spec.env ?? {});
+          await restore(sb, snapshot);
           return sb;
         })().finally(() => provisioning.delete(spec.sessionId));
         provisioning.set(spec.sessionId, pending);

@@ -37,8 +37,47 @@ export function createWarmPool(opts: {
   let timer: NodeJS.Timeout | undefined;
   let refilling: Promise<void> | null = null;
   let stopped = false;
+  // The warm pods seen by the last listing: a claim tries them first (one PATCH, no list);
+  // stale entries (claimed by another process, gone) just fail their test and are skipped.
+  let known: V1Pod[] = [];
 
-  const warmPods = async () => (await api.listNamespacedPod({ namespace: settings.namespace, labelSelector: selector })).items;
+  const warmPods = async () => {
+    const items = (await api.listNamespacedPod({ namespace: settings.namespace, labelSelector: selector })).items;
+    known = items.filter((p) => isReady(p));
+    return items;
+  };
+
+  /** Takes `pod` for the session if it is still warm; null when another process got it first or it went away. */
+  const tryClaim = async (pod: V1Pod, sessionId: string, annotations: Record<string, string>): Promise<V1Pod | null> => {
+    const name = pod.metadata!.name!;
+    known = known.filter((p) => p.metadata!.name !== name);
+    try {
+      return await api.patchNamespacedPod({
+        name,
+        namespace: settings.namespace,
+        body: [
+          { op: 'test', path: `/metadata/labels/${esc(LABEL.state)}`, value: 'warm' },
+          { op: 'replace', path: `/metadata/labels/${esc(LABEL.state)}`, value: 'claimed' },
+          { op: 'add', path: `/metadata/labels/${esc(LABEL.session)}`, value: sessionId },
+          ...Object.entries({ ...annotations, [ANNOTATION.session]: sessionId }).map(([k, v]) => ({ op: 'add', path: `/metadata/annotations/${esc(k)}`, value: v })),
+        ],
+      });
+    } catch (err) {
+      const code = apiStatus(err);
+      if (code === 409 || code === 422 || code === 404) return null; // another process got it first, or it went away
+      throw err;
+    }
+  };
+
+  const shuffled = <T>(items: T[]): T[] => {
+    // Different processes start at different pods: fewer lost races.
+    const out = [...items];
+    for (let i = out.length - 1; i > 0; i--) {
+      const j = Math.floor(Math.random() * (i + 1));
+      [out[i], out[j]] = [out[j]!, out[i]!];
+    }
+    return out;
+  };
 
   const refillOnce = async () => {
     const pods = await warmPods();
@@ -59,34 +98,22 @@ export function createWarmPool(opts: {
     shape: opts.shape,
     async claim(sessionId, annotations) {
       if (settings.warmPoolSize <= 0) return null;
-      const candidates = (await warmPods()).filter((p) => isReady(p));
-      // Different processes start at different pods: fewer lost races.
-      for (let i = candidates.length - 1; i > 0; i--) {
-        const j = Math.floor(Math.random() * (i + 1));
-        [candidates[i], candidates[j]] = [candidates[j]!, candidates[i]!];
-      }
-      for (const candidate of candidates) {
-        const name = candidate.metadata!.name!;
-        try {
-          const claimed = await api.patchNamespacedPod({
-            name,
-            namespace: settings.namespace,
-            body: [
-              { op: 'test', path: `/metadata/labels/${esc(LABEL.state)}`, value: 'warm' },
-              { op: 'replace', path: `/metadata/labels/${esc(LABEL.state)}`, value: 'claimed' },
-              { op: 'add', path: `/metadata/labels/${esc(LABEL.session)}`, value: sessionId },
-              ...Object.entries({ ...annotations, [ANNOTATION.session]: sessionId }).map(([k, v]) => ({ op: 'add', path: `/metadata/annotations/${esc(k)}`, value: v })),
-            ],
-          });
-          void pool.refill().catch((err) => opts.onError(err, 'warm pool refill'));
+      const refillSoon = () => void pool.refill().catch((err) => opts.onError(err, 'warm pool refill'));
+      for (const candidate of shuffled(known)) {
+        const claimed = await tryClaim(candidate, sessionId, annotations);
+        if (claimed) {
+          refillSoon();
           return claimed;
-        } catch (err) {
-          const code = apiStatus(err);
-          if (code === 409 || code === 422 || code === 404) continue; // another process got it first, or it went away
-          throw err;
         }
       }
-      void pool.refill().catch((err) => opts.onError(err, 'warm pool refill'));
+      for (const candidate of shuffled((await warmPods()).filter((p) => isReady(p)))) {
+        const claimed = await tryClaim(candidate, sessionId, annotations);
+        if (claimed) {
+          refillSoon();
+          return claimed;
+        }
+      }
+      refillSoon();
       return null;
     },
     refill() {
