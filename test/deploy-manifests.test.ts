@@ -19,6 +19,7 @@ const DOCKER = path.join(ROOT, 'docker');
 type Obj = { apiVersion: string; kind: string; metadata: { name: string; namespace?: string; labels?: Record<string, string> }; [k: string]: any };
 
 function hasKubectl(): boolean {
+  if (process.env.KUSTOMIZE_WITH_KUBECTL === '0') return false; // exercise the fallback
   try {
     execFileSync('kubectl', ['version', '--client'], { stdio: 'ignore' });
     return true;
@@ -27,14 +28,17 @@ function hasKubectl(): boolean {
   }
 }
 
-/** The objects of a kustomization: rendered by kubectl kustomize, else read from its resources. */
+/** Resource files of a kustomization, directories (other kustomizations) followed; patches are not applied. */
+function resourceFiles(dir: string): string[] {
+  const k = YAML.parse(fs.readFileSync(path.join(dir, 'kustomization.yaml'), 'utf8')) as { resources: string[] };
+  return k.resources.flatMap((r) => (r.endsWith('.yaml') ? [path.join(dir, r)] : resourceFiles(path.join(dir, r))));
+}
+
+/** The objects of a kustomization: rendered by kubectl's kustomize when present, else its resource files as they are. */
 function build(dir: string): Obj[] {
   const text = hasKubectl()
     ? execFileSync('kubectl', ['kustomize', dir]).toString()
-    : (YAML.parse(fs.readFileSync(path.join(dir, 'kustomization.yaml'), 'utf8')) as { resources: string[] }).resources
-        .filter((r) => r.endsWith('.yaml'))
-        .map((r) => fs.readFileSync(path.join(dir, r), 'utf8'))
-        .join('\n---\n');
+    : resourceFiles(dir).map((f) => fs.readFileSync(f, 'utf8')).join('\n---\n');
   return YAML.parseAllDocuments(text).map((d) => d.toJSON() as Obj).filter(Boolean);
 }
 
