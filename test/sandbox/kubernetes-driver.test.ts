@@ -20,7 +20,8 @@ import { bwrapAvailable } from '../../src/sandbox/local.js';
 
 const NS = 'sandboxes-test';
 const usable = bwrapAvailable() && process.getuid?.() === 0;
-const blobs = fsBlobStore(fs.mkdtempSync(path.join(os.tmpdir(), 'k8s-snapshots-')));
+const blobDir = fs.mkdtempSync(path.join(os.tmpdir(), 'k8s-snapshots-'));
+const blobs = fsBlobStore(blobDir);
 const settings = loadKubernetesSettings({ K8S_NAMESPACE: NS, K8S_WARM_POOL_SIZE: '3', SANDBOX_SNAPSHOT_IDLE_MS: '150', K8S_POD_READY_TIMEOUT_MS: '30000' });
 
 describe.skipIf(!usable)('kubernetes driver', () => {
@@ -70,6 +71,7 @@ describe.skipIf(!usable)('kubernetes driver', () => {
     await two?.close();
     await fake?.close();
     upstream?.close();
+    fs.rmSync(blobDir, { recursive: true, force: true });
   });
 
   it('warm pods are locked down and shaped from the defaults', () => {
