@@ -15,6 +15,9 @@ import { cloneRepository, checkRepositoryAccess } from './clone.js';
 import { MAX_REPOSITORIES, MAX_RESOURCES, normalizeMountPath, overlaps, parseRepoUrl } from './rules.js';
 import type { ResourceInput, SessionResourceView } from './contract.js';
 import { logger } from '../logger.js';
+import { agentSecretRules, assertNoConflict, EgressHeaderConflictError } from '../egress/session-policy.js';
+import { repositoryRule } from '../egress/declarations.js';
+import { hostKeyOfUrl } from '../egress/policy.js';
 
 /** A stored resource as the spec shows it (the token is never part of it). */
 export function resourceView(r: SessionResource): SessionResourceView {
@@ -30,7 +33,11 @@ interface Planned {
 }
 
 /** Validates new resources against the session's existing ones; copies files; checks repositories. */
-export async function planResources(universeId: string, sessionId: string, inputs: ResourceInput[], existing: SessionResource[]): Promise<Planned[]> {
+/**
+ * `agentId`: the session's agent, whose secrets that declare a host take part in the
+ * egress_header_conflict check against the repository tokens (session create passes it).
+ */
+export async function planResources(universeId: string, sessionId: string, inputs: ResourceInput[], existing: SessionResource[], opts: { agentId?: string | null } = {}): Promise<Planned[]> {
   const repos = existing.filter((r) => r.type === 'github_repository').length + inputs.filter((i) => i.type === 'github_repository').length;
   if (existing.length + inputs.length > MAX_RESOURCES || repos > MAX_REPOSITORIES) {
     throw new AppError('too_many_resources', `a session holds at most ${MAX_RESOURCES} resources and ${MAX_REPOSITORIES} repositories`);
@@ -60,6 +67,14 @@ export async function planResources(universeId: string, sessionId: string, input
           throw new AppError('egress_header_conflict', `two repository tokens would set different Authorization headers for ${repo.host}`);
         }
         tokensByHost.set(repo.host, input.authorization_token);
+      }
+      if (input.authorization_token && opts.agentId) {
+        try {
+          assertNoConflict([...(await agentSecretRules(opts.agentId)), repositoryRule(id, hostKeyOfUrl(repo.url), input.authorization_token)]);
+        } catch (err) {
+          if (err instanceof EgressHeaderConflictError) throw new AppError('egress_header_conflict', err.message);
+          throw err;
+        }
       }
       await checkRepositoryAccess(repo.url, input.authorization_token ?? null);
       planned.push({

@@ -24,6 +24,8 @@ import { startGitServer, type GitServer } from '../helpers/git-server.js';
 import { readySession } from '../helpers/sessions.js';
 import { expectError } from '../helpers/agents.js';
 import { sandboxDriver } from '../../src/runtime/sandboxes.js';
+import { planResources } from '../../src/resources/resources.js';
+import { prisma } from '../../src/db/client.js';
 import { bwrapAvailable } from '../../src/sandbox/local.js';
 import type { Sandbox } from '../../src/sandbox/driver.js';
 
@@ -213,6 +215,10 @@ describe.skipIf(!bwrapAvailable())('egress through the service', () => {
     expectError(conflict, 400, 'egress_header_conflict');
     expect(conflict.body.error.message).toMatch(/secret GIT_PAT/);
     expect(conflict.body.error.message).not.toContain(ROTATED);
+    // At create the same check runs when the session's agent is known (planResources' agentId).
+    const universeId = (await prisma.agent.findUniqueOrThrow({ where: { id: agent.id } })).universeId;
+    await expect(planResources(universeId, 'sess_not_made', [{ type: 'github_repository', url: repo.url, authorization_token: TOKEN }], [], { agentId: agent.id }))
+      .rejects.toMatchObject({ code: 'egress_header_conflict', message: expect.stringMatching(/secret GIT_PAT/) });
   });
 
   it('/gateway/ answers 503 in the error envelope until the model gateway endpoint exists', async () => {
