@@ -3,7 +3,7 @@
 // session.status_idle `end_turn`, the open SSE stream gets the last events and then a reconnect
 // hint before it ends, the process exits 0 and frees its port, and a message queued during the
 // turn runs after the restart. On PGlite and, when configured, on PostgreSQL + Redis.
-import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
+import { spawn, execFileSync, type ChildProcess, spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeProvider, type FakeProvider } from './fake-provider/server.js';
@@ -61,7 +61,8 @@ async function npmStart(env: Record<string, string>): Promise<{ npm: ChildProces
 
 /** The processes whose parent is `pid`. */
 const childrenOf = (pid: number) =>
-  execFileSync('ps', ['-o', 'pid=', '--ppid', String(pid)], { encoding: 'utf8' }).split('\n').map((x) => Number(x.trim())).filter(Boolean);
+  // ps exits 1 when the process has no children: that is an empty list, not an error.
+  (spawnSync('ps', ['-o', 'pid=', '--ppid', String(pid)], { encoding: 'utf8' }).stdout ?? '').split('\n').map((x) => Number(x.trim())).filter(Boolean);
 
 describe('npm start is one process that SIGTERM stops', () => {
   it.each([
