@@ -58,7 +58,7 @@ export async function createSession(viewer: Viewer, body: CreateSessionBody): Pr
   const id = newId('sess');
   const initial: NewEvent[] = [];
   for (const e of body.initial_events ?? []) initial.push({ type: 'user.message', fields: { content: await materializeContent(viewer.universe.id, id, e.content) } });
-  const planned = await planResources(viewer.universe.id, id, body.resources ?? [], []);
+  const planned = await planResources(viewer.universe.id, id, body.resources ?? [], [], { agentId: agent.id });
   const { session, batch } = await prisma.$transaction(async (tx) => {
     const claimDefault = !agent.defaultSessionId
       ? (await tx.agent.updateMany({ where: { id: agent.id, defaultSessionId: null }, data: { defaultSessionId: id } })).count === 1
