@@ -28,14 +28,18 @@ function ownerOf(proto: object, method: string): any {
   return null;
 }
 
-/** Counts the SQL statements sent while `fn` runs (both drivers' query entry points). */
-export async function countQueries(fn: () => Promise<unknown>): Promise<number> {
+/**
+ * Counts the SQL statements sent while `fn` runs (both drivers' query entry points); with
+ * `matching`, only statements whose text matches it (the process's background pollers run too).
+ */
+export async function countQueries(fn: () => Promise<unknown>, matching?: RegExp): Promise<number> {
   let n = 0;
   const targets = [ownerOf(pg.Client.prototype, 'query'), ownerOf(PGlite.prototype, 'query')].filter(Boolean);
   const originals = targets.map((t) => t.query);
   targets.forEach((t, i) => {
     t.query = function (this: unknown, ...args: unknown[]) {
-      n++;
+      const text = typeof args[0] === 'string' ? args[0] : String((args[0] as { text?: string } | undefined)?.text ?? '');
+      if (!matching || matching.test(text)) n++;
       return originals[i].apply(this, args);
     };
   });
