@@ -1,22 +1,13 @@
 // Outbound webhook endpoints: create (the whsec_ secret shown once), list, detail, patch
-// (re-enabling keeps the secret), delete. Channel webhook endpoints share the table (kind
-// `channel`) and are not seen here.
-import { prisma } from '../db/client.js';
-import { AppError } from '../errors.js';
-import { newId, secretText } from '../ids.js';
-import { seal } from '../crypto/secret-box.js';
+// (re-enabling keeps the secret), delete — the shared endpoint store of kind `outbound`.
+// Channel webhook endpoints share the table (kind `channel`) and are not seen here.
+import { newId } from '../ids.js';
 import type { Viewer } from '../auth/viewer.js';
 import type { WebhookEndpoint } from '../generated/prisma/client.js';
-import { checkOutboundUrl } from '../net/outbound-guard.js';
+import { endpointStore } from './endpoint-store.js';
 import type { CreateWebhookEndpointBody, CreatedWebhookEndpointView, PatchWebhookEndpointBody, WebhookEndpointView } from './contract.js';
 
-const OUTBOUND = 'outbound';
-
-/** The outbound guard on a URL about to be stored (deliveries are checked again at connect time). */
-async function checkUrl(value: string): Promise<void> {
-  const problem = await checkOutboundUrl(value);
-  if (problem) throw new AppError('invalid_request', problem);
-}
+const store = endpointStore('outbound', 'webhook endpoint');
 
 export function webhookEndpointView(e: WebhookEndpoint): WebhookEndpointView {
   return {
@@ -30,40 +21,16 @@ export function webhookEndpointView(e: WebhookEndpoint): WebhookEndpointView {
 }
 
 export async function createEndpoint(viewer: Viewer, body: CreateWebhookEndpointBody): Promise<CreatedWebhookEndpointView> {
-  await checkUrl(body.url);
-  const secret = `whsec_${secretText(24)}`;
-  const endpoint = await prisma.webhookEndpoint.create({
-    data: { id: newId('whep'), universeId: viewer.universe.id, kind: OUTBOUND, url: body.url, events: [...new Set(body.events)], secret: seal(secret) },
-  });
+  const { endpoint, secret } = await store.create(viewer, newId('whep'), body);
   return { ...webhookEndpointView(endpoint), secret };
 }
 
 export async function listEndpoints(viewer: Viewer): Promise<WebhookEndpointView[]> {
-  const rows = await prisma.webhookEndpoint.findMany({ where: { universeId: viewer.universe.id, kind: OUTBOUND }, orderBy: { id: 'asc' } });
-  return rows.map(webhookEndpointView);
+  return (await store.list(viewer)).map(webhookEndpointView);
 }
 
-export async function findEndpoint(viewer: Viewer, id: string): Promise<WebhookEndpoint> {
-  const endpoint = await prisma.webhookEndpoint.findFirst({ where: { id, universeId: viewer.universe.id, kind: OUTBOUND } });
-  if (!endpoint) throw new AppError('not_found', 'webhook endpoint not found');
-  return endpoint;
-}
+export const findEndpoint = (viewer: Viewer, id: string): Promise<WebhookEndpoint> => store.find(viewer, id);
 
-export async function patchEndpoint(viewer: Viewer, id: string, body: PatchWebhookEndpointBody): Promise<WebhookEndpoint> {
-  const endpoint = await findEndpoint(viewer, id);
-  if (body.url !== undefined) await checkUrl(body.url);
-  return prisma.webhookEndpoint.update({
-    where: { id: endpoint.id },
-    data: {
-      ...(body.url !== undefined ? { url: body.url } : {}),
-      ...(body.events !== undefined ? { events: [...new Set(body.events)] } : {}),
-      // Re-enabling starts a fresh count of consecutive failures.
-      ...(body.status !== undefined ? { status: body.status, ...(body.status === 'active' ? { failureCount: 0 } : {}) } : {}),
-    },
-  });
-}
+export const patchEndpoint = (viewer: Viewer, id: string, body: PatchWebhookEndpointBody): Promise<WebhookEndpoint> => store.patch(viewer, id, body);
 
-export async function deleteEndpoint(viewer: Viewer, id: string): Promise<void> {
-  const endpoint = await findEndpoint(viewer, id);
-  await prisma.webhookEndpoint.delete({ where: { id: endpoint.id } });
-}
+export const deleteEndpoint = (viewer: Viewer, id: string): Promise<void> => store.remove(viewer, id);
