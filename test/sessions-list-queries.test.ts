@@ -37,12 +37,14 @@ async function seed(count: number): Promise<void> {
 }
 
 describe('sessions list', () => {
-  it('loads 100 sessions with their resources in at most 3 SQL statements', async () => {
+  it('loads 100 sessions with their resources in at most 3 SQL statements, as many as for 3', async () => {
+    // Only statements naming the session tables are counted: the process's pollers run meanwhile.
+    const sessionTables = /FROM\s+"?(\w+"?\.)?"?Session(Resource)?"?\s/i;
     await seed(3);
-    const few = await countQueries(() => sessionViews({ universeId }));
+    const few = await countQueries(() => sessionViews({ universeId }), sessionTables);
     await seed(97);
     let views: Awaited<ReturnType<typeof sessionViews>> = [];
-    const many = await countQueries(async () => { views = await sessionViews({ universeId }); });
+    const many = await countQueries(async () => { views = await sessionViews({ universeId }); }, sessionTables);
     expect(views).toHaveLength(100);
     expect(views.every((v) => v.resources.length === 2)).toBe(true);
     expect(many).toBeLessThanOrEqual(3);
