@@ -8,6 +8,24 @@ import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { Transform } from 'node:stream';
 
+/** Counts and hashes the bytes flowing through; fails past `maxBytes` (uploads stop there). */
+export class BlobMeter extends Transform {
+  size = 0;
+  private readonly hash = createHash('sha256');
+  constructor(private readonly maxBytes: number | undefined) {
+    super();
+  }
+  override _transform(chunk: Buffer, _enc: BufferEncoding, done: (err?: Error | null, data?: Buffer) => void): void {
+    this.size += chunk.length;
+    if (this.maxBytes !== undefined && this.size > this.maxBytes) return done(new BlobTooLargeError(`over ${this.maxBytes} bytes`));
+    this.hash.update(chunk);
+    done(null, chunk);
+  }
+  sha256(): string {
+    return this.hash.digest('hex');
+  }
+}
+
 export interface StoredBlob {
   key: string;
   size: number;
@@ -38,16 +56,7 @@ export function fsBlobStore(root: string): BlobStore {
     // pipeline() still sees the stream destroyed and rejects.
     source.on('error', () => undefined);
     await fsp.mkdir(path.dirname(file), { recursive: true });
-    const hash = createHash('sha256');
-    let size = 0;
-    const meter = new Transform({
-      transform(chunk: Buffer, _enc, done) {
-        size += chunk.length;
-        if (maxBytes !== undefined && size > maxBytes) return done(new BlobTooLargeError(`over ${maxBytes} bytes`));
-        hash.update(chunk);
-        done(null, chunk);
-      },
-    });
+    const meter = new BlobMeter(maxBytes);
     const out = fs.createWriteStream(file, { flags: 'wx' });
     try {
       await pipeline(source, meter, out);
@@ -59,7 +68,7 @@ export function fsBlobStore(root: string): BlobStore {
       await fsp.rm(file, { force: true });
       throw err;
     }
-    return { size, sha256: hash.digest('hex') };
+    return { size: meter.size, sha256: meter.sha256() };
   };
   return {
     async put(source, opts = {}) {

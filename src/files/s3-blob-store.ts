@@ -6,11 +6,11 @@ import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { createHash, randomBytes } from 'node:crypto';
-import { PassThrough, Readable, Transform } from 'node:stream';
+import { randomBytes } from 'node:crypto';
+import { PassThrough, Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { DeleteObjectCommand, GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
-import { BlobTooLargeError, type BlobStore, type StoredBlob } from './blob-store.js';
+import { BlobMeter, type BlobStore, type StoredBlob } from './blob-store.js';
 
 export interface S3Settings {
   bucket: string;
@@ -69,18 +69,10 @@ export function s3BlobStore(settings: S3Settings, client?: S3Client): BlobStore 
     const dir = await fsp.mkdtemp(path.join(os.tmpdir(), 'blob-spool-'));
     const spool = path.join(dir, 'data');
     try {
-      const hash = createHash('sha256');
-      let size = 0;
-      const meter = new Transform({
-        transform(chunk: Buffer, _enc, done) {
-          size += chunk.length;
-          if (maxBytes !== undefined && size > maxBytes) return done(new BlobTooLargeError(`over ${maxBytes} bytes`));
-          hash.update(chunk);
-          done(null, chunk);
-        },
-      });
+      const meter = new BlobMeter(maxBytes);
       await pipeline(source, meter, fs.createWriteStream(spool));
-      const sha256 = hash.digest('hex');
+      const sha256 = meter.sha256();
+      const size = meter.size;
       await s3.send(new PutObjectCommand({ Bucket: settings.bucket, Key: objectKey(key), Body: fs.createReadStream(spool), ContentLength: size, ContentType: 'application/octet-stream' }));
       return { key, size, sha256 };
     } finally {
