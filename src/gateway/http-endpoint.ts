@@ -17,6 +17,10 @@ import { openMeter, type Meter } from './metering.js';
 import { verifySessionCredential } from './session-credentials.js';
 import { BudgetReachedError, ProviderError, type Provider, type Usage } from './types.js';
 import { wireUsage, type WireApi } from './wire-usage.js';
+import { handleMcpRelay } from '../tools/mcp/relay.js';
+
+/** The MCP relay's path under /gateway. */
+export const MCP_RELAY_PATH = '/mcp';
 
 /** Request bodies up to this size (a long conversation with images); more is a 413. */
 export const GATEWAY_BODY_LIMIT = 32 * 1024 * 1024;
@@ -114,8 +118,14 @@ function budgetStopRecord(api: WireApi): string {
 
 export async function handleGatewayRequest(req: http.IncomingMessage, res: http.ServerResponse, ctx: { sessionId: string | null; path: string }): Promise<void> {
   const path = ctx.path.split('?')[0]!.replace(/\/+$/, '');
+  if (path === MCP_RELAY_PATH) {
+    // The session's service-side tools for CLI engines (src/tools/mcp/relay.ts), same credential rule.
+    const who = await authenticate(req, ctx.sessionId);
+    if (typeof who === 'string') return sendError(res, 401, 'unauthorized', who, 'authentication_error');
+    return handleMcpRelay(req, res, who);
+  }
   const route = ROUTES[path];
-  if (!route) return sendError(res, 404, 'not_found', `the model gateway serves ${Object.keys(ROUTES).map((p) => `/gateway${p}`).join(', ')}; not ${path}`);
+  if (!route) return sendError(res, 404, 'not_found', `the model gateway serves ${[...Object.keys(ROUTES), MCP_RELAY_PATH].map((p) => `/gateway${p}`).join(', ')}; not ${path}`);
   if (req.method !== 'POST') return sendError(res, 405, 'method_not_allowed', `use POST for /gateway${path}`);
 
   const who = await authenticate(req, ctx.sessionId);

@@ -32,7 +32,13 @@ async function agentNow(agentId: string | null) {
   return { capabilities: a?.capabilities ?? [], toolPolicy: parseToolPolicy(a?.toolPolicy ?? null) };
 }
 
-export async function sessionToolbox(scope: ToolboxScope): Promise<Toolbox> {
+/**
+ * The session's tools that run in the service, not in the sandbox: the agent's remote MCP tools
+ * and its granted capabilities. hermes gets them beside the sandbox tools (sessionToolbox); CLI
+ * engines reach the same ones through the MCP relay (src/tools/mcp/relay.ts), so a call runs
+ * the same way whichever engine makes it.
+ */
+export async function serviceToolbox(scope: ToolboxScope): Promise<Toolbox> {
   const agent = scope.agentId ? await prisma.agent.findUnique({ where: { id: scope.agentId }, select: { mcpServers: true } }) : null;
   const servers = (Array.isArray(agent?.mcpServers) ? agent.mcpServers : []) as unknown as StoredMcpServer[];
   const mcpTools = servers.length ? await sessionMcpTools(scope.sessionId, servers, scope.onServerUnavailable) : [];
@@ -41,7 +47,7 @@ export async function sessionToolbox(scope: ToolboxScope): Promise<Toolbox> {
   return {
     async specs() {
       const { capabilities } = await agentNow(scope.agentId);
-      return [...SANDBOX_SPECS, ...mcpSpecs, ...capabilitySpecs(capabilities)];
+      return [...mcpSpecs, ...capabilitySpecs(capabilities)];
     },
 
     async decide(name) {
@@ -52,7 +58,6 @@ export async function sessionToolbox(scope: ToolboxScope): Promise<Toolbox> {
     },
 
     async run(call: ToolCall, signal: AbortSignal): Promise<ToolOutcome> {
-      if (SANDBOX_NAMES.has(call.name)) return runTool(scope.sandbox, call.name, call.input, { signal });
       const mcp = mcpToolNamed(scope.sessionId, call.name);
       if (mcp) return callMcpTool(scope, mcp, call.input, signal);
       const capability = capabilityForTool(call.name);
@@ -61,6 +66,18 @@ export async function sessionToolbox(scope: ToolboxScope): Promise<Toolbox> {
         return runCapability(capability, call.input, { ...scope, granted: capabilities, signal });
       }
       return { status: 'error', result: { error: `unknown tool ${call.name}` } };
+    },
+  };
+}
+
+export async function sessionToolbox(scope: ToolboxScope): Promise<Toolbox> {
+  const service = await serviceToolbox(scope);
+  return {
+    specs: async () => [...SANDBOX_SPECS, ...(await service.specs())],
+    decide: (name) => service.decide(name),
+    run(call: ToolCall, signal: AbortSignal): Promise<ToolOutcome> {
+      if (SANDBOX_NAMES.has(call.name)) return runTool(scope.sandbox, call.name, call.input, { signal });
+      return service.run(call, signal);
     },
   };
 }

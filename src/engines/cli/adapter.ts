@@ -3,6 +3,7 @@
 // object a line) becomes the session events hermes also produces. The runner that spawns the
 // CLI in the sandbox, feeds it lines and interrupts it is engine-independent (run-cli.ts).
 import type { EventFields, SessionEventType, StopReason } from '../../events/types.js';
+import type { McpRelay } from './mcp-relay.js';
 
 /** One session event as an engine produces it (the store adds id, session, agent and time). */
 export type EngineEvent = { [T in SessionEventType]: { type: T; fields: EventFields<T> } }[SessionEventType];
@@ -19,6 +20,11 @@ export interface CliTurn {
   reasoningEffort: string | null;
   /** The CLI's own conversation id from the session's previous turn: continue it. */
   resumeId: string | null;
+  /**
+   * The session's service-side tools (remote MCP servers, capabilities) as one MCP server to
+   * configure in the CLI (mcpRelayFor in mcp-relay.ts); absent or null when the agent has none.
+   */
+  mcpRelay?: McpRelay | null;
 }
 
 /** How to run one turn: the command line (in /workspace), its extra environment, its stdin, and files to place first. */

@@ -7,6 +7,7 @@
 import { newId } from '../../ids.js';
 import type { StopReason } from '../../events/types.js';
 import { jsonLine, type CliOutputMapper, type EngineAdapter, type EngineEvent, type SessionErrorDetail } from './adapter.js';
+import { cliMcpToolName, MCP_RELAY_SERVER, type McpRelay } from './mcp-relay.js';
 
 /** The platform's codex version (an agent's harnessVersion pins another). */
 export const CODEX_VERSION = '0.169.0';
@@ -36,7 +37,7 @@ export function codexReasoningEffort(effort: string | null): string | null {
 /** A TOML basic string (JSON's escapes are TOML's). */
 const toml = (s: string) => JSON.stringify(s);
 
-export function codexConfig(gatewayBaseUrl: string): string {
+export function codexConfig(gatewayBaseUrl: string, relay: McpRelay | null = null): string {
   return [
     'model_provider = "agent_service"',
     '',
@@ -46,7 +47,25 @@ export function codexConfig(gatewayBaseUrl: string): string {
     'env_key = "AGENT_SERVICE_TOKEN"',
     'wire_api = "responses"',
     '',
+    ...(relay ? codexRelayConfig(relay) : []),
   ].join('\n');
+}
+
+/**
+ * The MCP relay as a streamable HTTP MCP server of codex (keys checked against codex 0.169.0
+ * with --strict-config): the bearer token is read from the variable, never written here; the
+ * service enforces the agent's tool policy, so codex approves the calls itself.
+ */
+function codexRelayConfig(relay: McpRelay): string[] {
+  return [
+    `[mcp_servers.${MCP_RELAY_SERVER}]`,
+    `url = ${toml(relay.url)}`,
+    `bearer_token_env_var = ${toml(relay.tokenEnv)}`,
+    `startup_timeout_sec = ${relay.startupTimeoutSec}`,
+    `tool_timeout_sec = ${relay.toolTimeoutSec}`,
+    'default_tools_approval_mode = "approve"',
+    '',
+  ];
 }
 
 export const codexAdapter: EngineAdapter = {
@@ -64,7 +83,7 @@ export const codexAdapter: EngineAdapter = {
       env: { CODEX_HOME: codexHome },
       stdin: turn.prompt, // codex reads the prompt from stdin when none is on the command line
       files: {
-        [`${codexHome}/config.toml`]: codexConfig(gatewayBaseUrl),
+        [`${codexHome}/config.toml`]: codexConfig(gatewayBaseUrl, turn.mcpRelay ?? null),
         // Codex's global instructions file: the agent's prompt, instructions and skills.
         [`${codexHome}/AGENTS.md`]: turn.systemPrompt,
       },
@@ -83,7 +102,7 @@ function toolOf(item: Item): { name: string; args: Record<string, unknown> } | n
     case 'file_change':
       return { name: 'apply_patch', args: { changes: Array.isArray(item.changes) ? item.changes : [] } };
     case 'mcp_tool_call':
-      return { name: `mcp__${item.server}__${item.tool}`, args: item.arguments && typeof item.arguments === 'object' ? item.arguments : {} };
+      return { name: cliMcpToolName(String(item.server), String(item.tool)), args: item.arguments && typeof item.arguments === 'object' ? item.arguments : {} };
     case 'web_search':
       return { name: 'web_search', args: { query: String(item.query ?? '') } };
     default:
