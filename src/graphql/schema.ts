@@ -12,5 +12,6 @@ import './files.js';
 import './resources.js';
 import './skills.js';
 import './channels.js';
+import './environments.js';
 
 export const schema = builder.toSchema({ sortSchema: true });

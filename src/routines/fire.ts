@@ -61,13 +61,18 @@ async function fireNewSession(routine: Routine, viewer: Viewer, target: NewSessi
   if (!agent) throw new RunError('agent_not_found_error', `agent ${target.agent} not found`);
   const ref = { id: agent.id, name: agent.name, version: agent.version };
   if (agent.archived) throw new RunError('agent_archived_error', 'the agent is archived').withAgent(ref);
-  if (target.environment_id) throw new RunError('environment_not_found_error', `environment ${target.environment_id} not found`).withAgent(ref);
+  if (target.environment_id) {
+    const environment = await prisma.environment.findFirst({ where: { id: target.environment_id, universeId: routine.universeId }, select: { archivedAt: true } });
+    if (!environment) throw new RunError('environment_not_found_error', `environment ${target.environment_id} not found`).withAgent(ref);
+    if (environment.archivedAt) throw new RunError('environment_archived_error', `environment ${target.environment_id} is archived`).withAgent(ref);
+  }
   if (target.vault_ids?.length) throw new RunError('vault_not_found_error', `vault ${target.vault_ids[0]} not found`).withAgent(ref);
   try {
     const session = await createSession(viewer, {
       agent: agent.id,
       title: routine.name.slice(0, 120),
       metadata: { routine_id: routine.id },
+      ...(target.environment_id ? { environment_id: target.environment_id } : {}),
       initial_events: storedInitialEvents(routine),
       ...(routine.budgetCents !== null ? { budget: { type: 'limit', max_list_cost: { amount: routine.budgetCents.toString(), currency: 'USD' } } } : {}),
     });

@@ -17,6 +17,7 @@ import { materializeContent } from './attachments.js';
 import { planResources } from '../resources/resources.js';
 import { autoBilling } from '../billing/subscriptions.js';
 import { modelProvider } from '../runtime/models.js';
+import { environmentForNewSession } from '../environments/environments.js';
 
 const notFound = () => new AppError('not_found', 'session not found');
 
@@ -58,6 +59,7 @@ export async function createSession(viewer: Viewer, body: CreateSessionBody): Pr
   const id = newId('sess');
   const initial: NewEvent[] = [];
   for (const e of body.initial_events ?? []) initial.push({ type: 'user.message', fields: { content: await materializeContent(viewer.universe.id, id, e.content) } });
+  const environment = body.environment_id ? await environmentForNewSession(viewer.universe.id, body.environment_id) : null;
   const planned = await planResources(viewer.universe.id, id, body.resources ?? [], [], { agentId: agent.id });
   const { session, batch } = await prisma.$transaction(async (tx) => {
     const claimDefault = !agent.defaultSessionId
@@ -81,6 +83,7 @@ export async function createSession(viewer: Viewer, body: CreateSessionBody): Pr
         memoryMb: body.memoryMb ?? null,
         budgetMaxCents: budgetMax,
         promptVersion: agent.promptVersions[0]?.version ?? null,
+        environmentId: environment?.id ?? null,
       },
     });
     const batch = await storeEvents(tx, id, initial);
