@@ -6,7 +6,7 @@ const nextUlid = monotonicFactory();
 
 export type IdPrefix =
   | 'usr' | 'uni' | 'tok' | 'agent' | 'sess' | 'evt' | 'pv' | 'dev' | 'ws'
-  | 'file' | 'sesrsc' | 'skill' | 'skr' | 'rtn' | 'rrun' | 'whep' | 'whdl' | 'msg' | 'env';
+  | 'file' | 'sesrsc' | 'skill' | 'skr' | 'rtn' | 'rrun' | 'whep' | 'whdl' | 'msg' | 'vault' | 'env';
 
 export function newId(prefix: IdPrefix): string {
   return `${prefix}_${nextUlid().toLowerCase()}`;

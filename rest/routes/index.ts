@@ -10,6 +10,7 @@ import { webhookRoutes } from './webhooks.js';
 import { fileRoutes } from './files.js';
 import { channelRoutes } from './channels.js';
 import { toolPolicyRoutes } from './tool-policy.js';
+import { vaultRoutes } from './vaults.js';
 import { environmentRoutes } from './environments.js';
 
-export const routes: RestRoute[] = [...identityRoutes, ...agentRoutes, ...sessionRoutes, ...modelSubscriptionRoutes, ...routineRoutes, ...webhookRoutes, ...fileRoutes, ...sessionResourceRoutes, ...skillRoutes, ...channelRoutes, ...toolPolicyRoutes, ...environmentRoutes];
+export const routes: RestRoute[] = [...identityRoutes, ...agentRoutes, ...sessionRoutes, ...modelSubscriptionRoutes, ...routineRoutes, ...webhookRoutes, ...fileRoutes, ...sessionResourceRoutes, ...skillRoutes, ...channelRoutes, ...toolPolicyRoutes, ...environmentRoutes, ...vaultRoutes];

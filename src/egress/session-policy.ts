@@ -1,7 +1,8 @@
 // Each session's egress policy, compiled from the database (repository tokens, the agent's
-// secrets that declare a host) and kept per process. A change (token rotation) is pushed to
-// every process through pub/sub, so the next request through any of them uses the new policy;
-// nothing inside the sandbox changes.
+// secrets that declare a host, the session's vault credentials) and kept per process. A change
+// (token rotation, a vault credential written or deleted) is pushed to every process through
+// pub/sub, so the next request through any of them uses the new policy; nothing inside the
+// sandbox changes.
 import { prisma } from '../db/client.js';
 import { open } from '../crypto/secret-box.js';
 import { pubsub, type PubSub } from '../events/pubsub.js';
@@ -9,13 +10,18 @@ import { logger } from '../logger.js';
 import { checkConflicts, compilePolicy, EgressHeaderConflictError, hostKeyOfUrl, type EgressPolicy, type HeaderRule } from './policy.js';
 import { repositoryRule, secretRules } from './declarations.js';
 import { loadEgressSettings } from './settings.js';
+import { vaultRules, type CredentialOverride } from '../vaults/egress-rules.js';
 
 const CHANNEL = 'egress-policy';
 const TTL_MS = 60_000;
 
-/** The header rules of a session; `tokenOverride` replaces one repository's token (a rotation being checked). */
-export async function sessionRules(sessionId: string, tokenOverride?: { resourceId: string; token: string }): Promise<HeaderRule[]> {
-  const session = await prisma.session.findUnique({ where: { id: sessionId }, select: { agentId: true } });
+/**
+ * The header rules of a session (repository tokens, the agent's egress secrets, its vaults'
+ * credentials); `tokenOverride` replaces one repository's token (a rotation being checked),
+ * `credentialOverride` one vault credential (a PUT being checked).
+ */
+export async function sessionRules(sessionId: string, tokenOverride?: { resourceId: string; token: string }, credentialOverride?: CredentialOverride): Promise<HeaderRule[]> {
+  const session = await prisma.session.findUnique({ where: { id: sessionId }, select: { agentId: true, vaultIds: true } });
   const repos = await prisma.sessionResource.findMany({ where: { sessionId, type: 'github_repository' }, orderBy: { createdAt: 'asc' } });
   const rules: HeaderRule[] = [];
   for (const r of repos) {
@@ -23,6 +29,7 @@ export async function sessionRules(sessionId: string, tokenOverride?: { resource
     if (token && r.url) rules.push(repositoryRule(r.id, hostKeyOfUrl(r.url), token));
   }
   if (session?.agentId) rules.push(...(await agentSecretRules(session.agentId)));
+  if (session?.vaultIds.length) rules.push(...(await vaultRules(session.vaultIds, credentialOverride)));
   return rules;
 }
 

@@ -13,5 +13,6 @@ import './resources.js';
 import './skills.js';
 import './channels.js';
 import './environments.js';
+import './vaults.js';
 
 export const schema = builder.toSchema({ sortSchema: true });

@@ -16,6 +16,7 @@ import { nudgeDispatchers, queueResourceEvent } from '../webhooks/outbox.js';
 import type { NewSessionTargetValue, RoutineErrorType, RoutineRunAgent, RoutineTarget, SessionTargetValue } from './contract.js';
 import { nextRun } from './cron.js';
 import { routineScheduler } from './scheduling.js';
+import { checkVaultIds } from '../vaults/vaults.js';
 
 type Trigger = { type: 'schedule'; scheduledAt: Date } | { type: 'manual' };
 
@@ -66,12 +67,14 @@ async function fireNewSession(routine: Routine, viewer: Viewer, target: NewSessi
     if (!environment) throw new RunError('environment_not_found_error', `environment ${target.environment_id} not found`).withAgent(ref);
     if (environment.archivedAt) throw new RunError('environment_archived_error', `environment ${target.environment_id} is archived`).withAgent(ref);
   }
-  if (target.vault_ids?.length) throw new RunError('vault_not_found_error', `vault ${target.vault_ids[0]} not found`).withAgent(ref);
+  const vaults = await checkVaultIds(routine.universeId, target.vault_ids ?? []);
+  if (vaults.missing) throw new RunError('vault_not_found_error', `vault ${vaults.missing} not found`).withAgent(ref);
   try {
     const session = await createSession(viewer, {
       agent: agent.id,
       title: routine.name.slice(0, 120),
       metadata: { routine_id: routine.id },
+      ...(vaults.ids.length ? { vault_ids: vaults.ids } : {}),
       ...(target.environment_id ? { environment_id: target.environment_id } : {}),
       initial_events: storedInitialEvents(routine),
       ...(routine.budgetCents !== null ? { budget: { type: 'limit', max_list_cost: { amount: routine.budgetCents.toString(), currency: 'USD' } } } : {}),

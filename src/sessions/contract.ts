@@ -32,7 +32,7 @@ export const createSessionBody = z.strictObject({
   instructions: z.array(instructionFile).max(20).optional(),
   initial_events: z.array(userMessageEvent).max(50).optional().describe('All or nothing; a non-empty list starts the first turn'),
   environment_id: z.string().min(1).max(128).optional(),
-  vault_ids: z.array(z.string().min(1).max(128)).max(10).optional(),
+  vault_ids: z.array(z.string().min(1).max(128)).max(10).optional().describe('Vaults whose credentials the egress proxy injects (404 not_found for an id that is not a vault of the universe)'),
   vcpus: z.number().int().min(1).max(64).optional(),
   memoryMb: z.number().int().min(128).max(262_144).optional(),
   modelBilling: modelBilling.optional().describe('Omitted: a connected subscription set for new agents applies'),

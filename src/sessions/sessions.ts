@@ -15,6 +15,7 @@ import type { Session } from '../generated/prisma/client.js';
 import { centsToNano, nanoToCents } from '../billing/money.js';
 import { materializeContent } from './attachments.js';
 import { planResources } from '../resources/resources.js';
+import { vaultsForNewSession } from '../vaults/session-vaults.js';
 import { autoBilling } from '../billing/subscriptions.js';
 import { modelProvider } from '../runtime/models.js';
 import { environmentForNewSession } from '../environments/environments.js';
@@ -60,6 +61,7 @@ export async function createSession(viewer: Viewer, body: CreateSessionBody): Pr
   const initial: NewEvent[] = [];
   for (const e of body.initial_events ?? []) initial.push({ type: 'user.message', fields: { content: await materializeContent(viewer.universe.id, id, e.content) } });
   const environment = body.environment_id ? await environmentForNewSession(viewer.universe.id, body.environment_id) : null;
+  const vaultIds = await vaultsForNewSession(viewer.universe.id, body.vault_ids ?? [], agent.id, body.resources ?? []);
   const planned = await planResources(viewer.universe.id, id, body.resources ?? [], [], { agentId: agent.id });
   const { session, batch } = await prisma.$transaction(async (tx) => {
     const claimDefault = !agent.defaultSessionId
@@ -83,6 +85,7 @@ export async function createSession(viewer: Viewer, body: CreateSessionBody): Pr
         memoryMb: body.memoryMb ?? null,
         budgetMaxCents: budgetMax,
         promptVersion: agent.promptVersions[0]?.version ?? null,
+        vaultIds,
         environmentId: environment?.id ?? null,
       },
     });

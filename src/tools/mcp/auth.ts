@@ -7,10 +7,10 @@ import { AppError } from '../../errors.js';
 import { open, seal } from '../../crypto/secret-box.js';
 import { urlShapeRefusal } from '../../net/outbound-guard.js';
 
-const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,100}$/;
+export const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,100}$/;
 // Headers the MCP transport itself sets, and hop-by-hop headers: a server's credentials must not
-// replace them.
-const RESERVED = new Set([
+// replace them (vault credentials injected by the egress proxy follow the same rules).
+export const RESERVED = new Set([
   'host', 'content-length', 'content-type', 'accept', 'connection', 'transfer-encoding', 'upgrade', 'te', 'trailer',
   'keep-alive', 'proxy-authorization', 'proxy-connection', 'mcp-session-id', 'mcp-protocol-version', 'last-event-id', 'cookie',
 ]);
