@@ -9,6 +9,12 @@ function int(name: string, fallback: number): number {
   return n;
 }
 
+function openaiApiMode(raw: string | undefined): 'responses' | 'chat' | null {
+  if (!raw) return null;
+  if (raw === 'responses' || raw === 'chat') return raw;
+  throw new Error(`OPENAI_API_MODE must be "responses" or "chat", got "${raw}"`);
+}
+
 export interface Config {
   port: number;
   host: string;
@@ -26,6 +32,8 @@ export interface Config {
   anthropicBaseUrl: string;
   openaiApiKey: string | undefined;
   openaiBaseUrl: string;
+  /** OPENAI_API_MODE: the wire API for every OpenAI model (`responses` or `chat`); unset, the catalog's per-model `api`. */
+  openaiApiMode: 'responses' | 'chat' | null;
   cookieSecure: boolean;
   /** Whether this process runs turns (with Redis, API-only processes can leave them to workers). */
   turnWorker: boolean;
@@ -58,6 +66,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     anthropicBaseUrl: (env.ANTHROPIC_BASE_URL || 'https://api.anthropic.com').replace(/\/+$/, ''),
     openaiApiKey: env.OPENAI_API_KEY || undefined,
     openaiBaseUrl: (env.OPENAI_BASE_URL || 'https://api.openai.com/v1').replace(/\/+$/, ''),
+    openaiApiMode: openaiApiMode(env.OPENAI_API_MODE),
     cookieSecure: env.COOKIE_SECURE === '1' || env.COOKIE_SECURE === 'true',
     turnWorker: env.TURN_WORKER !== '0',
     queuePrefix: env.QUEUE_PREFIX || 'agent-service',

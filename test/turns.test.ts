@@ -193,7 +193,7 @@ describe('provider failures', () => {
 
 describe('OpenAI models', () => {
   it('runs a tool turn over the Chat Completions wire format', async () => {
-    const { session } = await readySession(s, { llm: 'gpt-5' });
+    const { session } = await readySession(s, { llm: 'gpt-4.1' }); // the catalog sends gpt-4.1 over Chat Completions (gpt-5: test/gateway/responses.test.ts)
     fake.enqueue({ kind: 'tool_call', name: 'bash', input: { command: 'echo from-openai > o.txt && cat o.txt' } }, { kind: 'text', text: 'openai done' });
     await sendText(s, session.id, 'do it');
     const events = await waitForEvents(s, session.id, 'session.status_idle');

@@ -1,7 +1,7 @@
 // Anthropic Messages API, streaming. ANTHROPIC_BASE_URL is read without /v1, as the SDK does.
 import { parseSse } from './sse.js';
 import { networkError, parseStreamJson, providerErrorFrom, streamError, truncatedError } from './http-errors.js';
-import { emptyUsage, parseToolInput, ProviderError, type ChatMessage, type ContentBlock, type ModelEvent, type ModelRequest, type ProviderCredential, type Usage } from './types.js';
+import { emptyUsage, OPENAI_REASONING_TAG, parseToolInput, ProviderError, type ChatMessage, type ContentBlock, type ModelEvent, type ModelRequest, type ProviderCredential, type Usage } from './types.js';
 
 /** Extended-thinking budgets by reasoningEffort; none/off (or unknown) means no thinking. */
 export const THINKING_BUDGET: Readonly<Record<string, number>> = {
@@ -40,8 +40,8 @@ function toAnthropicBlock(b: ContentBlock): Record<string, unknown> | null {
       return { type: 'tool_result', tool_use_id: b.toolUseId, content: b.content, ...(b.isError ? { is_error: true } : {}) };
     case 'reasoning':
       // Only signed thinking can go back (a redacted block's opaque data travels in `signature`);
-      // unsigned reasoning (another provider's, or cut off) is dropped.
-      if (!b.signature) return null;
+      // unsigned reasoning (Chat Completions', or cut off) and OpenAI's encrypted reasoning are dropped.
+      if (!b.signature || b.signature.startsWith(OPENAI_REASONING_TAG)) return null;
       return b.redacted ? { type: 'redacted_thinking', data: b.signature } : { type: 'thinking', thinking: b.text, signature: b.signature };
   }
 }

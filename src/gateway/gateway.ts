@@ -2,6 +2,8 @@
 // Credential choice, metering and budgets wrap this (metering.ts); no database code here.
 import { streamAnthropic } from './anthropic.js';
 import { streamOpenAI } from './openai.js';
+import { streamOpenAIResponses } from './openai-responses.js';
+import { openaiApi } from './openai-api.js';
 import { ProviderError, type ModelEvent, type ModelRequest, type ProviderCredential } from './types.js';
 
 export function streamModel(req: ModelRequest, cred: ProviderCredential, signal?: AbortSignal): AsyncIterable<ModelEvent> {
@@ -9,7 +11,7 @@ export function streamModel(req: ModelRequest, cred: ProviderCredential, signal?
     case 'anthropic':
       return streamAnthropic(req, cred, signal);
     case 'openai':
-      return streamOpenAI(req, cred, signal);
+      return (req.api ?? openaiApi(req.model)) === 'responses' ? streamOpenAIResponses(req, cred, signal) : streamOpenAI(req, cred, signal);
     default:
       throw new ProviderError(`unknown model provider: ${String(req.provider)}`, { status: null, retryable: false, code: 'provider_bad_request' });
   }

@@ -3,17 +3,21 @@ import { parseSse } from './sse.js';
 import { networkError, parseStreamJson, providerErrorFrom, streamError, truncatedError } from './http-errors.js';
 import { emptyUsage, parseToolInput, ProviderError, type ChatMessage, type ModelEvent, type ModelRequest, type ProviderCredential } from './types.js';
 
+/** The o-series and gpt-5 models reason (gpt-5-chat-latest does not); others refuse reasoning settings. */
+export function isOpenAIReasoningModel(model: string): boolean {
+  const m = model.toLowerCase();
+  return /^o\d/.test(m) || (/^gpt-5/.test(m) && !/-chat/.test(m));
+}
+
 /**
  * `reasoning_effort` for a model, or null to leave it out. Only reasoning models take it (a
  * non-reasoning model answers 400), and the accepted values differ by family: o-series
  * low/medium/high; gpt-5 minimal..high; gpt-5.1+ none/low/medium/high. Our wider scale folds in.
  */
 export function openaiReasoningEffort(model: string, effort: string | null | undefined): string | null {
-  if (!effort) return null;
+  if (!effort || !isOpenAIReasoningModel(model)) return null;
   const m = model.toLowerCase();
   const oSeries = /^o\d/.test(m);
-  const gpt5 = /^gpt-5/.test(m) && !/-chat/.test(m); // gpt-5-chat-latest does not reason
-  if (!oSeries && !gpt5) return null;
   if (/^gpt-5(\.\d+)?-pro/.test(m)) return 'high'; // the pro models accept only high
   const newer = /^gpt-5\.\d/.test(m);
   switch (effort) {

@@ -28,6 +28,8 @@ export interface ModelRequest {
   tools: ToolSpec[];
   maxTokens?: number;
   reasoningEffort?: string | null;
+  /** OpenAI only: the wire API to call; unset, OPENAI_API_MODE or the catalog's choice for the model. */
+  api?: 'responses' | 'chat';
 }
 
 export interface Usage {
@@ -82,6 +84,13 @@ export class ProviderError extends Error {
 export function emptyUsage(): Usage {
   return { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 };
 }
+
+/**
+ * Reasoning signatures are provider-specific. OpenAI's encrypted reasoning (Responses API) is
+ * kept in a reasoning block's `signature` behind this tag, so each adapter sends back only its
+ * own provider's reasoning (a session may change model between turns).
+ */
+export const OPENAI_REASONING_TAG = 'openai-encrypted:';
 
 /** Tool input as sent; arguments that are not a JSON object are kept for the tool to reject. */
 export function parseToolInput(json: string): Record<string, unknown> {

@@ -43,6 +43,14 @@ function openaiUsage(input: unknown, cached: unknown, output: unknown): Usage {
   return { ...emptyUsage(), inputTokens: Math.max(0, num(input) - c), outputTokens: num(output), cacheReadTokens: c };
 }
 
+/**
+ * A Responses `usage` object (hermes' Responses adapter reads it too): cached tokens are inside
+ * input_tokens, reasoning tokens inside output_tokens (billed as output), each counted once.
+ */
+export function responsesUsage(u: Json): Usage {
+  return openaiUsage(u.input_tokens, u.input_tokens_details?.cached_tokens, u.output_tokens);
+}
+
 export function wireUsage(api: WireApi): WireUsage {
   let usage: Usage | null = null;
   let streamedChars = 0;
@@ -70,7 +78,7 @@ export function wireUsage(api: WireApi): WireUsage {
     // The final answer (`response.completed`, `.incomplete`, `.failed`, or a whole JSON answer).
     const whole: Json | null = ev.object === 'response' ? ev : ev.response && typeof ev.response === 'object' ? ev.response : null;
     const u = whole?.usage;
-    if (u && typeof u === 'object') usage = openaiUsage(u.input_tokens, u.input_tokens_details?.cached_tokens, u.output_tokens);
+    if (u && typeof u === 'object') usage = responsesUsage(u);
     if (typeof ev.type === 'string' && ev.type.endsWith('.delta')) streamedChars += len(ev.delta);
   };
 

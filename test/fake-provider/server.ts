@@ -9,15 +9,20 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Usage } from '../../src/gateway/types.js';
 
-/** Scripted token counts: the gateway's names, or the short names older tests use. */
-export type FakeUsage = Partial<Usage> & Partial<{ input: number; output: number; cacheRead: number; cacheWrite: number }>;
+/**
+ * Scripted token counts: the gateway's names, or the short names older tests use.
+ * `reasoningTokens` is the part of the output spent reasoning (OpenAI reports it inside output).
+ */
+export type FakeUsage = Partial<Usage> & Partial<{ input: number; output: number; cacheRead: number; cacheWrite: number; reasoningTokens: number }>;
 
 export type FakeStep =
   | { kind: 'text'; text: string; chunks?: number; usage?: FakeUsage; delayMs?: number /* between chunks */ }
   | { kind: 'reasoning_then_text'; reasoning: string; text: string; usage?: FakeUsage }
-  /** `more`: further calls in the same answer (Anthropic wire format only). */
-  | { kind: 'tool_call'; name: string; input: Record<string, unknown>; id?: string; text?: string; usage?: FakeUsage; more?: { name: string; input: Record<string, unknown>; id: string }[] }
+  /** `more`: further calls in the same answer (Anthropic wire format only); `reasoning`: a summary before the call (Responses only). */
+  | { kind: 'tool_call'; name: string; input: Record<string, unknown>; id?: string; text?: string; usage?: FakeUsage; more?: { name: string; input: Record<string, unknown>; id: string }[]; reasoning?: string }
   | { kind: 'error'; status: number; message?: string; retryAfterSec?: number } // in the provider's own error JSON
+  /** A 200 stream that fails after it started: Anthropic `error`, a Chat `{error}` chunk, Responses `response.failed` (or `error` with `as`). */
+  | { kind: 'stream_error'; code?: string; message?: string; as?: 'failed' | 'error'; usage?: FakeUsage }
   | { kind: 'hang'; text?: string }; // headers and a first event, then nothing until the client goes
 
 export interface RecordedRequest { path: string; headers: Record<string, string>; body: any }
@@ -36,7 +41,7 @@ export interface FakeProvider {
 }
 
 type Api = 'anthropic' | 'openai';
-interface Counts { input: number; output: number; cacheRead: number; cacheWrite: number }
+interface Counts { input: number; output: number; cacheRead: number; cacheWrite: number; reasoning: number }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const SIGNATURE = 'sig-fake-123';
@@ -51,7 +56,7 @@ function split(text: string, chunks: number): string[] {
 
 function countsOf(step: FakeStep): Counts {
   const u: FakeUsage = ('usage' in step ? step.usage : undefined) ?? {};
-  return { input: u.inputTokens ?? u.input ?? 10, output: u.outputTokens ?? u.output ?? 5, cacheRead: u.cacheReadTokens ?? u.cacheRead ?? 0, cacheWrite: u.cacheWriteTokens ?? u.cacheWrite ?? 0 };
+  return { input: u.inputTokens ?? u.input ?? 10, output: u.outputTokens ?? u.output ?? 5, cacheRead: u.cacheReadTokens ?? u.cacheRead ?? 0, cacheWrite: u.cacheWriteTokens ?? u.cacheWrite ?? 0, reasoning: u.reasoningTokens ?? 0 };
 }
 
 const newId = (prefix: string) => `${prefix}${Math.random().toString(36).slice(2, 12)}`;
@@ -247,7 +252,7 @@ async function openaiStream(res: http.ServerResponse, step: FakeStep, model: str
 
 const openaiUsage = (u: Counts) => ({
   prompt_tokens: u.input + u.cacheRead, completion_tokens: u.output, total_tokens: u.input + u.cacheRead + u.output,
-  prompt_tokens_details: { cached_tokens: u.cacheRead, audio_tokens: 0 }, completion_tokens_details: { reasoning_tokens: 0, audio_tokens: 0 },
+  prompt_tokens_details: { cached_tokens: u.cacheRead, audio_tokens: 0 }, completion_tokens_details: { reasoning_tokens: u.reasoning, audio_tokens: 0 },
 });
 
 function openaiJson(step: FakeStep, model: string): Record<string, unknown> {
@@ -270,6 +275,24 @@ function validateResponses(body: any): string | null {
   for (const [i, t] of (body.tools ?? []).entries()) {
     if (t?.type === 'function' && !t.name) return `Missing required parameter: 'tools[${i}].name'.`;
   }
+  if (body.reasoning?.summary !== undefined && !['auto', 'concise', 'detailed'].includes(body.reasoning.summary)) return `Invalid value: '${body.reasoning.summary}'. Supported values are: 'auto', 'concise', and 'detailed'.`;
+  for (const [i, x] of (Array.isArray(body.input) ? body.input : []).entries()) {
+    // Nothing is kept with store=false: reasoning named only by its id points at nothing (it must
+    // come back with its encrypted_content).
+    if (body.store === false && x?.type === 'reasoning' && x.id && !x.encrypted_content) return `Item with id '${x.id}' not found. Items are not persisted when \`store\` is set to false. Try again with \`store\` set to true, or remove this item from your input.`;
+    if (x?.type === 'function_call' && (!x.call_id || !x.name || typeof x.arguments !== 'string')) return `Invalid 'input[${i}]': a function_call needs call_id, name and arguments (a string).`;
+    if (x?.type === 'function_call_output' && typeof x.output !== 'string' && !Array.isArray(x.output)) return `Invalid type for 'input[${i}].output': expected a string.`;
+    if (x?.type === 'reasoning') {
+      if (!Array.isArray(x.summary)) return `Missing required parameter: 'input[${i}].summary'.`;
+      if (!isReasoningModel(body.model)) return `Reasoning input items are not supported with the model '${body.model}'.`;
+      if (typeof x.encrypted_content !== 'string' || !issuedReasoning.has(x.encrypted_content)) return `The encrypted content for item input[${i}] could not be verified.`;
+    }
+    const role = x?.type === 'message' || (x?.type === undefined && x?.role) ? x.role : null;
+    if (role && Array.isArray(x.content)) {
+      const allowed = role === 'assistant' ? ['output_text', 'refusal'] : ['input_text', 'input_image', 'input_file'];
+      for (const part of x.content) if (!allowed.includes(part?.type)) return `Invalid value: '${part?.type}'. Supported values for role '${role}' are: ${allowed.join(', ')}.`;
+    }
+  }
   // A function_call_output answers a function_call earlier in the input (or in the previous response).
   if (Array.isArray(body.input) && !body.previous_response_id) {
     const calls = new Set(body.input.filter((x: any) => x?.type === 'function_call').map((x: any) => x.call_id));
@@ -279,31 +302,39 @@ function validateResponses(body: any): string | null {
 }
 
 function responsesUsage(u: Counts) {
-  return { input_tokens: u.input + u.cacheRead, input_tokens_details: { cached_tokens: u.cacheRead }, output_tokens: u.output, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: u.input + u.cacheRead + u.output };
+  return { input_tokens: u.input + u.cacheRead, input_tokens_details: { cached_tokens: u.cacheRead }, output_tokens: u.output, output_tokens_details: { reasoning_tokens: u.reasoning }, total_tokens: u.input + u.cacheRead + u.output };
 }
 
+/** Encrypted reasoning this fake handed out (asked for with `include`); only these come back valid. */
+const issuedReasoning = new Set<string>();
+
 /** The output items of a step, as the finished response lists them. */
-function responsesOutput(step: FakeStep): Record<string, unknown>[] {
+function responsesOutput(step: FakeStep, include: string[] = []): Record<string, unknown>[] {
   const out: Record<string, unknown>[] = [];
-  if (step.kind === 'reasoning_then_text') out.push({ type: 'reasoning', id: newId('rs_'), summary: [{ type: 'summary_text', text: step.reasoning }] });
+  const summary = step.kind === 'reasoning_then_text' ? step.reasoning : step.kind === 'tool_call' ? step.reasoning : undefined;
+  if (summary !== undefined) {
+    const encrypted = include.includes('reasoning.encrypted_content') ? `gAAAAA${Buffer.from(summary).toString('base64')}${newId('')}` : null;
+    if (encrypted) issuedReasoning.add(encrypted);
+    out.push({ type: 'reasoning', id: newId('rs_'), summary: [{ type: 'summary_text', text: summary }], ...(encrypted ? { encrypted_content: encrypted } : {}) });
+  }
   const text = textOf(step);
   if (text) out.push({ type: 'message', id: newId('msg_'), status: 'completed', role: 'assistant', content: [{ type: 'output_text', text, annotations: [] }] });
   if (step.kind === 'tool_call') out.push({ type: 'function_call', id: newId('fc_'), call_id: toolIdOf(step, 'openai'), name: step.name, arguments: JSON.stringify(step.input), status: 'completed' });
   return out;
 }
 
-function responsesJson(step: FakeStep, model: string): Record<string, unknown> {
-  return { id: newId('resp_'), object: 'response', created_at: Math.floor(Date.now() / 1000), status: 'completed', model, output: responsesOutput(step), usage: responsesUsage(countsOf(step)) };
+function responsesJson(step: FakeStep, model: string, include: string[]): Record<string, unknown> {
+  return { id: newId('resp_'), object: 'response', created_at: Math.floor(Date.now() / 1000), status: 'completed', model, output: responsesOutput(step, include), usage: responsesUsage(countsOf(step)) };
 }
 
-async function responsesStream(res: http.ServerResponse, step: FakeStep, model: string, hangs: Set<http.ServerResponse>): Promise<void> {
+async function responsesStream(res: http.ServerResponse, step: FakeStep, model: string, hangs: Set<http.ServerResponse>, include: string[] = []): Promise<void> {
   let seq = 0;
   const send = (type: string, data: Record<string, unknown>) => !res.destroyed && res.write(`event: ${type}\ndata: ${JSON.stringify({ type, sequence_number: seq++, ...data })}\n\n`);
   const response = { id: newId('resp_'), object: 'response', created_at: Math.floor(Date.now() / 1000), model, output: [] as unknown[], usage: null as unknown };
   res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
   send('response.created', { response: { ...response, status: 'in_progress' } });
   send('response.in_progress', { response: { ...response, status: 'in_progress' } });
-  const items = step.kind === 'hang' ? (step.text ? [{ type: 'message', id: newId('msg_'), status: 'completed', role: 'assistant', content: [{ type: 'output_text', text: step.text, annotations: [] }] }] : []) : responsesOutput(step);
+  const items = step.kind === 'hang' ? (step.text ? [{ type: 'message', id: newId('msg_'), status: 'completed', role: 'assistant', content: [{ type: 'output_text', text: step.text, annotations: [] }] }] : []) : responsesOutput(step, include);
   for (const [output_index, item] of items.entries() as IterableIterator<[number, any]>) {
     if (item.type === 'reasoning') {
       send('response.output_item.added', { output_index, item: { ...item, summary: [] } });
@@ -339,6 +370,25 @@ async function responsesStream(res: http.ServerResponse, step: FakeStep, model: 
     return;
   }
   send('response.completed', { response: { ...response, status: 'completed', output: items, usage: responsesUsage(countsOf(step)) } });
+  res.end();
+}
+
+// ---- failures inside a 200 stream ----------------------------------------------------------
+
+function streamFailure(res: http.ServerResponse, api: Api, responses: boolean, step: Extract<FakeStep, { kind: 'stream_error' }>, model: string): void {
+  const send = (event: string | null, data: Record<string, unknown>) => res.write(`${event ? `event: ${event}\n` : ''}data: ${JSON.stringify(data)}\n\n`);
+  const message = step.message ?? 'The server had an error while processing your request.';
+  res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+  if (api === 'anthropic') {
+    send('error', { type: 'error', error: { type: step.code ?? 'overloaded_error', message } });
+  } else if (!responses) {
+    send(null, { error: { message, type: step.code ?? 'server_error', param: null, code: null } });
+  } else {
+    const response = { id: newId('resp_'), object: 'response', created_at: Math.floor(Date.now() / 1000), model, output: [] };
+    send('response.created', { type: 'response.created', sequence_number: 0, response: { ...response, status: 'in_progress', usage: null } });
+    if (step.as === 'error') send('error', { type: 'error', sequence_number: 1, code: step.code ?? 'server_error', message, param: null });
+    else send('response.failed', { type: 'response.failed', sequence_number: 1, response: { ...response, status: 'failed', error: { code: step.code ?? 'server_error', message }, usage: step.usage ? responsesUsage(countsOf(step)) : null } });
+  }
   res.end();
 }
 
@@ -379,12 +429,17 @@ export async function startFakeProvider(): Promise<FakeProvider> {
       return sendError(res, api, step.status, step.message ?? `fake error ${step.status}`, step.retryAfterSec !== undefined ? { 'retry-after': String(step.retryAfterSec) } : {});
     }
     const model = typeof body?.model === 'string' ? body.model : 'fake';
+    if (step.kind === 'stream_error') {
+      if (body?.stream === true) return streamFailure(res, api, responses, step, model);
+      return sendError(res, api, 500, step.message ?? 'fake stream error');
+    }
+    const include: string[] = Array.isArray(body?.include) ? body.include : [];
     if (body?.stream !== true) {
       if (step.kind === 'hang') return void hangs.add(res); // no headers at all until the client gives up
-      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(api === 'anthropic' ? anthropicJson(step, model) : responses ? responsesJson(step, model) : openaiJson(step, model)));
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(api === 'anthropic' ? anthropicJson(step, model) : responses ? responsesJson(step, model, include) : openaiJson(step, model)));
       return;
     }
-    void (api === 'anthropic' ? anthropicStream(res, step, model, hangs) : responses ? responsesStream(res, step, model, hangs) : openaiStream(res, step, model, hangs));
+    void (api === 'anthropic' ? anthropicStream(res, step, model, hangs) : responses ? responsesStream(res, step, model, hangs, include) : openaiStream(res, step, model, hangs));
   };
 
   const server = http.createServer((req, res) => {

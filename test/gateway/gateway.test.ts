@@ -68,6 +68,7 @@ const request = (provider: Provider, extra: Partial<ModelRequest> = {}): ModelRe
   system: 'You are terse.',
   tools: [{ name: 'bash', description: 'run a command', inputSchema: { type: 'object', properties: { command: { type: 'string' } } } }],
   messages: [{ role: 'user', content: [{ type: 'text', text: 'hi' }] }],
+  ...(provider === 'openai' ? { api: 'chat' as const } : {}), // this file tests Chat Completions; Responses: responses.test.ts
   ...extra,
 });
 const cred = (provider: Provider, apiKey = KEY): ProviderCredential => ({ apiKey, baseUrl: provider === 'anthropic' ? fake.anthropicBaseUrl : fake.openaiBaseUrl, kind: 'platform' });

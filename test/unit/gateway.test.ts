@@ -42,7 +42,9 @@ afterAll(async () => {
 
 const request = (provider: 'anthropic' | 'openai', extra: Partial<ModelRequest> = {}): ModelRequest => ({
   provider, model: provider === 'anthropic' ? 'claude-sonnet-4-5' : 'gpt-5', system: 'sys', tools: [{ name: 'bash', description: 'run', inputSchema: { type: 'object' } }],
-  messages: [{ role: 'user', content: [{ type: 'text', text: 'hi' }, { type: 'image', mediaType: 'image/png', data: 'AAAA' }] }], ...extra,
+  messages: [{ role: 'user', content: [{ type: 'text', text: 'hi' }, { type: 'image', mediaType: 'image/png', data: 'AAAA' }] }],
+  ...(provider === 'openai' ? { api: 'chat' as const } : {}), // Chat Completions here; Responses: test/gateway/responses.test.ts
+  ...extra,
 });
 const cred = (provider: 'anthropic' | 'openai') => ({ apiKey: 'k', baseUrl: provider === 'anthropic' ? fake.anthropicBaseUrl : fake.openaiBaseUrl, kind: 'platform' as const });
 
