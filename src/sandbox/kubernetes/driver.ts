@@ -6,9 +6,13 @@
 // (hooks.podLost → session.error pod_unavailable, retrying) and the command runs again once.
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { PassThrough, Readable } from 'node:stream';
+import readline from 'node:readline';
+import { PassThrough, Readable, Writable } from 'node:stream';
 import { CoreV1Api, type KubeConfig, type V1Pod } from '@kubernetes/client-node';
-import { SandboxPathError, SandboxUnavailableError, WORKSPACE, type ExecOptions, type ExecResult, type FileStat, type Sandbox, type SandboxDriver, type SandboxEgress, type SandboxSpec } from '../driver.js';
+import { SandboxPathError, SandboxUnavailableError, WORKSPACE, type ExecOptions, type ExecResult, type FileStat, type Sandbox, type SandboxDriver, type SandboxEgress, type SandboxProcess, type SandboxSpec, type SpawnOptions } from '../driver.js';
+import { DEFAULT_STDERR_TAIL, TailBuffer } from '../stream-process.js';
+import { shQuote } from '../unshare-jail.js';
+import { placeMounts, rewriteMounts } from './pod-mounts.js';
 import { relativeToWorkspace } from '../paths.js';
 import { ANNOTATION, LABEL, poolId, sandboxPod } from './pod-spec.js';
 import { apiStatus, isReady, podGone } from './pod-state.js';
@@ -179,6 +183,7 @@ export function createKubernetesDriver(opts: KubernetesDriverOptions): Kubernete
 
   class PodSandbox implements Sandbox {
     readonly hostWorkspace = null;
+    readonly egressEndpoint = 'http://127.0.0.1:3128';
     private active = 0;
     private dirty = false;
     private timer: NodeJS.Timeout | undefined;
@@ -260,6 +265,50 @@ export function createKubernetesDriver(opts: KubernetesDriverOptions): Kubernete
         }),
         true,
       );
+    }
+
+    /** Mount copies already in this sandbox's current pod (pod name → expected path → pod path). */
+    private mountsIn = new Map<string, Map<string, string>>();
+
+    async spawn(o: SpawnOptions): Promise<SandboxProcess> {
+      if (this.closed) throw new SandboxUnavailableError(`the sandbox of session ${this.sessionId} was destroyed`);
+      const rel = o.cwd ? relativeToWorkspace(o.cwd) : '';
+      const cwd = rel ? `${WORKSPACE}/${rel}` : WORKSPACE;
+      const pod = this.pod;
+      let known = this.mountsIn.get(pod);
+      if (!known) this.mountsIn = new Map([[pod, (known = new Map())]]);
+      const missing = (o.mounts ?? []).filter((m) => !known.has(m.inside));
+      for (const [inside, at] of await placeMounts(exec, pod, missing)) known.set(inside, at);
+      const rewrite = (t: string) => rewriteMounts(t, known);
+      const command = rewrite(o.argv ? `exec ${o.argv.map(shQuote).join(' ')}` : (o.command ?? 'true'));
+      const env = { ...this.env, ...opts.egress.env(this.sessionId, 'http://127.0.0.1:3128', '/run/agent-service') };
+      for (const [k, v] of Object.entries(o.env ?? {})) env[k] = rewrite(v);
+      const id = randomBytes(8).toString('hex');
+      const stdout = new PassThrough();
+      const tail = new TailBuffer(o.stderrTailBytes ?? DEFAULT_STDERR_TAIL);
+      const stderr = new Writable({ write(chunk: Buffer, _enc, done) { tail.push(chunk); done(); } });
+      const kill = new AbortController();
+      this.active++;
+      const exited = exec({ pod, argv: runArgv(id, cwd, command, env), stdin: Buffer.from(o.stdin ?? ''), stdoutTo: stdout, stderrTo: stderr, signal: kill.signal, killArgv: killArgv(id) })
+        .then((r) => r.exitCode, (err: Error) => {
+          tail.push(Buffer.from(`${err.message}\n`));
+          return null;
+        })
+        .finally(() => {
+          if (!stdout.writableEnded) stdout.end();
+          this.active--;
+          this.dirty = true;
+          this.scheduleSnapshot();
+        });
+      return {
+        lines: readline.createInterface({ input: stdout, crlfDelay: Infinity }),
+        exited,
+        kill: (signal) => {
+          if (signal === 'SIGKILL') kill.abort();
+          else void exec({ pod, argv: killArgv(id, 'TERM'), timeoutMs: 10_000 }).catch(() => undefined);
+        },
+        stderrTail: () => tail.text(),
+      };
     }
 
     private file(op: 'read' | 'write' | 'stat' | 'remove' | 'untar', p: string, extra: { arg?: string; stdin?: Buffer | Readable; max?: number } = {}) {

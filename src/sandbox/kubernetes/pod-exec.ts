@@ -15,6 +15,8 @@ export interface PodExecRequest {
   stdin?: Buffer | Readable;
   /** Stream stdout here instead of capturing it (snapshots). */
   stdoutTo?: Writable;
+  /** Stream stderr here instead of capturing it (CLI engines keep only its end). */
+  stderrTo?: Writable;
   maxOutputBytes?: number;
   timeoutMs?: number;
   signal?: AbortSignal;
@@ -71,7 +73,7 @@ export async function podExec(kc: KubeConfig, req: PodExecRequest): Promise<PodE
   let timedOut = false;
   let aborted = false;
   const out = req.stdoutTo ?? sink(stdout);
-  const err = sink(stderr);
+  const err = req.stderrTo ?? sink(stderr);
   let conn: Awaited<ReturnType<Exec['exec']>>;
   try {
     conn = await new Exec(kc).exec(req.namespace, req.pod, CONTAINER, req.argv, out, err, stdin, false, (s) => (status = s));
@@ -103,6 +105,7 @@ export async function podExec(kc: KubeConfig, req: PodExecRequest): Promise<PodE
     throw new PodExecError(`exec into pod ${req.pod} failed: ${s.message ?? s.reason ?? 'unknown error'}`, s.code ?? null);
   }
   if (req.stdoutTo && !req.stdoutTo.writableEnded) req.stdoutTo.end();
+  if (req.stderrTo && !req.stderrTo.writableEnded) req.stderrTo.end();
   return {
     exitCode: timedOut || aborted || !s ? null : exitCodeOf(s),
     stdout,

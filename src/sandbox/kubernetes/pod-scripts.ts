@@ -16,7 +16,9 @@ export function runArgv(id: string, cwd: string, command: string, env: Record<st
   return ['/bin/sh', '-c', RUN, 'agent-exec', id, cwd, command, ...Object.entries(env).map(([k, v]) => `${k}=${v}`)];
 }
 
-export function killArgv(id: string): string[] {
+/** Signals the command's whole process group (SIGKILL also forgets it; SIGTERM lets it end by itself). */
+export function killArgv(id: string, signal: 'KILL' | 'TERM' = 'KILL'): string[] {
+  if (signal === 'TERM') return ['/bin/sh', '-c', `p=$(cat ${EXEC_DIR}/$1 2>/dev/null) && kill -TERM -- -$p 2>/dev/null; true`, 'agent-kill', id];
   return ['/bin/sh', '-c', `p=$(cat ${EXEC_DIR}/$1 2>/dev/null) && kill -KILL -- -$p 2>/dev/null; rm -f ${EXEC_DIR}/$1`, 'agent-kill', id];
 }
 

@@ -1,0 +1,18 @@
+// Which adapter runs each CLI engine (agentType → EngineAdapter). One line per engine; kimi_code
+// and dsh have none (unavailable.ts says why their turns cannot run).
+import type { EngineAdapter } from './adapter.js';
+import { codexAdapter } from './codex.js';
+
+const ADAPTERS: ReadonlyMap<string, EngineAdapter> = new Map<string, EngineAdapter>([
+  [codexAdapter.agentType, codexAdapter],
+]);
+
+/** The adapter of a CLI engine, or null when this service has none for it. */
+export function engineAdapter(agentType: string): EngineAdapter | null {
+  return ADAPTERS.get(agentType) ?? null;
+}
+
+/** The CLI engines that can run here. */
+export function cliEngines(): string[] {
+  return [...ADAPTERS.keys()];
+}

@@ -1,0 +1,165 @@
+// One turn of a CLI engine (codex, claude_code, …): the engine's CLI at the agent's
+// harnessVersion is installed into the shared cache if missing, started inside the session's
+// sandbox in /workspace (the cache bound read-only at /opt/engines), given the turn's input, the
+// system prompt and the model, and resumed from the CLI's own conversation id of the previous
+// turn (kept on the session; its state lives in /workspace/.agent/<engine>, the session's storage,
+// so a turn after a restart resumes too). Its output lines become session events as they come;
+// an interrupt stops it within a second; a budget stopped by the gateway ends the turn
+// `budget_reached`. The CLI never holds a provider key: only the session credential.
+import { prisma } from '../db/client.js';
+import { currentHarness } from '../catalog/catalog.js';
+import type { Agent, Session } from '../generated/prisma/client.js';
+import type { EventFields, SessionEventType, StopReason } from '../events/types.js';
+import type { EngineAdapter, EngineEvent } from '../engines/cli/adapter.js';
+import { engineAdapter } from '../engines/cli/registry.js';
+import { EngineInstallError, installEngine, type InstalledEngine } from '../engines/cli/install.js';
+import { runCliTurn, type CliSpawner } from '../engines/cli/run-cli.js';
+import { uninstallableEngine } from '../engines/cli/unavailable.js';
+import { cliSystemPrompt, turnPrompt } from '../engines/cli/turn-input.js';
+import { EGRESS_ENDPOINT } from '../egress/env.js';
+import { modelProvider } from './models.js';
+import { sandboxDriver } from './sandboxes.js';
+import { syncResources } from '../resources/resources.js';
+import { installedSkills } from '../skills/materialize.js';
+import type { Sandbox } from '../sandbox/driver.js';
+import { logger } from '../logger.js';
+
+/** The CLI's HOME and state directory inside the sandbox (kept with the session's workspace). */
+export const engineHome = (agentType: string) => `/workspace/.agent/${agentType}`;
+
+const BASE_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
+const STDERR_LINES_IN_ERRORS = 15;
+
+type Emit = <T extends SessionEventType>(type: T, fields: EventFields<T>) => Promise<unknown>;
+
+export interface CliTurnContext {
+  session: Session;
+  agent: Agent | null;
+  turn: number;
+  signal: AbortSignal;
+  emit: Emit;
+}
+
+const exhausted = async (emit: Emit, type: string, message: string): Promise<StopReason> => {
+  await emit('session.error', { error: { type, message, retry_status: 'exhausted' } });
+  return { type: 'retries_exhausted' };
+};
+
+/** Resolves with `p`, or with null once `signal` aborts (the work goes on in the background). */
+function unlessAborted<T>(p: Promise<T>, signal: AbortSignal): Promise<T | null> {
+  if (signal.aborted) return Promise.resolve(null);
+  return new Promise<T | null>((resolve, reject) => {
+    const onAbort = () => resolve(null);
+    signal.addEventListener('abort', onAbort, { once: true });
+    p.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+  });
+}
+
+export async function runCliEngineTurn(ctx: CliTurnContext): Promise<StopReason> {
+  const { session, agent, turn, signal, emit } = ctx;
+  const missing = uninstallableEngine(session.agentType);
+  if (missing) return exhausted(emit, missing.type, missing.message);
+  const adapter = engineAdapter(session.agentType);
+  if (!adapter) return exhausted(emit, 'engine_unavailable', `this service has no runner for the ${session.agentType} engine's CLI; choose another agentType for this agent (hermes runs everywhere)`);
+
+  const version = agent?.harnessVersion ?? currentHarness(session.agentType);
+  const installing = installEngine(adapter.cli, version);
+  installing.catch(() => undefined); // awaited below; a failure must not go unhandled meanwhile
+  const sandbox = (await sandboxDriver().get(session.id)) ?? (await sandboxDriver().provision({ sessionId: session.id, vcpus: session.vcpus, memoryMb: session.memoryMb }));
+  if (!sandbox.spawn) return exhausted(emit, 'engine_unavailable', `the ${sandboxDriver().name} sandbox driver cannot start CLI engines`);
+  try {
+    await syncResources(session.id, sandbox);
+  } catch (err) {
+    return exhausted(emit, 'resource_unavailable', `a session resource could not be placed in the sandbox: ${(err as Error).message}`);
+  }
+
+  let engine: InstalledEngine | null;
+  try {
+    engine = await unlessAborted(installing, signal);
+  } catch (err) {
+    const detail = err instanceof EngineInstallError ? err.message : `installing ${adapter.cli.npm}@${version} failed: ${(err as Error).message}`;
+    logger.warn({ err, sessionId: session.id, engine: session.agentType, version }, 'engine CLI install failed');
+    return exhausted(emit, 'engine_install_failed', `the ${session.agentType} engine could not be installed (${adapter.cli.npm}@${version}, the agent's harnessVersion): ${detail}`);
+  }
+  if (!engine) return { type: 'end_turn' }; // interrupted while the CLI was being installed
+
+  return runInstalled({ ...ctx, adapter, engine, sandbox });
+}
+
+async function runInstalled(ctx: CliTurnContext & { adapter: EngineAdapter; engine: InstalledEngine; sandbox: Sandbox }): Promise<StopReason> {
+  const { session, agent, turn, signal, emit, adapter, engine, sandbox } = ctx;
+  const prompt = agent && session.promptVersion
+    ? await prisma.promptVersion.findUnique({ where: { agentId_version: { agentId: agent.id, version: session.promptVersion } } })
+    : null;
+  const home = engineHome(session.agentType);
+  const endpoint = sandbox.egressEndpoint ?? EGRESS_ENDPOINT;
+  const gatewayBaseUrl = modelProvider(session.llm) === 'anthropic' ? `${endpoint}/gateway/anthropic` : `${endpoint}/gateway/openai/v1`;
+  const invocation = adapter.invocation({
+    prompt: await turnPrompt(session.id, turn, sandbox),
+    systemPrompt: cliSystemPrompt({
+      agentPrompt: prompt?.content ?? null,
+      agentInstructions: (agent?.instructions ?? []) as { name: string; content: string }[],
+      sessionInstructions: session.instructions as { name: string; content: string }[],
+      skills: await installedSkills(session.id),
+      customData: (agent?.customData ?? []) as { name: string; kind: string; description?: string | null; uri?: string | null }[],
+    }),
+    model: session.llm,
+    reasoningEffort: session.reasoningEffort ?? agent?.reasoningEffort ?? null,
+    resumeId: session.cliConversationId,
+  }, { binPath: engine.binPath, home, gatewayBaseUrl });
+
+  let stderrTail = () => '';
+  let budgetReached = false;
+  const spawn: CliSpawner = async (inv) => {
+    for (const [file, content] of Object.entries(inv.files)) await sandbox.writeFile(file, content);
+    const proc = await sandbox.spawn!({
+      argv: inv.argv,
+      // HOME is the CLI's state directory; a newer Node from npm comes first on PATH when it needs one.
+      env: { HOME: home, PATH: engine.node ? `${engine.node.binDir}:${BASE_PATH}` : BASE_PATH, ...inv.env },
+      stdin: inv.stdin,
+      mounts: engine.mounts,
+    });
+    stderrTail = () => proc.stderrTail();
+    // Once it exits: did the gateway stop it for the budget? (the turn's stop reason then)
+    const exited = proc.exited.then(async (code) => {
+      const s = await prisma.session.findUnique({ where: { id: session.id }, select: { budgetReachedAt: true } });
+      budgetReached = !!s?.budgetReachedAt;
+      return code;
+    });
+    return { ...proc, lines: proc.lines, exited, kill: (sig) => proc.kill(sig) };
+  };
+
+  const inner = adapter.mapper();
+  const mapper: typeof inner = {
+    get resumeId() {
+      return inner.resumeId;
+    },
+    line: (text) => inner.line(text),
+    finish(exitCode) {
+      if (budgetReached) return { stop: { type: 'budget_reached' }, error: null };
+      const end = inner.finish(exitCode);
+      // The CLI's own last words make a failure explainable (never a key: the CLI holds none).
+      const tail = stderrTail().trim().split('\n').slice(-STDERR_LINES_IN_ERRORS).join('\n');
+      if (end.error && tail) end.error = { ...end.error, message: `${end.error.message}\n${session.agentType} stderr (last lines):\n${tail}`.slice(0, 4000) };
+      return end;
+    },
+  };
+
+  let result: Awaited<ReturnType<typeof runCliTurn>>;
+  try {
+    result = await runCliTurn({
+      invocation,
+      mapper,
+      spawn,
+      emit: (e: EngineEvent) => emit(e.type, e.fields as never),
+      signal,
+    });
+  } catch (err) {
+    logger.warn({ err, sessionId: session.id, engine: session.agentType }, 'engine CLI could not run');
+    return exhausted(emit, 'engine_error', `the ${session.agentType} CLI could not be started in the sandbox: ${(err as Error).message}`);
+  }
+  if (result.resumeId && result.resumeId !== session.cliConversationId) {
+    await prisma.session.update({ where: { id: session.id }, data: { cliConversationId: result.resumeId } });
+  }
+  return result.stop;
+}
