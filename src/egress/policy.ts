@@ -66,15 +66,19 @@ export function checkConflicts(rules: HeaderRule[]): void {
 /**
  * `allowedHosts` null: any destination the outbound guard accepts; otherwise only those hosts
  * (and always the hosts that have header rules: a declared credential implies its host).
+ * `environmentHosts` (the session environment's allow-list) narrows that further, credential
+ * hosts included: the user's list for the task is the last word (empty: no destination at all).
  */
-export function compilePolicy(sessionId: string, allowedHosts: string[] | null, rules: HeaderRule[]): EgressPolicy {
+export function compilePolicy(sessionId: string, allowedHosts: string[] | null, rules: HeaderRule[], environmentHosts: string[] | null = null): EgressPolicy {
   checkConflicts(rules);
   const normalised = rules.map((r) => ({ ...r, host: r.host.toLowerCase() }));
   const allowList = allowedHosts?.map((h) => h.toLowerCase());
+  const environmentList = environmentHosts?.map((h) => h.toLowerCase());
   const cache = new Map<string, [string, string][]>();
   return {
     sessionId,
     allows(host) {
+      if (environmentList && !environmentList.some((p) => matches(p, host))) return false;
       if (!allowList) return true;
       return allowList.some((p) => matches(p, host)) || normalised.some((r) => matches(r.host, host));
     },

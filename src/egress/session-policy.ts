@@ -10,6 +10,7 @@ import { logger } from '../logger.js';
 import { checkConflicts, compilePolicy, EgressHeaderConflictError, hostKeyOfUrl, type EgressPolicy, type HeaderRule } from './policy.js';
 import { repositoryRule, secretRules } from './declarations.js';
 import { loadEgressSettings } from './settings.js';
+import { environmentAllowList } from '../environments/egress-allow-list.js';
 import { vaultRules, type CredentialOverride } from '../vaults/egress-rules.js';
 
 const CHANNEL = 'egress-policy';
@@ -67,7 +68,9 @@ export function sessionPolicy(sessionId: string): Promise<EgressPolicy> {
   listen();
   const hit = cache.get(sessionId);
   if (hit && Date.now() - hit.at < TTL_MS) return hit.policy;
-  const policy = sessionRules(sessionId).then((rules) => compilePolicy(sessionId, loadEgressSettings().allowedHosts, rules));
+  // The session environment's allow-list narrows the deployment's (patching it republishes, environments.ts).
+  const policy = Promise.all([sessionRules(sessionId), environmentAllowList(sessionId)])
+    .then(([rules, environmentHosts]) => compilePolicy(sessionId, loadEgressSettings().allowedHosts, rules, environmentHosts));
   policy.catch(() => cache.delete(sessionId));
   if (cache.size > 10_000) cache.clear();
   cache.set(sessionId, { at: Date.now(), policy });

@@ -9,6 +9,7 @@ import { logger } from '../logger.js';
 import { syncResources } from '../resources/resources.js';
 import { materializeSkills } from '../skills/materialize.js';
 import { forgetSessionMcp } from '../tools/mcp/servers.js';
+import { prepareSessionEnvironment, reportInstallFailures } from '../environments/session-environment.js';
 
 const inFlight = new Map<string, Promise<void>>();
 
@@ -16,9 +17,12 @@ export async function provisionSession(session: { id: string; vcpus: number | nu
   try {
     // A new provision lists the agent's remote tools again (a PATCH of mcpServers applies now).
     await forgetSessionMcp(session.id);
-    const sandbox = await sandboxDriver().provision({ sessionId: session.id, vcpus: session.vcpus, memoryMb: session.memoryMb });
+    // The environment's packages install (or come from the cache) while the session is provisioning.
+    const environment = await prepareSessionEnvironment(session.id);
+    const sandbox = await sandboxDriver().provision({ sessionId: session.id, vcpus: session.vcpus, memoryMb: session.memoryMb, environment: environment?.mount ?? null });
     await syncResources(session.id, sandbox);
     await materializeSkills(session.id, sandbox);
+    await reportInstallFailures(session.id, environment);
     if (await transition(session.id, 'provisioned')) await enqueueSessionRun(session.id);
   } catch (err) {
     logger.error({ err, sessionId: session.id }, 'sandbox provisioning failed');
