@@ -6,6 +6,8 @@
 //  8. MCP tool call overhead (bench/mcp.ts): a call through the service against a bare client.
 //  9. sandboxes (bench/sandboxes.ts): session create → idle, local and Kubernetes warm pool
 //     (fake API server), and the egress proxy's added latency per request.
+// 10. environments (bench/environments.ts): session create → idle with three packages, first
+//     (installing) and cached, against no environment.
 //  5. channels (bench/channels.ts): inbound acknowledgement under load, message → user.message
 //     stored → reply posted through the loopback platform.
 //  BENCH_ONLY=rest runs only the first measurement.
@@ -30,6 +32,7 @@ import { commitEvents, type NewEvent } from '../src/events/store.js';
 import { fuzzBench } from './fuzz-throughput.js';
 import { mcpBench } from './mcp.js';
 import { sandboxBench } from './sandboxes.js';
+import { environmentBench } from './environments.js';
 
 const DURATION = Number(process.env.BENCH_SECONDS || 8);
 const SUBSCRIBERS = Number(process.env.BENCH_SUBSCRIBERS || 1000);
@@ -239,6 +242,9 @@ rows.push(...(await mcpBench(s, fake)));
 
 // 9. sandboxes: session create → idle (local; kubernetes warm pool on the fake API server), egress proxy overhead (bench/sandboxes.ts).
 rows.push(...(await sandboxBench(s)));
+
+// 10. environments: create → idle with packages, first (installing) and cached, vs none (bench/environments.ts).
+rows.push(...(await environmentBench(s)));
 
 console.log('\n| measurement | result |\n|---|---|');
 for (const [k, v] of rows) console.log(`| ${k} | ${v} |`);
