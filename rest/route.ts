@@ -3,7 +3,7 @@
 import { parse, type DocumentNode } from 'graphql';
 import type { z } from 'zod';
 import type { Scope } from '../src/auth/scopes.js';
-import { fromGraphQLOutput, toGraphQLInput } from '../src/contract/values.js';
+import { outputConverter, toGraphQLInput } from '../src/contract/values.js';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
@@ -88,6 +88,8 @@ export function defineRoute<B = unknown, Q = unknown>(route: RestRoute<B, Q>): R
     ...(body ? { input: toGraphQLInput(body, value) } : {}),
   }));
   const pick = route.pick ?? ((data: GraphQLData) => data);
-  const result = route.result ?? ((data: GraphQLData) => fromGraphQLOutput(route.response, pick(data)));
+  // The answer's conversion is compiled once per route (on first use), not walked per request.
+  const convert = outputConverter(route.response);
+  const result = route.result ?? ((data: GraphQLData) => convert(pick(data)));
   return { ...route, variables, result, parsed: route.raw || route.feed ? undefined : parse(route.document, { noLocation: true }) };
 }

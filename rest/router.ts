@@ -1,21 +1,27 @@
-// Builds the /v1 Express router from the route table: auth pre-check, input validation with the
-// route's zod schemas, then the route's GraphQL document through the shared executor.
-import express, { type Request, type Response, type NextFunction, type Router } from 'express';
+// The /v1 dispatcher, at the node:http level: the route table compiled into one matcher, and per
+// request the same steps Express's middleware chain ran before (origin guard, rate limit, input
+// hygiene, route, auth and scope, input validation, idempotency, the route's GraphQL document
+// through the shared executor) without walking that chain, and JSON answers written directly
+// (no per-request ETag hash). The request and response get Express's prototypes, as Express
+// gives them, so raw routes (uploads, downloads, pages) and the edge checks keep their API.
+import type http from 'node:http';
+import type express from 'express';
+import type { Request, Response } from 'express';
 import type { GraphQLError } from 'graphql';
+import type { RateLimiterAbstract } from 'rate-limiter-flexible';
 import type { GraphQLData, RestRoute, StreamEvent } from './route.js';
+import { compileRoutes, ParamDecodeError } from './route-matcher.js';
 import { envelopeFor, runRoute, toRestError } from './executor.js';
 import { AppError } from '../src/errors.js';
 import { describeIssues } from '../src/validation.js';
-import { sendError } from '../src/http/error-envelope.js';
+import { sendError, sendJson, sendMiddlewareError } from '../src/http/error-envelope.js';
+import { originGuard } from '../src/http/origin-guard.js';
+import { inputHygiene } from '../src/http/input-hygiene.js';
+import { consumeRateLimit } from '../src/ratelimit/limiter.js';
 import { claimKey, requestHash, storeAnswer } from './idempotency.js';
 import { logger } from '../src/logger.js';
 import { STREAM_SHUTDOWN_FRAME, trackStream } from '../src/http/open-streams.js';
 import type { Context } from '../src/graphql/context.js';
-
-/** `/agents/{id}` → `/agents/:id` */
-export function expressPath(path: string): string {
-  return path.replace(/\{(\w+)\}/g, ':$1');
-}
 
 function checkAccess(route: RestRoute, ctx: Context): void {
   if (route.scope === null) return;
@@ -31,6 +37,8 @@ function validate<T>(schema: import('zod').ZodType<T> | undefined, value: unknow
   }
   return parsed.data;
 }
+
+export const STREAM_PING_MS = Number(process.env.STREAM_PING_MS || 15_000);
 
 /** Serves a feed as server-sent events: `id:`, `event:`, `data:` frames and pings. */
 async function serveStream(iterator: AsyncIterator<StreamEvent>, req: Request, res: Response) {
@@ -80,82 +88,126 @@ function serialized(payload: object): string {
   return text;
 }
 
-export const STREAM_PING_MS = Number(process.env.STREAM_PING_MS || 15_000);
+/** One matched request: auth, validation, idempotency, then the document, the feed or the raw handler. */
+async function serveRoute(route: RestRoute, req: Request, res: Response): Promise<void> {
+  let idemKey: string | null = null;
+  try {
+    const env = envelopeFor(req, res);
+    const ctx = await env.contextFactory();
+    checkAccess(route, ctx);
+    if (route.raw) return await route.raw(req, res, ctx);
+    const query = validate(route.query, req.query, 'query');
+    const body = route.body ? validate(route.body, req.body ?? {}, 'body') : undefined;
+    const params = req.params as Record<string, string>;
 
-function handlerFor(route: RestRoute) {
-  return async (req: Request, res: Response) => {
-    let idemKey: string | null = null;
-    try {
-      const env = envelopeFor(req, res);
-      const ctx = await env.contextFactory();
-      checkAccess(route, ctx);
-      if (route.raw) return await route.raw(req, res, ctx);
-      const query = validate(route.query, req.query, 'query');
-      const body = route.body ? validate(route.body, req.body ?? {}, 'body') : undefined;
-      const params = Object.fromEntries(Object.entries(req.params).map(([k, v]) => [k, String(v)]));
-
-      const header = req.get('idempotency-key');
-      if (route.idempotent && header) {
-        if (header.length > 255) throw new AppError('invalid_request', 'Idempotency-Key is longer than 255 characters');
-        const who = ctx.viewer?.tokenId ?? ctx.viewer?.user.id ?? 'anonymous';
-        idemKey = `${who}:${ctx.viewer?.universe.id}:${route.method} ${req.path}:${header}`;
-        const replay = await claimKey(idemKey, requestHash(route.method, req.path, req.body));
-        if (replay) {
-          idemKey = null;
-          res.set('Idempotent-Replayed', 'true').status(replay.status).json(replay.body);
-          return;
-        }
+    const header = req.headers['idempotency-key'];
+    if (route.idempotent && header) {
+      if (header.length > 255) throw new AppError('invalid_request', 'Idempotency-Key is longer than 255 characters');
+      const who = ctx.viewer?.tokenId ?? ctx.viewer?.user.id ?? 'anonymous';
+      idemKey = `${who}:${ctx.viewer?.universe.id}:${route.method} ${req.path}:${header}`;
+      const replay = await claimKey(idemKey, requestHash(route.method, req.path, req.body));
+      if (replay) {
+        idemKey = null;
+        res.setHeader('Idempotent-Replayed', 'true');
+        return sendJson(res, replay.status, replay.body);
       }
-
-      const headers = Object.fromEntries(Object.entries(req.headers).map(([k, v]) => [k, Array.isArray(v) ? v[0] : v]));
-      // The body was validated here, once: the resolver takes this value instead of parsing again.
-      if (route.body) ctx.validated = { schema: route.body, value: body };
-      if (route.feed) return await serveStream(await route.feed(ctx, { params, query, body, headers }), req, res);
-      const variables = route.variables ? route.variables({ params, query, body, headers }) : {};
-      const result = await runRoute(env, ctx, route, variables);
-      if (result.errors?.length) {
-        const err = toRestError(result.errors[0] as GraphQLError);
-        if (err.status >= 500 && err.code !== 'coming_soon') logger.error({ errors: result.errors, route: route.operationId }, 'REST route failed');
-        if (idemKey) await storeAnswer(idemKey, { status: err.status, body: null });
-        return sendError(res, err.status, err.code, err.message);
-      }
-      const status = route.status ?? 200;
-      const payload = route.result!((result.data ?? {}) as GraphQLData);
-      if (idemKey) await storeAnswer(idemKey, { status, body: payload });
-      res.status(status).json(payload);
-    } catch (err) {
-      if (idemKey) await storeAnswer(idemKey, { status: 500, body: null }).catch(() => undefined);
-      if (err instanceof AppError) return sendError(res, err.status, err.code, err.message);
-      const gql = err as GraphQLError;
-      if (gql?.extensions?.code) {
-        const e = toRestError(gql);
-        return sendError(res, e.status, e.code, e.message);
-      }
-      logger.error({ err, route: route.operationId }, 'unexpected error in REST route');
-      sendError(res, 500, 'internal_error', 'Unexpected error.');
     }
+
+    const headers = Object.fromEntries(Object.entries(req.headers).map(([k, v]) => [k, Array.isArray(v) ? v[0] : v]));
+    // The body was validated here, once: the resolver takes this value instead of parsing again.
+    if (route.body) ctx.validated = { schema: route.body, value: body };
+    if (route.feed) return await serveStream(await route.feed(ctx, { params, query, body, headers }), req, res);
+    const variables = route.variables ? route.variables({ params, query, body, headers }) : {};
+    const result = await runRoute(env, ctx, route, variables);
+    if (result.errors?.length) {
+      const err = toRestError(result.errors[0] as GraphQLError);
+      if (err.status >= 500 && err.code !== 'coming_soon') logger.error({ errors: result.errors, route: route.operationId }, 'REST route failed');
+      if (idemKey) await storeAnswer(idemKey, { status: err.status, body: null });
+      return sendError(res, err.status, err.code, err.message);
+    }
+    const status = route.status ?? 200;
+    const payload = route.result!((result.data ?? {}) as GraphQLData);
+    if (idemKey) await storeAnswer(idemKey, { status, body: payload });
+    sendJson(res, status, payload);
+  } catch (err) {
+    if (idemKey) await storeAnswer(idemKey, { status: 500, body: null }).catch(() => undefined);
+    if (err instanceof AppError) return sendError(res, err.status, err.code, err.message);
+    const gql = err as GraphQLError;
+    if (gql?.extensions?.code) {
+      const e = toRestError(gql);
+      return sendError(res, e.status, e.code, e.message);
+    }
+    logger.error({ err, route: route.operationId }, 'unexpected error in REST route');
+    sendError(res, 500, 'internal_error', 'Unexpected error.');
+  }
+}
+
+export interface RestDispatchOptions {
+  /** The Express application whose request/response prototypes /v1 requests get. */
+  app: express.Express;
+  limiter: RateLimiterAbstract;
+}
+
+/**
+ * The `/v1` dispatcher for the server's request listener (src/http/app.ts routes `/v1` here).
+ * Steps, in Express's former order: origin guard → rate limit → input hygiene → route.
+ */
+export function buildRestDispatch(routes: RestRoute[], opts: RestDispatchOptions): (req: http.IncomingMessage, res: http.ServerResponse) => void {
+  const match = compileRoutes(routes);
+  const hygiene = inputHygiene(routes);
+  const { app, limiter } = opts;
+
+  const route = (req: Request, res: Response) => {
+    const path = req.path;
+    let found;
+    try {
+      found = match(req.method, path);
+    } catch (err) {
+      if (err instanceof ParamDecodeError) return sendMiddlewareError(err, res);
+      throw err;
+    }
+    if (found.kind === 'route') {
+      req.params = found.params;
+      return void serveRoute(found.route, req, res).catch((err: Error) => sendMiddlewareError(err, res));
+    }
+    if (found.kind === 'method_not_allowed') {
+      res.setHeader('Allow', found.allow);
+      return sendError(res, 405, 'method_not_allowed', `method not allowed; use ${found.allow}`);
+    }
+    sendError(res, 404, 'not_found', `no route for ${req.method} ${req.baseUrl}${path}`);
+  };
+
+  return (nodeReq, nodeRes) => {
+    const { req, res } = asExpress(app, nodeReq, nodeRes);
+    let guarded = false;
+    originGuard(req, res, () => (guarded = true));
+    if (!guarded) return;
+    consumeRateLimit(limiter, req, res).then(
+      (ok) => {
+        if (!ok) return;
+        hygiene(req, res, (err?: unknown) => (err ? sendMiddlewareError(err as Error, res) : route(req, res)));
+      },
+      (err: Error) => sendMiddlewareError(err, res),
+    );
   };
 }
 
-export function buildRestRouter(routes: RestRoute[], extra?: (router: Router) => void): Router {
-  const router = express.Router({ caseSensitive: true, strict: false });
-  extra?.(router);
-  const methodsByPath = new Map<string, Set<string>>();
-  for (const route of routes) {
-    const p = expressPath(route.path);
-    router[route.method.toLowerCase() as 'get'](p, handlerFor(route));
-    if (!methodsByPath.has(p)) methodsByPath.set(p, new Set());
-    methodsByPath.get(p)!.add(route.method);
-  }
-  // A known path with a wrong method answers 405 with Allow; anything else 404.
-  for (const [p, methods] of methodsByPath) {
-    router.all(p, (_req: Request, res: Response) => {
-      res.set('Allow', [...methods].join(', '));
-      sendError(res, 405, 'method_not_allowed', `method not allowed; use ${[...methods].join(', ')}`);
-    });
-  }
-  router.use((req: Request, res: Response, _next: NextFunction) => {
-    sendError(res, 404, 'not_found', `no route for ${req.method} ${req.baseUrl}${req.path}`);
-  });
-  return router;
+/**
+ * Gives a /v1 request Express's request/response API, as Express's own `app.handle` does, with
+ * the mount stripped as its router strips it: `baseUrl` is `/v1` (as sent), `url` the rest.
+ */
+function asExpress(app: express.Express, nodeReq: http.IncomingMessage, nodeRes: http.ServerResponse): { req: Request; res: Response } {
+  const req = nodeReq as Request;
+  const res = nodeRes as Response;
+  req.res = res;
+  res.req = req;
+  Object.setPrototypeOf(req, app.request);
+  Object.setPrototypeOf(res, app.response);
+  if (!res.locals) res.locals = Object.create(null);
+  const url = req.url;
+  req.originalUrl = url;
+  req.baseUrl = url.slice(0, 3);
+  const rest = url.slice(3);
+  req.url = rest.charCodeAt(0) === 0x2f ? rest : `/${rest}`;
+  return { req, res };
 }

@@ -10,7 +10,9 @@ export function redisConfigured(url = process.env.REDIS_URL): boolean {
 }
 
 export function sharedRedis(url: string): Redis {
-  shared ??= new Redis(url, { maxRetriesPerRequest: 3, enableOfflineQueue: true, lazyConnect: false });
+  // Auto-pipelining: the commands of one event-loop tick (rate-limit counts of concurrent
+  // requests, publishes) leave in one write.
+  shared ??= new Redis(url, { maxRetriesPerRequest: 3, enableOfflineQueue: true, lazyConnect: false, enableAutoPipelining: true });
   return shared;
 }
 

@@ -8,8 +8,8 @@ import { openDatabase } from './db/client.js';
 import { initSecretKey } from './crypto/secret-box.js';
 import { bootstrapOwner } from './auth/bootstrap.js';
 import { createLimiter } from './ratelimit/limiter.js';
-import { createApp } from './http/app.js';
-import { buildRestRouter } from '../rest/router.js';
+import { createApp, requestListener } from './http/app.js';
+import { buildRestDispatch } from '../rest/router.js';
 import { routes } from '../rest/routes/index.js';
 import { buildOpenApi } from '../rest/openapi.js';
 import { serverOptions, applyServerLimits } from './http/server-limits.js';
@@ -81,12 +81,11 @@ export async function startServer(cfg: Config, opts: { pgliteDir?: string } = {}
     scheduler = startScheduler();
   }
 
-  // The REST surface is composed here, where the route table meets the HTTP app.
-  const app = createApp({
-    limiter: createLimiter(cfg.rateLimitPerMinute, redis),
-    rest: { routes, router: buildRestRouter(routes), openapi: buildOpenApi(routes) },
-  });
-  const server = http.createServer(serverOptions(), app);
+  // The REST surface is composed here, where the route table meets the HTTP app: /v1 is
+  // dispatched from the route table at the node:http level, the rest goes to Express.
+  const limiter = createLimiter(cfg.rateLimitPerMinute, redis);
+  const app = createApp({ limiter, openapi: buildOpenApi(routes) });
+  const server = http.createServer(serverOptions(), requestListener(app, buildRestDispatch(routes, { app, limiter })));
   applyServerLimits(server); // timeouts and header limits: src/http/server-limits.ts
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

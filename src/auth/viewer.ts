@@ -1,6 +1,7 @@
 // Who is calling: resolves the bearer token or the sign-in cookie, then the universe the request
 // acts in (X-Universe, the token's own universe, or the user's personal one).
 import { prisma } from '../db/client.js';
+import { rawRows } from '../db/raw-query.js';
 import { AppError } from '../errors.js';
 import { hashToken, TOKEN_PREFIX } from './tokens.js';
 import { scopesIncluded, type Scope, SCOPES, isScope } from './scopes.js';
@@ -62,28 +63,69 @@ export async function resolveViewer(creds: CallerCredentials): Promise<Viewer | 
   return viewer;
 }
 
+// A bearer token, its user and the universe the request acts in, in ONE statement: the token's
+// own universe, else the user's universe named by X-Universe ($2), else the personal one.
+const TOKEN_VIEWER_SQL = `
+  SELECT t.id AS "tokenId", t.scope, t."universeId" AS "tokenUniverseId", t."expiresAt", t."revokedAt",
+         usr.id AS "userId", usr.email, usr.name AS "userName", usr."isOwner",
+         u.id AS "universeId", u.slug, u.name AS "universeName", u."isPersonal", u."balanceNanoUsd", u."heldNanoUsd",
+         u."ownerId", u."createdAt" AS "universeCreatedAt"
+    FROM "ApiToken" t
+    JOIN "User" usr ON usr.id = t."userId"
+    LEFT JOIN "Universe" u ON u.id = COALESCE(t."universeId", (
+         SELECT p.id FROM "Universe" p
+          WHERE p."ownerId" = t."userId" AND (CASE WHEN $2::text IS NULL THEN p."isPersonal" ELSE p.slug = $2::text END)
+          LIMIT 1))
+   WHERE t."tokenHash" = $1`;
+
+interface TokenViewerRow {
+  tokenId: string;
+  scope: string;
+  tokenUniverseId: string | null;
+  expiresAt: Date | null;
+  revokedAt: Date | null;
+  userId: string;
+  email: string;
+  userName: string | null;
+  isOwner: boolean;
+  universeId: string | null;
+  slug: string;
+  universeName: string;
+  isPersonal: boolean;
+  balanceNanoUsd: bigint | string;
+  heldNanoUsd: bigint | string;
+  ownerId: string;
+  universeCreatedAt: Date;
+}
+
+async function tokenViewer(bearer: string, universeSlug: string | undefined): Promise<Viewer> {
+  if (!bearer.startsWith(TOKEN_PREFIX)) throw invalidToken();
+  const [row] = await rawRows<TokenViewerRow>('token_viewer', TOKEN_VIEWER_SQL, [hashToken(bearer), universeSlug || null]);
+  if (!row || row.revokedAt || (row.expiresAt && row.expiresAt <= new Date())) throw invalidToken();
+  if (!isScope(row.scope)) throw invalidToken();
+  const universe: Universe | null = row.universeId === null ? null : {
+    id: row.universeId, slug: row.slug, name: row.universeName, isPersonal: row.isPersonal,
+    balanceNanoUsd: BigInt(row.balanceNanoUsd), heldNanoUsd: BigInt(row.heldNanoUsd), ownerId: row.ownerId, createdAt: row.universeCreatedAt,
+  };
+  if (universeSlug && row.tokenUniverseId && universe!.slug !== universeSlug) throw new AppError('universe_mismatch', 'X-Universe conflicts with the token\'s universe');
+  if (!universe) throw new AppError('not_found', universeSlug ? `universe ${universeSlug} not found` : 'universe not found');
+  return {
+    user: { id: row.userId, email: row.email, name: row.userName, isOwner: row.isOwner },
+    auth: 'token',
+    scopes: scopesIncluded(row.scope),
+    tokenId: row.tokenId,
+    tokenUniverseId: row.tokenUniverseId,
+    tokenExpiresAt: row.expiresAt,
+    universe,
+  };
+}
+
 async function resolveUncached(creds: CallerCredentials): Promise<Viewer | null> {
   const bearer = bearerOf(creds.authorization);
+  if (bearer !== null) return tokenViewer(bearer, creds.universeSlug?.trim());
   const now = new Date();
-  let base: Omit<Viewer, 'universe'> & { universe?: Universe | null };
-  if (bearer !== null) {
-    if (!bearer.startsWith(TOKEN_PREFIX)) throw invalidToken();
-    const token = await prisma.apiToken.findUnique({
-      where: { tokenHash: hashToken(bearer) },
-      include: { user: true, universe: true },
-    });
-    if (!token || token.revokedAt || (token.expiresAt && token.expiresAt <= now)) throw invalidToken();
-    if (!isScope(token.scope)) throw invalidToken();
-    base = {
-      user: token.user,
-      auth: 'token',
-      scopes: scopesIncluded(token.scope),
-      tokenId: token.id,
-      tokenUniverseId: token.universeId,
-      tokenExpiresAt: token.expiresAt,
-      universe: token.universe,
-    };
-  } else if (creds.sessionCookie) {
+  let base: Omit<Viewer, 'universe'>;
+  if (creds.sessionCookie) {
     const session = await prisma.webSession.findUnique({
       where: { tokenHash: hashToken(creds.sessionCookie) },
       include: { user: true },
@@ -95,21 +137,10 @@ async function resolveUncached(creds: CallerCredentials): Promise<Viewer | null>
   }
 
   const slug = creds.universeSlug?.trim();
-  let universe: Universe | null;
-  if (slug) {
-    if (base.tokenUniverseId) {
-      if (base.universe!.slug !== slug) throw new AppError('universe_mismatch', 'X-Universe conflicts with the token\'s universe');
-      universe = base.universe!;
-    } else {
-      universe = await prisma.universe.findFirst({ where: { slug, ownerId: base.user.id } });
-      if (!universe) throw new AppError('not_found', `universe ${slug} not found`);
-    }
-  } else if (base.tokenUniverseId) {
-    universe = base.universe!;
-  } else {
-    universe = await prisma.universe.findFirst({ where: { ownerId: base.user.id, isPersonal: true } });
-  }
-  if (!universe) throw new AppError('not_found', 'universe not found');
+  const universe = slug
+    ? await prisma.universe.findFirst({ where: { slug, ownerId: base.user.id } })
+    : await prisma.universe.findFirst({ where: { ownerId: base.user.id, isPersonal: true } });
+  if (!universe) throw new AppError('not_found', slug ? `universe ${slug} not found` : 'universe not found');
   return { ...base, universe };
 }
 

@@ -125,38 +125,102 @@ function fieldsSelection(shape: Record<string, z.ZodType>, aliased: Set<string>,
 
 /** A GraphQL result (camelCase names, enum names) → the spec-shaped value the schema describes. */
 export function fromGraphQLOutput<S extends z.ZodType>(schema: S, data: Json): z.output<S> {
-  return convertOutput(schema, data) as z.output<S>;
+  return outputConverter(schema)(data) as z.output<S>;
 }
 
-function convertOutput(schema: z.ZodType, value: Json): Json {
-  if (value === null || value === undefined) return value ?? null;
-  const { core } = unwrap(schema, 'output');
-  const def = defOf(core);
-  if (def.type === 'array') return Array.isArray(value) ? value.map((v) => convertOutput(def.element!, v)) : value;
-  if (def.type === 'enum') {
-    const byName = new Map(Object.values(def.entries!).map((v) => [enumName(String(v)), v]));
-    return typeof value === 'string' ? byName.get(value) ?? value : value;
-  }
-  if (def.type === 'object' && isObject(value)) return objectOutput(def.shape!, value, (key) => graphqlName(key));
-  if (isDiscriminatedUnion(def) && isObject(value)) {
-    const disc = def.discriminator!;
-    const member = def.options!.find((m) => discriminatorValue(m, disc) === value[disc]);
-    if (!member) return value;
-    const conflicts = conflictingKeys(core);
-    return objectOutput(defOf(unwrap(member, 'output').core).shape!, value, (key) => (conflicts.has(key) && aliasOf(key, member) in value ? aliasOf(key, member) : graphqlName(key)));
-  }
-  return value;
+type Convert = (value: Json) => Json;
+
+// Converters are compiled once per schema (REST answers run them per request): the schema's
+// wrappers, names, enum tables and union members are read here, not on every value.
+const converters = new WeakMap<z.ZodType, Convert>();
+
+/** The compiled `fromGraphQLOutput` of one schema. */
+export function outputConverter(schema: z.ZodType): Convert {
+  let convert = converters.get(schema);
+  if (convert) return convert;
+  // Recursive (lazy) schemas reach themselves while compiling: they get this forwarder.
+  let compiled: Convert | undefined;
+  convert = (value) => (compiled ??= compileOutput(schema))(value);
+  converters.set(schema, convert);
+  return convert;
 }
 
-function objectOutput(shape: Record<string, z.ZodType>, value: Record<string, unknown>, nameOf: (key: string) => string): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  for (const [key, field] of Object.entries(shape)) {
-    const v = value[nameOf(key)];
-    // An optional, non-nullable field left out by its producer stays out (GraphQL can only
-    // say null); a nullable one reads null.
+interface OutputField {
+  key: string;
+  /** Left out when null or absent: optional and not nullable (GraphQL can only say null). */
+  omitNull: boolean;
+  convert: Convert;
+}
+
+function outputFields(shape: Record<string, z.ZodType>): OutputField[] {
+  return Object.entries(shape).map(([key, field]) => {
     const { optional, nullable } = unwrap(field, 'output');
-    if ((v === null || v === undefined) && optional && !nullable) continue;
-    out[key] = convertOutput(field, v);
+    return { key, omitNull: optional && !nullable, convert: outputConverter(field) };
+  });
+}
+
+function fieldsOutput(fields: OutputField[], value: Record<string, unknown>, names: string[]): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (let i = 0; i < fields.length; i++) {
+    const f = fields[i]!;
+    const v = value[names[i]!];
+    if ((v === null || v === undefined) && f.omitNull) continue;
+    out[f.key] = f.convert(v);
   }
   return out;
+}
+
+function compileOutput(schema: z.ZodType): Convert {
+  const { core } = unwrap(schema, 'output');
+  const def = defOf(core);
+  if (def.type === 'array') {
+    const element = outputConverter(def.element!);
+    return (value) => (value === null || value === undefined ? null : Array.isArray(value) ? value.map((v) => element(v)) : value);
+  }
+  if (def.type === 'enum') {
+    const byName = new Map(Object.values(def.entries!).map((v) => [enumName(String(v)), v]));
+    return (value) => (value === null || value === undefined ? null : typeof value === 'string' ? byName.get(value) ?? value : value);
+  }
+  if (def.type === 'object') {
+    let fields: OutputField[] | undefined;
+    let names: string[] | undefined;
+    return (value) => {
+      if (value === null || value === undefined) return null;
+      if (!isObject(value)) return value;
+      fields ??= outputFields(def.shape!);
+      names ??= fields.map((f) => graphqlName(f.key));
+      return fieldsOutput(fields, value, names);
+    };
+  }
+  if (isDiscriminatedUnion(def)) {
+    const disc = def.discriminator!;
+    type Member = { fields: OutputField[]; names: string[]; aliases: (string | null)[] };
+    let members: Map<unknown, Member> | undefined;
+    const compileMembers = () => {
+      const conflicts = conflictingKeys(core);
+      const byValue = new Map<unknown, Member>();
+      for (const member of def.options!) {
+        const value = discriminatorValue(member, disc);
+        if (byValue.has(value)) continue; // the first member with this value wins, as find() did
+        const fields = outputFields(defOf(unwrap(member, 'output').core).shape!);
+        byValue.set(value, {
+          fields,
+          names: fields.map((f) => graphqlName(f.key)),
+          aliases: fields.map((f) => (conflicts.has(f.key) ? aliasOf(f.key, member) : null)),
+        });
+      }
+      return byValue;
+    };
+    return (value) => {
+      if (value === null || value === undefined) return null;
+      if (!isObject(value)) return value;
+      members ??= compileMembers();
+      const member = members.get(value[disc]);
+      if (!member) return value;
+      // A conflicting field is read under its per-member alias when the document used one.
+      const names = member.aliases.map((alias, i) => (alias !== null && alias in value ? alias : member.names[i]!));
+      return fieldsOutput(member.fields, value, names);
+    };
+  }
+  return (value) => value ?? null;
 }

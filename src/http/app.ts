@@ -1,4 +1,8 @@
-// The Express application: health, /auth, /graphql (Yoga), /v1 (REST over the same GraphQL core).
+// The HTTP entry: `/v1` goes to the REST dispatcher composed from the route table (at the
+// node:http level, without Express's middleware chain: it is the hot path), everything else to
+// the Express application: health, /auth, /graphql (Yoga), the web pages, the gateway, the
+// OpenAPI document and the platforms' inbound endpoint.
+import type http from 'node:http';
 import express, { type Request, type Response, type NextFunction } from 'express';
 import type { RateLimiterAbstract } from 'rate-limiter-flexible';
 import { yoga } from '../graphql/yoga.js';
@@ -7,31 +11,58 @@ import { authRouter } from './auth-routes.js';
 import { webRouter } from './web-routes.js';
 import { originGuard } from './origin-guard.js';
 import { graphqlSseHandler } from './graphql-sse.js';
-import { sendError } from './error-envelope.js';
+import { sendError, sendJson, sendMiddlewareError } from './error-envelope.js';
 import { channelInboundRouter } from '../channels/inbound-http.js';
 import { gatewayMiddleware } from '../gateway/http-endpoint.js';
-import { inputHygiene, jsonBody, graphqlInputHygiene, type EdgeRoute } from './input-hygiene.js';
+import { jsonBody, graphqlInputHygiene } from './input-hygiene.js';
 import { databaseReady } from '../db/client.js';
 import { redisReady } from '../redis.js';
-import { logger } from '../logger.js';
 
-export const BODY_LIMIT = '1mb';
+export { BODY_LIMIT } from './error-envelope.js';
 
 export interface AppOptions {
   limiter: RateLimiterAbstract;
-  /** The REST surface, composed at start-up from the route table (rest/). */
-  rest: {
-    routes: EdgeRoute[];
-    router: express.Router;
-    openapi: Record<string, unknown>;
-  };
+  /** The REST surface's OpenAPI document, composed at start-up from the route table (rest/). */
+  openapi: Record<string, unknown>;
+}
+
+/** Serves one `/v1` request (the REST dispatcher; rest/router.ts). */
+export type RestDispatch = (req: http.IncomingMessage, res: http.ServerResponse) => void;
+
+/** The request path without query or fragment (as Express's parseurl reads it). */
+function pathnameOf(url: string): string {
+  for (let i = 0; i < url.length; i++) {
+    const c = url.charCodeAt(i);
+    if (c === 0x3f /* ? */ || c === 0x23 /* # */) return url.slice(0, i);
+  }
+  return url;
+}
+
+// What Express keeps under /v1: the OpenAPI document and the platforms' inbound endpoint (it
+// reads its own raw bytes and carries no token). Case-insensitive, with an optional trailing
+// slash, as Express matches its mounts.
+const OPENAPI_PATH = /^\/v1\/openapi\.json\/?$/i;
+const INBOUND_PATH = /^\/v1\/channels\/inbound\/[^/]+\/?$/i;
+
+/** Whether a request goes to the REST dispatcher: its path is `/v1` or under it (any case). */
+export function isRestRequest(method: string | undefined, url: string): boolean {
+  if (url.charCodeAt(0) !== 0x2f || (url.charCodeAt(1) | 0x20) !== 0x76 /* v */ || url.charCodeAt(2) !== 0x31 /* 1 */) return false;
+  const path = pathnameOf(url);
+  if (path.length > 3 && path.charCodeAt(3) !== 0x2f) return false;
+  if (INBOUND_PATH.test(path)) return false;
+  return !((method === 'GET' || method === 'HEAD') && OPENAPI_PATH.test(path));
+}
+
+/** The server's request listener: `/v1` to the REST dispatcher, the rest to Express. */
+export function requestListener(app: express.Express, rest: RestDispatch): http.RequestListener {
+  return (req, res) => (isRestRequest(req.method, req.url ?? '') ? rest(req, res) : app(req, res));
 }
 
 export function createApp(opts: AppOptions): express.Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('trust proxy', 'loopback');
-  const { routes, router, openapi } = opts.rest;
+  const { openapi } = opts;
   const limit = rateLimitMiddleware(opts.limiter);
 
   app.get('/healthz', (_req, res) => void res.json({ ok: true }));
@@ -52,23 +83,15 @@ export function createApp(opts: AppOptions): express.Express {
 
   // The model gateway for sandboxed CLIs (session credential, provider wire formats, raw bodies).
   app.use('/gateway', gatewayMiddleware);
-  app.get('/v1/openapi.json', (_req, res) => void res.json(openapi));
+  app.get('/v1/openapi.json', (_req, res) => sendJson(res, 200, openapi));
   // Platforms sign the exact bytes they send and carry no token: their inbound endpoint reads
   // its own raw body, ahead of /v1's parsing and per-token rate limit.
   app.use('/v1/channels/inbound', channelInboundRouter());
-  // Query, path ids and JSON bodies are checked once at the edge (src/http/input-hygiene.ts).
-  app.use('/v1', limit, inputHygiene(routes), router);
+  // Every other /v1 request is served by the REST dispatcher (requestListener).
 
   app.use((req: Request, res: Response) => sendError(res, 404, 'not_found', `no route for ${req.method} ${req.path}`));
 
   // Body parser and other middleware errors, in the envelope.
-  app.use((err: Error & { type?: string; status?: number }, _req: Request, res: Response, _next: NextFunction) => {
-    if (err.type === 'entity.parse.failed') return sendError(res, 400, 'invalid_request', 'malformed JSON body');
-    if (err.type === 'entity.too.large') return sendError(res, 413, 'payload_too_large', `request body over ${BODY_LIMIT}`);
-    if (err.type === 'encoding.unsupported' || err.type === 'charset.unsupported') return sendError(res, 415, 'unsupported_media_type', err.message);
-    if (err.status && err.status >= 400 && err.status < 500) return sendError(res, err.status, 'invalid_request', err.message);
-    logger.error({ err }, 'unhandled error');
-    sendError(res, 500, 'internal_error', 'Unexpected error.');
-  });
+  app.use((err: Error & { type?: string; status?: number }, _req: Request, res: Response, _next: NextFunction) => sendMiddlewareError(err, res));
   return app;
 }

@@ -23,25 +23,31 @@ export function limitKey(req: Request): string {
 }
 
 function setHeaders(res: Response, limit: number, r: RateLimiterRes): void {
-  res.set('RateLimit-Limit', String(limit));
-  res.set('RateLimit-Remaining', String(Math.max(0, r.remainingPoints)));
-  res.set('RateLimit-Reset', String(Math.ceil(r.msBeforeNext / 1000)));
+  res.setHeader('RateLimit-Limit', String(limit));
+  res.setHeader('RateLimit-Remaining', String(Math.max(0, r.remainingPoints)));
+  res.setHeader('RateLimit-Reset', String(Math.ceil(r.msBeforeNext / 1000)));
+}
+
+/**
+ * Counts the request against its credential's budget and sets the RateLimit-* headers; over the
+ * budget it answers 429 with Retry-After itself and resolves false.
+ */
+export async function consumeRateLimit(limiter: RateLimiterAbstract, req: Request, res: Response): Promise<boolean> {
+  const limit = limiter.points;
+  try {
+    setHeaders(res, limit, await limiter.consume(limitKey(req), 1));
+    return true;
+  } catch (err) {
+    if (!(err instanceof RateLimiterRes)) throw err;
+    setHeaders(res, limit, err);
+    res.setHeader('Retry-After', String(Math.max(1, Math.ceil(err.msBeforeNext / 1000))));
+    sendError(res, 429, 'rate_limited', `more than ${limit} requests per minute for this token; retry after the Retry-After header`);
+    return false;
+  }
 }
 
 export function rateLimitMiddleware(limiter: RateLimiterAbstract) {
-  const limit = limiter.points;
-  return async (req: Request, res: Response, next: NextFunction) => {
-    try {
-      const r = await limiter.consume(limitKey(req), 1);
-      setHeaders(res, limit, r);
-      next();
-    } catch (err) {
-      if (err instanceof RateLimiterRes) {
-        setHeaders(res, limit, err);
-        res.set('Retry-After', String(Math.max(1, Math.ceil(err.msBeforeNext / 1000))));
-        return sendError(res, 429, 'rate_limited', `more than ${limit} requests per minute for this token; retry after the Retry-After header`);
-      }
-      next(err);
-    }
+  return (req: Request, res: Response, next: NextFunction) => {
+    consumeRateLimit(limiter, req, res).then((ok) => ok && next(), next);
   };
 }
