@@ -13,6 +13,7 @@ import { SandboxPathError, SandboxUnavailableError, WORKSPACE, type ExecOptions,
 import { DEFAULT_STDERR_TAIL, TailBuffer } from '../stream-process.js';
 import { shQuote } from '../unshare-jail.js';
 import { placeMounts, rewriteMounts } from './pod-mounts.js';
+import { withEnvironmentPaths } from '../environment-mount.js';
 import { relativeToWorkspace } from '../paths.js';
 import { ANNOTATION, LABEL, poolId, sandboxPod } from './pod-spec.js';
 import { apiStatus, isReady, podGone } from './pod-state.js';
@@ -189,7 +190,25 @@ export function createKubernetesDriver(opts: KubernetesDriverOptions): Kubernete
     private timer: NodeJS.Timeout | undefined;
     closed = false;
 
-    constructor(readonly sessionId: string, public pod: string, readonly shape: Shape, private readonly env: Record<string, string>) {}
+    constructor(readonly sessionId: string, public pod: string, readonly shape: Shape, private readonly env: Record<string, string>, private readonly environment: SandboxSpec['environment'] = null) {}
+
+    /**
+     * `extra` with the session environment's search paths first. A pod cannot bind the API
+     * host's prepared directory: it is copied into the current pod once (pod-mounts.ts).
+     */
+    private async withEnvironment(extra: Record<string, string>): Promise<Record<string, string>> {
+      const environment = this.environment;
+      if (!environment) return extra;
+      const pod = this.pod;
+      let known = this.mountsIn.get(pod);
+      if (!known) this.mountsIn = new Map([[pod, (known = new Map())]]);
+      if (!known.has(environment.inside)) {
+        for (const [inside, at] of await placeMounts(exec, pod, [{ host: environment.hostDir, inside: environment.inside }])) known.set(inside, at);
+      }
+      const placed = known;
+      const prepend = Object.fromEntries(Object.entries(environment.prepend).map(([k, v]) => [k, rewriteMounts(v, placed)]));
+      return withEnvironmentPaths({ ...environment, prepend }, extra);
+    }
 
     /** Runs `op` on the current pod; if the pod died under it, on a new pod once more. */
     private async guarded<T>(op: () => Promise<PodExecResult>, finish: (r: PodExecResult) => T, mutates: boolean): Promise<T> {
@@ -246,9 +265,9 @@ export function createKubernetesDriver(opts: KubernetesDriverOptions): Kubernete
       const cwd = rel ? `${WORKSPACE}/${rel}` : WORKSPACE;
       const id = randomBytes(8).toString('hex');
       return this.guarded(
-        () => exec({
+        async () => exec({
           pod: this.pod,
-          argv: runArgv(id, cwd, command, { ...this.env, ...opts.egress.env(this.sessionId, 'http://127.0.0.1:3128', '/run/agent-service') }),
+          argv: runArgv(id, cwd, command, await this.withEnvironment({ ...this.env, ...opts.egress.env(this.sessionId, 'http://127.0.0.1:3128', '/run/agent-service') })),
           stdin: o.stdin === undefined ? undefined : Buffer.from(o.stdin),
           maxOutputBytes: o.maxOutputBytes ?? DEFAULT_MAX_OUTPUT,
           timeoutMs: o.timeoutMs ?? DEFAULT_TIMEOUT_MS,
@@ -283,6 +302,7 @@ export function createKubernetesDriver(opts: KubernetesDriverOptions): Kubernete
       const command = rewrite(o.argv ? `exec ${o.argv.map(shQuote).join(' ')}` : (o.command ?? 'true'));
       const env = { ...this.env, ...opts.egress.env(this.sessionId, 'http://127.0.0.1:3128', '/run/agent-service') };
       for (const [k, v] of Object.entries(o.env ?? {})) env[k] = rewrite(v);
+      Object.assign(env, await this.withEnvironment(env));
       const id = randomBytes(8).toString('hex');
       const stdout = new PassThrough();
       const tail = new TailBuffer(o.stderrTailBytes ?? DEFAULT_STDERR_TAIL);
@@ -367,8 +387,8 @@ export function createKubernetesDriver(opts: KubernetesDriverOptions): Kubernete
     }
   }
 
-  const attach = (sessionId: string, pod: V1Pod, shape: Shape, env: Record<string, string>) => {
-    const sb = new PodSandbox(sessionId, pod.metadata!.name!, shape, env);
+  const attach = (sessionId: string, pod: V1Pod, shape: Shape, env: Record<string, string>, environment: SandboxSpec['environment'] = null) => {
+    const sb = new PodSandbox(sessionId, pod.metadata!.name!, shape, env, environment);
     sandboxes.set(sessionId, sb);
     return sb;
   };
@@ -392,7 +412,7 @@ export function createKubernetesDriver(opts: KubernetesDriverOptions): Kubernete
           // The lookups a new pod needs run meanwhile: they decide the claim's latency.
           const [pods, annotations] = await Promise.all([sessionPods(spec.sessionId), annotationsFor(spec.sessionId)]);
           const live = pods.find((p) => !podGone(p));
-          if (live) return attach(spec.sessionId, isReady(live) ? live : await waitReady(live.metadata!.name!), shapeOfPod(live, shape), spec.env ?? {});
+          if (live) return attach(spec.sessionId, isReady(live) ? live : await waitReady(live.metadata!.name!), shapeOfPod(live, shape), spec.env ?? {}, spec.environment ?? null);
           const snapshot = opts.snapshots?.open(spec.sessionId);
           snapshot?.catch(() => undefined);
           let pod: V1Pod;
@@ -402,7 +422,7 @@ export function createKubernetesDriver(opts: KubernetesDriverOptions): Kubernete
             void snapshot?.then((stream) => (stream as Readable | null)?.destroy());
             throw err;
           }
-          const sb = attach(spec.sessionId, pod, shape, spec.env ?? {});
+          const sb = attach(spec.sessionId, pod, shape, spec.env ?? {}, spec.environment ?? null);
           await restore(sb, snapshot);
           return sb;
         })().finally(() => provisioning.delete(spec.sessionId));
