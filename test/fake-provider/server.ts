@@ -18,8 +18,8 @@ export type FakeUsage = Partial<Usage> & Partial<{ input: number; output: number
 export type FakeStep =
   | { kind: 'text'; text: string; chunks?: number; usage?: FakeUsage; delayMs?: number /* between chunks */ }
   | { kind: 'reasoning_then_text'; reasoning: string; text: string; usage?: FakeUsage }
-  /** `more`: further calls in the same answer (Anthropic wire format only); `reasoning`: a summary before the call (Responses only). */
-  | { kind: 'tool_call'; name: string; input: Record<string, unknown>; id?: string; text?: string; usage?: FakeUsage; more?: { name: string; input: Record<string, unknown>; id: string }[]; reasoning?: string }
+  /** `more`: further calls in the same answer (Anthropic wire format only); `reasoning`: thinking (Anthropic, Chat's reasoning_content) or a summary (Responses) before the call. */
+  | { kind: 'tool_call'; name: string; input: Record<string, unknown>; id?: string; text?: string; usage?: FakeUsage; more?: { name: string; input: Record<string, unknown>; id: string }[]; reasoning?: string; /** Responses: the call's tool namespace (codex offers MCP tools as `namespace` tools) */ namespace?: string }
   | { kind: 'error'; status: number; message?: string; retryAfterSec?: number } // in the provider's own error JSON
   /** A 200 stream that fails after it started: Anthropic `error`, a Chat `{error}` chunk, Responses `response.failed` (or `error` with `as`). */
   | { kind: 'stream_error'; code?: string; message?: string; as?: 'failed' | 'error'; usage?: FakeUsage }
@@ -60,6 +60,8 @@ function countsOf(step: FakeStep): Counts {
 }
 
 const newId = (prefix: string) => `${prefix}${Math.random().toString(36).slice(2, 12)}`;
+/** The reasoning a step starts with, if any. */
+const reasoningOf = (step: FakeStep) => (step.kind === 'reasoning_then_text' || step.kind === 'tool_call' ? step.reasoning : undefined);
 const textOf = (step: FakeStep) => (step.kind === 'text' || step.kind === 'reasoning_then_text' ? step.text : step.kind === 'tool_call' ? (step.text ?? '') : '');
 const toolIdOf = (step: Extract<FakeStep, { kind: 'tool_call' }>, api: Api) => step.id ?? newId(api === 'anthropic' ? 'toolu_' : 'call_');
 
@@ -176,9 +178,10 @@ async function anthropicStream(res: http.ServerResponse, step: FakeStep, model: 
     return; // never ends: interrupts and timeouts are the test
   }
   let stop = 'end_turn';
-  if (step.kind === 'reasoning_then_text') {
+  const thinking = reasoningOf(step);
+  if (thinking !== undefined) {
     send('content_block_start', { type: 'content_block_start', index, content_block: { type: 'thinking', thinking: '', signature: '' } });
-    for (const piece of split(step.reasoning, 2)) send('content_block_delta', { type: 'content_block_delta', index, delta: { type: 'thinking_delta', thinking: piece } });
+    for (const piece of split(thinking, 2)) send('content_block_delta', { type: 'content_block_delta', index, delta: { type: 'thinking_delta', thinking: piece } });
     send('content_block_delta', { type: 'content_block_delta', index, delta: { type: 'signature_delta', signature: SIGNATURE } });
     send('content_block_stop', { type: 'content_block_stop', index });
     index++;
@@ -203,7 +206,7 @@ async function anthropicStream(res: http.ServerResponse, step: FakeStep, model: 
 function anthropicJson(step: FakeStep, model: string): Record<string, unknown> {
   const u = countsOf(step);
   const content: Record<string, unknown>[] = [];
-  if (step.kind === 'reasoning_then_text') content.push({ type: 'thinking', thinking: step.reasoning, signature: SIGNATURE });
+  if (reasoningOf(step) !== undefined) content.push({ type: 'thinking', thinking: reasoningOf(step), signature: SIGNATURE });
   if (textOf(step)) content.push({ type: 'text', text: textOf(step) });
   if (step.kind === 'tool_call') {
     content.push({ type: 'tool_use', id: toolIdOf(step, 'anthropic'), name: step.name, input: step.input });
@@ -231,7 +234,7 @@ async function openaiStream(res: http.ServerResponse, step: FakeStep, model: str
   }
   const u = countsOf(step);
   // OpenAI itself streams no reasoning text; OpenAI-compatible servers use reasoning_content.
-  if (step.kind === 'reasoning_then_text') delta({ reasoning_content: step.reasoning });
+  if (reasoningOf(step)) delta({ reasoning_content: reasoningOf(step) });
   const text = textOf(step);
   if (text) {
     for (const piece of split(text, step.kind === 'text' ? (step.chunks ?? 3) : 2)) {
@@ -319,7 +322,7 @@ function responsesOutput(step: FakeStep, include: string[] = []): Record<string,
   }
   const text = textOf(step);
   if (text) out.push({ type: 'message', id: newId('msg_'), status: 'completed', role: 'assistant', content: [{ type: 'output_text', text, annotations: [] }] });
-  if (step.kind === 'tool_call') out.push({ type: 'function_call', id: newId('fc_'), call_id: toolIdOf(step, 'openai'), name: step.name, arguments: JSON.stringify(step.input), status: 'completed' });
+  if (step.kind === 'tool_call') out.push({ type: 'function_call', id: newId('fc_'), call_id: toolIdOf(step, 'openai'), name: step.name, ...(step.namespace ? { namespace: step.namespace } : {}), arguments: JSON.stringify(step.input), status: 'completed' });
   return out;
 }
 

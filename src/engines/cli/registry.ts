@@ -1,10 +1,14 @@
 // Which adapter runs each CLI engine (agentType → EngineAdapter). One line per engine; kimi_code
 // and dsh have none (unavailable.ts says why their turns cannot run).
 import type { EngineAdapter } from './adapter.js';
+import { claudeCodeAdapter } from './claude-code.js';
 import { codexAdapter } from './codex.js';
+import { piAdapter } from './pi.js';
 
 const ADAPTERS: ReadonlyMap<string, EngineAdapter> = new Map<string, EngineAdapter>([
   [codexAdapter.agentType, codexAdapter],
+  [claudeCodeAdapter.agentType, claudeCodeAdapter],
+  [piAdapter.agentType, piAdapter],
 ]);
 
 /** The adapter of a CLI engine, or null when this service has none for it. */
