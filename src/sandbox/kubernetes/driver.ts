@@ -18,7 +18,7 @@ import { relativeToWorkspace } from '../paths.js';
 import { ANNOTATION, LABEL, poolId, sandboxPod } from './pod-spec.js';
 import { apiStatus, isReady, podGone } from './pod-state.js';
 import { podExec, PodExecError, type PodExecRequest, type PodExecResult } from './pod-exec.js';
-import { FILE_EXIT, fileArgv, killArgv, RESTORE_ARGV, runArgv, SNAPSHOT_ARGV } from './pod-scripts.js';
+import { FILE_EXIT, fileArgv, killArgv, RESTORE_ARGV, runArgv, SNAPSHOT_ARGV, spawnArgv } from './pod-scripts.js';
 import { shapeOf, type KubernetesSettings, type Shape } from './settings.js';
 import { createWarmPool, type WarmPool } from './warm-pool.js';
 import type { SnapshotStore } from './snapshots.js';
@@ -309,7 +309,7 @@ export function createKubernetesDriver(opts: KubernetesDriverOptions): Kubernete
       const stderr = new Writable({ write(chunk: Buffer, _enc, done) { tail.push(chunk); done(); } });
       const kill = new AbortController();
       this.active++;
-      const exited = exec({ pod, argv: runArgv(id, cwd, command, env), stdin: Buffer.from(o.stdin ?? ''), stdoutTo: stdout, stderrTo: stderr, signal: kill.signal, killArgv: killArgv(id) })
+      const exited = exec({ pod, argv: spawnArgv(id, cwd, command, env), stdin: Buffer.from(o.stdin ?? ''), stdoutTo: stdout, stderrTo: stderr, signal: kill.signal, killArgv: killArgv(id) })
         .then((r) => r.exitCode, (err: Error) => {
           tail.push(Buffer.from(`${err.message}\n`));
           return null;

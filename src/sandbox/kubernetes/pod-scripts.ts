@@ -16,10 +16,36 @@ export function runArgv(id: string, cwd: string, command: string, env: Record<st
   return ['/bin/sh', '-c', RUN, 'agent-exec', id, cwd, command, ...Object.entries(env).map(([k, v]) => `${k}=${v}`)];
 }
 
-/** Signals the command's whole process group (SIGKILL also forgets it; SIGTERM lets it end by itself). */
+// A long-running process (a CLI engine): as RUN, but in the background with a control FIFO that a
+// later exec writes a signal name into; the wrapper, in the process's own exec (and so its PID
+// namespace, wherever execs get their own), signals the process group. stdin is kept (fd 3).
+const SPAWN = `id=$1; cwd=$2; cmd=$3; shift 3
+D=${EXEC_DIR}; mkdir -p $D 2>/dev/null
+cd "$cwd" 2>/dev/null || { echo "cd: $cwd: No such directory" >&2; exit 1; }
+ctl=$D/$id.ctl; rm -f "$ctl"; mkfifo -m 600 "$ctl" || exit 1
+exec 3<&0
+env "$@" setsid -w /bin/sh -c 'echo $$ > "$0"; exec /bin/bash -c "$1"' "$D/$id" "$cmd" <&3 3<&- &
+child=$!
+exec 3<&-
+( while read -r sig < "$ctl"; do p=$(cat "$D/$id" 2>/dev/null) && kill -"$sig" -"$p" 2>/dev/null; done ) </dev/null >/dev/null 2>&1 &
+watcher=$!
+wait $child; s=$?
+kill $watcher 2>/dev/null; rm -f "$ctl" "$D/$id"
+exit $s`;
+
+export function spawnArgv(id: string, cwd: string, command: string, env: Record<string, string>): string[] {
+  return ['/bin/sh', '-c', SPAWN, 'agent-spawn', id, cwd, command, ...Object.entries(env).map(([k, v]) => `${k}=${v}`)];
+}
+
+/**
+ * Signals the command's whole process group: through the control FIFO of a spawned process when
+ * there is one, and directly (SIGKILL also forgets it; SIGTERM lets it end by itself).
+ */
 export function killArgv(id: string, signal: 'KILL' | 'TERM' = 'KILL'): string[] {
-  if (signal === 'TERM') return ['/bin/sh', '-c', `p=$(cat ${EXEC_DIR}/$1 2>/dev/null) && kill -TERM -- -$p 2>/dev/null; true`, 'agent-kill', id];
-  return ['/bin/sh', '-c', `p=$(cat ${EXEC_DIR}/$1 2>/dev/null) && kill -KILL -- -$p 2>/dev/null; rm -f ${EXEC_DIR}/$1`, 'agent-kill', id];
+  const viaFifo = `[ -p ${EXEC_DIR}/$1.ctl ] && timeout 5 sh -c 'echo ${signal} > "$0"' ${EXEC_DIR}/$1.ctl 2>/dev/null`;
+  const direct = `p=$(cat ${EXEC_DIR}/$1 2>/dev/null) && kill -${signal} -$p 2>/dev/null`;
+  const forget = signal === 'KILL' ? `; rm -f ${EXEC_DIR}/$1` : '';
+  return ['/bin/sh', '-c', `${viaFifo}; ${direct}${forget}; true`, 'agent-kill', id];
 }
 
 // Exit codes: 3 outside /workspace, 4 not found, 5 is a directory, 6 not a regular file.
