@@ -16,16 +16,21 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { startFakeMcpServer, type FakeMcpServer, TINY_PNG } from '../fake-vendors/mcp-server.js';
 import { startFakeVendors, type FakeVendors } from '../fake-vendors/vendors.js';
+import { startFakeProvider, type FakeProvider } from '../fake-provider/server.js';
+import { localSpawner } from '../helpers/cli-process.js';
 import { readySession, history } from '../helpers/sessions.js';
 import { prisma } from '../../src/db/client.js';
 import { issueSessionCredential } from '../../src/gateway/session-credentials.js';
 import { codexAdapter, CODEX_VERSION } from '../../src/engines/cli/codex.js';
 import { mcpRelayFor, cliMcpToolName } from '../../src/engines/cli/mcp-relay.js';
+import { runCliTurn } from '../../src/engines/cli/run-cli.js';
+import type { EngineEvent } from '../../src/engines/cli/adapter.js';
 
 const TOKEN = 'relay-mcp-secret-4b8e1d';
 let s: TestServer;
 let mcp: FakeMcpServer;
 let vendors: FakeVendors;
+let fake: FakeProvider;
 /** Every answer the relay gave (status, headers and body), to check none carries a secret. */
 const answers: string[] = [];
 
@@ -34,12 +39,14 @@ beforeAll(async () => {
   mcp = await startFakeMcpServer();
   vendors = await startFakeVendors();
   Object.assign(process.env, { EXA_API_KEY: vendors.keys.exa, EXA_BASE_URL: vendors.exaBaseUrl });
-  s = await startTestServer({ anthropicApiKey: 'sk-ant-test', anthropicBaseUrl: 'http://127.0.0.1:9' });
+  fake = await startFakeProvider();
+  s = await startTestServer({ anthropicApiKey: 'sk-ant-test', anthropicBaseUrl: fake.anthropicBaseUrl, openaiApiKey: 'sk-oai-relay-test', openaiBaseUrl: fake.openaiBaseUrl });
 });
 afterAll(async () => {
   await s?.stop();
   await mcp?.close();
   await vendors?.close();
+  await fake?.close();
   for (const k of ['OUTBOUND_ALLOW', 'EXA_API_KEY', 'EXA_BASE_URL']) delete process.env[k];
 });
 beforeEach(() => {
@@ -47,6 +54,7 @@ beforeEach(() => {
   mcp.calls.length = 0;
   vendors.requests.length = 0;
   answers.length = 0;
+  fake.reset();
 });
 
 const docs = (extra: Record<string, unknown> = {}) => ({ name: 'docs', url: mcp.url, ...extra });
@@ -96,8 +104,9 @@ describe('the MCP relay', () => {
 
     const r = await client.callTool({ name: 'mcp__docs__search', arguments: { query: 'relay' } });
     expect(r.isError).toBe(false);
-    expect(text(r)).toBe('3 pages match "relay"');
-    expect(r.structuredContent).toEqual({ hits: 3 });
+    // Structured content as a text block of its JSON (codex would show a model only that part).
+    expect(r.content).toEqual([{ type: 'text', text: '3 pages match "relay"' }, { type: 'text', text: '{"hits":3}' }]);
+    expect(r.structuredContent).toBeUndefined();
     expect(mcp.calls).toEqual([{ name: 'search', args: { query: 'relay' } }]);
     // The server got the agent's credential on every request to the docs server…
     const toDocs = mcp.requests.filter((q) => q.headers.authorization);
@@ -285,4 +294,54 @@ describe('CLI configuration of the relay', () => {
     });
     fs.rmSync(home, { recursive: true, force: true });
   });
+});
+
+describe('the real codex CLI through the relay', () => {
+  it('calls remote MCP tools of the agent (a result, a tool error): the tool server gets the agent\'s credential, codex only the session credential', async () => {
+    const bin = codexBinary();
+    const { agentId, id, token } = await runningSession({ mcpServers: [docs({ tools: { include: ['search', 'fail'] }, authentication: { type: 'bearer', token: TOKEN } })] });
+    const agent = await prisma.agent.findUniqueOrThrow({ where: { id: agentId } });
+    const relay = mcpRelayFor(agent, `${s.url}/gateway`);
+    const home = fs.mkdtempSync(path.join(os.tmpdir(), 'relay-codex-home-'));
+    const workspace = fs.mkdtempSync(path.join(os.tmpdir(), 'relay-codex-ws-'));
+    const env = { PATH: process.env.PATH!, HOME: home, AGENT_SERVICE_TOKEN: token };
+    // Codex offers the relay's tools as the Responses namespace `mcp__agent_service`; the model calls one in it.
+    fake.enqueue(
+      { kind: 'tool_call', name: 'mcp__docs__search', namespace: 'mcp__agent_service', input: { query: 'relay' }, id: 'call_relay_1' },
+      { kind: 'tool_call', name: 'mcp__docs__fail', namespace: 'mcp__agent_service', input: {}, id: 'call_relay_2' },
+      { kind: 'text', text: 'Three pages match.' },
+    );
+    const inv = codexAdapter.invocation(
+      { prompt: 'look it up', systemPrompt: 'You are the test agent.', model: 'gpt-5', reasoningEffort: 'low', resumeId: null, mcpRelay: relay },
+      { binPath: bin, home, gatewayBaseUrl: `${s.url}/gateway/openai/v1` },
+    );
+    const events: EngineEvent[] = [];
+    const stderr: string[] = [];
+    const result = await runCliTurn({ invocation: inv, mapper: codexAdapter.mapper(), spawn: localSpawner({ cwd: workspace, env, stderr }), emit: async (e) => void events.push(e), signal: new AbortController().signal });
+    expect(result.stop, stderr.join('')).toEqual({ type: 'end_turn' });
+
+    const offered = fake.requests[0]!.body.tools.find((t: any) => t.type === 'namespace' && t.name === 'mcp__agent_service');
+    expect(offered.tools.map((t: any) => t.name).sort()).toEqual(['mcp__docs__fail', 'mcp__docs__search']);
+    expect(mcp.calls).toEqual([{ name: 'search', args: { query: 'relay' } }, { name: 'fail', args: {} }]);
+    for (const q of mcp.requests) expect(q.headers.authorization).toBe(`Bearer ${TOKEN}`);
+    // The events name the tool as hermes does, with the result as hermes records it.
+    expect(events.map((e) => e.type)).toEqual(['agent.tool_use', 'agent.tool_result', 'agent.tool_use', 'agent.tool_result', 'agent.message']);
+    expect(events[0]!.fields).toMatchObject({ part: { tool_name: 'mcp__docs__search', args: { query: 'relay' } } });
+    expect(events[1]!.fields).toEqual({ part: expect.objectContaining({ tool_name: 'mcp__docs__search', status: 'ok', result: { content: [{ type: 'text', text: '3 pages match "relay"' }, { type: 'text', text: '{"hits":3}' }] } }) });
+    // A tool error reaches codex as an MCP tool error (isError) and comes back as an error result.
+    expect(events[3]!.fields).toMatchObject({ part: { tool_name: 'mcp__docs__fail', status: 'error', result: { error: 'the index is being rebuilt', content: [{ type: 'text', text: 'the index is being rebuilt' }] } } });
+    // The model read the whole result.
+    const output = fake.requests[1]!.body.input.find((x: any) => x.type === 'function_call_output' && x.call_id === 'call_relay_1');
+    expect(JSON.stringify(output.output)).toContain('3 pages match');
+    // Nothing codex holds carries the tool server's credential.
+    let held = JSON.stringify(env);
+    for (const entry of fs.readdirSync(home, { withFileTypes: true, recursive: true })) {
+      if (entry.isFile()) held += fs.readFileSync(path.join(entry.parentPath, entry.name)).toString('latin1');
+    }
+    expect(held).toContain('[mcp_servers.agent_service]');
+    expect(held).not.toContain(TOKEN);
+    expect(await prisma.modelUsage.count({ where: { sessionId: id } })).toBe(3);
+    fs.rmSync(home, { recursive: true, force: true });
+    fs.rmSync(workspace, { recursive: true, force: true });
+  }, 240_000);
 });

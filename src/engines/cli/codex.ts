@@ -110,6 +110,19 @@ function toolOf(item: Item): { name: string; args: Record<string, unknown> } | n
   }
 }
 
+/**
+ * An MCP call's result ({content, structured_content}) as hermes records one; a tool error
+ * (codex: status failed, the result kept) is an error whose `error` is its text.
+ */
+function mcpResultOf(item: Item): { status: 'ok' | 'error'; result: Record<string, unknown> } {
+  const raw: Record<string, unknown> = item.result && typeof item.result === 'object' && !Array.isArray(item.result) ? item.result : { content: item.result ?? null };
+  const result: Record<string, unknown> = { content: raw.content ?? null };
+  if (raw.structured_content != null) result.structured_content = raw.structured_content;
+  if (item.status !== 'failed') return { status: 'ok', result };
+  const text = Array.isArray(raw.content) ? raw.content.filter((c: Item) => c?.type === 'text').map((c: Item) => String(c.text)).join('\n') : '';
+  return { status: 'error', result: { ...result, error: text || `tool ${String(item.tool)} failed` } };
+}
+
 function resultOf(item: Item): { status: 'ok' | 'error'; result: Record<string, unknown> } {
   switch (item.type) {
     case 'command_execution':
@@ -117,7 +130,8 @@ function resultOf(item: Item): { status: 'ok' | 'error'; result: Record<string, 
     case 'file_change':
       return { status: item.status === 'failed' ? 'error' : 'ok', result: { changes: item.changes ?? [] } };
     case 'mcp_tool_call':
-      return item.error ? { status: 'error', result: { error: item.error } } : { status: 'ok', result: { content: item.result ?? null } };
+      if (item.error) return { status: 'error', result: { error: item.error } };
+      return mcpResultOf(item);
     default:
       return { status: item.status === 'failed' ? 'error' : 'ok', result: {} };
   }

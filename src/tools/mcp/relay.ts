@@ -79,7 +79,7 @@ async function relayToolbox(caller: RelayCaller): Promise<Toolbox> {
   });
 }
 
-/** A tool outcome as an MCP tool result: text the CLI's model reads, errors flagged `isError`. */
+/** A tool outcome as an MCP tool result: text blocks the CLI's model reads, errors flagged `isError`. */
 export function relayResult(outcome: ToolOutcome): CallToolResult {
   const { result } = outcome;
   const isError = outcome.status === 'error';
@@ -98,10 +98,11 @@ export function relayResult(outcome: ToolOutcome): CallToolResult {
   } else {
     content.push({ type: 'text', text: JSON.stringify(result) });
   }
-  const out: CallToolResult = { content, isError };
+  // Structured content goes as a text block of its JSON, not as `structuredContent`: codex shows
+  // a model only the structured part when there is one, and the text beside it would be lost.
   const structured = result.structured_content;
-  if (!isError && structured && typeof structured === 'object' && !Array.isArray(structured)) out.structuredContent = structured as Record<string, unknown>;
-  return out;
+  if (structured && typeof structured === 'object') content.push({ type: 'text', text: JSON.stringify(structured) });
+  return { content, isError };
 }
 
 const refused = (text: string): CallToolResult => ({ content: [{ type: 'text', text }], isError: true });
