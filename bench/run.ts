@@ -4,6 +4,8 @@
 //     answer (bare node:http + pg + one SQL statement, PostgreSQL only) and a bare Express route
 //     doing the same Prisma query (autocannon in its own process), and the ratios.
 //  8. MCP tool call overhead (bench/mcp.ts): a call through the service against a bare client.
+// 11. engines (bench/engines.ts): session create → first agent.message per installed CLI engine
+//     (warm: the CLI already in ENGINE_CACHE_DIR) and hermes.
 //  9. sandboxes (bench/sandboxes.ts): session create → idle, local and Kubernetes warm pool
 //     (fake API server), and the egress proxy's added latency per request.
 // 10. environments (bench/environments.ts): session create → idle with three packages, first
@@ -32,6 +34,7 @@ import { commitEvents, type NewEvent } from '../src/events/store.js';
 import { fuzzBench } from './fuzz-throughput.js';
 import { mcpBench } from './mcp.js';
 import { sandboxBench } from './sandboxes.js';
+import { engineBench } from './engines.js';
 import { environmentBench } from './environments.js';
 
 const DURATION = Number(process.env.BENCH_SECONDS || 8);
@@ -59,7 +62,7 @@ async function cannon(url: string, headers: Record<string, string>) {
 const statusEvent = (text: string): NewEvent => ({ type: 'agent.status', fields: { part: { type: 'status', index: 0, level: 'working', text } } });
 
 const fake = await startFakeProvider();
-const s = await startTestServer({ anthropicApiKey: 'bench', anthropicBaseUrl: fake.anthropicBaseUrl });
+const s = await startTestServer({ anthropicApiKey: 'bench', anthropicBaseUrl: fake.anthropicBaseUrl, openaiApiKey: 'bench', openaiBaseUrl: fake.openaiBaseUrl });
 const rows: [string, string][] = [];
 
 // 1. REST over GraphQL vs bare route
@@ -102,7 +105,10 @@ rows.push(['ratio REST / bare Express', (rest.rps / direct.rps).toFixed(2)]);
 bareServer.close();
 await limitServer?.close();
 if (process.env.BENCH_ONLY === 'rest') {
-  console.log('\n| measurement | result |\n|---|---|');
+  // 11. CLI engines: session create → first agent.message per installed engine (warm), hermes alongside (bench/engines.ts).
+rows.push(...(await engineBench(s)));
+
+console.log('\n| measurement | result |\n|---|---|');
   for (const [k, v] of rows) console.log(`| ${k} | ${v} |`);
   await s.stop();
   await fake.close();
@@ -245,6 +251,9 @@ rows.push(...(await sandboxBench(s)));
 
 // 10. environments: create → idle with packages, first (installing) and cached, vs none (bench/environments.ts).
 rows.push(...(await environmentBench(s)));
+
+// 11. CLI engines: session create → first agent.message per installed engine (warm), hermes alongside (bench/engines.ts).
+rows.push(...(await engineBench(s)));
 
 console.log('\n| measurement | result |\n|---|---|');
 for (const [k, v] of rows) console.log(`| ${k} | ${v} |`);
