@@ -105,9 +105,6 @@ rows.push(['ratio REST / bare Express', (rest.rps / direct.rps).toFixed(2)]);
 bareServer.close();
 await limitServer?.close();
 if (process.env.BENCH_ONLY === 'rest') {
-  // 11. CLI engines: session create → first agent.message per installed engine (warm), hermes alongside (bench/engines.ts).
-rows.push(...(await engineBench(s)));
-
 console.log('\n| measurement | result |\n|---|---|');
   for (const [k, v] of rows) console.log(`| ${k} | ${v} |`);
   await s.stop();
