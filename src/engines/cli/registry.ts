@@ -3,12 +3,14 @@
 import type { EngineAdapter } from './adapter.js';
 import { claudeCodeAdapter } from './claude-code.js';
 import { codexAdapter } from './codex.js';
+import { opencodeAdapter } from './opencode.js';
 import { piAdapter } from './pi.js';
 
 const ADAPTERS: ReadonlyMap<string, EngineAdapter> = new Map<string, EngineAdapter>([
   [codexAdapter.agentType, codexAdapter],
   [claudeCodeAdapter.agentType, claudeCodeAdapter],
   [piAdapter.agentType, piAdapter],
+  [opencodeAdapter.agentType, opencodeAdapter],
 ]);
 
 /** The adapter of a CLI engine, or null when this service has none for it. */

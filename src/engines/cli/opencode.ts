@@ -1,0 +1,166 @@
+// opencode (`opencode-ai`: a native binary from the `opencode-linux-x64` package, no Node of its
+// own): `opencode run --format json` runs one turn on the prompt read from stdin and prints one
+// JSON line per finished part (reasoning, text, tool_use with its input and output, step_finish
+// with the reason, error); `--session <id>` continues a conversation. Its built-in `anthropic`
+// and `openai` providers are pointed at the gateway in its config (XDG_CONFIG_HOME/opencode/
+// opencode.json) with the key `{env:AGENT_SERVICE_TOKEN}` (opencode reads the variable; the value
+// is never written). A fixed `--title` keeps it from spending a model call on a session title;
+// `--pure` and the OPENCODE_DISABLE_* switches keep it from fetching plugins, model lists or
+// language servers at start.
+import type { StopReason } from '../../events/types.js';
+import { jsonLine, type CliOutputMapper, type EngineAdapter, type EngineEvent, type SessionErrorDetail } from './adapter.js';
+import { gatewayUrls, providerOf, stoppedForBudget, TextStream, ToolCalls } from './cli-events.js';
+import { cliMcpToolName, MCP_RELAY_SERVER, type McpRelay } from './mcp-relay.js';
+
+/** The platform's opencode version (an agent's harnessVersion pins another). */
+export const OPENCODE_VERSION = '1.18.33';
+
+/**
+ * Our reasoningEffort onto opencode's `--variant` (its per-provider reasoning presets): OpenAI
+ * models take the effort names (none … xhigh); Claude models have `high` and `max` thinking
+ * budgets, and run without extended thinking below high. null keeps opencode's default.
+ */
+export function opencodeVariant(model: string, effort: string | null): string | null {
+  if (effort === null) return null;
+  if (providerOf(model) === 'anthropic') {
+    if (effort === 'high') return 'high';
+    if (effort === 'xhigh' || effort === 'max' || effort === 'ultra') return 'max';
+    return null;
+  }
+  switch (effort) {
+    case 'none':
+    case 'off':
+      return 'none';
+    case 'minimal':
+    case 'low':
+    case 'medium':
+    case 'high':
+    case 'xhigh':
+      return effort;
+    case 'max':
+    case 'ultra':
+      return 'xhigh';
+    default:
+      return null;
+  }
+}
+
+export function opencodeConfig(gatewayBaseUrl: string, instructionsFile: string, relay: McpRelay | null): string {
+  const urls = gatewayUrls(gatewayBaseUrl);
+  const key = '{env:AGENT_SERVICE_TOKEN}';
+  return JSON.stringify({
+    $schema: 'https://opencode.ai/config.json',
+    provider: {
+      // The AI SDK's Anthropic base URL includes /v1.
+      anthropic: { options: { baseURL: `${urls.anthropic}/v1`, apiKey: key } },
+      openai: { options: { baseURL: urls.openai, apiKey: key } },
+    },
+    instructions: [instructionsFile],
+    // No prompts: the session's sandbox is the boundary.
+    permission: { edit: 'allow', bash: 'allow', webfetch: 'allow', external_directory: 'allow' },
+    autoupdate: false,
+    share: 'disabled',
+    ...(relay ? { mcp: { [MCP_RELAY_SERVER]: { type: 'remote', url: relay.url, headers: { Authorization: `Bearer {env:${relay.tokenEnv}}` }, enabled: true } } } : {}),
+  }, null, 2);
+}
+
+export const opencodeAdapter: EngineAdapter = {
+  agentType: 'opencode',
+  // The platform binary comes as an optional dependency; the postinstall puts it in place of bin/opencode.exe.
+  cli: { npm: 'opencode-ai', version: OPENCODE_VERSION, bin: 'opencode', nodeMajor: null, installScripts: true },
+  invocation(turn, { binPath, home, gatewayBaseUrl }) {
+    const configDir = `${home}/.config/opencode`;
+    const promptFile = `${configDir}/agent-service-instructions.md`;
+    const variant = opencodeVariant(turn.model, turn.reasoningEffort);
+    return {
+      argv: [
+        binPath, 'run', '--format', 'json', '--pure', '--auto', '--thinking', '--title', 'agent-service',
+        '-m', `${providerOf(turn.model)}/${turn.model}`, ...(variant ? ['--variant', variant] : []),
+        ...(turn.resumeId ? ['--session', turn.resumeId] : []),
+      ],
+      env: {
+        // Its config, conversation database, cache and state, kept with the session.
+        XDG_CONFIG_HOME: `${home}/.config`,
+        XDG_DATA_HOME: `${home}/.local/share`,
+        XDG_CACHE_HOME: `${home}/.cache`,
+        XDG_STATE_HOME: `${home}/.local/state`,
+        OPENCODE_DISABLE_AUTOUPDATE: '1',
+        OPENCODE_DISABLE_MODELS_FETCH: '1',
+        OPENCODE_DISABLE_LSP_DOWNLOAD: '1',
+        OPENCODE_DISABLE_DEFAULT_PLUGINS: '1',
+        OPENCODE_DISABLE_SHARE: '1',
+      },
+      stdin: turn.prompt,
+      files: {
+        [`${configDir}/opencode.json`]: opencodeConfig(gatewayBaseUrl, promptFile, turn.mcpRelay ?? null),
+        [promptFile]: turn.systemPrompt,
+      },
+    };
+  },
+  mapper: () => opencodeMapper(),
+};
+
+/** opencode names MCP tools `<server>_<tool>`; the relay's tools keep hermes' names. */
+function toolName(name: string): string {
+  const prefix = `${MCP_RELAY_SERVER}_`;
+  return name.startsWith(prefix) ? cliMcpToolName(MCP_RELAY_SERVER, name.slice(prefix.length)) : name;
+}
+
+export function opencodeMapper(): CliOutputMapper {
+  let resumeId: string | null = null;
+  const tools = new ToolCalls();
+  let lastReason: string | null = null;
+  let failure: string | null = null;
+
+  const toolPart = (part: Record<string, any>): EngineEvent[] => {
+    const state = part.state ?? {};
+    const id = String(part.callID ?? part.id);
+    const name = toolName(String(part.tool ?? ''));
+    const out = tools.use(id, name, state.input);
+    if (state.status === 'completed') out.push(...tools.result(id, 'ok', { output: String(state.output ?? '') }));
+    else if (state.status === 'error') out.push(...tools.result(id, 'error', { error: String(state.error ?? 'the tool failed') }));
+    return out;
+  };
+
+  return {
+    get resumeId() {
+      return resumeId;
+    },
+    line(text) {
+      const ev = jsonLine(text);
+      if (!ev) return [];
+      if (typeof ev.sessionID === 'string') resumeId = ev.sessionID;
+      const part: Record<string, any> = ev.part ?? {};
+      switch (ev.type) {
+        case 'text':
+          // opencode prints a text part once it is complete: the message, in one piece.
+          return new TextStream('message').final(String(part.text ?? ''));
+        case 'reasoning':
+          return new TextStream('reasoning').final(String(part.text ?? ''), { signature: part.metadata?.anthropic?.signature ?? null });
+        case 'tool_use':
+          return toolPart(part);
+        case 'step_finish':
+          lastReason = String(part.reason ?? '');
+          return [];
+        case 'error': {
+          const e = ev.error ?? {};
+          failure = String(e.data?.message ?? e.message ?? e.name ?? 'error');
+          return [];
+        }
+        default:
+          return [];
+      }
+    },
+    finish(exitCode) {
+      if (!failure && exitCode === 0 && lastReason !== null && lastReason !== 'error') return { stop: { type: 'end_turn' }, error: null };
+      if (stoppedForBudget(failure)) return { stop: { type: 'budget_reached' }, error: null };
+      const error: SessionErrorDetail = {
+        type: 'engine_error',
+        message: failure ? `opencode: ${failure}` : `opencode exited with code ${exitCode ?? 'none (killed)'} without finishing the turn`,
+        retry_status: 'exhausted',
+      };
+      const stop: StopReason = { type: 'retries_exhausted' };
+      return { stop, error };
+    },
+  };
+}
