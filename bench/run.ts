@@ -50,12 +50,17 @@ const fmt = (n: number) => (n >= 100 ? n.toFixed(0) : n.toFixed(2));
 async function cannon(url: string, headers: Record<string, string>) {
   const bin = new URL('../node_modules/autocannon/autocannon.js', import.meta.url).pathname;
   const args = [bin, '-j', '-c', '32', '-d', String(DURATION), ...Object.entries(headers).flatMap(([k, v]) => ['-H', `${k}=${v}`]), url];
+  const cpu0 = process.cpuUsage();
   const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'] });
   let out = '';
   child.stdout!.on('data', (chunk: Buffer) => (out += chunk.toString()));
   await new Promise((resolve) => child.once('exit', resolve));
-  const result = JSON.parse(out.trim().split('\n').pop()!) as { requests: { average: number }; latency: { p99: number }; errors: number; non2xx: number };
-  return { rps: result.requests.average, p99: result.latency.p99, errors: result.errors + result.non2xx };
+  const cpu = process.cpuUsage(cpu0);
+  const result = JSON.parse(out.trim().split('\n').pop()!) as { requests: { average: number; total: number }; latency: { p99: number }; errors: number; non2xx: number };
+  // CPU of this process (the servers under test run here) per request served: less sensitive to
+  // a neighbour's load than req/s.
+  const cpuUs = (cpu.user + cpu.system) / Math.max(1, result.requests.total);
+  return { rps: result.requests.average, p99: result.latency.p99, errors: result.errors + result.non2xx, cpuUs };
 }
 
 /** A marker event the streams carry (agent.status), appended by the bench itself. */
@@ -90,13 +95,29 @@ if (limitServer) {
   if (!isDeepStrictEqual(viaRest, viaLimit)) throw new Error(`limit server answers differently:\n${JSON.stringify(viaRest)}\n${JSON.stringify(viaLimit)}`);
 }
 await cannon(`${s.base}/agents/${agent.id}`, auth); // warm-up
-const rest = await cannon(`${s.base}/agents/${agent.id}`, auth);
-const limit = limitServer ? await cannon(`${limitServer.url}/v1/agents/${agent.id}`, auth) : null;
+if (limitServer) await cannon(`${limitServer.url}/v1/agents/${agent.id}`, auth);
+// REST and the limit alternate (BENCH_ROUNDS rounds): a neighbour's load on the shared machine
+// then weighs on both sides of each ratio alike.
+const REST_ROUNDS = Number(process.env.BENCH_ROUNDS || 3);
+const restRuns: Awaited<ReturnType<typeof cannon>>[] = [];
+const limitRuns: Awaited<ReturnType<typeof cannon>>[] = [];
+for (let round = 0; round < REST_ROUNDS; round++) {
+  restRuns.push(await cannon(`${s.base}/agents/${agent.id}`, auth));
+  if (limitServer) limitRuns.push(await cannon(`${limitServer.url}/v1/agents/${agent.id}`, auth));
+}
+const mean = (runs: typeof restRuns) => ({
+  rps: runs.reduce((a, r) => a + r.rps, 0) / runs.length,
+  p99: Math.max(...runs.map((r) => r.p99)),
+  errors: runs.reduce((a, r) => a + r.errors, 0),
+  cpuUs: runs.reduce((a, r) => a + r.cpuUs, 0) / runs.length,
+});
+const rest = mean(restRuns);
+const limit = limitServer ? mean(limitRuns) : null;
 const direct = await cannon(`http://127.0.0.1:${barePort}/agents/${agent.id}`, {});
-rows.push(['GET /v1/agents/{id} (REST → GraphQL)', `${fmt(rest.rps)} req/s, p99 ${rest.p99} ms, errors ${rest.errors}`]);
+rows.push(['GET /v1/agents/{id} (REST → GraphQL)', `${fmt(rest.rps)} req/s (mean of ${REST_ROUNDS} rounds), p99 ${rest.p99} ms, errors ${rest.errors}, server CPU ${rest.cpuUs.toFixed(0)} µs/request`]);
 if (limit) {
-  rows.push(['limit: node:http + pg, one SQL statement (token by hash), same JSON', `${fmt(limit.rps)} req/s, p99 ${limit.p99} ms, errors ${limit.errors}`]);
-  rows.push(['ratio REST / limit (target ≥ 0.6)', (rest.rps / limit.rps).toFixed(2)]);
+  rows.push(['limit: node:http + pg, one SQL statement (token by hash), same JSON', `${fmt(limit.rps)} req/s, p99 ${limit.p99} ms, errors ${limit.errors}, server CPU ${limit.cpuUs.toFixed(0)} µs/request`]);
+  rows.push(['ratio REST / limit (target ≥ 0.6)', `${(rest.rps / limit.rps).toFixed(2)} (rounds: ${restRuns.map((r, i) => (r.rps / limitRuns[i]!.rps).toFixed(2)).join(', ')})`]);
 } else {
   rows.push(['limit: node:http + pg', 'PostgreSQL only: set TEST_DATABASE_URL']);
 }

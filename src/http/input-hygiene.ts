@@ -175,10 +175,29 @@ function compile(routes: EdgeRoute[]): CompiledRoute[] {
   }));
 }
 
-function matchPath(compiled: CompiledRoute[], rawPath: string): { routes: CompiledRoute[]; segments: string[] } | null {
-  const segments = rawPath.split('/').filter(Boolean);
-  const found = compiled.filter((c) => c.segments.length === segments.length && c.segments.every((s, i) => s.startsWith('{') || s === segments[i]));
-  return found.length ? { routes: found, segments } : null;
+type PathMatcher = (rawPath: string) => { routes: CompiledRoute[]; segments: string[] } | null;
+
+/**
+ * The templates a path can match (same number of segments, each literal equal), in table order;
+ * grouped at start-up by segment count and first segment, so a request compares only its group.
+ */
+function pathMatcher(compiled: CompiledRoute[]): PathMatcher {
+  const isParam = (s: string | undefined) => s === undefined || s.startsWith('{');
+  const groups = new Map<string, CompiledRoute[]>();
+  const paramFirst = new Map<number, CompiledRoute[]>();
+  for (const c of compiled) {
+    const n = c.segments.length;
+    if (!paramFirst.has(n)) paramFirst.set(n, compiled.filter((o) => o.segments.length === n && isParam(o.segments[0])));
+    if (isParam(c.segments[0])) continue;
+    const key = `${n}/${c.segments[0]}`;
+    if (!groups.has(key)) groups.set(key, compiled.filter((o) => o.segments.length === n && (isParam(o.segments[0]) || o.segments[0] === c.segments[0])));
+  }
+  return (rawPath) => {
+    const segments = rawPath.split('/').filter(Boolean);
+    const group = groups.get(`${segments.length}/${segments[0]}`) ?? paramFirst.get(segments.length) ?? [];
+    const found = group.filter((c) => c.segments.every((s, i) => s.startsWith('{') || s === segments[i]));
+    return found.length ? { routes: found, segments } : null;
+  };
 }
 
 /** Throws InputError (404) when a path parameter cannot name anything. */
@@ -344,12 +363,12 @@ function queryOf(req: Request): string {
  * the REST router, in place of a body parser).
  */
 export function inputHygiene(routes: EdgeRoute[], limit = JSON_BODY_LIMIT_BYTES): RequestHandler {
-  const compiled = compile(routes);
+  const matchPath = pathMatcher(compile(routes));
   const parse = jsonBodyHandler(limit);
   return (req: Request, res: Response, next: NextFunction) => {
     try {
       checkQueryString(queryOf(req));
-      const match = matchPath(compiled, req.path);
+      const match = matchPath(req.path);
       if (!match) return next(); // the router answers 404
       for (const route of match.routes) checkPathParams(route.segments, match.segments);
       const route = match.routes.find((r) => r.method === req.method);
