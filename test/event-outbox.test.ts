@@ -59,6 +59,28 @@ describe('event outbox', () => {
     expect(history.body.events.map((e: { id: string }) => e.id)).toContain(eventId);
   });
 
+  it('session.requires_action is written in the statement of the status_idle that stops the turn, one per waiting call', async () => {
+    const hook = await s.api('POST', '/webhooks', { body: { url: `${receiverUrl}/actions`, events: ['session.requires_action'] } });
+    expect(hook.status).toBe(201);
+    const agent = await createAgent(s);
+    const sessionId = (await s.api('POST', '/sessions', { body: { agent: agent.id } })).body.session.id as string;
+    const toolUses = ['evt_01waitingcallnumberone00', 'evt_01waitingcallnumbertwo00'];
+
+    // Commit the stop and "crash" before any announcement: the deliveries are already there.
+    const batch = await prisma.$transaction((tx) => storeEvents(tx, sessionId, [
+      { type: 'session.status_idle', fields: { stop_reason: { type: 'requires_action', event_ids: toolUses } } },
+    ]));
+    expect(batch.deliveries).toBe(2);
+    const rows = await prisma.webhookDelivery.findMany({ where: { eventId: { in: toolUses } }, select: { eventId: true, eventType: true } });
+    expect(rows.sort((a, b) => a.eventId.localeCompare(b.eventId))).toEqual(toolUses.map((eventId) => ({ eventId, eventType: 'session.requires_action' })));
+    await waitFor(async () => toolUses.every((id) => received.some((r) => r.id === id)), 10_000, 'both deliveries');
+    expect(received.find((r) => r.id === toolUses[0])).toMatchObject({ type: 'session.requires_action', data: { type: 'session', id: sessionId } });
+
+    // An idle that stops for another reason derives nothing.
+    const other = await prisma.$transaction((tx) => storeEvents(tx, sessionId, [{ type: 'session.status_idle', fields: { stop_reason: { type: 'end_turn' } } }]));
+    expect(other.deliveries).toBe(0);
+  });
+
   it('an event transaction that rolls back leaves neither the event nor a delivery', async () => {
     const agent = await createAgent(s);
     const created = await s.api('POST', '/sessions', { body: { agent: agent.id } });

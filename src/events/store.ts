@@ -52,13 +52,21 @@ export async function storeEvents(tx: EventTx, sessionId: string, events: NewEve
              input.body::jsonb || jsonb_build_object('agentId', s."agentId"), input.turn, (${iso}::timestamptz AT TIME ZONE 'UTC')
       FROM s, input
       RETURNING "id", "seq", "type", "payload"
+    ), webhook_events AS (
+      -- stored session events delivered as themselves, and the derived session.requires_action:
+      -- one per agent.tool_use awaiting confirmation (named by a requires_action stop), under
+      -- that event's id, written with the status_idle event that stops the turn
+      SELECT ins."id", ins."type" FROM ins WHERE ins."type" = ANY(${WEBHOOK_TYPES}::text[])
+      UNION ALL
+      SELECT tool.id, 'session.requires_action'
+        FROM ins, jsonb_array_elements_text(ins."payload"->'stop_reason'->'event_ids') AS tool(id)
+       WHERE ins."type" = 'session.status_idle' AND ins."payload"->'stop_reason'->>'type' = 'requires_action'
     ), hooks AS (
       INSERT INTO "WebhookDelivery" ("id", "endpointId", "eventId", "eventType", "body", "nextAttemptAt", "updatedAt")
-      SELECT 'whdl_' || substr(md5(ins."id" || e."id"), 1, 26), e."id", ins."id", ins."type",
-             json_build_object('id', ins."id", 'type', ins."type", 'created_at', ${iso}::text, 'data', json_build_object('type', 'session', 'id', ${sessionId}::text))::text,
+      SELECT 'whdl_' || substr(md5(w."id" || e."id"), 1, 26), e."id", w."id", w."type",
+             json_build_object('id', w."id", 'type', w."type", 'created_at', ${iso}::text, 'data', json_build_object('type', 'session', 'id', ${sessionId}::text))::text,
              now(), now()
-      FROM ins JOIN "WebhookEndpoint" e ON e."universeId" = (SELECT "universeId" FROM s) AND e."status" = 'active' AND ins."type" = ANY(e."events")
-      WHERE ins."type" = ANY(${WEBHOOK_TYPES}::text[])
+      FROM webhook_events w JOIN "WebhookEndpoint" e ON e."universeId" = (SELECT "universeId" FROM s) AND e."status" = 'active' AND w."type" = ANY(e."events")
       ON CONFLICT DO NOTHING
       RETURNING 1
     )

@@ -9,7 +9,6 @@ import { AppError } from '../errors.js';
 import type { SessionEvent, StopReason } from '../events/types.js';
 import { emitOutcome, type HermesTurn } from '../engines/hermes/loop.js';
 import type { Toolbox, ToolCall } from './types.js';
-import { nudgeDispatchers, queueWebhookEvents } from '../webhooks/outbox.js';
 
 type ToolUseEvent = Extract<SessionEvent, { type: 'agent.tool_use' }>;
 type ConfirmationEvent = Extract<SessionEvent, { type: 'user.tool_confirmation' }>;
@@ -132,13 +131,9 @@ export async function settlePendingCalls(opts: {
 }
 
 /**
- * The outbound webhook `session.requires_action`: one delivery per call awaiting confirmation,
- * carrying its agent.tool_use event's id (a repeated pause re-queues nothing: deliveries are
- * unique per endpoint and event id).
+ * The outbound webhook `session.requires_action` (one delivery per call awaiting confirmation,
+ * under its agent.tool_use event's id) is written by `storeEvents` in the statement that stores
+ * the turn's `session.status_idle` with the `requires_action` stop: nothing is left to queue
+ * here, after the event. Kept for the turn's call until src/runtime/turn.ts drops it.
  */
-export async function announceRequiresAction(universeId: string, sessionId: string, stop: StopReason): Promise<void> {
-  if (stop.type !== 'requires_action' || !stop.event_ids?.length) return;
-  const at = new Date().toISOString();
-  const queued = await queueWebhookEvents(prisma, universeId, stop.event_ids.map((id) => ({ id, type: 'session.requires_action' as const, createdAt: at, data: { type: 'session', id: sessionId } })));
-  if (queued) nudgeDispatchers();
-}
+export async function announceRequiresAction(_universeId: string, _sessionId: string, _stop: StopReason): Promise<void> {}

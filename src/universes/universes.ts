@@ -3,7 +3,6 @@ import { z } from 'zod';
 import { prisma } from '../db/client.js';
 import { AppError } from '../errors.js';
 import { newId } from '../ids.js';
-import { parseInput } from '../validation.js';
 import { config } from '../config.js';
 import { centsToNano } from '../billing/money.js';
 
@@ -14,8 +13,11 @@ export const createUniverseSchema = z.strictObject({
   name: z.string().max(80).optional(),
 });
 
-export async function createUniverse(ownerId: string, input: unknown) {
-  const { slug, name } = parseInput(createUniverseSchema, input);
+export type CreateUniverseInput = z.output<typeof createUniverseSchema>;
+
+/** `input` was validated where it entered (the REST edge or takeInput): not parsed again here. */
+export async function createUniverse(ownerId: string, input: CreateUniverseInput) {
+  const { slug, name } = input;
   const taken = await prisma.universe.findUnique({ where: { slug } });
   if (taken) throw new AppError('conflict', `universe slug ${slug} is taken`);
   try {
