@@ -12,6 +12,7 @@ import type { Agent, Session } from '../generated/prisma/client.js';
 import type { EventFields, SessionEventType, StopReason } from '../events/types.js';
 import type { EngineAdapter, EngineEvent } from '../engines/cli/adapter.js';
 import { engineAdapter } from '../engines/cli/registry.js';
+import { mcpRelayFor } from '../engines/cli/mcp-relay.js';
 import { EngineInstallError, installEngine, type InstalledEngine } from '../engines/cli/install.js';
 import { runCliTurn, type CliSpawner } from '../engines/cli/run-cli.js';
 import { uninstallableEngine } from '../engines/cli/unavailable.js';
@@ -106,6 +107,8 @@ async function runInstalled(ctx: CliTurnContext & { adapter: EngineAdapter; engi
     model: session.llm,
     reasoningEffort: session.reasoningEffort ?? agent?.reasoningEffort ?? null,
     resumeId: session.cliConversationId,
+    // The agent's MCP servers and capabilities, through the service-side relay (no credential inside).
+    mcpRelay: mcpRelayFor(agent, `${endpoint}/gateway`),
   }, { binPath: engine.binPath, home, gatewayBaseUrl });
 
   let stderrTail = () => '';

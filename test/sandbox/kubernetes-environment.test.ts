@@ -68,7 +68,7 @@ describe('kubernetes driver: session environments', () => {
   });
 
   it('streamed processes get the same search paths, with their own PATH kept after them', async () => {
-    const p = await sb.spawn({ command: 'echo "$PATH"; node -e "console.log(typeof require(\'left-pad\'))"', env: { PATH: '/custom/bin:/usr/bin:/bin' } });
+    const p = await sb.spawn!({ command: 'echo "$PATH"; node -e "console.log(typeof require(\'left-pad\'))"', env: { PATH: '/custom/bin:/usr/bin:/bin' } });
     const lines: string[] = [];
     for await (const l of p.lines) lines.push(l);
     expect(await p.exited).toBe(0);
