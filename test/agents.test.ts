@@ -413,6 +413,12 @@ describe('update', () => {
     expect(r.body.agent.harnessVersion).toBe(currentHarness('codex'));
     expectError(await s.api('PATCH', `/agents/${a.id}`, { body: { harnessVersion: '' } }), 400, 'invalid_request');
     expectError(await s.api('PATCH', `/agents/${a.id}`, { body: { harnessVersion: null } }), 400, 'invalid_request');
+    // Any PATCH moves it too (the next session runs the current CLI); a refused one does not.
+    await prisma.agent.update({ where: { id: a.id }, data: { harnessVersion: '0.0.2-old' } });
+    expectError(await s.api('PATCH', `/agents/${a.id}`, { body: { displayName: 'x'.repeat(61) } }), 400, 'invalid_request');
+    expect((await s.api('GET', `/agents/${a.id}`)).body.agent.harnessVersion).toBe('0.0.2-old');
+    const renamed = await s.api('PATCH', `/agents/${a.id}`, { body: { displayName: 'Renamed' } });
+    expect(renamed.body.agent.harnessVersion).toBe(currentHarness('codex'));
   });
 
   it.each([

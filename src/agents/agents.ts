@@ -155,8 +155,9 @@ export async function updateAgent(viewer: Viewer, id: string, body: PatchAgentBo
     if (body.llm !== undefined) data.llm = body.llm;
     if (body.capabilities !== undefined) data.capabilities = [...new Set(body.capabilities)];
     if (body.metadata !== undefined) data.metadata = mergeMetadata(agent.metadata, body.metadata) as Prisma.InputJsonValue;
-    // The spec: PATCH harnessVersion moves the agent to the platform's current engine version.
-    if (body.harnessVersion !== undefined) data.harnessVersion = currentHarness(agent.agentType);
+    // The spec: a PATCH moves the agent to the platform's current engine version (whatever it
+    // changes; an explicit harnessVersion asks for nothing else).
+    data.harnessVersion = currentHarness(agent.agentType);
     if (body.reasoningEffort !== undefined) data.reasoningEffort = body.reasoningEffort;
     if (body.instructions !== undefined) data.instructions = body.instructions as Prisma.InputJsonValue;
     if (body.skills !== undefined) data.skills = body.skills as Prisma.InputJsonValue;

@@ -138,7 +138,7 @@ const listItemFields = {
   displayName: z.string(),
   agentType,
   llm: z.string(),
-  harnessVersion: z.string().nullable().describe('engine CLI version the sessions run'),
+  harnessVersion: z.string().nullable().describe("engine CLI version the agent's sessions run; any successful PATCH moves it to the platform's current version"),
   reasoningEffort: reasoningEffort.nullable().describe('null: the engine default'),
   capabilities: z.array(capabilityId),
   version: z.number().int().min(1).describe('bumped on every update'),
