@@ -12,7 +12,7 @@
 //     (installing) and cached, against no environment.
 //  5. channels (bench/channels.ts): inbound acknowledgement under load, message → user.message
 //     stored → reply posted through the loopback platform.
-//  BENCH_ONLY=rest runs only the first measurement.
+//  BENCH_ONLY=rest runs only the first measurement; BENCH_ONLY=hot the first two.
 //  2. send (202) → first SSE frame latency, p50/p99, the fake provider answering at once.
 //  3. event throughput of one session reaching a subscriber.
 //  4. fan-out: N concurrent SSE subscribers on one session: p99 delivery delay of one event,
@@ -189,6 +189,13 @@ for (let i = -10; i < 100; i++) {
 }
 close();
 rows.push(['send (answered 202) → first SSE frame of the turn', `p50 ${fmt(pct(latencies, 50))} ms, p99 ${fmt(pct(latencies, 99))} ms (100 turns after 10 warm-up)`]);
+if (process.env.BENCH_ONLY === 'hot') {
+  console.log('\n| measurement | result |\n|---|---|');
+  for (const [k, v] of rows) console.log(`| ${k} | ${v} |`);
+  await s.stop();
+  await fake.close();
+  process.exit(0);
+}
 
 // 3. event throughput of one session to one subscriber
 const N = 2000;

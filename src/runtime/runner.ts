@@ -7,6 +7,7 @@ import { commitEvent, commitEvents, storeEvents, announceEvents } from '../event
 import { pubsub } from '../events/pubsub.js';
 import { logger } from '../logger.js';
 import { runTurn, type StopReason } from './turn.js';
+import { moveOf, movableFrom, transition } from '../sessions/state-machine.js';
 
 const HEARTBEAT_MS = 5_000;
 
@@ -18,10 +19,16 @@ const running = new Map<string, RunState>();
 let draining = false;
 let shutdown = new AbortController();
 
+// Claim and release are the state table's moves (src/sessions/state-machine.ts), each one
+// conditional statement: the table gives the statuses, the statement adds what a runner needs
+// (an input waiting, the budget, its own claim).
+const CLAIM = moveOf('claim');
+const RELEASE = moveOf('release');
+
 async function claim(sessionId: string): Promise<boolean> {
   const n = await prisma.$executeRaw`
-    UPDATE "Session" SET "status" = 'running', "runnerId" = ${ownerId()}, "runnerHeartbeatAt" = now()
-    WHERE "id" = ${sessionId} AND "status" = 'idle'
+    UPDATE "Session" SET "status" = ${CLAIM.to}, "runnerId" = ${ownerId()}, "runnerHeartbeatAt" = now()
+    WHERE "id" = ${sessionId} AND "status" = ANY(${CLAIM.from}::text[])
       AND "budgetReachedAt" IS NULL
       AND EXISTS (SELECT 1 FROM "SessionEvent" e WHERE e."sessionId" = ${sessionId} AND e."turn" IS NULL
                   AND e."type" IN ('user.message', 'system.message', 'user.tool_confirmation'))`;
@@ -55,8 +62,8 @@ class NothingWaiting extends Error {}
 /** Idle again, unless an input arrived meanwhile (then the caller runs another turn). */
 async function release(sessionId: string): Promise<boolean> {
   const n = await prisma.$executeRaw`
-    UPDATE "Session" SET "status" = 'idle', "runnerId" = NULL
-    WHERE "id" = ${sessionId} AND "runnerId" = ${ownerId()}
+    UPDATE "Session" SET "status" = ${RELEASE.to}, "runnerId" = NULL
+    WHERE "id" = ${sessionId} AND "status" = ANY(${RELEASE.from}::text[]) AND "runnerId" = ${ownerId()}
       AND ("budgetReachedAt" IS NOT NULL OR NOT EXISTS (SELECT 1 FROM "SessionEvent" e WHERE e."sessionId" = ${sessionId}
                       AND e."turn" IS NULL AND e."type" IN ('user.message', 'system.message', 'user.tool_confirmation')))`;
   return n === 1;
@@ -108,14 +115,14 @@ export async function runSession(sessionId: string): Promise<void> {
 
 /** Idle without taking waiting inputs: they stay for the next process (or this one restarted). */
 async function releaseForShutdown(sessionId: string): Promise<void> {
-  await prisma.session.updateMany({ where: { id: sessionId, runnerId: ownerId() }, data: { status: 'idle', runnerId: null } });
+  await transition(sessionId, 'release', { runnerId: null }, prisma, { runnerId: ownerId() });
 }
 
 /** Sessions left `running` by a process that died: an error event, idle, then waiting inputs run. */
 export async function recoverStaleSessions(staleMs = Number(process.env.RUNNER_STALE_MS || 30_000)): Promise<string[]> {
   const cutoff = new Date(Date.now() - staleMs);
   const stale = await prisma.session.findMany({
-    where: { status: 'running', OR: [{ runnerHeartbeatAt: null }, { runnerHeartbeatAt: { lt: cutoff } }], NOT: { runnerId: ownerId() } },
+    where: { status: { in: movableFrom('recover') }, OR: [{ runnerHeartbeatAt: null }, { runnerHeartbeatAt: { lt: cutoff } }], NOT: { runnerId: ownerId() } },
     select: { id: true, runnerId: true },
   });
   return endLostTurns(stale);
@@ -124,8 +131,7 @@ export async function recoverStaleSessions(staleMs = Number(process.env.RUNNER_S
 async function endLostTurns(stale: { id: string; runnerId: string | null }[]): Promise<string[]> {
   const recovered: string[] = [];
   for (const s of stale) {
-    const n = await prisma.session.updateMany({ where: { id: s.id, status: 'running', runnerId: s.runnerId }, data: { status: 'idle', runnerId: null } });
-    if (n.count !== 1) continue;
+    if (!(await transition(s.id, 'recover', { runnerId: null }, prisma, { runnerId: s.runnerId }))) continue;
     await commitEvents(s.id, [
       { type: 'session.error', fields: { error: { type: 'runner_lost', message: 'the process running this turn stopped; the turn is over', retry_status: 'exhausted' } } },
       { type: 'session.status_idle', fields: { stop_reason: { type: 'retries_exhausted' } } },
@@ -138,7 +144,7 @@ async function endLostTurns(stale: { id: string; runnerId: string | null }[]): P
 /** Sessions idle with inputs waiting (after a restart or a lost job). */
 export async function sessionsWithWaitingInputs(): Promise<string[]> {
   const rows = await prisma.$queryRaw<{ id: string }[]>`
-    SELECT s."id" FROM "Session" s WHERE s."status" = 'idle' AND s."budgetReachedAt" IS NULL AND EXISTS (
+    SELECT s."id" FROM "Session" s WHERE s."status" = ANY(${CLAIM.from}::text[]) AND s."budgetReachedAt" IS NULL AND EXISTS (
       SELECT 1 FROM "SessionEvent" e WHERE e."sessionId" = s."id" AND e."turn" IS NULL AND e."type" IN ('user.message', 'system.message', 'user.tool_confirmation'))`;
   return rows.map((r) => r.id);
 }
@@ -196,6 +202,6 @@ export async function recoverOwnTurns(): Promise<string[]> {
   if (!prefix) return [];
   const rows = await prisma.$queryRaw<{ id: string; runnerId: string }[]>`
     SELECT "id", "runnerId" FROM "Session"
-    WHERE "status" = 'running' AND starts_with("runnerId", ${prefix}) AND "runnerId" <> ${ownerId()}`;
+    WHERE "status" = ANY(${movableFrom('recover')}::text[]) AND starts_with("runnerId", ${prefix}) AND "runnerId" <> ${ownerId()}`;
   return endLostTurns(rows);
 }

@@ -69,15 +69,24 @@ export function movableFrom(action: SessionAction): SessionStatus[] {
   return SESSION_TABLE[action].filter((r) => r.outcome.kind === 'move' || r.outcome.kind === 'remove').flatMap((r) => [...r.from]);
 }
 
-/**
- * Applies a move of the table with one conditional UPDATE: it happens only if the session is,
- * at that instant, in a status the move starts from. Returns whether it happened.
- */
-export async function transition(sessionId: string, action: SessionAction, extra: Prisma.SessionUpdateManyMutationInput = {}, tx: Pick<typeof prisma, 'session'> = prisma): Promise<boolean> {
+/** The single move of `action`: the statuses it starts from and the one it reaches. */
+export function moveOf(action: SessionAction): { from: SessionStatus[]; to: SessionStatus } {
   const rows = SESSION_TABLE[action].filter((r) => r.outcome.kind === 'move');
   if (rows.length !== 1) throw new Error(`${action} is not a single move of the session table`);
   const { from, outcome } = rows[0]!;
-  const to = (outcome as { to: SessionStatus }).to;
-  const moved = await tx.session.updateMany({ where: { id: sessionId, status: { in: [...from] } }, data: { ...extra, status: to } });
+  return { from: [...from], to: (outcome as { to: SessionStatus }).to };
+}
+
+/**
+ * Applies a move of the table with one conditional UPDATE: it happens only if the session is,
+ * at that instant, in a status the move starts from (and matches `where`, e.g. its runner).
+ * Returns whether it happened.
+ */
+export async function transition(
+  sessionId: string, action: SessionAction, extra: Prisma.SessionUpdateManyMutationInput = {},
+  tx: Pick<typeof prisma, 'session'> = prisma, where: Prisma.SessionWhereInput = {},
+): Promise<boolean> {
+  const { from, to } = moveOf(action);
+  const moved = await tx.session.updateMany({ where: { ...where, id: sessionId, status: { in: from } }, data: { ...extra, status: to } });
   return moved.count === 1;
 }
