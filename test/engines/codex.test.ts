@@ -4,11 +4,11 @@
 // outside node_modules at test time) running a turn that calls the service's /gateway, writes a
 // file, is metered and resumes its conversation next turn with no provider key in its
 // environment or files; and kimi_code / dsh turns ending with an error naming what is missing.
-import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { installEngine } from '../../src/engines/cli/install.js';
 import { codexAdapter, codexMapper, CODEX_VERSION } from '../../src/engines/cli/codex.js';
 import { runCliTurn } from '../../src/engines/cli/run-cli.js';
 import type { EngineEvent } from '../../src/engines/cli/adapter.js';
@@ -124,15 +124,10 @@ afterAll(async () => {
 });
 beforeEach(() => fake.reset());
 
-/** The codex CLI from npm in a cache outside node_modules (installed once, reused). */
-function codexBinary(): string {
-  const dir = path.join(process.env.ENGINE_CACHE_DIR ?? path.join(os.tmpdir(), 'agent-service-engines'), `codex-${CODEX_VERSION}`);
-  const bin = path.join(dir, 'node_modules', '.bin', 'codex');
-  if (!fs.existsSync(bin)) {
-    fs.mkdirSync(dir, { recursive: true });
-    execFileSync('npm', ['install', '--no-save', '--no-audit', '--no-fund', '--prefix', dir, `${codexAdapter.cli.npm}@${CODEX_VERSION}`], { stdio: 'ignore', timeout: 300_000 });
-  }
-  return bin;
+/** The codex CLI from npm, in the engine cache the service itself uses (installed once, reused). */
+async function codexBinary(): Promise<string> {
+  const engine = await installEngine(codexAdapter.cli, CODEX_VERSION);
+  return path.join(engine.hostDir, 'node_modules', '.bin', 'codex');
 }
 
 /** Every file under a directory, as text. */
@@ -146,7 +141,7 @@ function filesUnder(dir: string): string {
 
 describe('the real codex CLI through the gateway', () => {
   it('runs a turn that writes a file, is metered, keeps no key, and the next turn resumes the conversation', async () => {
-    const bin = codexBinary();
+    const bin = await codexBinary();
     const { session } = await readySession(s);
     await prisma.session.update({ where: { id: session.id }, data: { status: 'running', turnCount: 1 } });
     const token = issueSessionCredential(session.id);

@@ -10,10 +10,6 @@ import { sandboxDriver } from '../../src/runtime/sandboxes.js';
 import { bwrapAvailable } from '../../src/sandbox/local.js';
 import { prisma } from '../../src/db/client.js';
 import type { Sandbox } from '../../src/sandbox/driver.js';
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { codexAdapter, CODEX_VERSION } from '../../src/engines/cli/codex.js';
 
 const OPENAI_KEY = 'sk-oai-platform-key-outside-only';
 const ANTHROPIC_KEY = 'sk-ant-platform-key-outside-only';
@@ -68,31 +64,5 @@ describe.skipIf(!bwrapAvailable())('the gateway from inside a sandbox', () => {
     expect(status).toBe('401');
     expect(JSON.parse(answer!).error).toMatchObject({ code: 'unauthorized' });
   });
-
-  // The real codex binary inside the jail. The engine cache is not mounted into sandboxes yet
-  // (driver work), so the test copies the binary into /workspace; the CLI's output is read when
-  // the command ends (the driver's exec is not streaming yet) and mapped by the adapter.
-  const codexBin = path.join(process.env.ENGINE_CACHE_DIR ?? path.join(os.tmpdir(), 'agent-service-engines'), `codex-${CODEX_VERSION}`, 'node_modules/@openai/codex-linux-x64/vendor/x86_64-unknown-linux-musl/bin/codex');
-  it.skipIf(!fs.existsSync(codexBin))('codex exec --json runs inside the jail, calls the gateway through the bridge and writes in /workspace', async () => {
-    fs.mkdirSync(path.join(box.hostWorkspace!, '.engine'), { recursive: true });
-    fs.copyFileSync(codexBin, path.join(box.hostWorkspace!, '.engine/codex'));
-    fs.chmodSync(path.join(box.hostWorkspace!, '.engine/codex'), 0o755);
-    const inv = codexAdapter.invocation(
-      { prompt: 'write hello.txt', systemPrompt: 'You are the test agent.', model: 'gpt-5', reasoningEffort: null, resumeId: null },
-      { binPath: '/workspace/.engine/codex', home: '/workspace/.engine', gatewayBaseUrl: 'http://127.0.0.1:3128/gateway/openai/v1' },
-    );
-    for (const [file, content] of Object.entries(inv.files)) await box.writeFile(file, content);
-    fake.enqueue(
-      { kind: 'tool_call', name: 'exec_command', input: { cmd: 'echo from-the-jail > hello.txt', tty: false }, id: 'call_jail', text: 'Writing.' },
-      { kind: 'text', text: 'Done.' },
-    );
-    const quote = (a: string) => `'${a.replace(/'/g, `'\\''`)}'`;
-    const r = await box.exec(`export CODEX_HOME=/workspace/.engine/.codex HOME=/workspace/.engine; ${inv.argv.map(quote).join(' ')}`, { stdin: inv.stdin, timeoutMs: 90_000, maxOutputBytes: 4 << 20 });
-    const mapper = codexAdapter.mapper();
-    const events = r.stdout.split('\n').flatMap((l) => mapper.line(l));
-    expect(mapper.finish(r.exitCode), r.stdout + r.stderr.slice(-2000)).toEqual({ stop: { type: 'end_turn' }, error: null });
-    expect(events.map((e) => e.type)).toEqual(['agent.message', 'agent.tool_use', 'agent.tool_result', 'agent.message']);
-    expect(fs.readFileSync(path.join(box.hostWorkspace!, 'hello.txt'), 'utf8')).toBe('from-the-jail\n');
-    expect(fake.requests.at(-1)!.headers.authorization).toBe(`Bearer ${OPENAI_KEY}`);
-  }, 120_000);
+  // A real CLI engine inside the jail through this bridge: test/engines/cli-turns.test.ts.
 });
