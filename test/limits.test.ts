@@ -18,6 +18,8 @@ let agentId: string;
 let fileId: string;
 let sessionId: string;
 let repo: { url: string; sha: string };
+/** Eleven real vaults: vault_ids must name existing ones. */
+let vaultIds: string[] = [];
 const LONG_BRANCH = 'b'.repeat(255);
 
 beforeAll(async () => {
@@ -27,6 +29,7 @@ beforeAll(async () => {
   agentId = (await s.api('POST', '/agents', { body: {} })).body.agent.id;
   fileId = (await upload(new Blob(['a,b\n']), 'in.csv')).body.id;
   sessionId = (await s.api('POST', '/sessions', { body: { agent: agentId } })).body.session.id;
+  for (let i = 0; i < 11; i++) vaultIds.push((await s.api('POST', '/vaults', { body: { name: `v${i}` } })).body.id);
   for (let i = 0; i < 3; i++) expect((await s.api('POST', `/sessions/${sessionId}/resources`, { body: { type: 'file', file_id: fileId, mount_path: `/r${i}.csv` } })).status).toBe(200);
 });
 afterAll(async () => {
@@ -88,7 +91,7 @@ const TABLE: Boundary[] = [
   { limit: `JSON nesting: ${JSON_MAX_DEPTH} levels / one more`, atLimit: () => agentBodyDepth(JSON_MAX_DEPTH), accepted: 201, pastLimit: () => agentBodyDepth(JSON_MAX_DEPTH + 1), refused: [400, 'invalid_request'] },
   { limit: 'universe slug: 3 characters / 2', atLimit: () => s.api('POST', '/universes', { body: { slug: 'abc' } }), accepted: 201, pastLimit: () => s.api('POST', '/universes', { body: { slug: 'ab' } }), refused: [400, 'invalid_request'] },
   { limit: 'session instructions: 20 / 21', atLimit: () => session({ instructions: many(20, (i) => ({ name: `i${i}.md` })) }), accepted: 201, pastLimit: () => session({ instructions: many(21, (i) => ({ name: `i${i}.md` })) }), refused: [400, 'invalid_request'] },
-  { limit: 'session vault_ids: 10 / 11', atLimit: () => session({ vault_ids: many(10, (i) => `v${i}`) }), accepted: 201, pastLimit: () => session({ vault_ids: many(11, (i) => `v${i}`) }), refused: [400, 'invalid_request'] },
+  { limit: 'session vault_ids: 10 / 11', atLimit: () => session({ vault_ids: vaultIds.slice(0, 10) }), accepted: 201, pastLimit: () => session({ vault_ids: vaultIds }), refused: [400, 'invalid_request'] },
   { limit: 'budget amount: 15 characters / 16', atLimit: () => session({ budget: { type: 'limit', max_list_cost: { amount: '9'.repeat(15), currency: 'USD' } } }), accepted: 201, pastLimit: () => session({ budget: { type: 'limit', max_list_cost: { amount: '9'.repeat(16), currency: 'USD' } } }), refused: [400, 'invalid_request'] },
   { limit: 'budget amount: 1 character / empty', atLimit: () => session({ budget: { type: 'limit', max_list_cost: { amount: '1', currency: 'USD' } } }), accepted: 201, pastLimit: () => session({ budget: { type: 'limit', max_list_cost: { amount: '', currency: 'USD' } } }), refused: [400, 'invalid_request'] },
   { limit: 'session initial_events: 0 / (none below)', atLimit: () => session({ initial_events: [] }), accepted: 201, pastLimit: () => session({ initial_events: many(51, () => userMessage) }), refused: [400, 'invalid_request'] },
