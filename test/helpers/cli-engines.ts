@@ -43,6 +43,29 @@ export const CLI_ENGINE_CASES: CliEngineCase[] = [
     shellStep: (cmd, text) => ({ kind: 'tool_call', name: 'exec_command', input: { cmd, tty: false }, id: 'call_shell_1', text }),
     conversationOf: (body) => JSON.stringify(body.input),
   },
+  {
+    agentType: 'claude_code',
+    llm: 'claude-sonnet-4-5',
+    providerPath: '/v1/messages',
+    // Claude Code asks for thinking: an answer with a tool call starts with a thinking block.
+    shellStep: (command, text) => ({ kind: 'tool_call', reasoning: 'Running it', name: 'Bash', input: { command, description: 'Run it' }, id: 'toolu_shell_1', text }),
+    conversationOf: (body) => JSON.stringify(body.messages),
+  },
+  {
+    agentType: 'pi',
+    llm: 'claude-sonnet-4-5',
+    providerPath: '/v1/messages',
+    // pi's default thinking level is on for Claude: a tool call starts with a thinking block.
+    shellStep: (command, text) => ({ kind: 'tool_call', reasoning: 'Running it', name: 'bash', input: { command }, id: 'toolu_shell_1', text }),
+    conversationOf: (body) => JSON.stringify(body.messages),
+  },
+  {
+    agentType: 'opencode',
+    llm: 'claude-sonnet-4-5',
+    providerPath: '/v1/messages',
+    shellStep: (command, text) => ({ kind: 'tool_call', name: 'bash', input: { command, description: 'Run it' }, id: 'toolu_shell_1', text }),
+    conversationOf: (body) => JSON.stringify(body.messages),
+  },
 ];
 
 export const OPENAI_KEY = 'sk-oai-platform-key-never-in-a-jail';
@@ -178,8 +201,9 @@ export function defineCliEngineSuite(c: CliEngineCase): void {
     it('a budget reached mid-turn stops the CLI: stop_reason budget_reached', async () => {
       const { id } = await session({ budget: { type: 'limit', max_list_cost: { amount: '1', currency: 'USD' } } });
       // The first answer costs far more than 1 cent: the budget is reached when it is metered, and
-      // the CLI's next call (after its tool ran) is refused by the gateway.
-      fake.enqueue({ ...c.shellStep('echo spent > spent.txt', 'Spending.'), usage: { input: 2_000_000, output: 10 } } as FakeStep, { kind: 'text', text: 'never reached' });
+      // the CLI's next call (after its tool ran) is refused by the gateway. (Not so much that the
+      // universe's starting credits run out: the next test's sends would be refused.)
+      fake.enqueue({ ...c.shellStep('echo spent > spent.txt', 'Spending.'), usage: { input: 1_000_000, output: 10 } } as FakeStep, { kind: 'text', text: 'never reached' });
       await sendText(s, id, 'spend it all');
       const events = await waitForEvents(s, id, 'session.status_idle', 1, 180_000);
       expect(events.at(-1), JSON.stringify(events.filter((e) => e.type === 'session.error'))).toMatchObject({ type: 'session.status_idle', stop_reason: { type: 'budget_reached' } });
@@ -192,8 +216,10 @@ export function defineCliEngineSuite(c: CliEngineCase): void {
       fake.enqueue({ kind: 'text', text: 'pong' });
       await sendText(s, id, 'ping');
       const events = await waitForEvents(s, id, 'session.status_idle', 1, 120_000);
-      expect(types(events).filter((t) => t.startsWith('agent.') || t.startsWith('session.status')), JSON.stringify(events.slice(-3))).toEqual(['session.status_running', 'agent.message', 'session.status_idle']);
-      expect((await history(s, id)).find((e) => e.type === 'agent.message').text).toBe('pong');
+      // Streamed chunks (final: false) may come first; the complete message is the one that counts.
+      const complete = events.filter((e) => e.final !== false);
+      expect(types(complete).filter((t) => t.startsWith('agent.') || t.startsWith('session.status')), JSON.stringify(events.slice(-3))).toEqual(['session.status_running', 'agent.message', 'session.status_idle']);
+      expect((await history(s, id)).find((e) => e.type === 'agent.message' && e.final !== false).text).toBe('pong');
     }, 300_000);
   });
 }
