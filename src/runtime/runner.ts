@@ -13,7 +13,9 @@ const HEARTBEAT_MS = 5_000;
 
 export const interruptChannel = (sessionId: string) => `interrupt:${sessionId}`;
 
-interface RunState { controller: AbortController | null; finished: Promise<void> }
+// `again`: a run was asked for while this one was ending (its release may already have
+// committed before the new input was stored): run once more when this one is gone.
+interface RunState { controller: AbortController | null; finished: Promise<void>; again: boolean }
 const running = new Map<string, RunState>();
 // Shutdown: `draining` stops new turns; `shutdown` (once aborted) interrupts every turn.
 let draining = false;
@@ -70,9 +72,14 @@ async function release(sessionId: string): Promise<boolean> {
 }
 
 export async function runSession(sessionId: string): Promise<void> {
-  if (draining || running.has(sessionId) || !(await claim(sessionId))) return;
+  const live = running.get(sessionId);
+  if (live) {
+    live.again = true;
+    return;
+  }
+  if (draining || !(await claim(sessionId))) return;
   let finish!: () => void;
-  const state: RunState = { controller: null, finished: new Promise<void>((r) => (finish = r)) };
+  const state: RunState = { controller: null, finished: new Promise<void>((r) => (finish = r)), again: false };
   running.set(sessionId, state);
   const beat = setInterval(() => {
     prisma.session.updateMany({ where: { id: sessionId, runnerId: ownerId() }, data: { runnerHeartbeatAt: new Date() } }).catch(() => undefined);
@@ -110,6 +117,7 @@ export async function runSession(sessionId: string): Promise<void> {
     running.delete(sessionId);
     finish();
     await unsubscribe();
+    if (state.again && !draining) void runSession(sessionId).catch((err) => logger.error({ err, sessionId }, 'session run failed'));
   }
 }
 

@@ -14,7 +14,7 @@ import { systemPromptFor } from '../engines/hermes/system-prompt.js';
 import { syncResources } from '../resources/resources.js';
 import { installedSkills } from '../skills/materialize.js';
 import { sessionToolbox } from '../tools/toolbox.js';
-import { announceRequiresAction, settlePendingCalls } from '../tools/confirmations.js';
+import { settlePendingCalls } from '../tools/confirmations.js';
 
 export type { StopReason };
 
@@ -39,10 +39,6 @@ export async function runTurn(sessionId: string, turn: number, signal: AbortSign
     await emit('session.error', { error: { type: 'resource_unavailable', message: `a session resource could not be placed in the sandbox: ${(err as Error).message}`, retry_status: 'exhausted' } });
     return { type: 'retries_exhausted' };
   }
-  const announced = async (stop: StopReason) => {
-    await announceRequiresAction(session.universeId, sessionId, stop);
-    return stop;
-  };
   const tools = await sessionToolbox({
     sessionId, universeId: session.universeId, agentId: session.agentId, turn, sandbox,
     onServerUnavailable: async (server, message) => {
@@ -50,13 +46,13 @@ export async function runTurn(sessionId: string, turn: number, signal: AbortSign
     },
   });
   const stopped = await settlePendingCalls({ sessionId, turn, tools, signal, emitIn });
-  if (stopped) return announced(stopped);
+  if (stopped) return stopped;
   const skills = await installedSkills(sessionId);
   const effort = session.reasoningEffort ?? agent?.reasoningEffort ?? null;
   const messages = await buildConversation(sessionId, turn);
   const provider = modelProvider(session.llm);
 
-  return announced(await runHermesTurn({
+  return runHermesTurn({
     request: {
       provider,
       model: session.llm,
@@ -77,5 +73,5 @@ export async function runTurn(sessionId: string, turn: number, signal: AbortSign
     callModel: (req, sig) => meteredModelStream({ sessionId, universeId: session.universeId, turn }, req, sig),
     maxAttempts: Number(process.env.MODEL_MAX_ATTEMPTS || 3),
     retryDelayMs: (attempt) => Number(process.env.MODEL_RETRY_BASE_MS || 500) * 2 ** (attempt - 1),
-  }));
+  });
 }

@@ -130,10 +130,3 @@ export async function settlePendingCalls(opts: {
   return null;
 }
 
-/**
- * The outbound webhook `session.requires_action` (one delivery per call awaiting confirmation,
- * under its agent.tool_use event's id) is written by `storeEvents` in the statement that stores
- * the turn's `session.status_idle` with the `requires_action` stop: nothing is left to queue
- * here, after the event. Kept for the turn's call until src/runtime/turn.ts drops it.
- */
-export async function announceRequiresAction(_universeId: string, _sessionId: string, _stop: StopReason): Promise<void> {}
