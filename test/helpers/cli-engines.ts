@@ -66,6 +66,13 @@ export const CLI_ENGINE_CASES: CliEngineCase[] = [
     shellStep: (command, text) => ({ kind: 'tool_call', name: 'bash', input: { command, description: 'Run it' }, id: 'toolu_shell_1', text }),
     conversationOf: (body) => JSON.stringify(body.messages),
   },
+  {
+    agentType: 'openclaw',
+    llm: 'claude-sonnet-4-5',
+    providerPath: '/v1/messages',
+    shellStep: (command, text) => ({ kind: 'tool_call', name: 'exec', input: { command }, id: 'toolu_shell_1', text }),
+    conversationOf: (body) => JSON.stringify(body.messages),
+  },
 ];
 
 export const OPENAI_KEY = 'sk-oai-platform-key-never-in-a-jail';

