@@ -13,6 +13,8 @@ import type { EventFields, SessionEventType, StopReason } from '../events/types.
 import type { EngineAdapter, EngineEvent } from '../engines/cli/adapter.js';
 import { engineAdapter } from '../engines/cli/registry.js';
 import { mcpRelayFor } from '../engines/cli/mcp-relay.js';
+import { sessionMcpTools } from '../tools/mcp/servers.js';
+import type { StoredMcpServer } from '../tools/mcp/auth.js';
 import { EngineInstallError, installEngine, type InstalledEngine } from '../engines/cli/install.js';
 import { runCliTurn, type CliSpawner } from '../engines/cli/run-cli.js';
 import { uninstallableEngine } from '../engines/cli/unavailable.js';
@@ -95,6 +97,15 @@ async function runInstalled(ctx: CliTurnContext & { adapter: EngineAdapter; engi
   const home = engineHome(session.agentType);
   const endpoint = sandbox.egressEndpoint ?? EGRESS_ENDPOINT;
   const gatewayBaseUrl = modelProvider(session.llm) === 'anthropic' ? `${endpoint}/gateway/anthropic` : `${endpoint}/gateway/openai/v1`;
+  const mcpRelay = mcpRelayFor(agent, `${endpoint}/gateway`);
+  // The relay's remote tools are listed before the CLI starts, so its MCP client gets them from
+  // the session's cache at once (a CLI may not wait for a slow listing before its first model
+  // call); a server that cannot be listed is reported now, as hermes does.
+  if (mcpRelay && agent && Array.isArray(agent.mcpServers) && agent.mcpServers.length) {
+    await sessionMcpTools(session.id, agent.mcpServers as unknown as StoredMcpServer[], async (server, message) => {
+      await emit('session.error', { error: { type: 'tool_server_unavailable', message: `the tool server ${server} could not be reached; its tools are missing from this turn: ${message}`, retry_status: 'retrying' } });
+    });
+  }
   const invocation = adapter.invocation({
     prompt: await turnPrompt(session.id, turn, sandbox),
     systemPrompt: cliSystemPrompt({
@@ -108,7 +119,7 @@ async function runInstalled(ctx: CliTurnContext & { adapter: EngineAdapter; engi
     reasoningEffort: session.reasoningEffort ?? agent?.reasoningEffort ?? null,
     resumeId: session.cliConversationId,
     // The agent's MCP servers and capabilities, through the service-side relay (no credential inside).
-    mcpRelay: mcpRelayFor(agent, `${endpoint}/gateway`),
+    mcpRelay,
   }, { binPath: engine.binPath, home, gatewayBaseUrl });
 
   let stderrTail = () => '';
