@@ -60,7 +60,9 @@ export function opencodeConfig(gatewayBaseUrl: string, instructionsFile: string,
     permission: { edit: 'allow', bash: 'allow', webfetch: 'allow', external_directory: 'allow' },
     autoupdate: false,
     share: 'disabled',
-    ...(relay ? { mcp: { [MCP_RELAY_SERVER]: { type: 'remote', url: relay.url, headers: { Authorization: `Bearer {env:${relay.tokenEnv}}` }, enabled: true } } } : {}),
+    // `timeout` (ms) bounds both its tool listing (default 5 s: the relay may first connect the
+    // remote servers) and each call (default 60 s: a relayed capability task may take minutes).
+    ...(relay ? { mcp: { [MCP_RELAY_SERVER]: { type: 'remote', url: relay.url, headers: { Authorization: `Bearer {env:${relay.tokenEnv}}` }, enabled: true, timeout: relay.toolTimeoutSec * 1000 } } } : {}),
   }, null, 2);
 }
 
