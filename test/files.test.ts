@@ -83,7 +83,9 @@ describe('upload', () => {
     const [body, status] = out.split('\n');
     expect(status).toBe('413');
     expect(JSON.parse(body!).error.code).toBe('file_too_large');
-    expect(peak - before).toBeLessThan(16 * 1024 * 1024);
+    // Holding the body would add at least its 33 MiB; streaming adds buffers and the runtime's
+    // own noise (measured up to ≈ 17 MiB on PostgreSQL + Redis under load).
+    expect(peak - before).toBeLessThan(24 * 1024 * 1024);
     const list = (await s.api('GET', '/files?limit=100')).body.data;
     expect(list.find((f: any) => f.filename.startsWith('big-'))).toBeUndefined();
   });
