@@ -97,3 +97,15 @@ export function gatewayUrls(gatewayBaseUrl: string): { root: string; anthropic: 
 export function providerOf(model: string): 'anthropic' | 'openai' {
   return modelInfo(model)?.provider ?? (/^claude/i.test(model) ? 'anthropic' : 'openai');
 }
+
+/**
+ * Our reasoningEffort scale onto a CLI whose levels run minimal … xhigh (pi's `--thinking`,
+ * opencode's OpenAI variants): none/off → the CLI's own word for no reasoning, max/ultra → xhigh,
+ * null or an unknown value → null (the CLI's default).
+ */
+export function xhighScaleEffort(effort: string | null, offWord: string): string | null {
+  if (effort === 'none' || effort === 'off') return offWord;
+  if (effort === 'max' || effort === 'ultra') return 'xhigh';
+  return effort !== null && XHIGH_SCALE.has(effort) ? effort : null;
+}
+const XHIGH_SCALE = new Set(['minimal', 'low', 'medium', 'high', 'xhigh']);

@@ -9,7 +9,7 @@
 // language servers at start.
 import type { StopReason } from '../../events/types.js';
 import { jsonLine, type CliOutputMapper, type EngineAdapter, type EngineEvent, type SessionErrorDetail } from './adapter.js';
-import { gatewayUrls, providerOf, stoppedForBudget, TextStream, ToolCalls } from './cli-events.js';
+import { gatewayUrls, providerOf, stoppedForBudget, TextStream, ToolCalls, xhighScaleEffort } from './cli-events.js';
 import { cliMcpToolName, MCP_RELAY_SERVER, type McpRelay } from './mcp-relay.js';
 
 /** The platform's opencode version (an agent's harnessVersion pins another). */
@@ -27,22 +27,7 @@ export function opencodeVariant(model: string, effort: string | null): string | 
     if (effort === 'xhigh' || effort === 'max' || effort === 'ultra') return 'max';
     return null;
   }
-  switch (effort) {
-    case 'none':
-    case 'off':
-      return 'none';
-    case 'minimal':
-    case 'low':
-    case 'medium':
-    case 'high':
-    case 'xhigh':
-      return effort;
-    case 'max':
-    case 'ultra':
-      return 'xhigh';
-    default:
-      return null;
-  }
+  return xhighScaleEffort(effort, 'none');
 }
 
 export function opencodeConfig(gatewayBaseUrl: string, instructionsFile: string, relay: McpRelay | null): string {

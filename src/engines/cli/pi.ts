@@ -8,31 +8,14 @@
 // claude-* models go to the Anthropic Messages route, gpt-* to OpenAI Responses.
 import type { StopReason } from '../../events/types.js';
 import { jsonLine, type CliOutputMapper, type EngineAdapter, type EngineEvent, type SessionErrorDetail } from './adapter.js';
-import { contentText, gatewayUrls, providerOf, stoppedForBudget, TextStream, ToolCalls } from './cli-events.js';
+import { contentText, gatewayUrls, providerOf, stoppedForBudget, TextStream, ToolCalls, xhighScaleEffort } from './cli-events.js';
 
 /** The platform's pi version (an agent's harnessVersion pins another). */
 export const PI_VERSION = '0.73.1';
 
 /** Our reasoningEffort scale onto pi's `--thinking` levels (off, minimal, low, medium, high, xhigh). */
 export function piThinking(effort: string | null): string | null {
-  switch (effort) {
-    case null:
-      return null;
-    case 'none':
-    case 'off':
-      return 'off';
-    case 'minimal':
-    case 'low':
-    case 'medium':
-    case 'high':
-    case 'xhigh':
-      return effort;
-    case 'max':
-    case 'ultra':
-      return 'xhigh';
-    default:
-      return null;
-  }
+  return xhighScaleEffort(effort, 'off');
 }
 
 /** pi's models.json: its built-in providers' requests go to the gateway, keyed by the variable. */
