@@ -38,6 +38,18 @@ export interface ExecResult {
   truncated: boolean;
 }
 
+/** A host directory a process needs read-only at `inside` (SpawnOptions.mounts). */
+export interface SandboxMount {
+  host: string;
+  inside: string;
+  /**
+   * A file that only a complete copy of exactly this directory has (the engine cache's install
+   * marker). A driver that cannot bind `host` uses a directory already at `inside` (baked into
+   * its image) when that directory has this file; without it, the directory is always copied.
+   */
+  marker?: string;
+}
+
 /** A long-running process started in the sandbox whose output is read as it comes (CLI engines). */
 export interface SpawnOptions {
   /** argv inside the sandbox (run as is, no shell), or `command` for `bash -c`. */
@@ -52,7 +64,7 @@ export interface SpawnOptions {
    * Host directories the process needs read-only at these paths (the engine install cache). A
    * driver that cannot bind them places a copy and rewrites the paths in argv and env.
    */
-  mounts?: { host: string; inside: string }[];
+  mounts?: SandboxMount[];
   /** How much of stderr's end is kept for error messages (default 16 KiB). */
   stderrTailBytes?: number;
 }

@@ -10,6 +10,8 @@
 //   it, and the fake pipes it to the real address. Nothing else leaves the pod: the
 //   NetworkPolicy's effect.
 // - memory and CPU limits become a cgroup (src/sandbox/cgroups.ts) where possible.
+// - What the sandbox image adds to the system directories (engines pre-installed under
+//   /opt/engines) is given as host directories bound read-only at their image paths.
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
@@ -52,7 +54,7 @@ function systemBinds(): string[] {
 const BASE_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
 
 /** Starts a pod's container; resolves once its main process runs. */
-export async function startPod(opts: { dir: string; container: ContainerSpec; upstream: string | null }): Promise<RunningPod> {
+export async function startPod(opts: { dir: string; container: ContainerSpec; upstream: string | null; image?: Record<string, string> }): Promise<RunningPod> {
   const volumes = path.join(opts.dir, 'volumes');
   const netDir = path.join(opts.dir, 'net');
   fs.mkdirSync(netDir, { recursive: true });
@@ -61,7 +63,8 @@ export async function startPod(opts: { dir: string; container: ContainerSpec; up
   // Parents of mount points, made world-traversable first (bwrap would make them 0700, root's).
   const dirs: string[] = [];
   const parents = new Set<string>();
-  for (const target of [...opts.container.mounts.map((m) => m.mountPath), CLUSTER_NET_DIR, ...SYSTEM_DIRS, ...SYSTEM_FILES]) {
+  const image = Object.entries(opts.image ?? {});
+  for (const target of [...opts.container.mounts.map((m) => m.mountPath), CLUSTER_NET_DIR, ...SYSTEM_DIRS, ...SYSTEM_FILES, ...image.map(([at]) => at)]) {
     for (let d = path.posix.dirname(target); d !== '/'; d = path.posix.dirname(d)) parents.add(d);
   }
   for (const d of [...parents].sort()) dirs.push('--perms', '0755', '--dir', d);
@@ -91,7 +94,7 @@ export async function startPod(opts: { dir: string; container: ContainerSpec; up
   const common = [
     // Capabilities: dropped by bwrap for a root container, by setpriv (after the uid change) otherwise.
     '--unshare-pid', '--unshare-ipc', '--unshare-uts', '--hostname', 'sandbox-pod', ...(uid === 0 ? ['--cap-drop', 'ALL'] : []), '--die-with-parent', '--new-session',
-    ...dirs, ...systemBinds(), '--proc', '/proc', '--dev', '/dev', ...binds, '--ro-bind', netDir, CLUSTER_NET_DIR, '--remount-ro', '/', '--chdir', opts.container.workingDir,
+    ...dirs, ...systemBinds(), ...image.flatMap(([at, host]) => ['--ro-bind', host, at]), '--proc', '/proc', '--dev', '/dev', ...binds, '--ro-bind', netDir, CLUSTER_NET_DIR, '--remount-ro', '/', '--chdir', opts.container.workingDir,
   ];
   const asUser = (argv: string[]) => (uid === 0 ? argv : ['/usr/bin/setpriv', `--reuid=${uid}`, `--regid=${uid}`, '--clear-groups', '--inh-caps=-all', '--bounding-set=-all', '--no-new-privs', ...argv]);
   const cgroup: SessionCgroup | null = await sessionCgroup(`pod-${path.basename(opts.dir)}`, { vcpus: opts.container.cpu, memoryMb: opts.container.memoryMb }).catch(() => null);

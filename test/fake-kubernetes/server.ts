@@ -28,6 +28,8 @@ export interface FakeKubernetes {
   pods(namespace?: string): Pod[];
   /** The container dies (as if OOM-killed or its node failed): processes gone, phase Failed. */
   killPod(name: string): void;
+  /** Host processes of a pod (its main process and whatever was exec'd into it), with their argv. */
+  podProcesses(name: string): { pid: number; args: string }[];
   /** Counts of requests by `METHOD kind` (e.g. `PATCH pod`). */
   requests: Map<string, number>;
   close(): Promise<void>;
@@ -100,7 +102,11 @@ function readBody(req: http.IncomingMessage): Promise<string> {
   });
 }
 
-export async function startFakeKubernetes(opts: { coldStartMs?: number } = {}): Promise<FakeKubernetes> {
+/**
+ * `image`: directories the sandbox image has beyond the host's system directories (path in the
+ * pod → host directory, read-only), e.g. engines pre-installed under /opt/engines.
+ */
+export async function startFakeKubernetes(opts: { coldStartMs?: number; image?: Record<string, string> } = {}): Promise<FakeKubernetes> {
   const root = fs.mkdtempSync(path.join(os.tmpdir(), 'fake-k8s-'));
   const token = `fake-token-${process.pid}`;
   const pods = new Map<string, Pod>();
@@ -143,6 +149,7 @@ export async function startFakeKubernetes(opts: { coldStartMs?: number } = {}): 
       dir,
       container: { command: [...(c.command ?? []), ...(c.args ?? [])], env, workingDir: c.workingDir ?? '/', mounts: c.volumeMounts ?? [], runAsUser, cpu, memoryMb },
       upstream: env.AGENT_SERVICE_EGRESS_UPSTREAM ?? null,
+      image: opts.image,
     });
     runtimes.set(key(pod.metadata.namespace, pod.metadata.name), runtime);
     for (let i = 0; i < 500 && !runtime.ready(); i++) await new Promise((r) => setTimeout(r, 10));
@@ -284,6 +291,22 @@ export async function startFakeKubernetes(opts: { coldStartMs?: number } = {}): 
     kubeconfig,
     requests,
     pods: (ns) => [...pods.values()].filter((p) => !ns || p.metadata.namespace === ns),
+    podProcesses(name) {
+      // A pod's processes are those that see its volumes (the jail binds them for each of them).
+      // (mountinfo names a bind's source relative to its filesystem: /tmp may be its own.)
+      const mark = `/${path.basename(root)}/${name}/volumes/`;
+      const found: { pid: number; args: string }[] = [];
+      for (const entry of fs.readdirSync('/proc')) {
+        if (!/^\d+$/.test(entry)) continue;
+        try {
+          if (!fs.readFileSync(`/proc/${entry}/mountinfo`, 'utf8').includes(mark)) continue;
+          found.push({ pid: Number(entry), args: fs.readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0').join(' ').trim() });
+        } catch {
+          /* gone meanwhile */
+        }
+      }
+      return found;
+    },
     killPod(name) {
       for (const [k, runtime] of runtimes) if (k.endsWith(`/${name}`)) runtime.kill();
     },

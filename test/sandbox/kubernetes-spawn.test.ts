@@ -2,19 +2,15 @@
 // against the fake API server whose pods are real jailed processes: stdout lines arrive while the
 // process runs, stdin, the exit code, stderr's end kept; SIGTERM and SIGKILL reach the whole tree;
 // a host directory (the engine cache) that the pod's image lacks is copied into the pod once and
-// the process is given its path there.
+// the process is given its path there; one the image has, with its install marker, is used as
+// it is (no copy).
 import fs from 'node:fs';
-import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
-import type { AddressInfo } from 'node:net';
-import { KubeConfig } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startFakeKubernetes, type FakeKubernetes } from '../fake-kubernetes/server.js';
-import { createKubernetesDriver, type KubernetesDriver } from '../../src/sandbox/kubernetes/driver.js';
-import { loadKubernetesSettings } from '../../src/sandbox/kubernetes/settings.js';
+import { driverOnFakeCluster, type DriverOnFakeCluster } from '../helpers/fake-cluster.js';
 import { POD_COPIES_DIR } from '../../src/sandbox/kubernetes/pod-mounts.js';
-import { bwrapAvailable } from '../../src/sandbox/local.js';
+import { DONE_MARKER } from '../../src/engines/cli/install.js';
 import type { Sandbox, SandboxProcess } from '../../src/sandbox/driver.js';
 
 const NS = 'sandboxes-spawn-test';
@@ -25,42 +21,35 @@ async function drain(p: SandboxProcess): Promise<string[]> {
   return out;
 }
 
+/** A directory with bin/tool, which prints where it ran from; `marker` makes it a finished install. */
+function toolDir(dir: string, marker: boolean): string {
+  fs.mkdirSync(path.join(dir, 'bin'), { recursive: true });
+  fs.writeFileSync(path.join(dir, 'bin/tool'), '#!/bin/sh\necho "tool ran from $(dirname "$0")"\n', { mode: 0o755 });
+  if (marker) fs.writeFileSync(path.join(dir, DONE_MARKER), 'installed\n');
+  return dir;
+}
+
 describe('kubernetes driver: streaming processes', () => {
-  let fake: FakeKubernetes;
-  let upstream: http.Server;
-  let driver: KubernetesDriver;
+  let cluster: DriverOnFakeCluster;
   let sb: Sandbox;
   const hostDir = fs.mkdtempSync(path.join(os.tmpdir(), 'k8s-mount-'));
+  // What the sandbox image has under /opt/engines: one finished install, one without its marker.
+  const imageEngines = fs.mkdtempSync(path.join(os.tmpdir(), 'k8s-image-engines-'));
 
   beforeAll(async () => {
-    // The fake's pods are bubblewrap jails joined with nsenter: bwrap and root are required.
-    if (!bwrapAvailable()) throw new Error('bubblewrap is missing or cannot create namespaces here: apt-get install bubblewrap');
-    if (process.getuid?.() !== 0) throw new Error('the fake Kubernetes API server joins pod namespaces with nsenter: run the tests as root');
-    fake = await startFakeKubernetes();
-    upstream = http.createServer((_req, res) => res.end('egress'));
-    await new Promise<void>((r) => upstream.listen(0, '127.0.0.1', r));
-    const kc = new KubeConfig();
-    kc.loadFromFile(fake.kubeconfig);
-    driver = createKubernetesDriver({
-      kubeConfig: kc,
-      settings: loadKubernetesSettings({ K8S_NAMESPACE: NS, K8S_WARM_POOL_SIZE: '0', K8S_POD_READY_TIMEOUT_MS: '30000' }),
-      egress: { env: (id) => ({ AGENT_SERVICE_TOKEN: `tok-${id}` }), caPem: '-----BEGIN CERTIFICATE-----\nfake\n-----END CERTIFICATE-----' },
-      egressUpstream: `127.0.0.1:${(upstream.address() as AddressInfo).port}`,
-      instanceId: 'api-spawn',
-      snapshots: null,
-      logger: { warn: () => undefined, info: () => undefined },
-    });
-    sb = await driver.provision({ sessionId: 'sess_spawn' });
-    fs.mkdirSync(path.join(hostDir, 'bin'));
-    fs.writeFileSync(path.join(hostDir, 'bin/tool'), '#!/bin/sh\necho "tool ran from $(dirname "$0")"\n', { mode: 0o755 });
+    toolDir(path.join(imageEngines, 'tool@2.0.0'), true);
+    toolDir(path.join(imageEngines, 'tool@3.0.0'), false);
+    fs.chmodSync(imageEngines, 0o755);
+    cluster = await driverOnFakeCluster({ namespace: NS, instanceId: 'api-spawn', image: { '/opt/engines': imageEngines } });
+    sb = await cluster.driver.provision({ sessionId: 'sess_spawn' });
+    toolDir(hostDir, true);
   }, 60_000);
 
   afterAll(async () => {
-    await driver?.destroy('sess_spawn').catch(() => undefined);
-    await driver?.close();
-    await fake?.close();
-    upstream?.close();
+    await cluster?.driver.destroy('sess_spawn').catch(() => undefined);
+    await cluster?.close();
     fs.rmSync(hostDir, { recursive: true, force: true });
+    fs.rmSync(imageEngines, { recursive: true, force: true });
   });
 
   it('stdout lines arrive while the process runs; stdin, exit code, the session variables, stderr\'s end', async () => {
@@ -76,16 +65,29 @@ describe('kubernetes driver: streaming processes', () => {
     expect(p.stderrTail()).toContain('oops');
   });
 
-  it('a host directory the image lacks is copied into the pod once; argv and env get its path there', async () => {
+  it('a host directory the image lacks (or has without its install marker) is copied into the pod once; argv and env get its path there', async () => {
     const inside = '/opt/engines/tool@1.0.0';
     const run = async () => {
-      const p = await sb.spawn!({ argv: [`${inside}/bin/tool`], mounts: [{ host: hostDir, inside }] });
+      const p = await sb.spawn!({ argv: [`${inside}/bin/tool`], mounts: [{ host: hostDir, inside, marker: DONE_MARKER }] });
       return { lines: await drain(p), code: await p.exited };
     };
     expect(await run()).toEqual({ lines: [`tool ran from ${POD_COPIES_DIR}${inside}/bin`], code: 0 });
-    const env = await sb.spawn!({ command: 'echo "$TOOL"', env: { TOOL: `${inside}/bin/tool` }, mounts: [{ host: hostDir, inside }] });
+    const env = await sb.spawn!({ command: 'echo "$TOOL"', env: { TOOL: `${inside}/bin/tool` }, mounts: [{ host: hostDir, inside, marker: DONE_MARKER }] });
     expect(await drain(env)).toEqual([`${POD_COPIES_DIR}${inside}/bin/tool`]);
-    expect((await sb.exec(`ls ${POD_COPIES_DIR}/opt/engines`)).stdout.trim()).toBe('tool@1.0.0');
+    // The image's tool@3.0.0 is no finished install: a copy of the host's is used instead.
+    const half = await sb.spawn!({ argv: ['/opt/engines/tool@3.0.0/bin/tool'], mounts: [{ host: hostDir, inside: '/opt/engines/tool@3.0.0', marker: DONE_MARKER }] });
+    expect(await drain(half)).toEqual([`tool ran from ${POD_COPIES_DIR}/opt/engines/tool@3.0.0/bin`]);
+    expect((await sb.exec(`ls ${POD_COPIES_DIR}/opt/engines`)).stdout.trim().split('\n')).toEqual(['tool@1.0.0', 'tool@3.0.0']);
+  });
+
+  it('a directory the image has at that path with its install marker is used as it is: nothing copied', async () => {
+    const inside = '/opt/engines/tool@2.0.0';
+    const execs = () => cluster.fake.requests.get('EXEC pod') ?? 0;
+    const before = execs();
+    const p = await sb.spawn!({ argv: [`${inside}/bin/tool`], env: { TOOL: `${inside}/bin/tool` }, mounts: [{ host: hostDir, inside, marker: DONE_MARKER }] });
+    expect(await drain(p)).toEqual([`tool ran from ${inside}/bin`]);
+    expect(execs() - before).toBe(2); // one probe and the process: no copy
+    expect((await sb.exec(`test -e ${POD_COPIES_DIR}${inside} && echo copied || echo not-copied`)).stdout.trim()).toBe('not-copied');
   });
 
   it('SIGTERM ends the whole tree; SIGKILL ends a process that ignores SIGTERM', async () => {

