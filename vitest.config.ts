@@ -11,6 +11,8 @@ export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
     pool: 'forks',
+    // The services a process without a server has (src/services/standalone.ts), installed explicitly.
+    setupFiles: ['test/helpers/standalone-services.ts'],
     testTimeout: 30_000,
     // The suite is a local development setup: its receivers, git server and providers listen on
     // loopback, which the outbound guard refuses unless allow-listed (test/ssrf.test.ts clears it).

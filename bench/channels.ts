@@ -53,8 +53,9 @@ export async function channelBench(s: TestServer, fake: FakeProvider): Promise<[
   const token = '900900:bench-token';
   tg.addBot(token, 'bench_bot');
   // Point the running service's Telegram client at the fake.
-  const { config, setConfig } = await import('../src/config.js');
-  setConfig({ ...config(), telegramApiBaseUrl: tg.url });
+  const { config } = await import('../src/config.js');
+  const { overrideServices } = await import('../src/services/registry.js');
+  overrideServices({ config: { ...config(), telegramApiBaseUrl: tg.url } });
   await s.api('POST', '/channels/apps', { body: { platform: 'telegram', label: 'bench', credentials: { bot_token: token } } });
   const hook = tg.bots.get(token)!.webhook!;
   const update = '{"update_id":"[<id>]","message":{"message_id":1,"from":{"id":1,"is_bot":false,"first_name":"B"},"chat":{"id":1,"type":"private"},"date":1,"text":"hi"}}';

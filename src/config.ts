@@ -1,5 +1,6 @@
 // Start-up settings, read once from the environment with the contract's names and defaults.
 import path from 'node:path';
+import { service } from './services/registry.js';
 
 function int(name: string, fallback: number): number {
   const raw = process.env[name];
@@ -78,12 +79,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   };
 }
 
-let current: Config | undefined;
-/** The process-wide config; tests may replace it with setConfig before starting the app. */
-export function config(): Config {
-  current ??= loadConfig();
-  return current;
+declare module './services/registry.js' {
+  interface Services {
+    /** The start-up settings (startServer's `cfg`; the environment's in a test process). */
+    config: Config;
+  }
 }
-export function setConfig(next: Config): void {
-  current = next;
+
+/** The process's config: the composed one (src/services/compose.ts). */
+export function config(): Config {
+  return service('config');
 }

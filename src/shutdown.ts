@@ -11,7 +11,7 @@
 import type http from 'node:http';
 import { logger } from './logger.js';
 import { drainTurns } from './runtime/runner.js';
-import { setLocalRunner, type TurnQueue } from './runtime/queue.js';
+import type { TurnQueue } from './runtime/queue.js';
 import { provisioningSettled } from './runtime/provisioning.js';
 import { hubSettled } from './events/hub.js';
 import { closeAllStreams } from './http/open-streams.js';
@@ -20,7 +20,6 @@ import { closeRedis } from './redis.js';
 import { closeDatabase } from './db/client.js';
 import { closeGuardedDispatcher } from './net/outbound-guard.js';
 import { closeMcpConnections } from './tools/mcp/servers.js';
-import { setRoutineScheduler } from './routines/scheduling.js';
 import type { Dispatcher } from './webhooks/dispatcher.js';
 
 export const drainMs = () => Number(process.env.SHUTDOWN_DRAIN_MS ?? 5000);
@@ -53,10 +52,9 @@ export async function stopService(parts: ServiceParts): Promise<void> {
   const closed = new Promise<void>((resolve) => server.close(() => resolve()));
   server.closeIdleConnections();
 
-  // 2. No new routine fires or turns; running turns finish or are interrupted.
+  // 2. No new routine fires or turns (a stopped scheduler's sync does nothing; the runner
+  // refuses new turns once it drains); running turns finish or are interrupted.
   await parts.scheduler.stop();
-  setRoutineScheduler(null);
-  setLocalRunner(null);
   const left = await drainTurns(drainMs(), INTERRUPT_GRACE_MS);
   if (left.length) logger.warn({ sessions: left }, 'turns still running at shutdown; this instance recovers them when it restarts');
 

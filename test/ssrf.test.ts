@@ -8,7 +8,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer, type ApiResponse } from './helpers/server.js';
 import { waitFor } from './helpers/sessions.js';
-import { addressRefusal, closeGuardedDispatcher, guardedFetch, outboundErrorMessage, setResolver } from '../src/net/outbound-guard.js';
+import { addressRefusal, closeGuardedDispatcher, guardedFetch, outboundErrorMessage, type Resolver } from '../src/net/outbound-guard.js';
 import { prisma } from '../src/db/client.js';
 
 const ALLOW_FOR_SUITE = process.env.OUTBOUND_ALLOW;
@@ -28,14 +28,16 @@ const names: Record<string, string[]> = {
 };
 let rebindCalls = 0;
 
+// The server composes this resolver instead of the system's (the same composition as production).
+const resolver: Resolver = async (host) => {
+  if (host === 'rebind.test') return [{ address: rebindCalls++ === 0 ? '93.184.215.14' : '127.0.0.1', family: 4 }];
+  if (host === 'localhost') return [{ address: '127.0.0.1', family: 4 }];
+  const found = names[host];
+  if (!found) throw Object.assign(new Error(`getaddrinfo ENOTFOUND ${host}`), { code: 'ENOTFOUND' });
+  return found.map((address) => ({ address, family: address.includes(':') ? 6 : 4 }));
+};
+
 beforeAll(async () => {
-  setResolver(async (host) => {
-    if (host === 'rebind.test') return [{ address: rebindCalls++ === 0 ? '93.184.215.14' : '127.0.0.1', family: 4 }];
-    if (host === 'localhost') return [{ address: '127.0.0.1', family: 4 }];
-    const found = names[host];
-    if (!found) throw Object.assign(new Error(`getaddrinfo ENOTFOUND ${host}`), { code: 'ENOTFOUND' });
-    return found.map((address) => ({ address, family: address.includes(':') ? 6 : 4 }));
-  });
   receiver = http.createServer((req, res) => {
     received.push(req.url ?? '');
     req.resume();
@@ -43,7 +45,7 @@ beforeAll(async () => {
   });
   await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
   port = (receiver.address() as AddressInfo).port;
-  s = await startTestServer();
+  s = await startTestServer({}, { services: { resolver } });
 });
 afterEach(() => {
   process.env.OUTBOUND_ALLOW = '';
@@ -52,7 +54,6 @@ afterAll(async () => {
   await s?.stop();
   receiver?.closeAllConnections();
   receiver?.close();
-  setResolver(null);
   process.env.OUTBOUND_ALLOW = ALLOW_FOR_SUITE;
 });
 

@@ -1,8 +1,7 @@
 // The channels' background work in a process: the inbound sweep and the followers of replies
-// still owed (resumed after a restart). Started once the listen address is known (it is the
-// default PUBLIC_URL).
+// still owed (resumed after a restart). Started once the service listens (the listen address is
+// the default PUBLIC_URL, a composed service: src/channels/public-url.ts).
 import { logger } from '../logger.js';
-import { setListenUrl } from './public-url.js';
 import { startInboundSweeper } from './inbound.js';
 import { resumePendingReplies, stopReplies } from './replies.js';
 import { closeAllMarkers } from './markers.js';
@@ -11,8 +10,7 @@ export interface ChannelsRuntime {
   stop(): Promise<void>;
 }
 
-export function startChannels(listenUrl: string): ChannelsRuntime {
-  setListenUrl(listenUrl);
+export function startChannels(): ChannelsRuntime {
   const sweeper = startInboundSweeper();
   void resumePendingReplies()
     .then((n) => n && logger.info({ replies: n }, 'following channel replies still owed'))
@@ -22,7 +20,6 @@ export function startChannels(listenUrl: string): ChannelsRuntime {
       await sweeper.stop();
       stopReplies();
       closeAllMarkers();
-      setListenUrl(null);
     },
   };
 }

@@ -11,6 +11,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import forge from 'node-forge';
+import { service } from '../services/registry.js';
 
 export interface EgressCa {
   certPem: string;
@@ -127,12 +128,13 @@ export async function openEgressCa(dataDir: string, env: NodeJS.ProcessEnv = pro
   };
 }
 
-let current: EgressCa | undefined;
-/** The process's egress CA (set up by the sandboxes at start). */
-export function egressCa(): EgressCa {
-  if (!current) throw new Error('egress CA not initialised');
-  return current;
+declare module '../services/registry.js' {
+  interface Services {
+    /** The egress CA of the process's egress service (opened when the service composes). */
+    egressCa: EgressCa;
+  }
 }
-export function setEgressCa(ca: EgressCa | undefined): void {
-  current = ca;
+
+export function egressCa(): EgressCa {
+  return service('egressCa');
 }

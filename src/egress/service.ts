@@ -10,7 +10,7 @@ import type { SandboxEgress } from '../sandbox/driver.js';
 import { issueSessionCredential } from '../gateway/session-credentials.js';
 import { logger } from '../logger.js';
 import { createEgressProxy, type EgressProxy } from './proxy.js';
-import { openEgressCa, setEgressCa, type EgressCa } from './ca.js';
+import { openEgressCa, type EgressCa } from './ca.js';
 import { egressEnv } from './env.js';
 
 export interface EgressService extends SandboxEgress {
@@ -24,7 +24,6 @@ export interface EgressService extends SandboxEgress {
 export async function createEgressService(opts: { dataDir: string }): Promise<EgressService> {
   const proxy = createEgressProxy();
   const ca = await openEgressCa(opts.dataDir);
-  setEgressCa(ca);
   // The CA files sandboxes read (the certificate only, never the key), written once.
   const caDir = path.join(opts.dataDir, 'egress-ca', 'public');
   fs.mkdirSync(caDir, { recursive: true });

@@ -2,6 +2,7 @@
 // REDIS_URL is set so every API process hears every other one.
 import { EventEmitter } from 'node:events';
 import type { Redis } from 'ioredis';
+import { service } from '../services/registry.js';
 
 export type Listener = (message: string) => void;
 
@@ -59,10 +60,13 @@ export function redisPubSub(publisher: Redis, subscriber: Redis, prefix = 'as:')
   };
 }
 
-let current: PubSub = memoryPubSub();
-export function pubsub(): PubSub {
-  return current;
+declare module '../services/registry.js' {
+  interface Services {
+    /** Redis pub/sub with REDIS_URL, in-memory otherwise (and in a test process without a server). */
+    pubsub: PubSub;
+  }
 }
-export function setPubSub(next: PubSub): void {
-  current = next;
+
+export function pubsub(): PubSub {
+  return service('pubsub');
 }

@@ -7,6 +7,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { Transform } from 'node:stream';
+import { service } from '../services/registry.js';
 
 /** Counts and hashes the bytes flowing through; fails past `maxBytes` (uploads stop there). */
 export class BlobMeter extends Transform {
@@ -88,11 +89,13 @@ export function fsBlobStore(root: string): BlobStore {
   };
 }
 
-let store: BlobStore | undefined;
-export function blobStore(): BlobStore {
-  if (!store) throw new Error('blob store not initialised');
-  return store;
+declare module '../services/registry.js' {
+  interface Services {
+    /** BLOB_STORE=local (DATA_DIR/blobs) or s3 (src/files/configured-blob-store.ts). */
+    blobStore: BlobStore;
+  }
 }
-export function setBlobStore(next: BlobStore): void {
-  store = next;
+
+export function blobStore(): BlobStore {
+  return service('blobStore');
 }

@@ -20,6 +20,7 @@ import net from 'node:net';
 import ipaddr from 'ipaddr.js';
 import { Agent, buildConnector, fetch as undiciFetch, type RequestInit, type Response } from 'undici';
 import { logger } from '../logger.js';
+import { service } from '../services/registry.js';
 
 type Address = ipaddr.IPv4 | ipaddr.IPv6;
 
@@ -104,11 +105,13 @@ export function addressRefusal(ip: string): string | null {
 // ---- resolving names ---------------------------------------------------------------------
 
 export type Resolver = (hostname: string) => Promise<{ address: string; family: number }[]>;
-const systemResolver: Resolver = (hostname) => dns.promises.lookup(hostname, { all: true, verbatim: true });
-let resolver: Resolver = systemResolver;
-/** Replaces name resolution (tests of DNS rebinding); null restores the system resolver. */
-export function setResolver(next: Resolver | null): void {
-  resolver = next ?? systemResolver;
+/** The system's name resolution (what the services compose; tests of DNS rebinding compose another). */
+export const systemResolver: Resolver = (hostname) => dns.promises.lookup(hostname, { all: true, verbatim: true });
+
+declare module '../services/registry.js' {
+  interface Services {
+    resolver: Resolver;
+  }
 }
 
 /** Every address of `hostname`, or a refusal naming the first internal one. */
@@ -119,7 +122,7 @@ async function resolveChecked(hostname: string): Promise<{ address: string; fami
     if (why) throw new OutboundRefusedError(why);
     return [{ address: host, family: net.isIP(host) }];
   }
-  const addresses = await resolver(host);
+  const addresses = await service('resolver')(host);
   if (!addresses.length) throw Object.assign(new Error(`${host} has no address`), { code: 'ENOTFOUND' });
   for (const { address } of addresses) {
     const why = addressRefusal(address);

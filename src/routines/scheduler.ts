@@ -8,6 +8,7 @@ import { prisma } from '../db/client.js';
 import { logger } from '../logger.js';
 import { fireRoutine, followingRun } from './fire.js';
 import { latestRunAtOrBefore } from './cron.js';
+import type { RoutineScheduler } from './scheduling.js';
 
 export const MISSED_FIRE_WINDOW_MS = Number(process.env.MISSED_FIRE_WINDOW_MS || 60 * 60 * 1000);
 const TICK_MS = Number(process.env.SCHEDULER_TICK_MS || 1000);
@@ -42,14 +43,23 @@ export async function schedulerTick(now: Date = new Date()): Promise<string[]> {
   return fired;
 }
 
-export function startScheduler(): { stop(): Promise<void> } {
+/**
+ * The ticker as the process's routine scheduler (no Redis, or ROUTINE_SCHEDULER=inprocess):
+ * routines are read from the database at each tick, so sync() has nothing to do.
+ */
+export function inProcessRoutineScheduler(): RoutineScheduler {
+  let timer: NodeJS.Timeout | undefined;
   let running: Promise<unknown> | null = null;
-  const timer = setInterval(() => {
-    if (running) return;
-    running = schedulerTick().catch((err) => logger.warn({ err }, 'scheduler tick failed')).finally(() => (running = null));
-  }, TICK_MS);
-  timer.unref();
   return {
+    sync: async () => undefined,
+    async start() {
+      if (timer) return;
+      timer = setInterval(() => {
+        if (running) return;
+        running = schedulerTick().catch((err) => logger.warn({ err }, 'scheduler tick failed')).finally(() => (running = null));
+      }, TICK_MS);
+      timer.unref();
+    },
     async stop() {
       clearInterval(timer);
       await running;

@@ -3,13 +3,16 @@
 import { Queue, Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { logger } from '../logger.js';
+import { service } from '../services/registry.js';
 
 export interface TurnQueue {
   enqueue(sessionId: string): Promise<void>;
+  /** Begins taking jobs (after the services are composed: a job reads them). */
+  start(): void;
   close(): Promise<void>;
 }
 
-type Runner = (sessionId: string) => Promise<void>;
+export type Runner = (sessionId: string) => Promise<void>;
 
 export function inProcessQueue(run: Runner): TurnQueue {
   const active = new Set<Promise<void>>();
@@ -22,6 +25,9 @@ export function inProcessQueue(run: Runner): TurnQueue {
         .catch((err) => logger.error({ err, sessionId }, 'session run failed'))
         .finally(() => active.delete(p));
       active.add(p);
+    },
+    start() {
+      // Nothing to take: enqueue() runs the session itself.
     },
     async close() {
       closed = true;
@@ -36,12 +42,15 @@ export const TURN_QUEUE = 'session-turns';
 export function bullQueue(run: Runner, connection: Redis, workerConnection: Redis | null, prefix: string, concurrency = 16): TurnQueue {
   const queue = new Queue<{ sessionId: string }>(TURN_QUEUE, { connection, prefix });
   const worker = workerConnection
-    ? new Worker<{ sessionId: string }>(TURN_QUEUE, async (job) => run(job.data.sessionId), { connection: workerConnection, concurrency, prefix })
+    ? new Worker<{ sessionId: string }>(TURN_QUEUE, async (job) => run(job.data.sessionId), { connection: workerConnection, concurrency, prefix, autorun: false })
     : null;
   worker?.on('failed', (job, err) => logger.error({ err, sessionId: job?.data.sessionId }, 'session run job failed'));
   return {
     async enqueue(sessionId) {
       await queue.add('run', { sessionId }, { removeOnComplete: 1000, removeOnFail: 1000, attempts: 1 });
+    },
+    start() {
+      if (worker) void worker.run().catch((err) => logger.error({ err }, 'turn worker stopped'));
     },
     async close() {
       await worker?.close();
@@ -50,22 +59,19 @@ export function bullQueue(run: Runner, connection: Redis, workerConnection: Redi
   };
 }
 
-let current: TurnQueue | undefined;
-export function setTurnQueue(q: TurnQueue | undefined): void {
-  current = q;
-}
-let localRunner: ((sessionId: string) => Promise<void>) | null = null;
-/** Processes that run turns also start them at once, without waiting for the queue's hop. */
-export function setLocalRunner(run: ((sessionId: string) => Promise<void>) | null): void {
-  localRunner = run;
+declare module '../services/registry.js' {
+  interface Services {
+    /** BullMQ with REDIS_URL, in-process otherwise. */
+    turnQueue: TurnQueue;
+    /** Processes that run turns also start them at once, without waiting for the queue's hop (BullMQ workers); null otherwise. */
+    localRunner: Runner | null;
+  }
 }
 
 export async function enqueueSessionRun(sessionId: string): Promise<void> {
   // The queued job stays the durable path (another process may take it; the claim keeps
   // one runner per session), the local call is the fast one.
-  if (localRunner) {
-    const run = localRunner;
-    setImmediate(() => void run(sessionId).catch((err) => logger.error({ err, sessionId }, 'session run failed')));
-  }
-  await current?.enqueue(sessionId);
+  const run = service('localRunner');
+  if (run) setImmediate(() => void run(sessionId).catch((err) => logger.error({ err, sessionId }, 'session run failed')));
+  await service('turnQueue').enqueue(sessionId);
 }

@@ -7,6 +7,7 @@ import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { loadConfig, type Config } from '../../src/config.js';
 import { startServer, type RunningServer } from '../../src/server.js';
+import type { Services } from '../../src/services/registry.js';
 import { splitSchema } from '../../src/db/client.js';
 import { ResponseValidator, registerValidator, type OpenApiDocument } from './openapi-validator.js';
 
@@ -48,7 +49,8 @@ export interface TestServer {
   stop(): Promise<void>;
 }
 
-export async function startTestServer(overrides: Partial<Config> = {}): Promise<TestServer> {
+/** `services`: parts composed instead of the real ones (e.g. a DNS resolver), see composeServices. */
+export async function startTestServer(overrides: Partial<Config> = {}, opts: { services?: Partial<Services> } = {}): Promise<TestServer> {
   const suffix = randomBytes(6).toString('hex');
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'agent-service-test-'));
   const adminToken = `ast_test_${suffix}${randomBytes(12).toString('hex')}`;
@@ -72,7 +74,7 @@ export async function startTestServer(overrides: Partial<Config> = {}): Promise<
     queuePrefix: `test-${suffix}`,
     ...overrides,
   };
-  const running = await startServer(cfg, { pgliteDir: 'memory://' });
+  const running = await startServer(cfg, { pgliteDir: 'memory://', services: opts.services });
   const url = running.url;
   const base = `${url}/v1`;
 

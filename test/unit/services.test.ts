@@ -1,0 +1,146 @@
+// The one composition of the process's services (src/services): accessors throw a named error
+// until their part is composed, return exactly the composed part after, and stop ends it (back
+// to the standalone set every test file starts with, test/helpers/standalone-services.ts).
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { Readable } from 'node:stream';
+import { afterAll, describe, expect, it, vi } from 'vitest';
+import { config, loadConfig, type Config } from '../../src/config.js';
+import { blobStore, fsBlobStore } from '../../src/files/blob-store.js';
+import { egressCa } from '../../src/egress/ca.js';
+import { pubsub, memoryPubSub } from '../../src/events/pubsub.js';
+import { routineScheduler } from '../../src/routines/scheduling.js';
+import { sandboxDriver, sandboxEgress } from '../../src/runtime/sandboxes.js';
+import { publicUrl } from '../../src/channels/public-url.js';
+import { checkOutboundUrl } from '../../src/net/outbound-guard.js';
+import { installServices, overrideServices, ServiceNotComposedError } from '../../src/services/registry.js';
+import { composeServices } from '../../src/services/compose.js';
+import { startTestServer } from '../helpers/server.js';
+
+const dirs: string[] = [];
+const tempDir = () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'services-test-'));
+  dirs.push(dir);
+  return dir;
+};
+afterAll(() => {
+  for (const d of dirs) fs.rmSync(d, { recursive: true, force: true });
+});
+
+const configFor = (dataDir: string): Config => ({ ...loadConfig({}), dataDir, port: 0, host: '127.0.0.1' });
+
+describe('before composition', () => {
+  it('every accessor of a fresh process throws "service not composed: <name>"', async () => {
+    vi.resetModules(); // a module graph nothing was installed into (the setup file used the other one)
+    const fresh = {
+      config: (await import('../../src/config.js')).config,
+      pubsub: (await import('../../src/events/pubsub.js')).pubsub,
+      blobStore: (await import('../../src/files/blob-store.js')).blobStore,
+      routineScheduler: (await import('../../src/routines/scheduling.js')).routineScheduler,
+      sandboxDriver: (await import('../../src/runtime/sandboxes.js')).sandboxDriver,
+      egressCa: (await import('../../src/egress/ca.js')).egressCa,
+    };
+    for (const [name, read] of Object.entries(fresh)) expect(read, name).toThrow(`service not composed: ${name}`);
+    const { enqueueSessionRun } = await import('../../src/runtime/queue.js');
+    await expect(enqueueSessionRun('sess_x')).rejects.toThrow('service not composed: localRunner');
+    vi.resetModules();
+  });
+
+  it('the standalone set has only the parts with a default: no blob store, sandboxes or egress CA', () => {
+    expect(config().dataDir).toBe(loadConfig().dataDir);
+    expect(pubsub()).toBeDefined();
+    expect(() => blobStore()).toThrow(ServiceNotComposedError);
+    expect(() => blobStore()).toThrow('service not composed: blobStore');
+    expect(() => sandboxDriver()).toThrow('service not composed: sandboxDriver');
+    expect(() => egressCa()).toThrow('service not composed: egressCa');
+  });
+});
+
+describe('installServices / overrideServices', () => {
+  it('accessors return exactly the composed parts; end() puts back the composition it replaced', () => {
+    const cfg = configFor(tempDir());
+    const store = fsBlobStore(path.join(cfg.dataDir, 'blobs'));
+    const bus = memoryPubSub();
+    const standaloneConfig = config();
+    const composition = installServices({ config: cfg, blobStore: store, pubsub: bus });
+    expect(config()).toBe(cfg);
+    expect(blobStore()).toBe(store);
+    expect(pubsub()).toBe(bus);
+    expect(() => routineScheduler()).toThrow('service not composed: routineScheduler'); // not in this set
+    composition.end();
+    composition.end(); // idempotent
+    expect(composition.ended).toBe(true);
+    expect(config()).toBe(standaloneConfig);
+    expect(() => blobStore()).toThrow('service not composed: blobStore');
+  });
+
+  it('a composition ended while a later one is in force is skipped when the later one ends', () => {
+    const standaloneConfig = config();
+    const a = installServices({ config: configFor(tempDir()) });
+    const bCfg = configFor(tempDir());
+    const b = installServices({ config: bCfg });
+    a.end();
+    expect(config()).toBe(bCfg); // b stays in force
+    b.end();
+    expect(config()).toBe(standaloneConfig);
+  });
+
+  it('overrideServices replaces parts of the composition in force, which its end() removes', () => {
+    const cfg = configFor(tempDir());
+    const composition = installServices({ config: cfg });
+    overrideServices({ config: { ...cfg, telegramApiBaseUrl: 'http://127.0.0.1:9' } });
+    expect(config().telegramApiBaseUrl).toBe('http://127.0.0.1:9');
+    composition.end();
+    expect(config().telegramApiBaseUrl).not.toBe('http://127.0.0.1:9');
+  });
+});
+
+describe('composeServices', () => {
+  it('builds every part from the config, installs them, and stop() ends the composition', async () => {
+    const cfg = configFor(tempDir());
+    let listening: string | null = null;
+    const resolver = vi.fn(async () => [{ address: '10.1.2.3', family: 4 }]);
+    const composed = await composeServices(cfg, { listenUrl: () => listening, replace: { resolver } });
+    try {
+      expect(config()).toBe(cfg);
+      expect(composed.services.config).toBe(cfg);
+      expect(sandboxDriver()).toBe(composed.services.sandboxDriver);
+      expect(sandboxDriver().name).toBe('local');
+      expect(egressCa()).toBe(sandboxEgress().ca);
+      expect(fs.existsSync(path.join(cfg.dataDir, 'egress-ca', 'public', 'ca.crt'))).toBe(true);
+      expect(pubsub()).toBe(composed.services.pubsub);
+      expect(routineScheduler()).toBe(composed.services.routineScheduler);
+      // The blob store is DATA_DIR's.
+      const blob = await blobStore().put(Readable.from([Buffer.from('hello')]));
+      expect(fs.existsSync(path.join(cfg.dataDir, 'blobs', blob.key.slice(0, 2), blob.key))).toBe(true);
+      // The listen address is read when asked (known once the server listens).
+      expect(publicUrl()).toBe('http://127.0.0.1:0');
+      listening = 'http://127.0.0.1:4321';
+      expect(publicUrl()).toBe('http://127.0.0.1:4321');
+      // A replaced part is the one in force: the outbound guard resolves through it.
+      expect(await checkOutboundUrl('https://hooks.example.test/')).toMatch(/refused.*10\.1\.2\.3/);
+      expect(resolver).toHaveBeenCalledWith('hooks.example.test');
+    } finally {
+      await composed.stop();
+    }
+    expect(() => sandboxDriver()).toThrow('service not composed: sandboxDriver');
+    expect(() => egressCa()).toThrow('service not composed: egressCa');
+    expect(() => blobStore()).toThrow('service not composed: blobStore');
+    expect(config()).not.toBe(cfg);
+  }, 60_000);
+
+  it('startServer composes the services and its stop ends them', async () => {
+    const s = await startTestServer();
+    try {
+      expect(config().adminEmail).toBe(s.adminEmail);
+      expect(sandboxDriver().name).toBe('local');
+      expect(publicUrl()).toBe(s.url); // the listen address, not HOST:PORT (port 0)
+      expect(blobStore()).toBeDefined();
+    } finally {
+      await s.stop();
+    }
+    expect(() => blobStore()).toThrow('service not composed: blobStore');
+    expect(config().adminEmail).not.toBe(s.adminEmail);
+  }, 120_000);
+});
