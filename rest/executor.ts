@@ -69,11 +69,11 @@ function internalError(): GraphQLError {
 }
 
 /** The context (built as Yoga builds it for /graphql) and the prepared execution for one request. */
-export function envelopeFor(req: Request, _res: Response): Envelope {
+export function envelopeFor(req: Request, _res: Response, bearerHash: string | null = null): Envelope {
   const headers = { get: (name: string) => req.get(name) ?? null };
   return {
     schema,
-    contextFactory: () => buildContext(headers),
+    contextFactory: () => buildContext(headers, bearerHash),
     execute: (args) => prepareDocument(args.document)(args.contextValue, args.variableValues),
   };
 }

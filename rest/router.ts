@@ -17,7 +17,9 @@ import { describeIssues } from '../src/validation.js';
 import { sendError, sendJson, sendMiddlewareError } from '../src/http/error-envelope.js';
 import { originGuard } from '../src/http/origin-guard.js';
 import { inputHygiene } from '../src/http/input-hygiene.js';
-import { consumeRateLimit } from '../src/ratelimit/limiter.js';
+import { consumeRateLimit, limitKey, rateCounter } from '../src/ratelimit/limiter.js';
+import { bearerOf } from '../src/auth/viewer.js';
+import { hashToken } from '../src/auth/tokens.js';
 import { claimKey, requestHash, storeAnswer } from './idempotency.js';
 import { logger } from '../src/logger.js';
 import { STREAM_SHUTDOWN_FRAME, trackStream } from '../src/http/open-streams.js';
@@ -88,11 +90,14 @@ function serialized(payload: object): string {
   return text;
 }
 
-/** One matched request: auth, validation, idempotency, then the document, the feed or the raw handler. */
-async function serveRoute(route: RestRoute, req: Request, res: Response): Promise<void> {
+/**
+ * One matched request: auth, validation, idempotency, then the document, the feed or the raw
+ * handler. `bearerHash`: the bearer's SHA-256, computed once for the rate limit and the token.
+ */
+async function serveRoute(route: RestRoute, req: Request, res: Response, bearerHash: string | null): Promise<void> {
   let idemKey: string | null = null;
   try {
-    const env = envelopeFor(req, res);
+    const env = envelopeFor(req, res, bearerHash);
     const ctx = await env.contextFactory();
     checkAccess(route, ctx);
     if (route.raw) return await route.raw(req, res, ctx);
@@ -113,11 +118,18 @@ async function serveRoute(route: RestRoute, req: Request, res: Response): Promis
       }
     }
 
-    const headers = Object.fromEntries(Object.entries(req.headers).map(([k, v]) => [k, Array.isArray(v) ? v[0] : v]));
+    // The headers as one value each, built only for a route that reads them.
+    let headers: Record<string, string | undefined> | undefined;
+    const input = {
+      params, query, body,
+      get headers() {
+        return (headers ??= Object.fromEntries(Object.entries(req.headers).map(([k, v]) => [k, Array.isArray(v) ? v[0] : v])));
+      },
+    };
     // The body was validated here, once: the resolver takes this value instead of parsing again.
     if (route.body) ctx.validated = { schema: route.body, value: body };
-    if (route.feed) return await serveStream(await route.feed(ctx, { params, query, body, headers }), req, res);
-    const variables = route.variables ? route.variables({ params, query, body, headers }) : {};
+    if (route.feed) return await serveStream(await route.feed(ctx, input), req, res);
+    const variables = route.variables ? route.variables(input) : {};
     const result = await runRoute(env, ctx, route, variables);
     if (result.errors?.length) {
       const err = toRestError(result.errors[0] as GraphQLError);
@@ -155,9 +167,10 @@ export interface RestDispatchOptions {
 export function buildRestDispatch(routes: RestRoute[], opts: RestDispatchOptions): (req: http.IncomingMessage, res: http.ServerResponse) => void {
   const match = compileRoutes(routes);
   const hygiene = inputHygiene(routes);
-  const { app, limiter } = opts;
+  const { app } = opts;
+  const counter = rateCounter(opts.limiter);
 
-  const route = (req: Request, res: Response) => {
+  const route = (req: Request, res: Response, bearerHash: string | null) => {
     const path = req.path;
     let found;
     try {
@@ -168,7 +181,7 @@ export function buildRestDispatch(routes: RestRoute[], opts: RestDispatchOptions
     }
     if (found.kind === 'route') {
       req.params = found.params;
-      return void serveRoute(found.route, req, res).catch((err: Error) => sendMiddlewareError(err, res));
+      return void serveRoute(found.route, req, res, bearerHash).catch((err: Error) => sendMiddlewareError(err, res));
     }
     if (found.kind === 'method_not_allowed') {
       res.setHeader('Allow', found.allow);
@@ -182,10 +195,13 @@ export function buildRestDispatch(routes: RestRoute[], opts: RestDispatchOptions
     let guarded = false;
     originGuard(req, res, () => (guarded = true));
     if (!guarded) return;
-    consumeRateLimit(limiter, req, res).then(
+    // One SHA-256 of the bearer per request: the rate-limit key and the token lookup share it.
+    const bearer = bearerOf(req.headers.authorization);
+    const bearerHash = bearer ? hashToken(bearer) : null;
+    consumeRateLimit(counter, limitKey(req, bearerHash), res).then(
       (ok) => {
         if (!ok) return;
-        hygiene(req, res, (err?: unknown) => (err ? sendMiddlewareError(err as Error, res) : route(req, res)));
+        hygiene(req, res, (err?: unknown) => (err ? sendMiddlewareError(err as Error, res) : route(req, res, bearerHash)));
       },
       (err: Error) => sendMiddlewareError(err, res),
     );

@@ -30,3 +30,13 @@ it('the 121st request of a token within a minute is refused with 429 and Retry-A
   expect(ok.status).toBe(200);
   expect(ok.headers.get('ratelimit-remaining')).toBe('119');
 });
+
+it('a concurrent burst of one token is counted request by request (batched per turn of the event loop)', async () => {
+  const token = await s.mintToken('read');
+  const answers = await Promise.all(Array.from({ length: 130 }, () => s.api('GET', '/whoami', { token })));
+  const ok = answers.filter((a) => a.status === 200);
+  expect(ok).toHaveLength(120);
+  expect(answers.filter((a) => a.status === 429)).toHaveLength(10);
+  // Every remaining count from 119 down to 0 was handed out exactly once.
+  expect(ok.map((a) => Number(a.headers.get('ratelimit-remaining'))).sort((a, b) => a - b)).toEqual(Array.from({ length: 120 }, (_, i) => i));
+});

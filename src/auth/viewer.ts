@@ -24,6 +24,8 @@ export interface CallerCredentials {
   authorization?: string | null;
   sessionCookie?: string | null;
   universeSlug?: string | null;
+  /** SHA-256 (hex) of the bearer when the caller already computed it: one hash per request. */
+  bearerHash?: string | null;
 }
 
 const invalidToken = () => new AppError('invalid_token', 'missing, unknown, revoked or expired token');
@@ -51,11 +53,12 @@ export function clearViewerCache(): void {
 export async function resolveViewer(creds: CallerCredentials): Promise<Viewer | null> {
   const bearer = bearerOf(creds.authorization);
   if (!bearer || CACHE_TTL_MS <= 0) return resolveUncached(creds);
-  const key = `${hashToken(bearer)}|${creds.universeSlug?.trim() ?? ''}`;
+  const hash = creds.bearerHash ?? hashToken(bearer);
+  const key = `${hash}|${creds.universeSlug?.trim() ?? ''}`;
   const now = Date.now();
   const hit = cache.get(key);
   if (hit && hit.until > now && (hit.tokenExpiresAt === null || hit.tokenExpiresAt > now)) return hit.viewer;
-  const viewer = await resolveUncached(creds);
+  const viewer = await resolveUncached({ ...creds, bearerHash: hash });
   if (viewer) {
     if (cache.size >= CACHE_MAX) cache.clear();
     cache.set(key, { viewer, until: now + CACHE_TTL_MS, tokenExpiresAt: viewer.tokenExpiresAt?.getTime() ?? null });
@@ -98,9 +101,9 @@ interface TokenViewerRow {
   universeCreatedAt: Date;
 }
 
-async function tokenViewer(bearer: string, universeSlug: string | undefined): Promise<Viewer> {
+async function tokenViewer(bearer: string, bearerHash: string | null | undefined, universeSlug: string | undefined): Promise<Viewer> {
   if (!bearer.startsWith(TOKEN_PREFIX)) throw invalidToken();
-  const [row] = await rawRows<TokenViewerRow>('token_viewer', TOKEN_VIEWER_SQL, [hashToken(bearer), universeSlug || null]);
+  const [row] = await rawRows<TokenViewerRow>('token_viewer', TOKEN_VIEWER_SQL, [bearerHash ?? hashToken(bearer), universeSlug || null]);
   if (!row || row.revokedAt || (row.expiresAt && row.expiresAt <= new Date())) throw invalidToken();
   if (!isScope(row.scope)) throw invalidToken();
   const universe: Universe | null = row.universeId === null ? null : {
@@ -122,7 +125,7 @@ async function tokenViewer(bearer: string, universeSlug: string | undefined): Pr
 
 async function resolveUncached(creds: CallerCredentials): Promise<Viewer | null> {
   const bearer = bearerOf(creds.authorization);
-  if (bearer !== null) return tokenViewer(bearer, creds.universeSlug?.trim());
+  if (bearer !== null) return tokenViewer(bearer, creds.bearerHash, creds.universeSlug?.trim());
   const now = new Date();
   let base: Omit<Viewer, 'universe'>;
   if (creds.sessionCookie) {

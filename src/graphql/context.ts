@@ -18,12 +18,14 @@ export interface HeaderSource {
   get(name: string): string | null | undefined;
 }
 
-export async function buildContext(headers: HeaderSource): Promise<Context> {
-  const cookies = parseCookie(headers.get('cookie') ?? '');
+/** `bearerHash`: the bearer's SHA-256 when the caller already computed it (REST: once per request). */
+export async function buildContext(headers: HeaderSource, bearerHash?: string | null): Promise<Context> {
+  const cookie = headers.get('cookie');
   const viewer = await resolveViewer({
     authorization: headers.get('authorization'),
-    sessionCookie: cookies[SESSION_COOKIE],
+    sessionCookie: cookie ? parseCookie(cookie)[SESSION_COOKIE] : undefined,
     universeSlug: headers.get('x-universe'),
+    bearerHash,
   });
   return { viewer, idempotencyKey: headers.get('idempotency-key') ?? null };
 }
