@@ -124,7 +124,7 @@ async function runInstalled(ctx: CliTurnContext & { adapter: EngineAdapter; engi
 
   let stderrTail = () => '';
   let budgetReached = false;
-  const spawn: CliSpawner = async (inv) => {
+  const spawn: CliSpawner = async (inv, starting) => {
     for (const [file, content] of Object.entries(inv.files)) await sandbox.writeFile(file, content);
     const proc = await sandbox.spawn!({
       argv: inv.argv,
@@ -132,6 +132,8 @@ async function runInstalled(ctx: CliTurnContext & { adapter: EngineAdapter; engi
       env: { HOME: home, PATH: engine.node ? `${engine.node.binDir}:${BASE_PATH}` : BASE_PATH, ...inv.env },
       stdin: inv.stdin,
       mounts: engine.mounts,
+      // An interrupt while the sandbox is still receiving the engine (a pod's copy) gives up the start.
+      signal: starting,
     });
     stderrTail = () => proc.stderrTail();
     // Once it exits: did the gateway stop it for the budget? (the turn's stop reason then)

@@ -67,6 +67,12 @@ export interface SpawnOptions {
   mounts?: SandboxMount[];
   /** How much of stderr's end is kept for error messages (default 16 KiB). */
   stderrTailBytes?: number;
+  /**
+   * Gives up the start while it is still being prepared (a driver copying `mounts` in): spawn
+   * then rejects with an AbortError and the process is never started; a copy under way goes on
+   * for the next spawn. Once started, the process is stopped with kill().
+   */
+  signal?: AbortSignal;
 }
 
 export interface SandboxProcess {

@@ -79,8 +79,8 @@ export async function liveEngine(s: TestServer, adapter: EngineAdapter, opts: { 
         { binPath: bin, home, gatewayBaseUrl: `${s.url}/gateway` },
       );
       const spawn = localSpawner({ cwd: workspace, env, stderr });
-      const teeing: CliSpawner = async (i) => {
-        const proc = await spawn(i);
+      const teeing: CliSpawner = async (i, signal) => {
+        const proc = await spawn(i, signal);
         return { ...proc, lines: (async function* () { for await (const l of proc.lines) { lines.push(l); yield l; } })() };
       };
       const result = await runCliTurn({

@@ -151,6 +151,32 @@ describe.each(CASES)('a $agentType turn on the kubernetes driver', (c) => {
     expect(workspace.stdout).not.toContain(ANTHROPIC_KEY);
   }, 600_000);
 
+  it('interrupt while the engine is being copied into the pod: idle within about a second, the CLI never starts; the next turn uses the finished copy', async () => {
+    const { id } = await session();
+    provider.enqueue({ kind: 'text', text: 'after the copy' });
+    await sendText(s, id, 'start');
+    const copying = () => {
+      const pod = kubernetesDriver()!.podOf(id);
+      return !!pod && k8s.podProcesses(pod).some((p) => p.args.includes(`copy ${POD_COPIES_DIR}${engine.dir}`));
+    };
+    await waitFor(async () => copying(), 120_000, 'the engine copy to start');
+    const started = Date.now();
+    expect((await s.api('POST', `/sessions/${id}/interrupt`)).body).toEqual({ status: 'interrupting' });
+    const events = await waitForEvents(s, id, 'session.status_idle', 1, 120_000);
+    const took = Date.now() - started;
+    expect(events.at(-1)).toMatchObject({ type: 'session.status_idle', stop_reason: { type: 'end_turn' } });
+    expect(took).toBeLessThan(1500);
+    // The copy goes on to its end (the next turn needs it); the CLI is not started for the ended turn.
+    await waitFor(async () => !copying(), 300_000, 'the copy to finish');
+    await new Promise((r) => setTimeout(r, 500));
+    expect(cliProcesses(id)).toEqual([]);
+    expect(provider.requests).toHaveLength(0);
+    await sendText(s, id, 'go on');
+    const next = await waitForEvents(s, id, 'session.status_idle', 2, 300_000);
+    expect(next.at(-1), JSON.stringify(next.filter((e) => e.type === 'session.error'))).toMatchObject({ stop_reason: { type: 'end_turn' } });
+    expect(next.filter((e) => e.type === 'agent.message' && e.final !== false).at(-1).text).toBe('after the copy');
+  }, 600_000);
+
   it('a pod whose image has the engine at /opt/engines with its install marker runs that copy: nothing is copied in', async () => {
     // The image gets exactly this version, marker included (hard links to the cache's files).
     const entry = cacheEntry(engineAdapter(c.agentType)!.cli.npm, currentHarness(c.agentType));

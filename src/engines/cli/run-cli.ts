@@ -15,7 +15,11 @@ export interface CliProcess {
   kill(signal: 'SIGTERM' | 'SIGKILL'): void;
 }
 
-export type CliSpawner = (inv: CliInvocation) => Promise<CliProcess>;
+/**
+ * Starts the CLI. `signal` is the turn's: a spawner with a slow start (a Kubernetes pod receiving
+ * the engine's copy) gives the start up when it aborts, rejecting instead of starting the CLI.
+ */
+export type CliSpawner = (inv: CliInvocation, signal: AbortSignal) => Promise<CliProcess>;
 
 /** SIGTERM first, SIGKILL after this long: a turn's interrupt is done within a second. */
 export const KILL_GRACE_MS = 500;
@@ -33,7 +37,14 @@ export async function runCliTurn(opts: {
   signal: AbortSignal;
 }): Promise<CliTurnResult> {
   const { mapper, signal } = opts;
-  const proc = await opts.spawn(opts.invocation);
+  let proc: CliProcess;
+  try {
+    proc = await opts.spawn(opts.invocation, signal);
+  } catch (err) {
+    // Interrupted before the CLI started: the turn is over, nothing ran.
+    if (signal.aborted) return { stop: { type: 'end_turn' }, resumeId: mapper.resumeId };
+    throw err;
+  }
   let killTimer: NodeJS.Timeout | undefined;
   const stop = () => {
     proc.kill('SIGTERM');

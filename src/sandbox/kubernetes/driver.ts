@@ -9,7 +9,7 @@ import { randomBytes } from 'node:crypto';
 import readline from 'node:readline';
 import { PassThrough, Readable, Writable } from 'node:stream';
 import { CoreV1Api, type KubeConfig, type V1Pod } from '@kubernetes/client-node';
-import { SandboxPathError, SandboxUnavailableError, WORKSPACE, type ExecOptions, type ExecResult, type FileStat, type Sandbox, type SandboxDriver, type SandboxEgress, type SandboxProcess, type SandboxSpec, type SpawnOptions } from '../driver.js';
+import { SandboxPathError, SandboxUnavailableError, WORKSPACE, type ExecOptions, type ExecResult, type FileStat, type Sandbox, type SandboxDriver, type SandboxEgress, type SandboxMount, type SandboxProcess, type SandboxSpec, type SpawnOptions } from '../driver.js';
 import { DEFAULT_STDERR_TAIL, TailBuffer } from '../stream-process.js';
 import { shQuote } from '../unshare-jail.js';
 import { placeMounts, rewriteMounts } from './pod-mounts.js';
@@ -60,6 +60,18 @@ export interface KubernetesDriver extends SandboxDriver {
 }
 
 const errno = (code: string, message: string) => Object.assign(new Error(message), { code });
+const abortError = () => new DOMException('the process was not started: its start was given up', 'AbortError');
+
+/** `p`'s value, or an AbortError as soon as `signal` aborts (`p` goes on). */
+function untilAborted<T>(p: Promise<T>, signal?: AbortSignal): Promise<T> {
+  if (!signal) return p;
+  if (signal.aborted) return Promise.reject(abortError());
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(abortError());
+    signal.addEventListener('abort', onAbort, { once: true });
+    p.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+  });
+}
 
 function shapeOfPod(pod: V1Pod, fallback: Shape): Shape {
   const limits = pod.spec?.containers?.[0]?.resources?.limits ?? {};
@@ -196,18 +208,37 @@ export function createKubernetesDriver(opts: KubernetesDriverOptions): Kubernete
      * `extra` with the session environment's search paths first. A pod cannot bind the API
      * host's prepared directory: it is copied into the current pod once (pod-mounts.ts).
      */
-    private async withEnvironment(extra: Record<string, string>): Promise<Record<string, string>> {
+    private async withEnvironment(extra: Record<string, string>, signal?: AbortSignal): Promise<Record<string, string>> {
       const environment = this.environment;
       if (!environment) return extra;
+      const placed = await this.place([{ host: environment.hostDir, inside: environment.inside }], signal);
+      const prepend = Object.fromEntries(Object.entries(environment.prepend).map(([k, v]) => [k, rewriteMounts(v, placed)]));
+      return withEnvironmentPaths({ ...environment, prepend }, extra);
+    }
+
+    /** Where each mount is in the current pod (pod name → expected path → its placement, shared while under way). */
+    private mountsIn = new Map<string, Map<string, Promise<string>>>();
+
+    /**
+     * Where `mounts` are in the current pod, placing what is missing (once per pod: a placement
+     * under way is shared). An abort stops the waiting, not the placement, which the next
+     * process of this session will want.
+     */
+    private async place(mounts: SandboxMount[], signal?: AbortSignal): Promise<Map<string, string>> {
       const pod = this.pod;
       let known = this.mountsIn.get(pod);
       if (!known) this.mountsIn = new Map([[pod, (known = new Map())]]);
-      if (!known.has(environment.inside)) {
-        for (const [inside, at] of await placeMounts(exec, pod, [{ host: environment.hostDir, inside: environment.inside }])) known.set(inside, at);
+      const missing = mounts.filter((m) => !known.has(m.inside));
+      if (missing.length) {
+        const batch = placeMounts(exec, pod, missing);
+        for (const m of missing) {
+          const one = batch.then((placed) => placed.get(m.inside)!);
+          one.catch(() => known.get(m.inside) === one && known.delete(m.inside)); // a failed copy is tried again next time
+          known.set(m.inside, one);
+        }
       }
-      const placed = known;
-      const prepend = Object.fromEntries(Object.entries(environment.prepend).map(([k, v]) => [k, rewriteMounts(v, placed)]));
-      return withEnvironmentPaths({ ...environment, prepend }, extra);
+      const all = Promise.all(mounts.map(async (m) => [m.inside, await known.get(m.inside)!] as const));
+      return new Map(await untilAborted(all, signal));
     }
 
     /** Runs `op` on the current pod; if the pod died under it, on a new pod once more. */
@@ -286,23 +317,18 @@ export function createKubernetesDriver(opts: KubernetesDriverOptions): Kubernete
       );
     }
 
-    /** Mount copies already in this sandbox's current pod (pod name → expected path → pod path). */
-    private mountsIn = new Map<string, Map<string, string>>();
-
     async spawn(o: SpawnOptions): Promise<SandboxProcess> {
       if (this.closed) throw new SandboxUnavailableError(`the sandbox of session ${this.sessionId} was destroyed`);
       const rel = o.cwd ? relativeToWorkspace(o.cwd) : '';
       const cwd = rel ? `${WORKSPACE}/${rel}` : WORKSPACE;
       const pod = this.pod;
-      let known = this.mountsIn.get(pod);
-      if (!known) this.mountsIn = new Map([[pod, (known = new Map())]]);
-      const missing = (o.mounts ?? []).filter((m) => !known.has(m.inside));
-      for (const [inside, at] of await placeMounts(exec, pod, missing)) known.set(inside, at);
-      const rewrite = (t: string) => rewriteMounts(t, known);
+      const placed = await this.place(o.mounts ?? [], o.signal);
+      const rewrite = (t: string) => rewriteMounts(t, placed);
       const command = rewrite(o.argv ? `exec ${o.argv.map(shQuote).join(' ')}` : (o.command ?? 'true'));
       const env = { ...this.env, ...opts.egress.env(this.sessionId, 'http://127.0.0.1:3128', '/run/agent-service') };
       for (const [k, v] of Object.entries(o.env ?? {})) env[k] = rewrite(v);
-      Object.assign(env, await this.withEnvironment(env));
+      Object.assign(env, await this.withEnvironment(env, o.signal));
+      if (o.signal?.aborted) throw abortError();
       const id = randomBytes(8).toString('hex');
       const stdout = new PassThrough();
       const tail = new TailBuffer(o.stderrTailBytes ?? DEFAULT_STDERR_TAIL);
