@@ -12,13 +12,12 @@ import { startFakeProvider, type FakeProvider } from '../fake-provider/server.js
 import { startGitServer, type GitServer } from '../helpers/git-server.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { sendText, waitFor, waitForEvents } from '../helpers/sessions.js';
+import { fakeClusterUsable, setProcessEnv } from '../helpers/fake-cluster.js';
 import { kubernetesDriver } from '../../src/runtime/kubernetes-sandboxes.js';
-import { bwrapAvailable } from '../../src/sandbox/local.js';
 
 const NS = 'agent-sandboxes-svc';
 const TOKEN = 'ghp_k8s_repo_token_never_in_the_pod';
 const SECRET = 'sk_k8s_secret_never_in_the_pod';
-const usable = bwrapAvailable() && process.getuid?.() === 0;
 const ENV = {
   K8S_NAMESPACE: NS,
   K8S_WARM_POOL_SIZE: '2',
@@ -28,23 +27,20 @@ const ENV = {
   OUTBOUND_ALLOW: '127.0.0.1/32',
 };
 
-describe.skipIf(!usable)('the service on the kubernetes driver', () => {
+describe.skipIf(!fakeClusterUsable())('the service on the kubernetes driver', () => {
   let k8s: FakeKubernetes;
   let provider: FakeProvider;
   let git: GitServer;
   let s: TestServer;
   let upstream: http.Server;
   const seen: http.IncomingHttpHeaders[] = [];
-  const saved: Record<string, string | undefined> = {};
+  let restoreEnv = () => {};
   let agentId: string;
   let sessionId: string;
 
   beforeAll(async () => {
     k8s = await startFakeKubernetes();
-    for (const [k, v] of Object.entries({ ...ENV, KUBECONFIG: k8s.kubeconfig })) {
-      saved[k] = process.env[k];
-      process.env[k] = v;
-    }
+    restoreEnv = setProcessEnv({ ...ENV, KUBECONFIG: k8s.kubeconfig });
     provider = await startFakeProvider();
     git = await startGitServer({ token: TOKEN });
     upstream = http.createServer((req, res) => {
@@ -62,10 +58,7 @@ describe.skipIf(!usable)('the service on the kubernetes driver', () => {
     await provider?.close();
     await git?.close();
     upstream?.close();
-    for (const [k, v] of Object.entries(saved)) {
-      if (v === undefined) delete process.env[k];
-      else process.env[k] = v;
-    }
+    restoreEnv();
   });
 
   const podOfSession = (id: string) => k8s.pods(NS).find((p) => p.metadata.labels['agent-service/session'] === id);
