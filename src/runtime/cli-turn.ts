@@ -24,11 +24,11 @@ import { modelProvider } from './models.js';
 import { sandboxDriver } from './sandboxes.js';
 import { syncResources } from '../resources/resources.js';
 import { installedSkills } from '../skills/materialize.js';
+import { engineHome } from '../engines/cli/engine-home.js';
 import type { Sandbox } from '../sandbox/driver.js';
 import { logger } from '../logger.js';
 
-/** The CLI's HOME and state directory inside the sandbox (kept with the session's workspace). */
-export const engineHome = (agentType: string) => `/workspace/.agent/${agentType}`;
+export { engineHome };
 
 const BASE_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
 const STDERR_LINES_IN_ERRORS = 15;
@@ -98,6 +98,10 @@ async function runInstalled(ctx: CliTurnContext & { adapter: EngineAdapter; engi
   const endpoint = sandbox.egressEndpoint ?? EGRESS_ENDPOINT;
   const gatewayBaseUrl = modelProvider(session.llm) === 'anthropic' ? `${endpoint}/gateway/anthropic` : `${endpoint}/gateway/openai/v1`;
   const mcpRelay = mcpRelayFor(agent, `${endpoint}/gateway`);
+  // Skills in the CLI's own skills folder are listed by the CLI itself; the prompt names only
+  // others (a session provisioned before its engine had a folder keeps them in /workspace/.skills).
+  const skillsDir = adapter.skillsDir(home);
+  const promptSkills = (await installedSkills(session.id)).filter((s) => !skillsDir || !s.path.startsWith(`${skillsDir}/`));
   // The relay's remote tools are listed before the CLI starts, so its MCP client gets them from
   // the session's cache at once (a CLI may not wait for a slow listing before its first model
   // call); a server that cannot be listed is reported now, as hermes does.
@@ -112,7 +116,7 @@ async function runInstalled(ctx: CliTurnContext & { adapter: EngineAdapter; engi
       agentPrompt: prompt?.content ?? null,
       agentInstructions: (agent?.instructions ?? []) as { name: string; content: string }[],
       sessionInstructions: session.instructions as { name: string; content: string }[],
-      skills: await installedSkills(session.id),
+      skills: promptSkills,
       customData: (agent?.customData ?? []) as { name: string; kind: string; description?: string | null; uri?: string | null }[],
     }),
     model: session.llm,

@@ -36,7 +36,7 @@ describe('claude_code output mapping (recorded real output)', () => {
     expect(think!.fields).toMatchObject({ final: true, signature: 'sig-fake-123', part: { type: 'reasoning', text: 'I will write the file' } });
     expect(say!.fields).toMatchObject({ final: true, text: 'Writing the file now.' });
     expect(use!.fields).toMatchObject({ part: { type: 'tool_call', index: 0, call_id: 'toolu_w1', tool_name: 'Bash', args: { command: 'echo hello > hello.txt && cat hello.txt' } } });
-    expect(result!.fields).toMatchObject({ part: { type: 'tool_result', index: 0, call_id: 'toolu_w1', tool_name: 'Bash', status: 'ok', result: { output: 'hello' } } });
+    expect(result!.fields).toMatchObject({ part: { type: 'tool_result', index: 0, call_id: 'toolu_w1', tool_name: 'Bash', status: 'ok', result: { exit_code: 0, output: 'hello' } } });
     expect(think2!.fields).toMatchObject({ part: { text: 'The file is written' } });
     expect(done!.fields).toMatchObject({ final: true, text: 'I wrote hello.txt.' });
     // Chunks came first, under the id of the message they add up to.
@@ -122,7 +122,7 @@ describe('the real Claude Code CLI through the gateway', () => {
     expect(first.result.stop, first.stderr).toEqual({ type: 'end_turn' });
     expect(first.result.resumeId).toMatch(RESUME_ID);
     expect(finals(first.events).map((e) => e.type)).toEqual(['agent.reasoning', 'agent.message', 'agent.tool_use', 'agent.tool_result', 'agent.reasoning', 'agent.message']);
-    expect(first.events.find((e) => e.type === 'agent.tool_result')!.fields).toMatchObject({ part: { tool_name: 'Bash', status: 'ok', result: { output: 'hello' } } });
+    expect(first.events.find((e) => e.type === 'agent.tool_result')!.fields).toMatchObject({ part: { tool_name: 'Bash', status: 'ok', result: { exit_code: 0, output: 'hello' } } });
     expect(fs.readFileSync(path.join(live.workspace, 'hello.txt'), 'utf8')).toBe('hello\n');
     // Through the gateway: the provider saw the service's key and the agent's prompt.
     expect(fake.requests.map((r) => r.path)).toEqual(['/v1/messages', '/v1/messages']);

@@ -1,9 +1,10 @@
 // A real CLI turn over HTTP uses the agent's remote MCP servers through the service-side MCP
-// relay (/gateway/mcp), for each CLI engine with an MCP client (codex, claude_code, opencode):
+// relay (/gateway/mcp), for each CLI engine with an MCP client (codex, claude_code, opencode,
+// openclaw):
 // the CLI from npm runs in the session's bubblewrap jail, the fake provider asks it to call the
 // relayed tool under the name that CLI gives it (codex: the Responses namespace
 // `mcp__agent_service`; Claude Code: `mcp__agent_service__<tool>`; opencode:
-// `agent_service_<tool>`), the relay calls the real test MCP server with the agent's bearer
+// `agent_service_<tool>`; openclaw: `agent_service__<tool>`, found with its tool_search), the relay calls the real test MCP server with the agent's bearer
 // credential, and history records the call as hermes names it (`mcp__docs__search`).
 // The credential stays in the service: not in any answer of the API, nor in the environment of
 // the jail's processes, nor in the files the CLI holds (its HOME is in the workspace).
@@ -41,6 +42,8 @@ interface RelayCase {
   result: Record<string, unknown>;
   /** A piece of the CLI's MCP configuration file that names the relay. */
   configMark: string;
+  /** The name the CLI gives the relayed `mcp__docs__search`. */
+  offeredName: string;
 }
 
 const anthropicToolOutput = (body: any, id: string) =>
@@ -56,6 +59,7 @@ const CASES: RelayCase[] = [
     toolOutput: (body, id) => JSON.stringify(body.input.find((x: any) => x.type === 'function_call_output' && x.call_id === id)?.output),
     result: { content: [{ type: 'text', text: SEARCH_TEXT }, { type: 'text', text: '{"hits":3}' }] },
     configMark: '[mcp_servers.agent_service]',
+    offeredName: 'mcp__docs__search',
   },
   {
     agentType: 'claude_code',
@@ -69,9 +73,10 @@ const CASES: RelayCase[] = [
     ],
     offered: (body) => body.tools?.map((t: any) => t.name).filter((n: string) => n.startsWith('mcp__agent_service__')),
     toolOutput: anthropicToolOutput,
-    // Claude Code's tool results are recorded as the text the model read.
-    result: { output: expect.stringContaining(SEARCH_TEXT) },
+    // Recorded as hermes records an MCP result: the content blocks the model read.
+    result: { content: expect.arrayContaining([{ type: 'text', text: expect.stringContaining(SEARCH_TEXT) }]) },
     configMark: '"mcpServers"',
+    offeredName: 'mcp__agent_service__mcp__docs__search',
   },
   {
     agentType: 'opencode',
@@ -79,9 +84,32 @@ const CASES: RelayCase[] = [
     toolSteps: (input, id, text) => [{ kind: 'tool_call', name: 'agent_service_mcp__docs__search', input, id, text }],
     offered: (body) => body.tools?.map((t: any) => t.name).filter((n: string) => n.startsWith('agent_service_')),
     toolOutput: anthropicToolOutput,
-    result: { output: expect.stringContaining(SEARCH_TEXT) },
+    // opencode gives the blocks' text as one string: one text block.
+    result: { content: [{ type: 'text', text: expect.stringContaining(SEARCH_TEXT) }] },
     // The relay's timeout (its tool listing and each call) is the longest a relayed call may take.
     configMark: `"timeout": ${relayToolTimeoutSec() * 1000}`,
+    offeredName: 'agent_service_mcp__docs__search',
+  },
+  {
+    agentType: 'openclaw',
+    llm: 'claude-sonnet-4-5',
+    // OpenClaw's Tool Search (its default) keeps MCP tools out of the request's tools: the model
+    // finds one with tool_search and calls it by name with tool_call, which runs it as a child
+    // call (the one history records).
+    toolSteps: (input, id, text) => [
+      { kind: 'tool_call', name: 'tool_search', input: { query: 'search the documentation' }, id: 'toolu_search_1', text: 'Looking for the docs tool.' },
+      { kind: 'tool_call', name: 'tool_call', input: { id: 'agent_service__mcp__docs__search', args: input }, id, text },
+    ],
+    // The relay's tools tool_search found (its result, in the request that called the tool).
+    offered: (body) => {
+      const found = anthropicToolOutput(body, 'toolu_search_1') ?? '';
+      return [...new Set([...found.matchAll(/\\"name\\": \\"(agent_service__[\w-]+)\\"/g)].map((m) => m[1]!))];
+    },
+    toolOutput: anthropicToolOutput,
+    // The relay's answer as OpenClaw's MCP client got it: text, then the structured part as text.
+    result: { content: [{ type: 'text', text: SEARCH_TEXT }, { type: 'text', text: '{"hits":3}' }] },
+    configMark: '"transport": "streamable-http"',
+    offeredName: 'agent_service__mcp__docs__search',
   },
 ];
 
@@ -162,9 +190,7 @@ describe.each(CASES)('a $agentType turn over HTTP uses the agent\'s MCP servers 
     expect(events.at(-1), errors).toMatchObject({ type: 'session.status_idle', stop_reason: { type: 'end_turn' } });
 
     // The CLI offered its model the relay's tools under its own naming, include applied.
-    expect(c.offered(fake.requests[callRequest]!.body), JSON.stringify(fake.requests[callRequest]!.body.tools?.map((t: any) => t.name))).toEqual([
-      c.agentType === 'codex' ? 'mcp__docs__search' : c.agentType === 'claude_code' ? 'mcp__agent_service__mcp__docs__search' : 'agent_service_mcp__docs__search',
-    ]);
+    expect(c.offered(fake.requests[callRequest]!.body), JSON.stringify(fake.requests[callRequest]!.body.tools?.map((t: any) => t.name))).toEqual([c.offeredName]);
 
     // The real MCP server ran the call, with the agent's credential on every request.
     expect(mcp.calls).toEqual([{ name: 'search', args: { query: 'relay' } }]);

@@ -35,7 +35,7 @@ describe('pi output mapping (recorded real output)', () => {
     expect(think!.fields).toMatchObject({ final: true, signature: 'sig-fake-123', part: { type: 'reasoning', text: 'I will write the file' } });
     expect(say!.fields).toMatchObject({ final: true, text: 'Writing the file now.' });
     expect(use!.fields).toMatchObject({ part: { type: 'tool_call', index: 0, call_id: 'toolu_p1', tool_name: 'bash', args: { command: 'echo hello > hello.txt && cat hello.txt' } } });
-    expect(result!.fields).toMatchObject({ part: { type: 'tool_result', index: 0, call_id: 'toolu_p1', tool_name: 'bash', status: 'ok', result: { output: 'hello\n' } } });
+    expect(result!.fields).toMatchObject({ part: { type: 'tool_result', index: 0, call_id: 'toolu_p1', tool_name: 'bash', status: 'ok', result: { exit_code: 0, output: 'hello\n' } } });
     expect(done!.fields).toMatchObject({ final: true, text: 'I wrote hello.txt.' });
     expect(chunkText(events, 'agent.message')).toBe('Writing the file now.I wrote hello.txt.');
     expect(chunkText(events, 'agent.reasoning')).toBe('I will write the fileThe file is written');

@@ -14,7 +14,7 @@ export type SessionErrorDetail = EventFields<'session.error'>['error'];
 export interface CliTurn {
   /** This turn's user input, as text. */
   prompt: string;
-  /** The agent's prompt, instructions and skills, for the place the CLI reads them. */
+  /** The agent's prompt and instructions (and skills the CLI does not find in its skills folder), for the place the CLI reads them. */
   systemPrompt: string;
   model: string;
   reasoningEffort: string | null;
@@ -70,6 +70,12 @@ export interface EngineAdapter {
    */
   invocation(turn: CliTurn, opts: { binPath: string; home: string; gatewayBaseUrl: string }): CliInvocation;
   mapper(): CliOutputMapper;
+  /**
+   * The folder this CLI reads skills from (`<folder>/<name>/SKILL.md`, front-matter name and
+   * description), under its per-session `home`: the session's skills are placed there and left
+   * out of the system prompt. Null for a CLI with no skills folder (they stay in the prompt).
+   */
+  skillsDir(home: string): string | null;
 }
 
 /** A JSON object from one output line, or null for anything else (banners, blank lines). */

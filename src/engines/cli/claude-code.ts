@@ -11,6 +11,7 @@ import type { StopReason } from '../../events/types.js';
 import { jsonLine, type CliOutputMapper, type EngineAdapter, type EngineEvent, type SessionErrorDetail } from './adapter.js';
 import { contentText, gatewayUrls, stoppedForBudget, TextStream, ToolCalls } from './cli-events.js';
 import { cliMcpToolName, MCP_RELAY_SERVER, type McpRelay } from './mcp-relay.js';
+import { toolResult, type ToolKind } from './tool-results.js';
 
 /** The platform's Claude Code version (an agent's harnessVersion pins another). */
 export const CLAUDE_CODE_VERSION = '2.1.330';
@@ -81,6 +82,8 @@ export const claudeCodeAdapter: EngineAdapter = {
     };
   },
   mapper: () => claudeCodeMapper(),
+  // User skills of Claude Code: $CLAUDE_CONFIG_DIR/skills (checked with 2.1.330: listed for its Skill tool).
+  skillsDir: (home) => `${home}/.claude/skills`,
 };
 
 /** Claude Code names MCP tools `mcp__<server>__<tool>`; the relay's tools keep hermes' names. */
@@ -89,9 +92,19 @@ function toolName(name: string): string {
   return m && m[1] === MCP_RELAY_SERVER ? cliMcpToolName(m[1], m[2]!) : name;
 }
 
+/** What a Claude Code tool is, for its result's shape: its MCP tools are `mcp__<server>__<tool>`. */
+const kindOf = (name: string): ToolKind => (name.startsWith('mcp__') ? 'mcp' : name === 'Bash' ? 'shell' : 'other');
+
+/** Claude Code's words for a command that exited non-zero: `Exit code <n>` first. */
+const exitCodeIn = (text: string) => {
+  const m = /^\s*Exit code (\d+)/.exec(text);
+  return m ? Number(m[1]) : null;
+};
+
 export function claudeCodeMapper(): CliOutputMapper {
   let resumeId: string | null = null;
   const tools = new ToolCalls();
+  const kinds = new Map<string, ToolKind>(); // call id → what the tool is
   // Streams of the API message being received, by content block index; the complete block
   // (in an `assistant` line) closes the oldest open stream of its kind.
   let blocks = new Map<number, TextStream>();
@@ -134,6 +147,7 @@ export function claudeCodeMapper(): CliOutputMapper {
       } else if (block?.type === 'redacted_thinking') {
         out.push(...new TextStream('reasoning').final('', { redacted: true }));
       } else if (block?.type === 'tool_use' || block?.type === 'server_tool_use' || block?.type === 'mcp_tool_use') {
+        kinds.set(String(block.id), kindOf(String(block.name ?? '')));
         out.push(...tools.use(String(block.id), toolName(String(block.name ?? '')), block.input));
       }
     }
@@ -146,8 +160,8 @@ export function claudeCodeMapper(): CliOutputMapper {
     for (const block of Array.isArray(content) ? content : []) {
       if (block?.type !== 'tool_result') continue;
       const id = String(block.tool_use_id);
-      const output = contentText(block.content);
-      out.push(...tools.result(id, block.is_error ? 'error' : 'ok', { output }));
+      const { status, result } = toolResult(kinds.get(id) ?? 'other', contentText(block.content), block.is_error === true, { content: block.content, exitCodeIn });
+      out.push(...tools.result(id, status, result));
     }
     return out;
   };

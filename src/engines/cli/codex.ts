@@ -90,6 +90,8 @@ export const codexAdapter: EngineAdapter = {
     };
   },
   mapper: () => codexMapper(),
+  // User skills of codex: $CODEX_HOME/skills (checked with 0.169.0: listed in its `## Skills` section).
+  skillsDir: (home) => `${home}/.codex/skills`,
 };
 
 type Item = Record<string, any>;

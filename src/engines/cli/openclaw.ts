@@ -64,6 +64,8 @@ export const openclawAdapter: EngineAdapter = {
     };
   },
   mapper: () => openclawMapper(),
+  // Per-agent skills of OpenClaw: <its agent workspace>/skills, the highest-precedence skill root.
+  skillsDir: (home) => `${home}/workspace/skills`,
 };
 
 export function openclawMapper(): CliOutputMapper {

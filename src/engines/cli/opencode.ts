@@ -11,6 +11,7 @@ import type { StopReason } from '../../events/types.js';
 import { jsonLine, type CliOutputMapper, type EngineAdapter, type EngineEvent, type SessionErrorDetail } from './adapter.js';
 import { gatewayUrls, providerOf, stoppedForBudget, TextStream, ToolCalls, xhighScaleEffort } from './cli-events.js';
 import { cliMcpToolName, MCP_RELAY_SERVER, type McpRelay } from './mcp-relay.js';
+import { toolResult, type ToolKind } from './tool-results.js';
 
 /** The platform's opencode version (an agent's harnessVersion pins another). */
 export const OPENCODE_VERSION = '1.18.33';
@@ -85,6 +86,8 @@ export const opencodeAdapter: EngineAdapter = {
     };
   },
   mapper: () => opencodeMapper(),
+  // Global skills of opencode: $XDG_CONFIG_HOME/opencode/skills (checked with 1.18.33: listed for its skill tool).
+  skillsDir: (home) => `${home}/.config/opencode/skills`,
 };
 
 /** opencode names MCP tools `<server>_<tool>`; the relay's tools keep hermes' names. */
@@ -92,6 +95,9 @@ function toolName(name: string): string {
   const prefix = `${MCP_RELAY_SERVER}_`;
   return name.startsWith(prefix) ? cliMcpToolName(MCP_RELAY_SERVER, name.slice(prefix.length)) : name;
 }
+
+/** What an opencode tool is, for its result's shape: the relay's MCP tools are `agent_service_<tool>`. */
+const kindOf = (name: string): ToolKind => (name.startsWith(`${MCP_RELAY_SERVER}_`) ? 'mcp' : name === 'bash' ? 'shell' : 'other');
 
 export function opencodeMapper(): CliOutputMapper {
   let resumeId: string | null = null;
@@ -102,10 +108,17 @@ export function opencodeMapper(): CliOutputMapper {
   const toolPart = (part: Record<string, any>): EngineEvent[] => {
     const state = part.state ?? {};
     const id = String(part.callID ?? part.id);
-    const name = toolName(String(part.tool ?? ''));
-    const out = tools.use(id, name, state.input);
-    if (state.status === 'completed') out.push(...tools.result(id, 'ok', { output: String(state.output ?? '') }));
-    else if (state.status === 'error') out.push(...tools.result(id, 'error', { error: String(state.error ?? 'the tool failed') }));
+    const raw = String(part.tool ?? '');
+    const out = tools.use(id, toolName(raw), state.input);
+    if (state.status === 'completed') {
+      // Its bash says the exit code in the call's metadata; a completed call is not a tool error.
+      const exit = state.metadata?.exit;
+      const { status, result } = toolResult(kindOf(raw), String(state.output ?? ''), false, { exitCode: Number.isInteger(exit) ? exit : undefined });
+      out.push(...tools.result(id, status, result));
+    } else if (state.status === 'error') {
+      const { status, result } = toolResult(kindOf(raw), String(state.error ?? 'the tool failed'), true);
+      out.push(...tools.result(id, status, result));
+    }
     return out;
   };
 

@@ -9,6 +9,7 @@
 import type { StopReason } from '../../events/types.js';
 import { jsonLine, type CliOutputMapper, type EngineAdapter, type EngineEvent, type SessionErrorDetail } from './adapter.js';
 import { contentText, gatewayUrls, providerOf, stoppedForBudget, TextStream, ToolCalls, xhighScaleEffort } from './cli-events.js';
+import { toolResult } from './tool-results.js';
 
 /** The platform's pi version (an agent's harnessVersion pins another). */
 export const PI_VERSION = '0.73.1';
@@ -55,6 +56,14 @@ export const piAdapter: EngineAdapter = {
     };
   },
   mapper: () => piMapper(),
+  // Global skills of pi: $PI_CODING_AGENT_DIR/skills (checked with 0.73.1: listed in its system prompt).
+  skillsDir: (home) => `${home}/.pi/agent/skills`,
+};
+
+/** pi's words for a command that exited non-zero: `Command exited with code <n>` at the end. */
+const exitCodeIn = (text: string) => {
+  const m = /Command exited with code (\d+)\s*$/.exec(text);
+  return m ? Number(m[1]) : null;
 };
 
 export function piMapper(): CliOutputMapper {
@@ -115,8 +124,11 @@ export function piMapper(): CliOutputMapper {
           return [];
         case 'tool_execution_start':
           return tools.use(String(ev.toolCallId), String(ev.toolName ?? ''), ev.args);
-        case 'tool_execution_end':
-          return tools.result(String(ev.toolCallId), ev.isError ? 'error' : 'ok', { output: contentText(ev.result?.content) }, String(ev.toolName ?? ''));
+        case 'tool_execution_end': {
+          // pi has no MCP client: its tools are its own (bash, read, write, edit, …).
+          const { status, result } = toolResult(ev.toolName === 'bash' ? 'shell' : 'other', contentText(ev.result?.content), ev.isError === true, { exitCodeIn });
+          return tools.result(String(ev.toolCallId), status, result, String(ev.toolName ?? ''));
+        }
         case 'auto_retry_start':
           return [{ type: 'session.error', fields: { error: { type: 'engine_error', message: `pi: ${String(ev.errorMessage ?? 'the model call failed')}; retrying (${ev.attempt}/${ev.maxAttempts})`, retry_status: 'retrying', ...(Number.isInteger(ev.attempt) && ev.attempt > 0 ? { attempt: ev.attempt } : {}) } } }];
         case 'auto_retry_end':
