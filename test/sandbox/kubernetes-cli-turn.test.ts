@@ -5,8 +5,10 @@
 // tool, its events are mapped onto the SSE stream and the turn ends idle end_turn; the file is in
 // the pod's workspace (read through the driver, from the pod); the next turn resumes the CLI's
 // conversation; an interrupt stops it within about a second and its processes leave the pod; its
-// environment holds the session credential and no provider key; and a pod whose image has the
-// engine at /opt/engines (with its install marker) runs that copy, nothing copied in.
+// environment holds the session credential and no provider key; an interrupt while the engine is
+// still being copied into a new pod ends the turn at once and the CLI never starts (the copy goes
+// on, and the next turn uses it); and a pod whose image has the engine at /opt/engines (with its
+// install marker) runs that copy, nothing copied in. codex and claude_code (K8S_CLI_ENGINES).
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -25,7 +27,8 @@ import { currentHarness } from '../../src/catalog/catalog.js';
 import { POD_COPIES_DIR } from '../../src/sandbox/kubernetes/pod-mounts.js';
 import { prisma } from '../../src/db/client.js';
 
-const ENGINES = (process.env.K8S_CLI_ENGINES ?? 'codex').split(',');
+// K8S_CLI_ENGINES=codex runs one engine (each copies some 400 MB into two pods).
+const ENGINES = (process.env.K8S_CLI_ENGINES ?? 'codex,claude_code').split(',');
 const CASES = CLI_ENGINE_CASES.filter((c) => ENGINES.includes(c.agentType));
 const types = (events: any[]) => events.map((e) => e.type);
 
@@ -65,6 +68,8 @@ describe.each(CASES)('a $agentType turn on the kubernetes driver', (c) => {
     fs.rmSync(imageEngines, { recursive: true, force: true });
   });
   beforeEach(() => provider.reset());
+  // The first test's session: its pod has the engine's copy by then (the interrupt test reuses it).
+  let warmSession: string;
 
   const session = async () => (await readySession(s, { agentType: c.agentType, llm: c.llm })).session as { id: string };
   const sandboxOf = async (id: string) => (await kubernetesDriver()!.get(id))!;
@@ -76,6 +81,7 @@ describe.each(CASES)('a $agentType turn on the kubernetes driver', (c) => {
 
   it('a turn: the CLI in the pod writes a file in /workspace with its own tool, mapped events stream, idle end_turn; the next turn resumes', async () => {
     const { id } = await session();
+    warmSession = id;
     provider.enqueue(c.shellStep('echo from-the-pod-cli > made-by-cli.txt', 'Writing the file now.'), { kind: 'text', text: 'I wrote made-by-cli.txt.' });
     const live = collectSse(`${s.base}/sessions/${id}/events/stream`, s.adminToken, (f) => f.some((x) => x.data?.type === 'session.status_idle'), { timeoutMs: 300_000 });
     await sendText(s, id, 'write made-by-cli.txt');
@@ -118,7 +124,7 @@ describe.each(CASES)('a $agentType turn on the kubernetes driver', (c) => {
   }, 600_000);
 
   it('interrupt of a CLI waiting on the provider: idle within about a second, its processes gone from the pod; its environment holds no provider key', async () => {
-    const { id } = await session();
+    const id = warmSession;
     provider.enqueue({ kind: 'hang', text: 'thinking' });
     await sendText(s, id, 'take your time');
     await waitFor(async () => provider.requests.length > 0, 300_000, 'the CLI to call the provider');
@@ -137,7 +143,7 @@ describe.each(CASES)('a $agentType turn on the kubernetes driver', (c) => {
 
     const started = Date.now();
     expect((await s.api('POST', `/sessions/${id}/interrupt`)).body).toEqual({ status: 'interrupting' });
-    const events = await waitForEvents(s, id, 'session.status_idle', 1, 10_000);
+    const events = await waitForEvents(s, id, 'session.status_idle', 3, 10_000);
     const took = Date.now() - started;
     expect(events.at(-1)).toMatchObject({ type: 'session.status_idle', stop_reason: { type: 'end_turn' } });
     expect(took).toBeLessThan(1500);
