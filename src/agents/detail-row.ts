@@ -26,11 +26,12 @@ type RawRow = Agent & { promptVersion: number | null; promptContent: string | nu
 export async function agentDetailRow(universe: { id: string; slug: string }, id: string): Promise<AgentDetailRow | null> {
   const [row] = await rawRows<RawRow>('agent_detail', DETAIL_SQL, [id, universe.id]);
   if (!row) return null;
-  const { promptVersion, promptContent, sessionCount, ...agent } = row;
-  return {
-    ...agent,
+  const { promptVersion, promptContent, sessionCount } = row;
+  // The fresh row object becomes the detail in place (no copy of its columns on the hot path);
+  // the three joined columns stay on it unread.
+  return Object.assign(row, {
     promptVersions: promptVersion === null ? [] : [{ version: promptVersion, content: promptContent ?? '' }],
     universe: { slug: universe.slug },
     _count: { sessions: sessionCount },
-  };
+  });
 }

@@ -12,9 +12,10 @@ afterAll(async () => {
   await redis?.quit();
 });
 
-const limiters: [string, (points: number) => RateLimiterAbstract][] = [
-  ['memory', (points) => new RateLimiterMemory({ points, duration: 60, keyPrefix: 'rl-test' })],
-  ...(redis ? [['redis', (points: number) => new RateLimiterRedis({ points, duration: 60, keyPrefix: `rl-test-${randomBytes(4).toString('hex')}`, storeClient: redis })] as [string, (points: number) => RateLimiterAbstract]] : []),
+type MakeLimiter = (points: number, duration?: number) => RateLimiterAbstract;
+const limiters: [string, MakeLimiter][] = [
+  ['memory', (points, duration = 60) => new RateLimiterMemory({ points, duration, keyPrefix: 'rl-test' })],
+  ...(redis ? [['redis', (points, duration = 60) => new RateLimiterRedis({ points, duration, keyPrefix: `rl-test-${randomBytes(4).toString('hex')}`, storeClient: redis })] as [string, MakeLimiter]] : []),
 ];
 
 describe.each(limiters)('batched consume (%s)', (_name, make) => {
@@ -47,4 +48,26 @@ it('a store failure that is not a refusal rejects every request of the batch', a
   const consume = batchedConsume(limiter);
   const results = await Promise.allSettled([consume('x'), consume('x'), consume('y')]);
   expect(results.map((r) => r.status)).toEqual(['rejected', 'rejected', 'rejected']);
+});
+
+describe.each(limiters)('leases for a busy key (%s)', (_name, make) => {
+  it('a busy key reserves counts ahead: fewer store calls, the same counts one by one', async () => {
+    const limiter = make(200); // lease at most 10 (a twentieth)
+    const consume = batchedConsume(limiter);
+    let calls = 0;
+    const original = limiter.consume.bind(limiter);
+    limiter.consume = (key, points) => (calls++, original(key, points));
+    const remaining: number[] = [];
+    for (let i = 0; i < 40; i++) remaining.push((await consume('busy')).remaining);
+    expect(remaining).toEqual(Array.from({ length: 40 }, (_, i) => 199 - i));
+    expect(calls).toBeLessThan(15);
+  });
+
+  it('leased counts end with the window: the next window starts from its own first count', async () => {
+    const limiter = make(200, 1); // a one-second window
+    const consume = batchedConsume(limiter);
+    for (let i = 0; i < 10; i++) await consume('w');
+    await new Promise((r) => setTimeout(r, 1_100));
+    expect((await consume('w')).remaining).toBe(199);
+  });
 });
