@@ -35,6 +35,8 @@ export interface RunningPod {
   readonly mainPid: number | null;
   ready(): boolean;
   exec(argv: string[]): ChildProcess;
+  /** Host pids of the execs running in it now (the roots of their process trees). */
+  execPids(): number[];
   kill(): void;
   readonly exited: Promise<void>;
 }
@@ -139,6 +141,7 @@ export async function startPod(opts: { dir: string; container: ContainerSpec; up
         return false;
       }
     },
+    execPids: () => [...execs].map((e) => e.pid).filter((pid): pid is number => !!pid),
     exec(argv) {
       if (dead || mainPid === null) throw new Error('container not running');
       const args = ['--target', String(mainPid), '--net', '--', 'bwrap', ...common, ...asUser(argv)];

@@ -28,8 +28,11 @@ export interface FakeKubernetes {
   pods(namespace?: string): Pod[];
   /** The container dies (as if OOM-killed or its node failed): processes gone, phase Failed. */
   killPod(name: string): void;
-  /** Host processes of a pod (its main process and whatever was exec'd into it), with their argv. */
-  podProcesses(name: string): { pid: number; args: string }[];
+  /**
+   * Host processes of a pod (its container and whatever was exec'd into it), with their argv and,
+   * for those of an exec, the argv of the exec that started them (null: the container's own).
+   */
+  podProcesses(name: string): { pid: number; args: string; exec: string | null }[];
   /** Counts of requests by `METHOD kind` (e.g. `PATCH pod`). */
   requests: Map<string, number>;
   close(): Promise<void>;
@@ -295,12 +298,20 @@ export async function startFakeKubernetes(opts: { coldStartMs?: number; image?: 
       // A pod's processes are those that see its volumes (the jail binds them for each of them).
       // (mountinfo names a bind's source relative to its filesystem: /tmp may be its own.)
       const mark = `/${path.basename(root)}/${name}/volumes/`;
-      const found: { pid: number; args: string }[] = [];
+      const args = (pid: number) => fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').join(' ').trim();
+      const parent = (pid: number) => {
+        const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8'); // "pid (comm) state ppid …"; comm may hold anything
+        return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) || 0;
+      };
+      const roots = new Set([...runtimes].filter(([k]) => k.endsWith(`/${name}`)).flatMap(([, r]) => r.execPids()));
+      const found: { pid: number; args: string; exec: string | null }[] = [];
       for (const entry of fs.readdirSync('/proc')) {
         if (!/^\d+$/.test(entry)) continue;
         try {
           if (!fs.readFileSync(`/proc/${entry}/mountinfo`, 'utf8').includes(mark)) continue;
-          found.push({ pid: Number(entry), args: fs.readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0').join(' ').trim() });
+          let root = Number(entry);
+          while (root > 1 && !roots.has(root)) root = parent(root);
+          found.push({ pid: Number(entry), args: args(Number(entry)), exec: roots.has(root) ? args(root) : null });
         } catch {
           /* gone meanwhile */
         }
