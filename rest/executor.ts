@@ -70,7 +70,8 @@ function internalError(): GraphQLError {
 
 /** The context (built as Yoga builds it for /graphql) and the prepared execution for one request. */
 export function envelopeFor(req: Request, _res: Response, bearerHash: string | null = null): Envelope {
-  const headers = { get: (name: string) => req.get(name) ?? null };
+  // The node:http headers (lower-cased names), as Express's req.get reads them.
+  const headers = { get: (name: string) => (req.headers[name.toLowerCase()] as string | undefined) ?? null };
   return {
     schema,
     contextFactory: () => buildContext(headers, bearerHash),

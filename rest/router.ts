@@ -2,8 +2,9 @@
 // request the same steps Express's middleware chain ran before (origin guard, rate limit, input
 // hygiene, route, auth and scope, input validation, idempotency, the route's GraphQL document
 // through the shared executor) without walking that chain, and JSON answers written directly
-// (no per-request ETag hash). The request and response get Express's prototypes, as Express
-// gives them, so raw routes (uploads, downloads, pages) and the edge checks keep their API.
+// (no per-request ETag hash). A GET or HEAD with a token and a plain URL (the hot reads) stays
+// on node:http's own request and response; every other request, and raw routes (uploads,
+// downloads, pages), get Express's prototypes as Express gives them, so they keep its API.
 import type http from 'node:http';
 import type express from 'express';
 import type { Request, Response } from 'express';
@@ -23,6 +24,7 @@ import { hashToken } from '../src/auth/tokens.js';
 import { claimKey, requestHash, storeAnswer } from './idempotency.js';
 import { logger } from '../src/logger.js';
 import { STREAM_SHUTDOWN_FRAME, trackStream } from '../src/http/open-streams.js';
+import { parseQuery, plainUrl } from '../src/http/plain-url.js';
 import type { Context } from '../src/graphql/context.js';
 
 function checkAccess(route: RestRoute, ctx: Context): void {
@@ -101,7 +103,8 @@ async function serveRoute(route: RestRoute, req: Request, res: Response, bearerH
     const ctx = await env.contextFactory();
     checkAccess(route, ctx);
     if (route.raw) return await route.raw(req, res, ctx);
-    const query = validate(route.query, req.query, 'query');
+    const url = plainUrl(req.url);
+    const query = validate(route.query, url ? parseQuery(url.query) : req.query, 'query');
     const body = route.body ? validate(route.body, req.body ?? {}, 'body') : undefined;
     const params = req.params as Record<string, string>;
 
@@ -109,8 +112,9 @@ async function serveRoute(route: RestRoute, req: Request, res: Response, bearerH
     if (route.idempotent && header) {
       if (header.length > 255) throw new AppError('invalid_request', 'Idempotency-Key is longer than 255 characters');
       const who = ctx.viewer?.tokenId ?? ctx.viewer?.user.id ?? 'anonymous';
-      idemKey = `${who}:${ctx.viewer?.universe.id}:${route.method} ${req.path}:${header}`;
-      const replay = await claimKey(idemKey, requestHash(route.method, req.path, req.body));
+      const path = url?.path ?? req.path;
+      idemKey = `${who}:${ctx.viewer?.universe.id}:${route.method} ${path}:${header}`;
+      const replay = await claimKey(idemKey, requestHash(route.method, path, req.body));
       if (replay) {
         idemKey = null;
         res.setHeader('Idempotent-Replayed', 'true');
@@ -171,7 +175,7 @@ export function buildRestDispatch(routes: RestRoute[], opts: RestDispatchOptions
   const counter = rateCounter(opts.limiter);
 
   const route = (req: Request, res: Response, bearerHash: string | null) => {
-    const path = req.path;
+    const path = plainUrl(req.url)?.path ?? req.path;
     let found;
     try {
       found = match(req.method, path);
@@ -181,6 +185,7 @@ export function buildRestDispatch(routes: RestRoute[], opts: RestDispatchOptions
     }
     if (found.kind === 'route') {
       req.params = found.params;
+      if (found.route.raw) withExpress(app, req, res); // uploads, downloads, pages use Express's API
       return void serveRoute(found.route, req, res, bearerHash).catch((err: Error) => sendMiddlewareError(err, res));
     }
     if (found.kind === 'method_not_allowed') {
@@ -191,13 +196,19 @@ export function buildRestDispatch(routes: RestRoute[], opts: RestDispatchOptions
   };
 
   return (nodeReq, nodeRes) => {
-    const { req, res } = asExpress(app, nodeReq, nodeRes);
-    let guarded = false;
-    originGuard(req, res, () => (guarded = true));
-    if (!guarded) return;
+    const req = nodeReq as Request;
+    const res = nodeRes as Response;
+    stripMount(req);
     // One SHA-256 of the bearer per request: the rate-limit key and the token lookup share it.
     const bearer = bearerOf(req.headers.authorization);
     const bearerHash = bearer ? hashToken(bearer) : null;
+    // A GET or HEAD with a token and a plain URL is served on the node:http objects (the steps
+    // read only their own fields, plainUrl and the headers); everything else, and raw routes,
+    // get Express's request/response prototypes first (body types, client address, origins).
+    if (!(bearerHash && (req.method === 'GET' || req.method === 'HEAD') && plainUrl(req.url))) withExpress(app, req, res);
+    let guarded = false;
+    originGuard(req, res, () => (guarded = true));
+    if (!guarded) return;
     consumeRateLimit(counter, limitKey(req, bearerHash), res).then(
       (ok) => {
         if (!ok) return;
@@ -208,22 +219,21 @@ export function buildRestDispatch(routes: RestRoute[], opts: RestDispatchOptions
   };
 }
 
-/**
- * Gives a /v1 request Express's request/response API, as Express's own `app.handle` does, with
- * the mount stripped as its router strips it: `baseUrl` is `/v1` (as sent), `url` the rest.
- */
-function asExpress(app: express.Express, nodeReq: http.IncomingMessage, nodeRes: http.ServerResponse): { req: Request; res: Response } {
-  const req = nodeReq as Request;
-  const res = nodeRes as Response;
-  req.res = res;
-  res.req = req;
-  Object.setPrototypeOf(req, app.request);
-  Object.setPrototypeOf(res, app.response);
-  if (!res.locals) res.locals = Object.create(null);
+/** Strips the mount as Express's router does: `originalUrl` as sent, `baseUrl` `/v1` (as sent), `url` the rest. */
+function stripMount(req: Request): void {
   const url = req.url;
   req.originalUrl = url;
   req.baseUrl = url.slice(0, 3);
   const rest = url.slice(3);
   req.url = rest.charCodeAt(0) === 0x2f ? rest : `/${rest}`;
-  return { req, res };
+}
+
+/** Gives a /v1 request Express's request/response API, as Express's own `app.handle` does (once). */
+function withExpress(app: express.Express, req: Request, res: Response): void {
+  if (Object.getPrototypeOf(req) === app.request) return;
+  req.res = res;
+  res.req = req;
+  Object.setPrototypeOf(req, app.request);
+  Object.setPrototypeOf(res, app.response);
+  if (!res.locals) res.locals = Object.create(null);
 }

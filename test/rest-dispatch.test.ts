@@ -7,6 +7,8 @@ import { startTestServer, type TestServer } from './helpers/server.js';
 import { compileRoutes } from '../rest/route-matcher.js';
 import { defineRoute } from '../rest/route.js';
 import { isRestRequest } from '../src/http/app.js';
+import { parseQuery, plainUrl } from '../src/http/plain-url.js';
+import express from 'express';
 import { z } from 'zod';
 
 interface RawAnswer { status: number; headers: http.IncomingHttpHeaders; text: string }
@@ -123,6 +125,34 @@ describe('the /v1 dispatcher', () => {
     expect(res.status).toBe(403);
     expect(json(res).error!.code).toBe('forbidden');
     expect(res.headers['ratelimit-limit']).toBeUndefined();
+  });
+});
+
+describe('the hot path without Express\'s prototypes (src/http/plain-url.ts)', () => {
+  it('reads path and query as Express does, and leaves URLs Express parses otherwise to Express', () => {
+    const app = express();
+    const viaExpress = (url: string) => {
+      const req = Object.setPrototypeOf({ url, headers: {} }, app.request) as express.Request;
+      return { path: req.path, query: { ...req.query } };
+    };
+    for (const url of ['/agents/agent_1', '/agents/agent_1?', '/agents/a?x=1&x=2&y=%20z+w', '/agents?archived=true&a[b]=c', '/a/%2F/b?q=%E2%9C%93', '/?&&=']) {
+      const plain = plainUrl(url)!;
+      expect(plain, url).not.toBeNull();
+      expect({ path: plain.path, query: { ...parseQuery(plain.query) } }, url).toEqual(viaExpress(url));
+    }
+    for (const url of ['/agents/a#frag', '/agents/a?x=1#f', '/a b', '/a\tb', 'agents', '/a?b=\u00a0']) expect(plainUrl(url), url).toBeNull();
+  });
+
+  it('serves GET with a query, a fragment (Express\'s parser) and a raw route on the same dispatcher', async () => {
+    expect(json(await raw('GET', `/v1/agents/${agentId}#part`)).agent!.id).toBe(agentId);
+    const archived = await raw('GET', '/v1/agents?archived=false');
+    expect(archived.status).toBe(200);
+    expect((JSON.parse(archived.text) as { agents: { id: string }[] }).agents.map((a) => a.id)).toContain(agentId);
+    expect((await raw('GET', '/v1/agents?archived=maybe')).status).toBe(400);
+    // An anonymous GET (rate-limited by address, through Express's request API) is still answered.
+    const anonymous = await raw('GET', `/v1/agents/${agentId}`, { authorization: '' });
+    expect(anonymous.status).toBe(401);
+    expect(anonymous.headers['ratelimit-limit']).toBeDefined();
   });
 });
 

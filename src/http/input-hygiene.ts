@@ -16,6 +16,7 @@ import { isUtf8 } from 'node:buffer';
 import querystring from 'node:querystring';
 import { parse as parseGraphql, visit } from 'graphql';
 import { sendError } from './error-envelope.js';
+import { plainUrl } from './plain-url.js';
 
 export const JSON_BODY_LIMIT_BYTES = 1024 * 1024;
 export const JSON_MAX_DEPTH = 64;
@@ -368,7 +369,7 @@ export function inputHygiene(routes: EdgeRoute[], limit = JSON_BODY_LIMIT_BYTES)
   return (req: Request, res: Response, next: NextFunction) => {
     try {
       checkQueryString(queryOf(req));
-      const match = matchPath(req.path);
+      const match = matchPath(plainUrl(req.url)?.path ?? req.path);
       if (!match) return next(); // the router answers 404
       for (const route of match.routes) checkPathParams(route.segments, match.segments);
       const route = match.routes.find((r) => r.method === req.method);
