@@ -50,24 +50,19 @@ it('a store failure that is not a refusal rejects every request of the batch', a
   expect(results.map((r) => r.status)).toEqual(['rejected', 'rejected', 'rejected']);
 });
 
-describe.each(limiters)('leases for a busy key (%s)', (_name, make) => {
-  it('a busy key reserves counts ahead: fewer store calls, the same counts one by one', async () => {
-    const limiter = make(200); // lease at most 10 (a twentieth)
-    const consume = batchedConsume(limiter);
-    let calls = 0;
-    const original = limiter.consume.bind(limiter);
-    limiter.consume = (key, points) => (calls++, original(key, points));
-    const remaining: number[] = [];
-    for (let i = 0; i < 40; i++) remaining.push((await consume('busy')).remaining);
-    expect(remaining).toEqual(Array.from({ length: 40 }, (_, i) => 199 - i));
-    expect(calls).toBeLessThan(15);
-  });
-
-  it('leased counts end with the window: the next window starts from its own first count', async () => {
-    const limiter = make(200, 1); // a one-second window
-    const consume = batchedConsume(limiter);
-    for (let i = 0; i < 10; i++) await consume('w');
-    await new Promise((r) => setTimeout(r, 1_100));
-    expect((await consume('w')).remaining).toBe(199);
+describe.each(limiters)('two processes on one store (%s)', (_name, make) => {
+  it('count exactly the requests they served: a key busy on both is refused at its 121st, not before', async () => {
+    // One store, two limiters as two processes build them; a busy key alternates between them.
+    const store = make(120);
+    const a = batchedConsume(store);
+    const b = batchedConsume(store);
+    const decisions: boolean[] = [];
+    for (let i = 0; i < 60; i++) {
+      const [x, y] = await Promise.all([a('busy'), b('busy')]);
+      decisions.push(x.allowed, y.allowed);
+    }
+    expect(decisions.every(Boolean)).toBe(true);
+    expect((await a('busy')).allowed).toBe(false);
+    expect((await b('busy')).allowed).toBe(false);
   });
 });
