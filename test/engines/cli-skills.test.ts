@@ -59,13 +59,13 @@ describe.each(CLI_ENGINE_CASES)('$agentType reads the session\'s skills from its
     expect(events.at(-1), JSON.stringify(events.filter((e) => e.type === 'session.error'))).toMatchObject({ stop_reason: { type: 'end_turn' } });
     // The CLI listed the skill in its first request (name and description, not the body).
     const first = JSON.stringify(fake.requests[0]!.body);
-    expect(first).toContain(SKILL);
-    expect(first).toContain(DESCRIPTION_MARK);
-    expect(first).not.toContain(BODY_MARK);
+    expect(first.includes(SKILL), 'the CLI listed the skill by name').toBe(true);
+    expect(first.includes(DESCRIPTION_MARK), 'the CLI listed the skill\'s description').toBe(true);
+    expect(first.includes(BODY_MARK), 'the body is read on demand, not listed').toBe(false);
     // Its shell read SKILL.md in the folder: the result holds the body, and the model got it.
     const result = (await history(s, session.id)).find((e) => e.type === 'agent.tool_result');
     expect(result?.part, JSON.stringify(events.slice(-6))).toMatchObject({ status: 'ok', result: { exit_code: 0, output: expect.stringContaining(BODY_MARK) } });
-    expect(JSON.stringify(fake.requests[1]!.body)).toContain(BODY_MARK);
+    expect(JSON.stringify(fake.requests[1]!.body).includes(BODY_MARK), 'the model got SKILL.md\'s body').toBe(true);
 
     // Control: the folder removed before the turn, nothing of the skill reaches the model.
     fake.reset();
@@ -79,7 +79,7 @@ describe.each(CLI_ENGINE_CASES)('$agentType reads the session\'s skills from its
     const controlEvents = await waitForEvents(s, other, 'session.status_idle', 1, 180_000);
     expect(controlEvents.at(-1)).toMatchObject({ stop_reason: { type: 'end_turn' } });
     const control = JSON.stringify(fake.requests.map((r) => r.body));
-    expect(control).not.toContain(DESCRIPTION_MARK);
-    expect(control).not.toContain(SKILL);
+    expect(control.includes(DESCRIPTION_MARK), 'the skill\'s description reached the model without its folder').toBe(false);
+    expect(control.includes(SKILL), 'the skill\'s name reached the model without its folder').toBe(false);
   }, 400_000);
 });
