@@ -90,6 +90,20 @@ describe('pi output mapping (recorded real output)', () => {
   });
 });
 
+describe('tool results in hermes\' shape (recorded real output)', () => {
+  it('a shell command that exits non-zero is an error with its exit code and output; a failed tool call is an error with the CLI\'s words', () => {
+    const mapper = piMapper();
+    const events = fixtureLines(FIXTURES, 'tool-errors-turn.jsonl').flatMap((l) => mapper.line(l));
+    expectValidEvents(events);
+    const results = events.filter((e) => e.type === 'agent.tool_result').map((e) => e.type === 'agent.tool_result' && e.fields.part);
+    const shell = results.find((p) => p && p.type === 'tool_result' && p.call_id === 'toolu_e1');
+    const read = results.find((p) => p && p.type === 'tool_result' && p.call_id === 'toolu_e2');
+    expect(shell).toMatchObject({ tool_name: 'bash', status: 'error', result: { exit_code: 3, output: expect.stringContaining('partial') } });
+    expect(read).toMatchObject({ tool_name: 'read', status: 'error', result: { error: expect.stringMatching(/\S/) } });
+    expect(Object.keys(read && read.type === 'tool_result' ? read.result : {})).toEqual(['error']);
+  });
+});
+
 // ---- the real pi CLI through the gateway ---------------------------------------------------
 
 const ANTHROPIC_KEY = 'sk-ant-platform-never-seen';
@@ -183,5 +197,16 @@ describe('the real pi CLI through the gateway', () => {
     expect(abortedAt).toBeGreaterThan(0);
     expect(Date.now() - abortedAt).toBeLessThan(1500);
     expect(turn.result.stop).toEqual({ type: 'end_turn' });
+  }, 240_000);
+
+  it('records a turn whose shell command fails and whose file read fails (tool-errors-turn.jsonl)', async () => {
+    const live = await liveEngine(s, piAdapter, { model: 'claude-sonnet-4-5' });
+    const [shell, read] = [{ name: 'bash', input: { command: 'echo partial; exit 3' }, id: 'toolu_e1' }, { name: 'read', input: { path: '/nonexistent-dir/missing.txt' }, id: 'toolu_e2' }];
+    fake.enqueue({ kind: 'tool_call', reasoning: 'Trying two things', ...shell, more: [read], text: 'Trying.' }, { kind: 'text', text: 'Both failed.' });
+    const turn = await live.turn('try both', null);
+    live.record(FIXTURES, 'tool-errors-turn.jsonl', turn.lines);
+    expect(turn.result.stop, turn.stderr).toEqual({ type: 'end_turn' });
+    const results = turn.events.filter((e) => e.type === 'agent.tool_result');
+    expect(results.map((e) => e.type === 'agent.tool_result' && e.fields.part.status)).toEqual(['error', 'error']);
   }, 240_000);
 });
