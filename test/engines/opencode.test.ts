@@ -197,6 +197,6 @@ describe('the real opencode CLI through the gateway', () => {
     live.record(FIXTURES, 'tool-errors-turn.jsonl', turn.lines);
     expect(turn.result.stop, turn.stderr).toEqual({ type: 'end_turn' });
     const results = turn.events.filter((e) => e.type === 'agent.tool_result');
-    expect(results.map((e) => e.type === 'agent.tool_result' && e.fields.part.status)).toEqual(['error', 'error']);
+    expect(results.map((e) => e.type === 'agent.tool_result' && e.fields.part.type === 'tool_result' && e.fields.part.status)).toEqual(['error', 'error']);
   }, 240_000);
 });
