@@ -2,8 +2,11 @@
 // "first-last" triggers ONE database read shared by every local subscriber (fan-out without N
 // queries). A subscriber replays from the store first, then follows live events; sequence
 // numbers make the hand-over gap-free and duplicate-free, and a detected gap is re-read.
+// Batches committed by this process are delivered at once, without the notice's round trip
+// and read (onLocal).
 import { eventsAfter, sessionChannel, type StoredEvent } from './store.js';
 import { pubsub } from './pubsub.js';
+import { onLocalBatch } from './local-batches.js';
 import { logger } from '../logger.js';
 
 interface Subscriber {
@@ -38,23 +41,50 @@ function deliver(sub: Subscriber, events: StoredEvent[]): void {
   sub.wake?.();
 }
 
+/** Reads the events up to `last` that the topic has not delivered yet, and delivers them. */
+async function fetchUpTo(sessionId: string, topic: Topic, first: number, last: number): Promise<void> {
+  if (last <= topic.lastFetched) return;
+  // A fresh topic starts from the lowest point any subscriber still needs; after that every
+  // fetch continues from the last one (sequence order is commit order, so nothing is skipped).
+  const from = topic.lastFetched > 0 ? topic.lastFetched : Math.min(first - 1, ...[...topic.subscribers].map((s) => s.lastSeq));
+  const events = await eventsAfter(sessionId, from, Math.max(500, last - from));
+  if (!events.length) return;
+  topic.lastFetched = events[events.length - 1]!.seq;
+  for (const sub of topic.subscribers) deliver(sub, events);
+}
+
 function onNotice(sessionId: string, message: string): void {
   const topic = topics.get(sessionId);
   if (!topic) return;
   const [firstRaw, lastRaw] = message.split('-');
   const first = Number(firstRaw);
   const last = Number(lastRaw);
-  topic.chain = topic.chain.then(async () => {
+  topic.chain = topic.chain.then(() => fetchUpTo(sessionId, topic, first, last))
+    .catch((err) => logger.warn({ err, sessionId }, 'live event fetch failed'));
+}
+
+/**
+ * A batch this process just committed (src/events/local-batches.ts): delivered as it is when it
+ * continues exactly what every subscriber has (the topic's last delivered event, or for a fresh
+ * topic every subscriber's last replayed one); otherwise read from the store like a notice.
+ * Its pub/sub notice, when it arrives, finds the range delivered and reads nothing.
+ */
+function onLocal(sessionId: string, stored: StoredEvent[]): void {
+  const topic = topics.get(sessionId);
+  if (!topic || !stored.length) return;
+  const first = stored[0]!.seq;
+  const last = stored[stored.length - 1]!.seq;
+  topic.chain = topic.chain.then(() => {
     if (last <= topic.lastFetched) return;
-    // A fresh topic starts from the lowest point any subscriber still needs; after that every
-    // fetch continues from the last one (sequence order is commit order, so nothing is skipped).
-    const from = topic.lastFetched > 0 ? topic.lastFetched : Math.min(first - 1, ...[...topic.subscribers].map((s) => s.lastSeq));
-    const events = await eventsAfter(sessionId, from, Math.max(500, last - from));
-    if (!events.length) return;
-    topic.lastFetched = events[events.length - 1]!.seq;
-    for (const sub of topic.subscribers) deliver(sub, events);
+    const continues = topic.lastFetched > 0
+      ? topic.lastFetched === first - 1
+      : [...topic.subscribers].every((s) => !s.replaying && s.lastSeq === first - 1);
+    if (!continues) return fetchUpTo(sessionId, topic, first, last);
+    topic.lastFetched = last;
+    for (const sub of topic.subscribers) deliver(sub, stored);
   }).catch((err) => logger.warn({ err, sessionId }, 'live event fetch failed'));
 }
+onLocalBatch(onLocal);
 
 function topicFor(sessionId: string): Topic {
   let topic = topics.get(sessionId);

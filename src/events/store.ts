@@ -4,8 +4,10 @@
 // The stored JSON is exactly what history and streams return.
 import { prisma } from '../db/client.js';
 import { newId } from '../ids.js';
+import { Prisma } from '../generated/prisma/client.js';
 import { AppError } from '../errors.js';
 import { pubsub } from './pubsub.js';
+import { handOverLocalBatch } from './local-batches.js';
 import { nudgeDispatchers } from '../webhooks/outbox.js';
 import { SESSION_WEBHOOK_EVENTS } from '../webhooks/catalog.js';
 import type { NewEvent, SessionEvent, StoredEvent } from './types.js';
@@ -22,28 +24,43 @@ export interface StoredBatch {
   stored: StoredEvent[];
   /** Webhook deliveries queued with the events. */
   deliveries: number;
+  /** The session's turn count after the statement (null when nothing was stored). */
+  turnCount: number | null;
 }
 
 const WEBHOOK_TYPES = [...SESSION_WEBHOOK_EVENTS];
+
+/**
+ * A change of the session row made by the statement that stores the events (a runner taking a
+ * turn): extra assignments, extra conditions (when the row does not match, nothing is stored),
+ * and CTEs that run in the same statement reading `s`, the updated row (with its "turnCount").
+ */
+export interface SessionRowChange {
+  set: Prisma.Sql;
+  where: Prisma.Sql;
+  with: Prisma.Sql;
+}
 
 /**
  * Stores events and their webhook outbox rows in ONE statement (call `announceEvents` after
  * the commit): the session's sequence bump (its row lock serialises appends and numbers the
  * events), the inserts, and one delivery per subscribed active endpoint of the universe.
  * One round trip instead of an interactive transaction's five or more: this is the path of
- * every streamed chunk and of a turn's first frame.
+ * every streamed chunk and of a turn's first frame. With `change`, the same statement also
+ * moves the session row; a row that does not match stores nothing (`stored` empty).
  */
-export async function storeEvents(tx: EventTx, sessionId: string, events: NewEvent[]): Promise<StoredBatch> {
-  if (!events.length) return { sessionId, stored: [], deliveries: 0 };
+export async function storeEvents(tx: EventTx, sessionId: string, events: NewEvent[], change?: SessionRowChange): Promise<StoredBatch> {
+  if (!events.length) return { sessionId, stored: [], deliveries: 0, turnCount: null };
   const n = events.length;
   const iso = new Date().toISOString();
   const ids = events.map(() => newId('evt'));
   const bodies = events.map((e, i) => JSON.stringify({ id: ids[i], type: e.type, sessionId, at: iso, ...e.fields }));
-  const rows = await tx.$queryRaw<{ seq: number; payload: SessionEvent; deliveries: bigint | number }[]>`
+  const rows = await tx.$queryRaw<{ seq: number; payload: SessionEvent; deliveries: bigint | number; turnCount: number }[]>(Prisma.sql`
     WITH s AS (
-      UPDATE "Session" SET "eventSeq" = "eventSeq" + ${n} WHERE "id" = ${sessionId}
-      RETURNING "eventSeq", "agentId", "universeId"
-    ), input AS (
+      UPDATE "Session" SET "eventSeq" = "eventSeq" + ${n}${change ? Prisma.sql`, ${change.set}` : Prisma.empty}
+      WHERE "id" = ${sessionId}${change ? Prisma.sql` AND ${change.where}` : Prisma.empty}
+      RETURNING "eventSeq", "agentId", "universeId", "turnCount"
+    )${change ? Prisma.sql`, ${change.with}` : Prisma.empty}, input AS (
       SELECT * FROM unnest(${ids}::text[], ${events.map((e) => e.type)}::text[], ${bodies}::text[], ${events.map((e) => e.turn ?? null)}::int[])
         WITH ORDINALITY AS t(id, type, body, turn, ord)
     ), ins AS (
@@ -70,17 +87,24 @@ export async function storeEvents(tx: EventTx, sessionId: string, events: NewEve
       ON CONFLICT DO NOTHING
       RETURNING 1
     )
-    SELECT "seq", "payload", (SELECT count(*) FROM hooks) AS "deliveries" FROM ins ORDER BY "seq"`;
+    SELECT "seq", "payload", (SELECT count(*) FROM hooks) AS "deliveries", (SELECT "turnCount" FROM s) AS "turnCount" FROM ins ORDER BY "seq"`);
+  if (change && rows.length === 0) return { sessionId, stored: [], deliveries: 0, turnCount: null };
   // The session was deleted meanwhile (a delete racing an archive or a turn's last event).
   if (rows.length !== n) throw new AppError('not_found', 'session not found');
-  return { sessionId, stored: rows.map((r) => ({ seq: Number(r.seq), event: r.payload })), deliveries: Number(rows[0]!.deliveries) };
+  return {
+    sessionId,
+    stored: rows.map((r) => ({ seq: Number(r.seq), event: r.payload })),
+    deliveries: Number(rows[0]!.deliveries),
+    turnCount: Number(rows[0]!.turnCount),
+  };
 }
 
-/** After commit: streams learn the new sequence range; dispatchers learn of new deliveries. */
+/** After commit: streams learn the new sequence range (this process's at once, with the events); dispatchers learn of new deliveries. */
 export async function announceEvents(batch: StoredBatch): Promise<void> {
   const { stored } = batch;
   if (batch.deliveries) nudgeDispatchers();
   if (!stored.length) return;
+  handOverLocalBatch(batch.sessionId, stored); // this process's streams, at once
   await pubsub().publish(sessionChannel(batch.sessionId), `${stored[0]!.seq}-${stored[stored.length - 1]!.seq}`);
 }
 

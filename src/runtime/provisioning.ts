@@ -13,12 +13,17 @@ import { prepareSessionEnvironment, reportInstallFailures } from '../environment
 
 const inFlight = new Map<string, Promise<void>>();
 
-export async function provisionSession(session: { id: string; vcpus: number | null; memoryMb: number | null }): Promise<void> {
+type ProvisionedSession = { id: string; vcpus: number | null; memoryMb: number | null; environmentId: string | null };
+
+export async function provisionSession(session: ProvisionedSession): Promise<void> {
   try {
     // A new provision lists the agent's remote tools again (a PATCH of mcpServers applies now).
-    await forgetSessionMcp(session.id);
-    // The environment's packages install (or come from the cache) while the session is provisioning.
-    const environment = await prepareSessionEnvironment(session.id);
+    // The environment's packages install (or come from the cache) while the session is
+    // provisioning; a session without one skips that read.
+    const [, environment] = await Promise.all([
+      forgetSessionMcp(session.id),
+      session.environmentId ? prepareSessionEnvironment(session.id) : null,
+    ]);
     const sandbox = await sandboxDriver().provision({ sessionId: session.id, vcpus: session.vcpus, memoryMb: session.memoryMb, environment: environment?.mount ?? null });
     await syncResources(session.id, sandbox);
     await materializeSkills(session.id, sandbox);
@@ -33,7 +38,7 @@ export async function provisionSession(session: { id: string; vcpus: number | nu
   }
 }
 
-export function scheduleProvisioning(session: { id: string; vcpus: number | null; memoryMb: number | null }): Promise<void> {
+export function scheduleProvisioning(session: ProvisionedSession): Promise<void> {
   const p = provisionSession(session).finally(() => inFlight.delete(session.id));
   inFlight.set(session.id, p);
   return p;

@@ -3,7 +3,8 @@
 // Any process may run it (BullMQ); the claim and a heartbeat keep it single and recoverable.
 import { prisma } from '../db/client.js';
 import { ownerId, previousLivesPrefix } from './instance.js';
-import { commitEvent, commitEvents, storeEvents, announceEvents } from '../events/store.js';
+import { commitEvent, commitEvents, storeEvents, announceEvents, type StoredBatch } from '../events/store.js';
+import { Prisma } from '../generated/prisma/client.js';
 import { pubsub } from '../events/pubsub.js';
 import { logger } from '../logger.js';
 import { runTurn, type StopReason } from './turn.js';
@@ -13,8 +14,8 @@ const HEARTBEAT_MS = 5_000;
 
 export const interruptChannel = (sessionId: string) => `interrupt:${sessionId}`;
 
-// `again`: a run was asked for while this one was ending (its release may already have
-// committed before the new input was stored): run once more when this one is gone.
+// `again`: a run was asked for while this one was claiming or ending (its claim may have missed
+// the new input, its release may have committed before it was stored): run once more after.
 interface RunState { controller: AbortController | null; finished: Promise<void>; again: boolean }
 const running = new Map<string, RunState>();
 // Shutdown: `draining` stops new turns; `shutdown` (once aborted) interrupts every turn.
@@ -23,51 +24,43 @@ let shutdown = new AbortController();
 
 // Claim and release are the state table's moves (src/sessions/state-machine.ts), each one
 // conditional statement: the table gives the statuses, the statement adds what a runner needs
-// (an input waiting, the budget, its own claim).
+// (an input waiting, the budget, its own claim). The claim also starts the first turn.
 const CLAIM = moveOf('claim');
 const RELEASE = moveOf('release');
 
-async function claim(sessionId: string): Promise<boolean> {
-  const n = await prisma.$executeRaw`
-    UPDATE "Session" SET "status" = ${CLAIM.to}, "runnerId" = ${ownerId()}, "runnerHeartbeatAt" = now()
-    WHERE "id" = ${sessionId} AND "status" = ANY(${CLAIM.from}::text[])
-      AND "budgetReachedAt" IS NULL
-      AND EXISTS (SELECT 1 FROM "SessionEvent" e WHERE e."sessionId" = ${sessionId} AND e."turn" IS NULL
-                  AND e."type" IN ('user.message', 'system.message', 'user.tool_confirmation'))`;
-  return n === 1;
-}
+const INPUT_TYPES = ['user.message', 'system.message', 'user.tool_confirmation'];
+const inputsWaiting = (sessionId: string) => Prisma.sql`EXISTS (SELECT 1 FROM "SessionEvent" e WHERE e."sessionId" = ${sessionId} AND e."turn" IS NULL
+                  AND e."type" = ANY(${INPUT_TYPES}::text[]))`;
 
 /**
- * Gives every waiting input to a new turn and announces it (session.status_running) in the
- * same transaction: one round trip fewer before the first frame. Null when nothing waits.
+ * Starts a turn in ONE statement: gives every waiting input to a new turn (turnCount + 1) and
+ * stores its session.status_running, with `claim` also claiming the session (idle → running,
+ * this process as its runner; not when the budget is reached). Atomic: a crash leaves either
+ * nothing or a running session with its turn announced (recovery ends it). Null when the
+ * session is not claimable or nothing waits; the caller announces the returned batch.
  */
-async function takeInputs(sessionId: string): Promise<number | null> {
-  const result = await prisma.$transaction(async (tx) => {
-    const s = await tx.session.update({ where: { id: sessionId }, data: { turnCount: { increment: 1 } }, select: { turnCount: true } });
-    const taken = await tx.sessionEvent.updateMany({
-      where: { sessionId, turn: null, type: { in: ['user.message', 'system.message', 'user.tool_confirmation'] } },
-      data: { turn: s.turnCount },
-    });
-    if (taken.count === 0) throw new NothingWaiting();
-    const batch = await storeEvents(tx, sessionId, [{ type: 'session.status_running', fields: {} }]);
-    return { turn: s.turnCount, batch };
-  }).catch((err) => {
-    if (err instanceof NothingWaiting) return null;
-    throw err;
+async function startTurn(sessionId: string, claim: boolean): Promise<{ turn: number; batch: StoredBatch } | null> {
+  const batch = await storeEvents(prisma, sessionId, [{ type: 'session.status_running', fields: {} }], {
+    set: claim
+      ? Prisma.sql`"turnCount" = "turnCount" + 1, "status" = ${CLAIM.to}, "runnerId" = ${ownerId()}, "runnerHeartbeatAt" = now()`
+      : Prisma.sql`"turnCount" = "turnCount" + 1`,
+    where: claim
+      ? Prisma.sql`"status" = ANY(${CLAIM.from}::text[]) AND "budgetReachedAt" IS NULL AND ${inputsWaiting(sessionId)}`
+      : inputsWaiting(sessionId),
+    with: Prisma.sql`taken AS (
+      UPDATE "SessionEvent" e SET "turn" = s."turnCount" FROM s
+      WHERE e."sessionId" = ${sessionId} AND e."turn" IS NULL AND e."type" = ANY(${INPUT_TYPES}::text[])
+    )`,
   });
-  if (!result) return null;
-  await announceEvents(result.batch);
-  return result.turn;
+  return batch.turnCount === null ? null : { turn: batch.turnCount, batch };
 }
-class NothingWaiting extends Error {}
 
 /** Idle again, unless an input arrived meanwhile (then the caller runs another turn). */
 async function release(sessionId: string): Promise<boolean> {
   const n = await prisma.$executeRaw`
     UPDATE "Session" SET "status" = ${RELEASE.to}, "runnerId" = NULL
     WHERE "id" = ${sessionId} AND "status" = ANY(${RELEASE.from}::text[]) AND "runnerId" = ${ownerId()}
-      AND ("budgetReachedAt" IS NOT NULL OR NOT EXISTS (SELECT 1 FROM "SessionEvent" e WHERE e."sessionId" = ${sessionId}
-                      AND e."turn" IS NULL AND e."type" IN ('user.message', 'system.message', 'user.tool_confirmation')))`;
+      AND ("budgetReachedAt" IS NOT NULL OR NOT ${inputsWaiting(sessionId)})`;
   return n === 1;
 }
 
@@ -77,31 +70,35 @@ export async function runSession(sessionId: string): Promise<void> {
     live.again = true;
     return;
   }
-  if (draining || !(await claim(sessionId))) return;
+  if (draining) return;
+  // Registered before the claim: a start asked for meanwhile (another send, the queued job)
+  // marks this run instead of racing it with a claim of its own.
   let finish!: () => void;
   const state: RunState = { controller: null, finished: new Promise<void>((r) => (finish = r)), again: false };
   running.set(sessionId, state);
-  const beat = setInterval(() => {
-    prisma.session.updateMany({ where: { id: sessionId, runnerId: ownerId() }, data: { runnerHeartbeatAt: new Date() } }).catch(() => undefined);
-  }, HEARTBEAT_MS);
-  beat.unref();
-  const unsubscribe = await pubsub().subscribe(interruptChannel(sessionId), () => state.controller?.abort(new Error('interrupted')));
+  // Interrupts are listened to from before the turn starts; the subscription's round trip
+  // overlaps the claim's. (Without it the turn still runs; only an interrupt cannot reach it.)
+  const subscribed = pubsub().subscribe(interruptChannel(sessionId), () => state.controller?.abort(new Error('interrupted')))
+    .catch((err) => {
+      logger.warn({ err, sessionId }, 'interrupt subscription failed');
+      return async () => undefined;
+    });
+  let beat: NodeJS.Timeout | undefined;
   try {
+    let started = await startTurn(sessionId, true);
+    if (!started) return;
+    beat = setInterval(() => {
+      prisma.session.updateMany({ where: { id: sessionId, runnerId: ownerId() }, data: { runnerHeartbeatAt: new Date() } }).catch(() => undefined);
+    }, HEARTBEAT_MS);
+    beat.unref();
     for (;;) {
-      if (draining) {
-        await releaseForShutdown(sessionId);
-        break;
-      }
-      const turn = await takeInputs(sessionId);
-      if (turn === null) {
-        if (await release(sessionId)) break;
-        continue;
-      }
+      await announceEvents(started.batch); // session.status_running: the turn's first frame
+      await subscribed;
       state.controller = new AbortController();
       if (shutdown.signal.aborted) state.controller.abort(shutdown.signal.reason);
       let stop: StopReason;
       try {
-        stop = await runTurn(sessionId, turn, state.controller.signal);
+        stop = await runTurn(sessionId, started.turn, state.controller.signal);
       } catch (err) {
         logger.error({ err, sessionId }, 'turn failed unexpectedly');
         await commitEvent(sessionId, { type: 'session.error', fields: {
@@ -111,12 +108,22 @@ export async function runSession(sessionId: string): Promise<void> {
       }
       state.controller = null;
       await commitEvent(sessionId, { type: 'session.status_idle', fields: { stop_reason: stop } });
+      // The next turn takes what arrived meanwhile; idle again when nothing did.
+      started = null;
+      while (!started) {
+        if (draining) {
+          await releaseForShutdown(sessionId);
+          return;
+        }
+        started = await startTurn(sessionId, false);
+        if (!started && (await release(sessionId))) return;
+      }
     }
   } finally {
     clearInterval(beat);
     running.delete(sessionId);
     finish();
-    await unsubscribe();
+    await (await subscribed)();
     if (state.again && !draining) void runSession(sessionId).catch((err) => logger.error({ err, sessionId }, 'session run failed'));
   }
 }

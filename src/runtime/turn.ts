@@ -12,7 +12,7 @@ import { meteredModelStream } from '../gateway/metering.js';
 import { modelProvider } from './models.js';
 import { systemPromptFor } from '../engines/hermes/system-prompt.js';
 import { syncResources } from '../resources/resources.js';
-import { installedSkills } from '../skills/materialize.js';
+import { installedSkillsOf } from '../skills/materialize.js';
 import { sessionToolbox } from '../tools/toolbox.js';
 import { settlePendingCalls } from '../tools/confirmations.js';
 
@@ -29,10 +29,14 @@ export async function runTurn(sessionId: string, turn: number, signal: AbortSign
   // no installable CLI, end with an error saying what is missing).
   if (session.agentType !== 'hermes') return runCliEngineTurn({ session, agent, turn, signal, emit });
 
-  const prompt = agent && session.promptVersion
-    ? await prisma.promptVersion.findUnique({ where: { agentId_version: { agentId: agent.id, version: session.promptVersion } } })
-    : null;
-  const sandbox = (await sandboxDriver().get(sessionId)) ?? (await sandboxDriver().provision({ sessionId, vcpus: session.vcpus, memoryMb: session.memoryMb }));
+  // Independent reads together: one round trip's wait instead of two.
+  const [prompt, placed] = await Promise.all([
+    agent && session.promptVersion
+      ? prisma.promptVersion.findUnique({ where: { agentId_version: { agentId: agent.id, version: session.promptVersion } } })
+      : null,
+    sandboxDriver().get(sessionId),
+  ]);
+  const sandbox = placed ?? (await sandboxDriver().provision({ sessionId, vcpus: session.vcpus, memoryMb: session.memoryMb }));
   try {
     await syncResources(sessionId, sandbox);
   } catch (err) {
@@ -47,7 +51,8 @@ export async function runTurn(sessionId: string, turn: number, signal: AbortSign
   });
   const stopped = await settlePendingCalls({ sessionId, turn, tools, signal, emitIn });
   if (stopped) return stopped;
-  const skills = await installedSkills(sessionId);
+  // What provisioning installed (written before the session went idle): in the row read above.
+  const skills = installedSkillsOf(session);
   const effort = session.reasoningEffort ?? agent?.reasoningEffort ?? null;
   const messages = await buildConversation(sessionId, turn);
   const provider = modelProvider(session.llm);
