@@ -4,8 +4,8 @@
 // the CLI from npm runs in the session's bubblewrap jail, the fake provider asks it to call the
 // relayed tool under the name that CLI gives it (codex: the Responses namespace
 // `mcp__agent_service`; Claude Code: `mcp__agent_service__<tool>`; opencode:
-// `agent_service_<tool>`; openclaw: `agent_service__<tool>`, found with its tool_search), the relay calls the real test MCP server with the agent's bearer
-// credential, and history records the call as hermes names it (`mcp__docs__search`).
+// `agent_service_<tool>`; openclaw: `agent_service__<tool>`, found with its tool_search), the
+// relay calls the real test MCP server with the agent's bearer credential, and history records the call as hermes names it (`mcp__docs__search`).
 // The credential stays in the service: not in any answer of the API, nor in the environment of
 // the jail's processes, nor in the files the CLI holds (its HOME is in the workspace).
 import fs from 'node:fs';
