@@ -16,6 +16,7 @@ import type { EngineEvent } from './adapter.js';
 import { asRecord, contentText, TextStream, ToolCalls } from './cli-events.js';
 import { cliMcpToolName, MCP_RELAY_SERVER } from './mcp-relay.js';
 import { OPENCLAW_EVENT_MARK } from './openclaw-plugin.js';
+import { errorResult, mcpToolResult, outputResult, shellResult, type ToolResult } from './tool-results.js';
 
 /** Tool Search's call-by-name tool: its child call is the one recorded. */
 const WRAPPERS = new Set(['tool_call']);
@@ -51,11 +52,12 @@ export function openclawToolName(name: string): string {
 const cut = (text: string) => (text.length > MAX_RESULT_CHARS ? { text: text.slice(0, MAX_RESULT_CHARS), truncated: true } : { text, truncated: false });
 
 /**
- * A tool result as hermes records one: an MCP tool's `{content, structured_content}` (an error
- * also with `error`), a command's `{exit_code, output}` (an error when it exits non-zero, as
- * hermes' bash), any other tool's text as `{output}`, a failure as `{error}`.
+ * A tool result as hermes records one (src/engines/cli/tool-results.ts): an MCP tool's
+ * `{content, structured_content}` (an error also with `error`), a command's `{exit_code, output}`
+ * (an error when it exits non-zero or did not complete), any other tool's text as `{output}`, a
+ * failure as `{error}`; a cut output says `truncated`.
  */
-export function openclawToolResult(name: string, data: Record<string, any>): { status: 'ok' | 'error'; result: Record<string, unknown> } {
+export function openclawToolResult(name: string, data: Record<string, any>): ToolResult {
   const raw = asRecord(data.result);
   const details = asRecord(raw.details);
   const failed = data.isError === true;
@@ -64,20 +66,19 @@ export function openclawToolResult(name: string, data: Record<string, any>): { s
     const structured = details.structuredContent;
     // OpenClaw puts the structured content in front as text for its model; it is kept apart here.
     if (structured != null) content = content.filter((b: any) => !(b?.type === 'text' && String(b.text ?? '').startsWith('structuredContent:')));
-    const result: Record<string, unknown> = { content };
-    if (structured != null) result.structured_content = structured;
-    if (failed) result.error = contentText(content) || `tool ${String(details.mcpTool ?? name)} failed`;
-    return { status: failed ? 'error' : 'ok', result };
+    const r = mcpToolResult(content, failed);
+    if (structured != null) r.result.structured_content = structured;
+    return r;
   }
   const output = cut(contentText(raw.content));
-  const extra = output.truncated ? { truncated: true } : {};
+  const withCut = (r: ToolResult): ToolResult => (output.truncated ? { ...r, result: { ...r.result, truncated: true } } : r);
   if (typeof details.exitCode === 'number' || details.exitCode === null) {
     const exitCode = details.exitCode as number | null;
-    const ok = !failed && exitCode === 0 && (details.status === undefined || details.status === 'completed');
-    return { status: ok ? 'ok' : 'error', result: { exit_code: exitCode, output: output.text, ...extra } };
+    const completed = !failed && (details.status === undefined || details.status === 'completed');
+    const r = shellResult(exitCode, output.text);
+    return withCut(completed ? r : { ...r, status: 'error' });
   }
-  if (failed) return { status: 'error', result: { error: output.text || `${name} failed`, ...extra } };
-  return { status: 'ok', result: { output: output.text, ...extra } };
+  return withCut(failed ? errorResult(output.text || `${name} failed`) : outputResult(output.text));
 }
 
 /** One turn's agent events → session events; `close()` completes what is still open. */
