@@ -90,20 +90,6 @@ describe('pi output mapping (recorded real output)', () => {
   });
 });
 
-describe('tool results in hermes\' shape (recorded real output)', () => {
-  it('a shell command that exits non-zero is an error with its exit code and output; a failed tool call is an error with the CLI\'s words', () => {
-    const mapper = piMapper();
-    const events = fixtureLines(FIXTURES, 'tool-errors-turn.jsonl').flatMap((l) => mapper.line(l));
-    expectValidEvents(events);
-    const results = events.filter((e) => e.type === 'agent.tool_result').map((e) => e.type === 'agent.tool_result' && e.fields.part);
-    const shell = results.find((p) => p && p.type === 'tool_result' && p.call_id === 'toolu_e1');
-    const read = results.find((p) => p && p.type === 'tool_result' && p.call_id === 'toolu_e2');
-    expect(shell).toMatchObject({ tool_name: 'bash', status: 'error', result: { exit_code: 3, output: expect.stringContaining('partial') } });
-    expect(read).toMatchObject({ tool_name: 'read', status: 'error', result: { error: expect.stringMatching(/\S/) } });
-    expect(Object.keys(read && read.type === 'tool_result' ? read.result : {})).toEqual(['error']);
-  });
-});
-
 // ---- the real pi CLI through the gateway ---------------------------------------------------
 
 const ANTHROPIC_KEY = 'sk-ant-platform-never-seen';
