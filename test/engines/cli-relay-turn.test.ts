@@ -11,7 +11,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ANTHROPIC_KEY, filesUnder, jailProcesses, OPENAI_KEY, requireBwrap } from '../helpers/cli-engines.js';
+import { ANTHROPIC_KEY, expectSessionCredentialOnly, filesUnder, jailProcesses, OPENAI_KEY, requireBwrap } from '../helpers/cli-engines.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { startFakeProvider, type FakeProvider, type FakeStep } from '../fake-provider/server.js';
 import { startFakeMcpServer, type FakeMcpServer } from '../fake-vendors/mcp-server.js';
@@ -172,17 +172,7 @@ describe.each(CASES)('a $agentType turn over HTTP uses the agent\'s MCP servers 
     expect(mcp.calls.length, `the turn ended without a call to the MCP server: ${JSON.stringify(ended.filter((e) => e.type.startsWith('agent.') || e.type === 'session.error'))}`).toBeGreaterThan(0);
     const procs = jailProcesses(id);
     expect(procs.length).toBeGreaterThan(0);
-    const environ = procs.map((p) => {
-      try {
-        return fs.readFileSync(`/proc/${p}/environ`, 'latin1');
-      } catch {
-        return '';
-      }
-    }).join('\n');
-    expect(environ).toContain('AGENT_SERVICE_TOKEN=ast_sbx_');
-    expect(environ).not.toContain(SECRET);
-    expect(environ).not.toContain(OPENAI_KEY);
-    expect(environ).not.toContain(ANTHROPIC_KEY);
+    expectSessionCredentialOnly(procs, [SECRET]);
 
     const frames = await live;
     const events = await waitForEvents(recorded, id, 'session.status_idle', 1, 180_000);

@@ -99,6 +99,24 @@ export function jailProcesses(sessionId: string): number[] {
 }
 
 /** Everything under a directory as text (to look for keys). */
+/** The environments of these host processes, joined (a process gone meanwhile gives nothing). */
+export function processEnvironments(pids: number[]): string {
+  return pids.map((pid) => {
+    try {
+      return fs.readFileSync(`/proc/${pid}/environ`, 'latin1');
+    } catch {
+      return '';
+    }
+  }).join('\n');
+}
+
+/** A running CLI's environment: the session credential, never a provider key (nor these secrets). */
+export function expectSessionCredentialOnly(pids: number[], secrets: string[] = []): void {
+  const environ = processEnvironments(pids);
+  expect(environ).toContain('AGENT_SERVICE_TOKEN=ast_sbx_');
+  for (const secret of [OPENAI_KEY, ANTHROPIC_KEY, ...secrets]) expect(environ).not.toContain(secret);
+}
+
 export function filesUnder(dir: string): string {
   let out = '';
   if (!fs.existsSync(dir)) return out;
@@ -185,16 +203,7 @@ export function defineCliEngineSuite(c: CliEngineCase): void {
       const procs = jailProcesses(id);
       expect(procs.length).toBeGreaterThan(0);
       // The running CLI's own environment: the session credential, never a provider key.
-      const environ = procs.map((p) => {
-        try {
-          return fs.readFileSync(`/proc/${p}/environ`, 'latin1');
-        } catch {
-          return '';
-        }
-      }).join('\n');
-      expect(environ).toContain('AGENT_SERVICE_TOKEN=ast_sbx_');
-      expect(environ).not.toContain(OPENAI_KEY);
-      expect(environ).not.toContain(ANTHROPIC_KEY);
+      expectSessionCredentialOnly(procs);
 
       const started = Date.now();
       expect((await s.api('POST', `/sessions/${id}/interrupt`)).body).toEqual({ status: 'interrupting' });

@@ -18,7 +18,7 @@ import { startFakeKubernetes, type FakeKubernetes } from '../fake-kubernetes/ser
 import { startFakeProvider, type FakeProvider } from '../fake-provider/server.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { collectSse, readySession, sendText, waitFor, waitForEvents } from '../helpers/sessions.js';
-import { ANTHROPIC_KEY, CLI_ENGINE_CASES, OPENAI_KEY } from '../helpers/cli-engines.js';
+import { ANTHROPIC_KEY, CLI_ENGINE_CASES, expectSessionCredentialOnly, OPENAI_KEY } from '../helpers/cli-engines.js';
 import { requireFakeCluster, setProcessEnv } from '../helpers/fake-cluster.js';
 import { kubernetesDriver } from '../../src/runtime/kubernetes-sandboxes.js';
 import { engineAdapter } from '../../src/engines/cli/registry.js';
@@ -130,16 +130,7 @@ describe.each(CASES)('a $agentType turn on the kubernetes driver', (c) => {
     await waitFor(async () => provider.requests.length > 0, 300_000, 'the CLI to call the provider');
     const procs = cliProcesses(id);
     expect(procs.length, JSON.stringify(k8s.podProcesses(kubernetesDriver()!.podOf(id)!))).toBeGreaterThan(0);
-    const environ = procs.map((p) => {
-      try {
-        return fs.readFileSync(`/proc/${p.pid}/environ`, 'latin1');
-      } catch {
-        return '';
-      }
-    }).join('\n');
-    expect(environ).toContain('AGENT_SERVICE_TOKEN=ast_sbx_');
-    expect(environ).not.toContain(OPENAI_KEY);
-    expect(environ).not.toContain(ANTHROPIC_KEY);
+    expectSessionCredentialOnly(procs.map((p) => p.pid));
 
     const started = Date.now();
     expect((await s.api('POST', `/sessions/${id}/interrupt`)).body).toEqual({ status: 'interrupting' });
