@@ -61,7 +61,7 @@ async function createToFirstMessage(s: TestServer, agentId: string, initial: boo
 
 async function measure(s: TestServer, name: string, agentBody: Record<string, unknown>): Promise<[string, string][]> {
   const agent = (await s.api('POST', '/agents', { body: agentBody })).body.agent;
-  await createToFirstMessage(s, agent.id, true); // warm-up (first sandbox, first CLI start)
+  const cold = await createToFirstMessage(s, agent.id, true); // the first session: first sandbox, first CLI start (install excluded)
   const runs: { total: number; fromSend: number }[] = [];
   const sentAfter: { total: number; fromSend: number }[] = [];
   for (let i = 0; i < TURNS; i++) {
@@ -71,6 +71,7 @@ async function measure(s: TestServer, name: string, agentBody: Record<string, un
   const total = runs.map((r) => r.total);
   const split = sentAfter.map((r) => r.total);
   return [
+    [`engine ${name}: cold — the first session after start (install excluded), create → first agent.message`, `${ms(cold.total)} ms`],
     [`engine ${name}: session create (initial_events) → first agent.message on the stream, p50 / max over ${TURNS}`, `${ms(pct(total, 50))} ms / ${ms(Math.max(...total))} ms`],
     [`engine ${name}: create, then send at once → first agent.message, p50 (of which from the send)`, `${ms(pct(split, 50))} ms (${ms(pct(sentAfter.map((r) => r.fromSend), 50))} ms)`],
   ];
