@@ -39,6 +39,8 @@ export interface SessionRowChange {
   set: Prisma.Sql;
   where: Prisma.Sql;
   with: Prisma.Sql;
+  /** Event types stored with the row's new "turnCount" as their turn (inputs given to the turn the statement starts). */
+  turnFor?: readonly string[];
 }
 
 /**
@@ -66,7 +68,9 @@ export async function storeEvents(tx: EventTx, sessionId: string, events: NewEve
     ), ins AS (
       INSERT INTO "SessionEvent" ("id", "sessionId", "seq", "type", "payload", "turn", "createdAt")
       SELECT input.id, ${sessionId}, (s."eventSeq" - ${n} + input.ord)::int, input.type,
-             input.body::jsonb || jsonb_build_object('agentId', s."agentId"), input.turn, (${iso}::timestamptz AT TIME ZONE 'UTC')
+             input.body::jsonb || jsonb_build_object('agentId', s."agentId"),
+             ${change?.turnFor ? Prisma.sql`COALESCE(input.turn, CASE WHEN input.type = ANY(${[...change.turnFor]}::text[]) THEN s."turnCount" END)` : Prisma.sql`input.turn`},
+             (${iso}::timestamptz AT TIME ZONE 'UTC')
       FROM s, input
       RETURNING "id", "seq", "type", "payload"
     ), webhook_events AS (

@@ -7,6 +7,8 @@ import { service } from '../services/registry.js';
 
 export interface TurnQueue {
   enqueue(sessionId: string): Promise<void>;
+  /** Whether this process runs turns (in-process queue, or a BullMQ worker here): a send may then start its turn itself. */
+  readonly runsTurnsHere: boolean;
   /** Begins taking jobs (after the services are composed: a job reads them). */
   start(): void;
   close(): Promise<void>;
@@ -18,6 +20,7 @@ export function inProcessQueue(run: Runner): TurnQueue {
   const active = new Set<Promise<void>>();
   let closed = false;
   return {
+    runsTurnsHere: true,
     async enqueue(sessionId) {
       if (closed) return;
       const p = Promise.resolve()
@@ -46,6 +49,7 @@ export function bullQueue(run: Runner, connection: Redis, workerConnection: Redi
     : null;
   worker?.on('failed', (job, err) => logger.error({ err, sessionId: job?.data.sessionId }, 'session run job failed'));
   return {
+    runsTurnsHere: worker !== null,
     async enqueue(sessionId) {
       await queue.add('run', { sessionId }, { removeOnComplete: 1000, removeOnFail: 1000, attempts: 1 });
     },

@@ -3,7 +3,7 @@
 // Any process may run it (BullMQ); the claim and a heartbeat keep it single and recoverable.
 import { prisma } from '../db/client.js';
 import { ownerId, previousLivesPrefix } from './instance.js';
-import { commitEvent, commitEvents, storeEvents, announceEvents, type StoredBatch } from '../events/store.js';
+import { commitEvent, commitEvents, storeEvents, announceEvents, type StoredBatch, type NewEvent, type StoredEvent } from '../events/store.js';
 import { Prisma } from '../generated/prisma/client.js';
 import { pubsub } from '../events/pubsub.js';
 import { logger } from '../logger.js';
@@ -39,7 +39,7 @@ const inputsWaiting = (sessionId: string) => Prisma.sql`EXISTS (SELECT 1 FROM "S
  * nothing or a running session with its turn announced (recovery ends it). Null when the
  * session is not claimable or nothing waits; the caller announces the returned batch.
  */
-async function startTurn(sessionId: string, claim: boolean): Promise<{ turn: number; batch: StoredBatch } | null> {
+async function startTurn(sessionId: string, claim: boolean): Promise<Started | null> {
   const batch = await storeEvents(prisma, sessionId, [{ type: 'session.status_running', fields: {} }], {
     set: claim
       ? Prisma.sql`"turnCount" = "turnCount" + 1, "status" = ${CLAIM.to}, "runnerId" = ${ownerId()}, "runnerHeartbeatAt" = now()`
@@ -71,11 +71,56 @@ export async function runSession(sessionId: string): Promise<void> {
     return;
   }
   if (draining) return;
+  await beginRun(sessionId, () => startTurn(sessionId, true)).finished;
+}
+
+/**
+ * The send's fast path: when no run of the session is live in this process, stores `inputs`
+ * and starts their turn in ONE statement (the claim of `startTurn`, the new inputs and any
+ * already waiting given to the turn, session.status_running), only where `gate` also holds;
+ * the turn then runs here. Returns the stored inputs, or null when nothing was stored (a run is
+ * live here, the session is not claimable, the gate failed): the caller takes the ordinary
+ * path, which gives the precise answer.
+ */
+export async function storeInputsAndStartTurn(sessionId: string, inputs: NewEvent[], gate: Prisma.Sql): Promise<StoredEvent[] | null> {
+  if (draining || running.has(sessionId)) return null;
+  const run = beginRun(sessionId, async () => {
+    const batch = await storeEvents(prisma, sessionId, [...inputs, { type: 'session.status_running', fields: {} }], {
+      set: Prisma.sql`"turnCount" = "turnCount" + 1, "status" = ${CLAIM.to}, "runnerId" = ${ownerId()}, "runnerHeartbeatAt" = now()`,
+      where: Prisma.sql`"status" = ANY(${CLAIM.from}::text[]) AND "budgetReachedAt" IS NULL AND ${gate}`,
+      with: Prisma.sql`taken AS (
+        UPDATE "SessionEvent" e SET "turn" = s."turnCount" FROM s
+        WHERE e."sessionId" = ${sessionId} AND e."turn" IS NULL AND e."type" = ANY(${INPUT_TYPES}::text[])
+      )`,
+      turnFor: INPUT_TYPES,
+    });
+    return batch.turnCount === null ? null : { turn: batch.turnCount, batch };
+  });
+  run.finished.catch((err) => logger.error({ err, sessionId }, 'session run failed'));
+  const started = await run.started;
+  return started ? started.batch.stored.slice(0, inputs.length) : null;
+}
+
+interface Started { turn: number; batch: StoredBatch }
+
+/**
+ * One run of a session in this process (the caller checked that none is live): registers it,
+ * makes its first start with `start` (null: not claimed, the run ends), then runs turns until
+ * the session goes idle. `started` settles with the first start, `finished` when the run ends.
+ */
+function beginRun(sessionId: string, start: () => Promise<Started | null>): { started: Promise<Started | null>; finished: Promise<void> } {
   // Registered before the claim: a start asked for meanwhile (another send, the queued job)
   // marks this run instead of racing it with a claim of its own.
   let finish!: () => void;
   const state: RunState = { controller: null, finished: new Promise<void>((r) => (finish = r)), again: false };
   running.set(sessionId, state);
+  let onStart!: (s: Started | null) => void;
+  let onStartFailed!: (err: unknown) => void;
+  const started = new Promise<Started | null>((resolve, reject) => {
+    onStart = resolve;
+    onStartFailed = reject;
+  });
+  started.catch(() => undefined); // a failed start is reported through `finished`
   // Interrupts are listened to from before the turn starts; the subscription's round trip
   // overlaps the claim's. (Without it the turn still runs; only an interrupt cannot reach it.)
   const subscribed = pubsub().subscribe(interruptChannel(sessionId), () => state.controller?.abort(new Error('interrupted')))
@@ -83,49 +128,60 @@ export async function runSession(sessionId: string): Promise<void> {
       logger.warn({ err, sessionId }, 'interrupt subscription failed');
       return async () => undefined;
     });
-  let beat: NodeJS.Timeout | undefined;
-  try {
-    let started = await startTurn(sessionId, true);
-    if (!started) return;
-    beat = setInterval(() => {
-      prisma.session.updateMany({ where: { id: sessionId, runnerId: ownerId() }, data: { runnerHeartbeatAt: new Date() } }).catch(() => undefined);
-    }, HEARTBEAT_MS);
-    beat.unref();
-    for (;;) {
-      await announceEvents(started.batch); // session.status_running: the turn's first frame
-      await subscribed;
-      state.controller = new AbortController();
-      if (shutdown.signal.aborted) state.controller.abort(shutdown.signal.reason);
-      let stop: StopReason;
+  const finished = (async () => {
+    let beat: NodeJS.Timeout | undefined;
+    try {
+      let first: Started | null;
       try {
-        stop = await runTurn(sessionId, started.turn, state.controller.signal);
+        first = await start();
       } catch (err) {
-        logger.error({ err, sessionId }, 'turn failed unexpectedly');
-        await commitEvent(sessionId, { type: 'session.error', fields: {
-          error: { type: 'engine_error', message: 'the engine failed unexpectedly; the turn is over', retry_status: 'exhausted' },
-        } });
-        stop = { type: 'retries_exhausted' };
+        onStartFailed(err);
+        throw err;
       }
-      state.controller = null;
-      await commitEvent(sessionId, { type: 'session.status_idle', fields: { stop_reason: stop } });
-      // The next turn takes what arrived meanwhile; idle again when nothing did.
-      started = null;
-      while (!started) {
-        if (draining) {
-          await releaseForShutdown(sessionId);
-          return;
+      onStart(first);
+      if (!first) return;
+      let current: Started | null = first;
+      beat = setInterval(() => {
+        prisma.session.updateMany({ where: { id: sessionId, runnerId: ownerId() }, data: { runnerHeartbeatAt: new Date() } }).catch(() => undefined);
+      }, HEARTBEAT_MS);
+      beat.unref();
+      while (current) {
+        await announceEvents(current.batch); // session.status_running: the turn's first frame
+        await subscribed;
+        state.controller = new AbortController();
+        if (shutdown.signal.aborted) state.controller.abort(shutdown.signal.reason);
+        let stop: StopReason;
+        try {
+          stop = await runTurn(sessionId, current.turn, state.controller.signal);
+        } catch (err) {
+          logger.error({ err, sessionId }, 'turn failed unexpectedly');
+          await commitEvent(sessionId, { type: 'session.error', fields: {
+            error: { type: 'engine_error', message: 'the engine failed unexpectedly; the turn is over', retry_status: 'exhausted' },
+          } });
+          stop = { type: 'retries_exhausted' };
         }
-        started = await startTurn(sessionId, false);
-        if (!started && (await release(sessionId))) return;
+        state.controller = null;
+        await commitEvent(sessionId, { type: 'session.status_idle', fields: { stop_reason: stop } });
+        // The next turn takes what arrived meanwhile; idle again when nothing did.
+        current = null;
+        while (!current) {
+          if (draining) {
+            await releaseForShutdown(sessionId);
+            return;
+          }
+          current = await startTurn(sessionId, false);
+          if (!current && (await release(sessionId))) return;
+        }
       }
+    } finally {
+      clearInterval(beat);
+      running.delete(sessionId);
+      finish();
+      await (await subscribed)();
+      if (state.again && !draining) void runSession(sessionId).catch((err) => logger.error({ err, sessionId }, 'session run failed'));
     }
-  } finally {
-    clearInterval(beat);
-    running.delete(sessionId);
-    finish();
-    await (await subscribed)();
-    if (state.again && !draining) void runSession(sessionId).catch((err) => logger.error({ err, sessionId }, 'session run failed'));
-  }
+  })();
+  return { started, finished };
 }
 
 /** Idle without taking waiting inputs: they stay for the next process (or this one restarted). */

@@ -11,7 +11,7 @@ import type { TurnQueue } from '../runtime/queue.js';
 import type { Services } from './registry.js';
 
 /** No worker here: an enqueued session waits for a server's recovery pass to run it. */
-const noTurnQueue: TurnQueue = { enqueue: async () => undefined, start: () => undefined, close: async () => undefined };
+const noTurnQueue: TurnQueue = { runsTurnsHere: false, enqueue: async () => undefined, start: () => undefined, close: async () => undefined };
 
 export function standaloneServices(env: NodeJS.ProcessEnv = process.env): Partial<Services> {
   return {

@@ -1,5 +1,6 @@
 // Sending events to a session (202): validates the whole batch, stores every event (inputs wait
-// for a turn), then wakes the runner. user.interrupt stops a running turn; a
+// for a turn), then wakes the runner; text sent to an idle session is stored with its turn's
+// start in one statement instead (sendAndStartAtOnce). user.interrupt stops a running turn; a
 // user.tool_confirmation answers a tool call waiting for one and resumes the paused turn.
 import { AppError } from '../errors.js';
 import type { Viewer } from '../auth/viewer.js';
@@ -9,7 +10,9 @@ import { pubsub } from '../events/pubsub.js';
 import { resolveSession, statusOf } from './sessions.js';
 import { assertAllowed } from './state-machine.js';
 import { enqueueSessionRun } from '../runtime/queue.js';
-import { interruptChannel } from '../runtime/runner.js';
+import { interruptChannel, storeInputsAndStartTurn } from '../runtime/runner.js';
+import { service } from '../services/registry.js';
+import { Prisma } from '../generated/prisma/client.js';
 import type { Session } from '../generated/prisma/client.js';
 import { balanceNano } from '../billing/wallet.js';
 import { materializeContent } from './attachments.js';
@@ -31,7 +34,27 @@ async function assertCredits(session: Session): Promise<void> {
   }
 }
 
+/**
+ * Text inputs to an idle session of this universe, with credits, in a process that runs turns:
+ * stored and their turn started in one statement (the first frame follows one round trip).
+ * Null when that does not apply or the session's row did not match; nothing is stored then.
+ */
+async function sendAndStartAtOnce(viewer: Viewer, idOrAgent: string, body: SendEventsBody): Promise<SessionEvent[] | null> {
+  if (idOrAgent.startsWith('agent_') || !service('turnQueue').runsTurnsHere) return null;
+  const inputs: NewEvent[] = [];
+  for (const e of body.events) {
+    if ((e.type !== 'user.message' && e.type !== 'system.message') || e.content.some((b) => b.type !== 'text')) return null;
+    inputs.push(e.type === 'user.message' ? { type: e.type, fields: { content: e.content } } : { type: e.type, fields: { content: e.content } });
+  }
+  const universeId = viewer.universe.id;
+  const stored = await storeInputsAndStartTurn(idOrAgent, inputs, Prisma.sql`"universeId" = ${universeId}
+    AND ("modelBilling" <> 'platform' OR (SELECT u."balanceNanoUsd" FROM "Universe" u WHERE u."id" = ${universeId}) > 0)`);
+  return stored && stored.map((s) => s.event);
+}
+
 export async function sendEvents(viewer: Viewer, idOrAgent: string, body: SendEventsBody): Promise<SessionEvent[]> {
+  const atOnce = await sendAndStartAtOnce(viewer, idOrAgent, body);
+  if (atOnce) return atOnce;
   const session = await resolveSession(viewer, idOrAgent);
   const hasInputs = body.events.some((e) => e.type !== 'user.interrupt');
   if (hasInputs) {
