@@ -42,7 +42,7 @@ describe('a send that starts its turn', () => {
     expect(events.map((e: { type: string }) => e.type)).toEqual(['user.message', 'user.message', 'session.status_running']);
     const viewed = (await s.api('GET', `/sessions/${session.id}`)).body.session;
     expect(viewed.status).toBe('running');
-    await waitFor(() => fake.requests.length === 1);
+    await waitFor(async () => fake.requests.length === 1);
     // Both inputs reached the model as this turn's words.
     const words = JSON.stringify(fake.requests[0]!.body.messages);
     expect(words).toContain('one');
@@ -54,7 +54,7 @@ describe('a send that starts its turn', () => {
     const { session } = await readySession(s);
     fake.enqueue({ kind: 'hang' });
     expect((await sendText(s, session.id, 'first')).status).toBe(202);
-    await waitFor(() => fake.requests.length === 1);
+    await waitFor(async () => fake.requests.length === 1);
     fake.enqueue({ kind: 'text', text: 'second answer' });
     expect((await sendText(s, session.id, 'second')).status).toBe(202);
     await s.api('POST', `/sessions/${session.id}/interrupt`);

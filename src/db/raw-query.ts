@@ -3,6 +3,7 @@
 // (Prisma's query pipeline costs more CPU than these statements); on PGlite through Prisma.
 import pg from 'pg';
 import { prisma, pgPool } from './client.js';
+import type { Prisma } from '../generated/prisma/client.js';
 
 // Prisma stores DateTime as `timestamp(3)` in UTC; pg would read it as local time.
 const TIMESTAMP_OID = 1114;
@@ -19,4 +20,20 @@ export async function rawRows<R>(name: string, sql: string, values: unknown[]): 
   const pool = pgPool();
   if (pool) return (await pool.query({ name, text: sql, values, types })).rows as R[];
   return prisma.$queryRawUnsafe<R[]>(sql, ...values);
+}
+
+const statementNames = new Map<string, string>();
+
+/**
+ * Rows of a `Prisma.sql` statement run on `db`: on PostgreSQL with `db` the client itself, straight
+ * to the pg pool, prepared once per connection under a name derived from its text (the event
+ * store's statement runs for every streamed chunk); inside a transaction, or on PGlite, through
+ * Prisma. Column types as `rawRows` reads them.
+ */
+export async function sqlRows<R>(db: Pick<typeof prisma, '$queryRaw'>, query: Prisma.Sql): Promise<R[]> {
+  const pool = db === prisma ? pgPool() : undefined;
+  if (!pool) return db.$queryRaw<R[]>(query);
+  let name = statementNames.get(query.text);
+  if (!name) statementNames.set(query.text, (name = `sql_${statementNames.size}`));
+  return (await pool.query({ name, text: query.text, values: query.values, types })).rows as R[];
 }

@@ -3,6 +3,7 @@
 // `announceEvents` tells streams and dispatchers after the commit. `commitEvents` does both.
 // The stored JSON is exactly what history and streams return.
 import { prisma } from '../db/client.js';
+import { sqlRows } from '../db/raw-query.js';
 import { newId } from '../ids.js';
 import { Prisma } from '../generated/prisma/client.js';
 import { AppError } from '../errors.js';
@@ -57,7 +58,7 @@ export async function storeEvents(tx: EventTx, sessionId: string, events: NewEve
   const iso = new Date().toISOString();
   const ids = events.map(() => newId('evt'));
   const bodies = events.map((e, i) => JSON.stringify({ id: ids[i], type: e.type, sessionId, at: iso, ...e.fields }));
-  const rows = await tx.$queryRaw<{ seq: number; payload: SessionEvent; deliveries: bigint | number; turnCount: number }[]>(Prisma.sql`
+  const rows = await sqlRows<{ seq: number; payload: SessionEvent; deliveries: bigint | number | string; turnCount: number }>(tx, Prisma.sql`
     WITH s AS (
       UPDATE "Session" SET "eventSeq" = "eventSeq" + ${n}${change ? Prisma.sql`, ${change.set}` : Prisma.empty}
       WHERE "id" = ${sessionId}${change ? Prisma.sql` AND ${change.where}` : Prisma.empty}
