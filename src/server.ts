@@ -5,7 +5,7 @@
 // composes anew and replaces the previous composition, each stop ends its own).
 import http from 'node:http';
 import path from 'node:path';
-import { openDatabase } from './db/client.js';
+import { openDatabase, closeDatabase } from './db/client.js';
 import { initSecretKey } from './crypto/secret-box.js';
 import { bootstrapOwner } from './auth/bootstrap.js';
 import { createLimiter } from './ratelimit/limiter.js';
@@ -14,7 +14,8 @@ import { buildRestDispatch } from '../rest/router.js';
 import { routes } from '../rest/routes/index.js';
 import { buildOpenApi } from '../rest/openapi.js';
 import { serverOptions, applyServerLimits } from './http/server-limits.js';
-import { sharedRedis } from './redis.js';
+import { sharedRedis, closeRedis } from './redis.js';
+import { pubsub } from './events/pubsub.js';
 import { logger } from './logger.js';
 import type { Config } from './config.js';
 import { enqueueSessionRun } from './runtime/queue.js';
@@ -61,27 +62,47 @@ export async function startServer(cfg: Config, opts: StartOptions = {}): Promise
   let listening: http.Server | undefined; // the listen address is a composed service (the default PUBLIC_URL)
   const composed = await composeServices(cfg, { listenUrl: () => listenUrlOf(listening), replace: opts.services });
   const { turnQueue: queue, routineScheduler: scheduler } = composed.services;
-  await bootstrapOwner(cfg);
+  // A start that fails part-way (the port taken, the database gone) leaves nothing behind: no
+  // timers, workers, clients, pool or composition; the error goes to the caller.
+  let recovery: NodeJS.Timeout | undefined;
+  let dispatcher: ReturnType<typeof startDispatcher> | undefined;
+  let server: http.Server | undefined;
+  try {
+    await bootstrapOwner(cfg);
 
-  queue.start();
-  await recover();
-  const recovery = setInterval(() => void recover().catch((err) => logger.warn({ err }, 'recovery pass failed')), RECOVERY_INTERVAL_MS);
-  recovery.unref();
+    queue.start();
+    await recover();
+    recovery = setInterval(() => void recover().catch((err) => logger.warn({ err }, 'recovery pass failed')), RECOVERY_INTERVAL_MS);
+    recovery.unref();
 
-  const dispatcher = startDispatcher();
-  await scheduler.start();
+    dispatcher = startDispatcher();
+    await scheduler.start();
 
-  // The REST surface is composed here, where the route table meets the HTTP app: /v1 is
-  // dispatched from the route table at the node:http level, the rest goes to Express.
-  const limiter = createLimiter(cfg.rateLimitPerMinute, cfg.redisUrl ? sharedRedis(cfg.redisUrl) : undefined);
-  const app = createApp({ limiter, openapi: buildOpenApi(routes) });
-  const server = http.createServer(serverOptions(), requestListener(app, buildRestDispatch(routes, { app, limiter })));
-  listening = server;
-  applyServerLimits(server); // timeouts and header limits: src/http/server-limits.ts
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(cfg.port, cfg.host, () => resolve());
-  });
+    // The REST surface is composed here, where the route table meets the HTTP app: /v1 is
+    // dispatched from the route table at the node:http level, the rest goes to Express.
+    const limiter = createLimiter(cfg.rateLimitPerMinute, cfg.redisUrl ? sharedRedis(cfg.redisUrl) : undefined);
+    const app = createApp({ limiter, openapi: buildOpenApi(routes) });
+    server = http.createServer(serverOptions(), requestListener(app, buildRestDispatch(routes, { app, limiter })));
+    listening = server;
+    applyServerLimits(server); // timeouts and header limits: src/http/server-limits.ts
+    await new Promise<void>((resolve, reject) => {
+      server!.once('error', reject);
+      server!.listen(cfg.port, cfg.host, () => resolve());
+    });
+  } catch (err) {
+    clearInterval(recovery);
+    const quietly = (p: Promise<unknown> | undefined) => p?.catch(() => undefined);
+    server?.close();
+    await quietly(scheduler.stop());
+    await quietly(dispatcher?.stop(0));
+    await quietly(queue.close());
+    await quietly(pubsub().close());
+    await quietly(closeRedis());
+    await quietly(closeDatabase());
+    await quietly(composed.stop());
+    throw err;
+  }
+  const parts = { server, timers: [recovery], scheduler, dispatcher, queue };
   const url = listenUrlOf(server)!;
   logger.info({ url, database: cfg.databaseUrl ? 'postgresql' : 'pglite', redis: !!cfg.redisUrl }, 'agent service listening');
   // Listening proves this instance's identity is ours alone: what its previous life held
@@ -96,7 +117,7 @@ export async function startServer(cfg: Config, opts: StartOptions = {}): Promise
     server,
     stop: async () => {
       await channels.stop();
-      await stopService({ server, timers: [recovery], scheduler, dispatcher, queue });
+      await stopService(parts);
       await composed.stop();
     },
   };

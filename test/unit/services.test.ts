@@ -2,6 +2,7 @@
 // until their part is composed, return exactly the composed part after, and stop ends it (back
 // to the standalone set every test file starts with, test/helpers/standalone-services.ts).
 import fs from 'node:fs';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { Readable } from 'node:stream';
@@ -17,6 +18,8 @@ import { checkOutboundUrl } from '../../src/net/outbound-guard.js';
 import { installServices, overrideServices, ServiceNotComposedError } from '../../src/services/registry.js';
 import { composeServices } from '../../src/services/compose.js';
 import { startTestServer } from '../helpers/server.js';
+import { startServer } from '../../src/server.js';
+import { databaseReady, pgPool } from '../../src/db/client.js';
 
 const dirs: string[] = [];
 const tempDir = () => {
@@ -142,5 +145,24 @@ describe('composeServices', () => {
     }
     expect(() => blobStore()).toThrow('service not composed: blobStore');
     expect(config().adminEmail).not.toBe(s.adminEmail);
+  }, 120_000);
+
+  it('a start that fails part-way (its port taken) ends its composition and closes its database', async () => {
+    const taken = net.createServer();
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+    const port = (taken.address() as net.AddressInfo).port;
+    try {
+      const cfg = { ...configFor(tempDir()), port, adminEmail: 'failed-start@example.com' };
+      await expect(startServer(cfg, { pgliteDir: 'memory://' })).rejects.toThrow(/EADDRINUSE/);
+      expect(() => blobStore()).toThrow('service not composed: blobStore');
+      expect(config().adminEmail).not.toBe('failed-start@example.com');
+      expect(pgPool()).toBeUndefined();
+      await expect(databaseReady()).resolves.toBe(false);
+    } finally {
+      taken.close();
+    }
+    // The process can start again afterwards.
+    const s = await startTestServer();
+    await s.stop();
   }, 120_000);
 });
