@@ -18,6 +18,8 @@ export const interruptChannel = (sessionId: string) => `interrupt:${sessionId}`;
 // the new input, its release may have committed before it was stored): run once more after.
 interface RunState { controller: AbortController | null; finished: Promise<void>; again: boolean }
 const running = new Map<string, RunState>();
+/** A turn just started: its number and the stored batch (session.status_running last) to announce. */
+interface Started { turn: number; batch: StoredBatch }
 // Shutdown: `draining` stops new turns; `shutdown` (once aborted) interrupts every turn.
 let draining = false;
 let shutdown = new AbortController();
@@ -33,27 +35,31 @@ const inputsWaiting = (sessionId: string) => Prisma.sql`EXISTS (SELECT 1 FROM "S
                   AND e."type" = ANY(${INPUT_TYPES}::text[]))`;
 
 /**
- * Starts a turn in ONE statement: gives every waiting input to a new turn (turnCount + 1) and
- * stores its session.status_running, with `claim` also claiming the session (idle → running,
- * this process as its runner; not when the budget is reached). Atomic: a crash leaves either
- * nothing or a running session with its turn announced (recovery ends it). Null when the
- * session is not claimable or nothing waits; the caller announces the returned batch.
+ * Stores `events` (ending with session.status_running) in ONE statement that starts a turn:
+ * turnCount + 1, every input waiting given to it (and `events`' own inputs), with `claim` also
+ * claiming the session (idle → running, this process as its runner; not with the budget
+ * reached), where `where` also holds. Atomic: a crash leaves either nothing or a running
+ * session with its turn announced (recovery ends it). Null when the row did not match.
  */
-async function startTurn(sessionId: string, claim: boolean): Promise<Started | null> {
-  const batch = await storeEvents(prisma, sessionId, [{ type: 'session.status_running', fields: {} }], {
+async function storeTurnStart(sessionId: string, events: NewEvent[], claim: boolean, where: Prisma.Sql): Promise<Started | null> {
+  const batch = await storeEvents(prisma, sessionId, events, {
     set: claim
       ? Prisma.sql`"turnCount" = "turnCount" + 1, "status" = ${CLAIM.to}, "runnerId" = ${ownerId()}, "runnerHeartbeatAt" = now()`
       : Prisma.sql`"turnCount" = "turnCount" + 1`,
-    where: claim
-      ? Prisma.sql`"status" = ANY(${CLAIM.from}::text[]) AND "budgetReachedAt" IS NULL AND ${inputsWaiting(sessionId)}`
-      : inputsWaiting(sessionId),
+    where: claim ? Prisma.sql`"status" = ANY(${CLAIM.from}::text[]) AND "budgetReachedAt" IS NULL AND ${where}` : where,
     with: Prisma.sql`taken AS (
       UPDATE "SessionEvent" e SET "turn" = s."turnCount" FROM s
       WHERE e."sessionId" = ${sessionId} AND e."turn" IS NULL AND e."type" = ANY(${INPUT_TYPES}::text[])
     )`,
+    turnFor: INPUT_TYPES,
   });
   return batch.turnCount === null ? null : { turn: batch.turnCount, batch };
 }
+
+const RUNNING: NewEvent = { type: 'session.status_running', fields: {} };
+
+/** The next turn of the inputs waiting (null when none waits or the session is not claimable); the caller announces it. */
+const startTurn = (sessionId: string, claim: boolean) => storeTurnStart(sessionId, [RUNNING], claim, inputsWaiting(sessionId));
 
 /** Idle again, unless an input arrived meanwhile (then the caller runs another turn). */
 async function release(sessionId: string): Promise<boolean> {
@@ -84,24 +90,11 @@ export async function runSession(sessionId: string): Promise<void> {
  */
 export async function storeInputsAndStartTurn(sessionId: string, inputs: NewEvent[], gate: Prisma.Sql): Promise<StoredEvent[] | null> {
   if (draining || running.has(sessionId)) return null;
-  const run = beginRun(sessionId, async () => {
-    const batch = await storeEvents(prisma, sessionId, [...inputs, { type: 'session.status_running', fields: {} }], {
-      set: Prisma.sql`"turnCount" = "turnCount" + 1, "status" = ${CLAIM.to}, "runnerId" = ${ownerId()}, "runnerHeartbeatAt" = now()`,
-      where: Prisma.sql`"status" = ANY(${CLAIM.from}::text[]) AND "budgetReachedAt" IS NULL AND ${gate}`,
-      with: Prisma.sql`taken AS (
-        UPDATE "SessionEvent" e SET "turn" = s."turnCount" FROM s
-        WHERE e."sessionId" = ${sessionId} AND e."turn" IS NULL AND e."type" = ANY(${INPUT_TYPES}::text[])
-      )`,
-      turnFor: INPUT_TYPES,
-    });
-    return batch.turnCount === null ? null : { turn: batch.turnCount, batch };
-  });
+  const run = beginRun(sessionId, () => storeTurnStart(sessionId, [...inputs, RUNNING], true, gate));
   run.finished.catch((err) => logger.error({ err, sessionId }, 'session run failed'));
   const started = await run.started;
   return started ? started.batch.stored.slice(0, inputs.length) : null;
 }
-
-interface Started { turn: number; batch: StoredBatch }
 
 /**
  * One run of a session in this process (the caller checked that none is live): registers it,
