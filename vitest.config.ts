@@ -1,5 +1,6 @@
 import { defineConfig } from 'vitest/config';
 import { createRequire } from 'node:module';
+import { availableParallelism } from 'node:os';
 
 const require = createRequire(import.meta.url);
 
@@ -11,6 +12,9 @@ export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
     pool: 'forks',
+    // The suite mostly waits (CLIs, sandboxes, fake servers, timers): two files at a time even on
+    // two cores (the default, cores − 1, ran one at a time there and took twice as long).
+    maxWorkers: Math.max(2, availableParallelism() - 1),
     // The services a process without a server has (src/services/standalone.ts), installed explicitly.
     setupFiles: ['test/helpers/standalone-services.ts'],
     testTimeout: 30_000,
