@@ -131,6 +131,9 @@ function beginRun(sessionId: string, start: () => Promise<Started | null>): { st
         onStartFailed(err);
         throw err;
       }
+      // The turn's first frame (session.status_running) goes to this process's streams before
+      // the send that started it (if one did) is answered.
+      let announced = first ? announceEvents(first.batch) : null;
       onStart(first);
       if (!first) return;
       let current: Started | null = first;
@@ -139,7 +142,8 @@ function beginRun(sessionId: string, start: () => Promise<Started | null>): { st
       }, HEARTBEAT_MS);
       beat.unref();
       while (current) {
-        await announceEvents(current.batch); // session.status_running: the turn's first frame
+        await (announced ?? announceEvents(current.batch));
+        announced = null;
         await subscribed;
         state.controller = new AbortController();
         if (shutdown.signal.aborted) state.controller.abort(shutdown.signal.reason);
