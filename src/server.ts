@@ -82,12 +82,12 @@ export async function startServer(cfg: Config, opts: StartOptions = {}): Promise
     // dispatched from the route table at the node:http level, the rest goes to Express.
     const limiter = createLimiter(cfg.rateLimitPerMinute, cfg.redisUrl ? sharedRedis(cfg.redisUrl) : undefined);
     const app = createApp({ limiter, openapi: buildOpenApi(routes) });
-    server = http.createServer(serverOptions(), requestListener(app, buildRestDispatch(routes, { app, limiter })));
-    listening = server;
-    applyServerLimits(server); // timeouts and header limits: src/http/server-limits.ts
+    const created = http.createServer(serverOptions(), requestListener(app, buildRestDispatch(routes, { app, limiter })));
+    server = listening = created;
+    applyServerLimits(created); // timeouts and header limits: src/http/server-limits.ts
     await new Promise<void>((resolve, reject) => {
-      server!.once('error', reject);
-      server!.listen(cfg.port, cfg.host, () => resolve());
+      created.once('error', reject);
+      created.listen(cfg.port, cfg.host, () => resolve());
     });
   } catch (err) {
     clearInterval(recovery);
