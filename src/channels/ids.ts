@@ -1,8 +1,6 @@
 // Channel resource ids: `<prefix>_<ULID>` like every other id (src/ids.ts keeps the shared list).
-import { monotonicFactory } from 'ulid';
 import { randomBytes } from 'node:crypto';
-
-const nextUlid = monotonicFactory();
+import { nextUlid } from '../ids.js';
 
 export type ChannelIdPrefix = 'chapp' | 'chconn' | 'chbind' | 'whep' | 'chin' | 'chrep' | 'chdlv' | 'lbmsg' | 'evt' | 'whdl';
 
