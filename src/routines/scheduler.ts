@@ -11,7 +11,6 @@ import { latestRunAtOrBefore } from './cron.js';
 import type { RoutineScheduler } from './scheduling.js';
 
 export const MISSED_FIRE_WINDOW_MS = Number(process.env.MISSED_FIRE_WINDOW_MS || 60 * 60 * 1000);
-const TICK_MS = Number(process.env.SCHEDULER_TICK_MS || 1000);
 
 /** One pass: fires every due occurrence at `now`. Exposed for tests (a fake clock). */
 export async function schedulerTick(now: Date = new Date()): Promise<string[]> {
@@ -54,10 +53,12 @@ export function inProcessRoutineScheduler(): RoutineScheduler {
     sync: async () => undefined,
     async start() {
       if (timer) return;
+      // Read when the scheduler starts (not when the module loads): a test or an operator sets it before.
+      const tickMs = Number(process.env.SCHEDULER_TICK_MS || 1000);
       timer = setInterval(() => {
         if (running) return;
         running = schedulerTick().catch((err) => logger.warn({ err }, 'scheduler tick failed')).finally(() => (running = null));
-      }, TICK_MS);
+      }, tickMs);
       timer.unref();
     },
     async stop() {
