@@ -36,7 +36,7 @@ import { mcpBench } from './mcp.js';
 import { sandboxBench } from './sandboxes.js';
 import { engineBench } from './engines.js';
 import { environmentBench } from './environments.js';
-import { firstFrameBench } from './first-frame.js';
+import { firstFrameBench, openStream } from './first-frame.js';
 
 const DURATION = Number(process.env.BENCH_SECONDS || 8);
 const SUBSCRIBERS = Number(process.env.BENCH_SUBSCRIBERS || 1000);
@@ -128,55 +128,25 @@ rows.push(['bare Express route, same Prisma query (no auth)', `${fmt(direct.rps)
 rows.push(['ratio REST / bare Express', (rest.rps / direct.rps).toFixed(2)]);
 bareServer.close();
 await limitServer?.close();
-if (process.env.BENCH_ONLY === 'rest') {
-console.log('\n| measurement | result |\n|---|---|');
-  for (const [k, v] of rows) console.log(`| ${k} | ${v} |`);
-  await s.stop();
-  await fake.close();
-  process.exit(0);
-}
-
-// 2. send → first SSE frame (bench/first-frame.ts)
-rows.push(...(await firstFrameBench(s, fake, agent.id)));
-if (process.env.BENCH_ONLY === 'hot') {
+/** BENCH_ONLY=rest|hot: print what was measured so far and stop. */
+async function finishEarly(): Promise<never> {
   console.log('\n| measurement | result |\n|---|---|');
   for (const [k, v] of rows) console.log(`| ${k} | ${v} |`);
   await s.stop();
   await fake.close();
   process.exit(0);
 }
+if (process.env.BENCH_ONLY === 'rest') await finishEarly();
+
+// 2. send → first SSE frame (bench/first-frame.ts)
+rows.push(...(await firstFrameBench(s, fake, agent.id)));
+if (process.env.BENCH_ONLY === 'hot') await finishEarly();
 const sess = (await s.api('POST', '/sessions', { body: { agent: agent.id } })).body.session;
-async function openStream(sessionId: string, onFrame: (type: string, at: number) => void) {
-  const ctl = new AbortController();
-  const res = await fetch(`${s.base}/sessions/${sessionId}/events/stream`, { headers: auth, signal: ctl.signal });
-  const reader = res.body!.getReader();
-  const decoder = new TextDecoder();
-  let buf = '';
-  void (async () => {
-    try {
-      for (;;) {
-        const { value, done } = await reader.read();
-        if (done) return;
-        buf += decoder.decode(value, { stream: true });
-        let i: number;
-        while ((i = buf.indexOf('\n\n')) !== -1) {
-          const frame = buf.slice(0, i);
-          buf = buf.slice(i + 2);
-          const m = /event: (.+)/.exec(frame);
-          if (m) onFrame(m[1]!, performance.now());
-        }
-      }
-    } catch {
-      /* closed */
-    }
-  })();
-  return () => ctl.abort();
-}
 // 3. event throughput of one session to one subscriber
 const N = 2000;
 let received = 0;
 let allIn: (() => void) | null = null;
-const closeT = await openStream(sess.id, (type) => {
+const closeT = await openStream(s, sess.id, (type) => {
   if (type === 'agent.status' && ++received === N) allIn?.();
 });
 await new Promise((r) => setTimeout(r, 200));

@@ -71,6 +71,7 @@ describe('a send that starts its turn', () => {
       token: other, body: { events: [{ type: 'user.message', content: [{ type: 'text', text: 'x' }] }] },
     });
     expect(res.status).toBe(404);
+    expect(res.body.error).toMatchObject({ code: 'not_found' });
     expect(await history(s, session.id)).toEqual([]);
     expect((await s.api('GET', `/sessions/${session.id}`)).body.session.status).toBe('idle');
   });

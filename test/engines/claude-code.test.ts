@@ -12,7 +12,7 @@ import type { EngineEvent } from '../../src/engines/cli/adapter.js';
 import { prisma } from '../../src/db/client.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { startFakeProvider, type FakeProvider } from '../fake-provider/server.js';
-import { expectValidEvents, filesUnder, fixtureLines, liveEngine } from '../helpers/engine-live.js';
+import { expectValidEvents, filesUnder, fixtureLines, expectFailingToolsTurn, liveEngine } from '../helpers/engine-live.js';
 
 const FIXTURES = 'claude_code';
 const RESUME_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
@@ -177,13 +177,6 @@ describe('the real Claude Code CLI through the gateway', () => {
   }, 240_000);
 
   it('records a turn whose shell command fails and whose file read fails (tool-errors-turn.jsonl)', async () => {
-    const live = await liveEngine(s, claudeCodeAdapter, { model: 'claude-sonnet-4-5' });
-    const [shell, read] = [{ name: 'Bash', input: { command: 'echo partial; exit 3', description: 'Fail on purpose' }, id: 'toolu_e1' }, { name: 'Read', input: { file_path: '/nonexistent-dir/missing.txt' }, id: 'toolu_e2' }];
-    fake.enqueue({ kind: 'tool_call', reasoning: 'Trying two things', ...shell, more: [read], text: 'Trying.' }, { kind: 'text', text: 'Both failed.' });
-    const turn = await live.turn('try both', null);
-    live.record(FIXTURES, 'tool-errors-turn.jsonl', turn.lines);
-    expect(turn.result.stop, turn.stderr).toEqual({ type: 'end_turn' });
-    const results = turn.events.filter((e) => e.type === 'agent.tool_result');
-    expect(results.map((e) => e.type === 'agent.tool_result' && e.fields.part.type === 'tool_result' && e.fields.part.status)).toEqual(['error', 'error']);
+    await expectFailingToolsTurn(s, fake, claudeCodeAdapter, FIXTURES, { shell: { name: 'Bash', input: { command: 'echo partial; exit 3', description: 'Fail on purpose' }, id: 'toolu_e1' }, read: { name: 'Read', input: { file_path: '/nonexistent-dir/missing.txt' }, id: 'toolu_e2' }, reasoning: 'Trying two things' });
   }, 240_000);
 });

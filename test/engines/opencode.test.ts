@@ -11,7 +11,7 @@ import { opencodeAdapter, opencodeMapper, opencodeVariant } from '../../src/engi
 import { prisma } from '../../src/db/client.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { startFakeProvider, type FakeProvider } from '../fake-provider/server.js';
-import { expectValidEvents, filesUnder, fixtureLines, liveEngine } from '../helpers/engine-live.js';
+import { expectValidEvents, filesUnder, fixtureLines, expectFailingToolsTurn, liveEngine } from '../helpers/engine-live.js';
 
 const FIXTURES = 'opencode';
 const SESSION_ID = /^ses_[0-9a-zA-Z]+$/;
@@ -176,13 +176,6 @@ describe('the real opencode CLI through the gateway', () => {
   }, 240_000);
 
   it('records a turn whose shell command fails and whose file read fails (tool-errors-turn.jsonl)', async () => {
-    const live = await liveEngine(s, opencodeAdapter, { model: 'claude-sonnet-4-5' });
-    const [shell, read] = [{ name: 'bash', input: { command: 'echo partial; exit 3', description: 'Fail on purpose' }, id: 'toolu_e1' }, { name: 'read', input: { filePath: '/nonexistent-dir/missing.txt' }, id: 'toolu_e2' }];
-    fake.enqueue({ kind: 'tool_call', ...shell, more: [read], text: 'Trying.' }, { kind: 'text', text: 'Both failed.' });
-    const turn = await live.turn('try both', null);
-    live.record(FIXTURES, 'tool-errors-turn.jsonl', turn.lines);
-    expect(turn.result.stop, turn.stderr).toEqual({ type: 'end_turn' });
-    const results = turn.events.filter((e) => e.type === 'agent.tool_result');
-    expect(results.map((e) => e.type === 'agent.tool_result' && e.fields.part.type === 'tool_result' && e.fields.part.status)).toEqual(['error', 'error']);
+    await expectFailingToolsTurn(s, fake, opencodeAdapter, FIXTURES, { shell: { name: 'bash', input: { command: 'echo partial; exit 3', description: 'Fail on purpose' }, id: 'toolu_e1' }, read: { name: 'read', input: { filePath: '/nonexistent-dir/missing.txt' }, id: 'toolu_e2' } });
   }, 240_000);
 });

@@ -11,7 +11,7 @@ import type { EngineEvent } from '../../src/engines/cli/adapter.js';
 import { prisma } from '../../src/db/client.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { startFakeProvider, type FakeProvider } from '../fake-provider/server.js';
-import { expectValidEvents, filesUnder, fixtureLines, liveEngine } from '../helpers/engine-live.js';
+import { expectValidEvents, filesUnder, fixtureLines, expectFailingToolsTurn, liveEngine } from '../helpers/engine-live.js';
 
 const FIXTURES = 'pi';
 const SESSION_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
@@ -186,13 +186,6 @@ describe('the real pi CLI through the gateway', () => {
   }, 240_000);
 
   it('records a turn whose shell command fails and whose file read fails (tool-errors-turn.jsonl)', async () => {
-    const live = await liveEngine(s, piAdapter, { model: 'claude-sonnet-4-5' });
-    const [shell, read] = [{ name: 'bash', input: { command: 'echo partial; exit 3' }, id: 'toolu_e1' }, { name: 'read', input: { path: '/nonexistent-dir/missing.txt' }, id: 'toolu_e2' }];
-    fake.enqueue({ kind: 'tool_call', reasoning: 'Trying two things', ...shell, more: [read], text: 'Trying.' }, { kind: 'text', text: 'Both failed.' });
-    const turn = await live.turn('try both', null);
-    live.record(FIXTURES, 'tool-errors-turn.jsonl', turn.lines);
-    expect(turn.result.stop, turn.stderr).toEqual({ type: 'end_turn' });
-    const results = turn.events.filter((e) => e.type === 'agent.tool_result');
-    expect(results.map((e) => e.type === 'agent.tool_result' && e.fields.part.type === 'tool_result' && e.fields.part.status)).toEqual(['error', 'error']);
+    await expectFailingToolsTurn(s, fake, piAdapter, FIXTURES, { shell: { name: 'bash', input: { command: 'echo partial; exit 3' }, id: 'toolu_e1' }, read: { name: 'read', input: { path: '/nonexistent-dir/missing.txt' }, id: 'toolu_e2' }, reasoning: 'Trying two things' });
   }, 240_000);
 });

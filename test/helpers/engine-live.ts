@@ -5,6 +5,7 @@
 // record it: RECORD_CLI_FIXTURES=1 writes them, scrubbed of the credential and temporary paths,
 // into test/fixtures/<engine>/.
 import fs from 'node:fs';
+import { expect } from 'vitest';
 import os from 'node:os';
 import path from 'node:path';
 import { prisma } from '../../src/db/client.js';
@@ -16,6 +17,7 @@ import { issueSessionCredential } from '../../src/gateway/session-credentials.js
 import { localSpawner } from './cli-process.js';
 import { readySession } from './sessions.js';
 import type { TestServer } from './server.js';
+import type { FakeProvider } from '../fake-provider/server.js';
 
 /** The engine's CLI (and the Node it needs) from the engine cache, installed on first use. */
 export async function engineInstall(adapter: EngineAdapter): Promise<{ bin: string; pathPrefix: string }> {
@@ -100,3 +102,20 @@ export async function liveEngine(s: TestServer, adapter: EngineAdapter, opts: { 
 }
 
 export const fixtureLines = (dir: string, name: string) => fs.readFileSync(path.join(import.meta.dirname, '../fixtures', dir, name), 'utf8').split('\n');
+
+interface ToolCall { name: string; input: Record<string, unknown>; id: string }
+
+/**
+ * A live turn in which the CLI's own shell command fails (`exit 3`) and its file read fails
+ * (missing file), in the CLI's tool names: recorded as `<fixtures>/tool-errors-turn.jsonl`;
+ * the turn ends normally and both results are errors.
+ */
+export async function expectFailingToolsTurn(s: TestServer, fake: FakeProvider, adapter: EngineAdapter, fixtures: string, calls: { shell: ToolCall; read: ToolCall; reasoning?: string }): Promise<void> {
+  const live = await liveEngine(s, adapter, { model: 'claude-sonnet-4-5' });
+  fake.enqueue({ kind: 'tool_call', ...(calls.reasoning ? { reasoning: calls.reasoning } : {}), ...calls.shell, more: [calls.read], text: 'Trying.' }, { kind: 'text', text: 'Both failed.' });
+  const turn = await live.turn('try both', null);
+  live.record(fixtures, 'tool-errors-turn.jsonl', turn.lines);
+  expect(turn.result.stop, turn.stderr).toEqual({ type: 'end_turn' });
+  const results = turn.events.filter((e) => e.type === 'agent.tool_result');
+  expect(results.map((e) => e.type === 'agent.tool_result' && e.fields.part.type === 'tool_result' && e.fields.part.status)).toEqual(['error', 'error']);
+}
