@@ -6,7 +6,7 @@
 import os from 'node:os';
 import { startTestServer } from '../test/helpers/server.js';
 import { startFakeProvider } from '../test/fake-provider/server.js';
-import { firstFrameBench } from './first-frame.js';
+import { firstFrameBench, startFrameLimit } from './first-frame.js';
 import { engineBench, hermesBench } from './engines.js';
 
 const fake = await startFakeProvider();
@@ -16,7 +16,9 @@ const load = () => os.loadavg().map((n) => n.toFixed(1)).join(' ');
 const rows: [string, string][] = [['load average at start', load()]];
 if (process.env.BENCH_ONLY === 'engines') rows.push(...(await engineBench(s)));
 else {
-  rows.push(...(await firstFrameBench(s, fake, agent.id)));
+  const limit = await startFrameLimit(s, agent.id);
+  rows.push(...(await firstFrameBench(s, fake, agent.id, limit)));
+  await limit?.close();
   if (process.env.BENCH_ONLY !== 'frame') rows.push(...(await hermesBench(s)));
 }
 rows.push(['load average at end', load()]);

@@ -13,7 +13,8 @@
 //  5. channels (bench/channels.ts): inbound acknowledgement under load, message → user.message
 //     stored → reply posted through the loopback platform.
 //  BENCH_ONLY=rest runs only the first measurement; BENCH_ONLY=hot the first two.
-//  2. send (202) → first SSE frame latency, p50/p99, the fake provider answering at once.
+//  2. send (202) → first SSE frame latency, p50/p99, the fake provider answering at once, beside
+//     the machine's limit for the same work on PostgreSQL + Redis (bench/first-frame-limit.ts).
 //  3. event throughput of one session reaching a subscriber.
 //  4. fan-out: N concurrent SSE subscribers on one session: p99 delivery delay of one event,
 //     and memory per open stream.
@@ -36,7 +37,7 @@ import { mcpBench } from './mcp.js';
 import { sandboxBench } from './sandboxes.js';
 import { engineBench } from './engines.js';
 import { environmentBench } from './environments.js';
-import { firstFrameBench, openStream } from './first-frame.js';
+import { firstFrameBench, openStream, startFrameLimit } from './first-frame.js';
 
 const DURATION = Number(process.env.BENCH_SECONDS || 8);
 const SUBSCRIBERS = Number(process.env.BENCH_SUBSCRIBERS || 1000);
@@ -139,7 +140,9 @@ async function finishEarly(): Promise<never> {
 if (process.env.BENCH_ONLY === 'rest') await finishEarly();
 
 // 2. send → first SSE frame (bench/first-frame.ts)
-rows.push(...(await firstFrameBench(s, fake, agent.id)));
+const frameLimit = await startFrameLimit(s, agent.id);
+rows.push(...(await firstFrameBench(s, fake, agent.id, frameLimit)));
+await frameLimit?.close();
 if (process.env.BENCH_ONLY === 'hot') await finishEarly();
 const sess = (await s.api('POST', '/sessions', { body: { agent: agent.id } })).body.session;
 // 3. event throughput of one session to one subscriber
