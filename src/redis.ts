@@ -1,39 +1,51 @@
-// Redis connections (ioredis) when REDIS_URL is set. BullMQ workers need
-// maxRetriesPerRequest: null; a client for commands and the rate limiter can share one.
+// Redis connections (ioredis) when REDIS_URL is set, opened by the composition (the `redis`
+// part, null without Redis) and closed with it. BullMQ workers and subscribers need dedicated
+// connections with maxRetriesPerRequest: null; commands, the rate limiters and publishing share one.
 import { Redis } from 'ioredis';
+import { service } from './services/registry.js';
 
-let shared: Redis | undefined;
-const extra: Redis[] = [];
-
-export function redisConfigured(url = process.env.REDIS_URL): boolean {
-  return !!url;
+export interface RedisConnections {
+  /** For commands, the rate limiters and publishing. */
+  readonly shared: Redis;
+  /** A new dedicated connection (a subscriber or a blocking worker cannot share), closed with the rest. */
+  dedicated(): Redis;
+  close(): Promise<void>;
 }
 
-export function sharedRedis(url: string): Redis {
-  // Auto-pipelining: the commands of one event-loop tick (rate-limit counts of concurrent
-  // requests, publishes) leave in one write.
-  shared ??= new Redis(url, { maxRetriesPerRequest: 3, enableOfflineQueue: true, lazyConnect: false, enableAutoPipelining: true });
-  return shared;
-}
-
-/** A dedicated connection (subscribers and blocking workers cannot share). */
-export function newRedis(url: string): Redis {
-  const r = new Redis(url, { maxRetriesPerRequest: null });
-  extra.push(r);
-  return r;
-}
-
-export async function redisReady(): Promise<boolean> {
-  if (!shared) return true;
-  try {
-    return (await shared.ping()) === 'PONG';
-  } catch {
-    return false;
+declare module './services/registry.js' {
+  interface Services {
+    redis: RedisConnections | null;
   }
 }
 
-export async function closeRedis(): Promise<void> {
-  await Promise.all([shared, ...extra].filter(Boolean).map((r) => r!.quit().catch(() => r!.disconnect())));
-  shared = undefined;
-  extra.length = 0;
+export function openRedis(url: string): RedisConnections {
+  // Auto-pipelining: the commands of one event-loop tick (rate-limit counts of concurrent
+  // requests, publishes) leave in one write.
+  const shared = new Redis(url, { maxRetriesPerRequest: 3, enableOfflineQueue: true, lazyConnect: false, enableAutoPipelining: true });
+  const all: Redis[] = [shared];
+  let closing: Promise<void> | undefined;
+  return {
+    shared,
+    dedicated() {
+      const r = new Redis(url, { maxRetriesPerRequest: null });
+      all.push(r);
+      return r;
+    },
+    close: () => (closing ??= Promise.all(all.map((r) => r.quit().then(() => undefined, () => r.disconnect()))).then(() => undefined)),
+  };
+}
+
+/** The composed Redis connections; null without Redis. */
+export function redis(): RedisConnections | null {
+  return service('redis');
+}
+
+export async function redisReady(): Promise<boolean> {
+  const connections = redis();
+  if (!connections) return true;
+  try {
+    return (await connections.shared.ping()) === 'PONG';
+  } catch {
+    return false;
+  }
 }

@@ -1,12 +1,12 @@
-// Starts the whole service in this process: database (+ migrations), secrets key, the
-// process's services composed once (src/services/compose.ts: config, sandboxes, blob store,
-// pub/sub, turn queue, routine scheduler… Redis when configured), owner bootstrap, recovery,
+// Starts the whole service in this process: database (+ migrations), then the process's
+// services composed once with it (src/services/compose.ts: config, database, secret key,
+// instance identity, sandboxes, blob store, Redis when configured, pub/sub, turn queue, routine
+// scheduler…), owner bootstrap, recovery,
 // HTTP. Returns a handle that stops it again (tests start one per process at a time; each start
 // composes anew and replaces the previous composition, each stop ends its own).
 import http from 'node:http';
 import path from 'node:path';
-import { openDatabase, closeDatabase } from './db/client.js';
-import { initSecretKey } from './crypto/secret-box.js';
+import { openDatabase } from './db/client.js';
 import { bootstrapOwner } from './auth/bootstrap.js';
 import { createLimiter } from './ratelimit/limiter.js';
 import { createApp, requestListener } from './http/app.js';
@@ -14,13 +14,11 @@ import { buildRestDispatch } from '../rest/router.js';
 import { routes } from '../rest/routes/index.js';
 import { buildOpenApi } from '../rest/openapi.js';
 import { serverOptions, applyServerLimits } from './http/server-limits.js';
-import { sharedRedis, closeRedis } from './redis.js';
 import { pubsub } from './events/pubsub.js';
 import { logger } from './logger.js';
 import type { Config } from './config.js';
 import { enqueueSessionRun } from './runtime/queue.js';
-import { recoverStaleSessions, sessionsWithWaitingInputs, acceptTurns, recoverOwnTurns } from './runtime/runner.js';
-import { configureInstance } from './runtime/instance.js';
+import { recoverStaleSessions, sessionsWithWaitingInputs, recoverOwnTurns } from './runtime/runner.js';
 import { stopService } from './shutdown.js';
 import { startDispatcher, reclaimOwnLeases } from './webhooks/dispatcher.js';
 import { startChannels } from './channels/runtime.js';
@@ -55,13 +53,16 @@ export interface StartOptions {
 }
 
 export async function startServer(cfg: Config, opts: StartOptions = {}): Promise<RunningServer> {
-  configureInstance({ host: cfg.host, port: cfg.port });
-  acceptTurns();
-  initSecretKey(cfg.secretKey, cfg.dataDir);
-  await openDatabase({ databaseUrl: cfg.databaseUrl, pgliteDir: opts.pgliteDir ?? path.join(cfg.dataDir, 'pglite') });
+  const database = await openDatabase({ databaseUrl: cfg.databaseUrl, pgliteDir: opts.pgliteDir ?? path.join(cfg.dataDir, 'pglite') });
   let listening: http.Server | undefined; // the listen address is a composed service (the default PUBLIC_URL)
-  const composed = await composeServices(cfg, { listenUrl: () => listenUrlOf(listening), replace: opts.services });
-  const { turnQueue: queue, routineScheduler: scheduler } = composed.services;
+  let composed: Awaited<ReturnType<typeof composeServices>>;
+  try {
+    composed = await composeServices(cfg, { database, listenUrl: () => listenUrlOf(listening), replace: opts.services });
+  } catch (err) {
+    await database.close().catch(() => undefined);
+    throw err;
+  }
+  const { turnQueue: queue, routineScheduler: scheduler, redis } = composed.services;
   // A start that fails part-way (the port taken, the database gone) leaves nothing behind: no
   // timers, workers, clients, pool or composition; the error goes to the caller.
   let recovery: NodeJS.Timeout | undefined;
@@ -80,7 +81,7 @@ export async function startServer(cfg: Config, opts: StartOptions = {}): Promise
 
     // The REST surface is composed here, where the route table meets the HTTP app: /v1 is
     // dispatched from the route table at the node:http level, the rest goes to Express.
-    const limiter = createLimiter(cfg.rateLimitPerMinute, cfg.redisUrl ? sharedRedis(cfg.redisUrl) : undefined);
+    const limiter = createLimiter(cfg.rateLimitPerMinute, redis?.shared);
     const app = createApp({ limiter, openapi: buildOpenApi(routes) });
     const created = http.createServer(serverOptions(), requestListener(app, buildRestDispatch(routes, { app, limiter })));
     server = listening = created;
@@ -97,8 +98,8 @@ export async function startServer(cfg: Config, opts: StartOptions = {}): Promise
     await quietly(dispatcher?.stop(0));
     await quietly(queue.close());
     await quietly(pubsub().close());
-    await quietly(closeRedis());
-    await quietly(closeDatabase());
+    await quietly(redis?.close());
+    await quietly(database.close());
     await quietly(composed.stop());
     throw err;
   }

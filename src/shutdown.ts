@@ -16,8 +16,8 @@ import { provisioningSettled } from './runtime/provisioning.js';
 import { hubSettled } from './events/hub.js';
 import { closeAllStreams } from './http/open-streams.js';
 import { pubsub } from './events/pubsub.js';
-import { closeRedis } from './redis.js';
-import { closeDatabase } from './db/client.js';
+import { redis } from './redis.js';
+import { service } from './services/registry.js';
 import { closeGuardedDispatcher } from './net/outbound-guard.js';
 import { closeMcpConnections } from './tools/mcp/servers.js';
 import type { Dispatcher } from './webhooks/dispatcher.js';
@@ -74,7 +74,7 @@ export async function stopService(parts: ServiceParts): Promise<void> {
   await closeMcpConnections();
   await closeGuardedDispatcher();
   await pubsub().close();
-  await closeRedis();
-  await closeDatabase();
+  await redis()?.close();
+  await service('database').close();
   logger.info({ ms: Date.now() - started, streams, turnsLeftRunning: left.length }, 'stopped');
 }

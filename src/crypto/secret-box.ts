@@ -1,10 +1,16 @@
 // Encryption at rest for write-only secrets: AES-256-GCM under SECRET_KEY (32 bytes, hex or
-// base64). Without SECRET_KEY a key is generated once into DATA_DIR and reused.
+// base64). Without SECRET_KEY a key is generated once into DATA_DIR and reused. The key is a
+// composed part (`secretKey`, loaded by startServer with loadSecretKey).
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
+import { service } from '../services/registry.js';
 
-let key: Buffer | undefined;
+declare module '../services/registry.js' {
+  interface Services {
+    secretKey: Buffer;
+  }
+}
 
 function parseKey(raw: string): Buffer {
   const trimmed = raw.trim();
@@ -13,32 +19,24 @@ function parseKey(raw: string): Buffer {
   return buf;
 }
 
-export function initSecretKey(secretKey: string | undefined, dataDir: string): void {
-  if (secretKey) {
-    key = parseKey(secretKey);
-    return;
-  }
+/** SECRET_KEY, or the key file in DATA_DIR (created on first start; another process's if it won the race). */
+export function loadSecretKey(secretKey: string | undefined, dataDir: string): Buffer {
+  if (secretKey) return parseKey(secretKey);
   const file = path.join(dataDir, 'secret.key');
-  if (fs.existsSync(file)) {
-    key = parseKey(fs.readFileSync(file, 'utf8'));
-    return;
-  }
+  if (fs.existsSync(file)) return parseKey(fs.readFileSync(file, 'utf8'));
   fs.mkdirSync(dataDir, { recursive: true });
   const fresh = randomBytes(32);
   try {
     fs.writeFileSync(file, fresh.toString('hex'), { mode: 0o600, flag: 'wx' });
-    key = fresh;
+    return fresh;
   } catch (err) {
     // Another process created it first: use theirs.
     if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-    key = parseKey(fs.readFileSync(file, 'utf8'));
+    return parseKey(fs.readFileSync(file, 'utf8'));
   }
 }
 
-function currentKey(): Buffer {
-  if (!key) throw new Error('secret key not initialised');
-  return key;
-}
+const currentKey = (): Buffer => service('secretKey');
 
 /** Returns `v1.<iv>.<tag>.<ciphertext>` in base64url. */
 export function seal(plaintext: string): string {

@@ -1,6 +1,8 @@
-// The process's Prisma client. PostgreSQL through @prisma/adapter-pg when DATABASE_URL is set,
-// otherwise PGlite (in-process Postgres) under DATA_DIR. Modules import `prisma` directly;
-// openDatabase() sets it once at start (and once per test file).
+// The database: PostgreSQL through @prisma/adapter-pg when DATABASE_URL is set, otherwise PGlite
+// (in-process Postgres) under DATA_DIR. openDatabase opens it and returns the handle; startServer
+// puts that handle in the composition (the `database` part, src/services/registry.ts), and
+// `prisma` here is that part's client: modules import `prisma` and reach whichever database the
+// composition in force holds. Nothing is kept in this module.
 import path from 'node:path';
 import fs from 'node:fs';
 import { PGlite } from '@electric-sql/pglite';
@@ -10,10 +12,35 @@ import pg from 'pg';
 import { PrismaClient } from '../generated/prisma/client.js';
 import { applyMigrations } from './migrate.js';
 import { logger } from '../logger.js';
+import { service } from '../services/registry.js';
 
-export let prisma: PrismaClient = undefined as unknown as PrismaClient;
-let pglite: PGlite | undefined;
-let ownedPool: pg.Pool | undefined;
+/** An open database: its Prisma client, the pg pool under it (PostgreSQL only), and how to close both. */
+export interface Database {
+  readonly prisma: PrismaClient;
+  /** The pg pool under Prisma on PostgreSQL, for hot statements that skip Prisma's query pipeline; undefined on PGlite. */
+  readonly pool: pg.Pool | undefined;
+  close(): Promise<void>;
+}
+
+declare module '../services/registry.js' {
+  interface Services {
+    database: Database;
+  }
+}
+
+/**
+ * The composed database's Prisma client. A view, not a client of its own: every property is the
+ * client's of the composition in force (methods bound to it), so `prisma.session.findMany(…)`,
+ * `prisma.$transaction(…)` and `db === prisma` work as with the client itself.
+ */
+export const prisma: PrismaClient = new Proxy({} as PrismaClient, {
+  get(_view, key) {
+    const client = service('database').prisma;
+    const value: unknown = Reflect.get(client, key, client);
+    return typeof value === 'function' ? value.bind(client) : value;
+  },
+  has: (_view, key) => Reflect.has(service('database').prisma, key),
+});
 
 export interface DatabaseOptions {
   databaseUrl?: string;
@@ -29,7 +56,7 @@ export function splitSchema(url: string): { url: string; schema?: string } {
   return { url: u.toString(), schema };
 }
 
-export async function openDatabase(opts: DatabaseOptions): Promise<PrismaClient> {
+export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
   if (opts.databaseUrl) {
     const { url, schema } = splitSchema(opts.databaseUrl);
     const applied = await applyMigrations({ kind: 'postgres', url, schema });
@@ -40,32 +67,48 @@ export async function openDatabase(opts: DatabaseOptions): Promise<PrismaClient>
       max: Number(process.env.DATABASE_POOL_SIZE || 10),
       ...(schema ? { options: `-c search_path="${schema.replace(/"/g, '""')}"` } : {}),
     });
-    ownedPool = pool;
-    const adapter = new PrismaPg(pool, schema ? { schema } : undefined);
-    prisma = new PrismaClient({ adapter });
-  } else {
-    const dir = opts.pgliteDir ?? 'memory://';
-    if (!dir.startsWith('memory://')) fs.mkdirSync(path.dirname(dir), { recursive: true });
-    pglite = await PGlite.create(dir);
+    const client = new PrismaClient({ adapter: new PrismaPg(pool, schema ? { schema } : undefined) });
+    const close = async () => {
+      await client.$disconnect();
+      await pool.end().catch(() => undefined);
+    };
+    try {
+      await client.$connect();
+    } catch (err) {
+      await close().catch(() => undefined);
+      throw err;
+    }
+    return { prisma: client, pool, close: once(close) };
+  }
+  const dir = opts.pgliteDir ?? 'memory://';
+  if (!dir.startsWith('memory://')) fs.mkdirSync(path.dirname(dir), { recursive: true });
+  const pglite = await PGlite.create(dir);
+  const close = async () => {
+    await client.$disconnect();
+    await pglite.close();
+  };
+  let client: PrismaClient;
+  try {
     const applied = await applyMigrations({ kind: 'pglite', pglite });
     if (applied.length) logger.info({ applied }, 'database migrations applied');
-    prisma = new PrismaClient({ adapter: new PrismaPGlite(pglite) });
+    client = new PrismaClient({ adapter: new PrismaPGlite(pglite) });
+    await client.$connect();
+  } catch (err) {
+    await pglite.close().catch(() => undefined);
+    throw err;
   }
-  await prisma.$connect();
-  return prisma;
+  return { prisma: client, pool: undefined, close: once(close) };
 }
 
-/** The pg pool under Prisma on PostgreSQL, for hot reads that skip Prisma's query pipeline; undefined on PGlite. */
+/** A close that runs once; later calls get the first one's promise. */
+function once(close: () => Promise<void>): () => Promise<void> {
+  let closing: Promise<void> | undefined;
+  return () => (closing ??= close());
+}
+
+/** The pg pool under the composed database's Prisma client; undefined on PGlite. */
 export function pgPool(): pg.Pool | undefined {
-  return ownedPool;
-}
-
-export async function closeDatabase(): Promise<void> {
-  await prisma?.$disconnect();
-  await ownedPool?.end().catch(() => undefined);
-  ownedPool = undefined;
-  await pglite?.close();
-  pglite = undefined;
+  return service('database').pool;
 }
 
 /** Whether the database answers (readiness). */

@@ -4,26 +4,28 @@
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
 import { createHash } from 'node:crypto';
 import { config } from '../config.js';
-import { sharedRedis } from '../redis.js';
+import { redis, type RedisConnections } from '../redis.js';
 
 export const LOGIN_FAILURES_PER_EMAIL = 5;
 export const LOGIN_FAILURES_PER_ADDRESS = 50;
 const WINDOW_S = 15 * 60;
 
-let limiters: { perEmail: RateLimiterAbstract; perAddress: RateLimiterAbstract; key: string } | null = null;
+// Built for the composition's Redis connections and queue prefix; rebuilt when either changes.
+let limiters: { perEmail: RateLimiterAbstract; perAddress: RateLimiterAbstract; store: RedisConnections | null; prefix: string } | null = null;
 
-function build(points: number, prefix: string): RateLimiterAbstract {
-  const cfg = config();
-  const opts = { points, duration: WINDOW_S, keyPrefix: `${cfg.queuePrefix}:login:${prefix}` };
-  return cfg.redisUrl
-    ? new RateLimiterRedis({ ...opts, storeClient: sharedRedis(cfg.redisUrl), insuranceLimiter: new RateLimiterMemory(opts) })
+function build(points: number, kind: string, store: RedisConnections | null, prefix: string): RateLimiterAbstract {
+  const opts = { points, duration: WINDOW_S, keyPrefix: `${prefix}:login:${kind}` };
+  return store
+    ? new RateLimiterRedis({ ...opts, storeClient: store.shared, insuranceLimiter: new RateLimiterMemory(opts) })
     : new RateLimiterMemory(opts);
 }
 
 function get() {
-  const cfg = config();
-  const key = `${cfg.redisUrl ?? ''}|${cfg.queuePrefix}`;
-  if (!limiters || limiters.key !== key) limiters = { perEmail: build(LOGIN_FAILURES_PER_EMAIL, 'email'), perAddress: build(LOGIN_FAILURES_PER_ADDRESS, 'ip'), key };
+  const store = redis();
+  const prefix = config().queuePrefix;
+  if (!limiters || limiters.store !== store || limiters.prefix !== prefix) {
+    limiters = { perEmail: build(LOGIN_FAILURES_PER_EMAIL, 'email', store, prefix), perAddress: build(LOGIN_FAILURES_PER_ADDRESS, 'ip', store, prefix), store, prefix };
+  }
   return limiters;
 }
 

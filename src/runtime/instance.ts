@@ -10,32 +10,42 @@
 // shortcut; other processes recover those claims after the timeout, as before).
 import os from 'node:os';
 import { ulid } from 'ulid';
+import { service } from '../services/registry.js';
 
-const BOOT = ulid();
-let instance = `proc-${BOOT}`;
-let stable = false;
+/** This process's identity on its claims: a composed part (`instance`), made by instanceIdentity at start. */
+export interface InstanceIdentity {
+  /** The instance part (INSTANCE_ID, `<hostname>:<host>:<port>`, or `proc-<boot>`). */
+  readonly instance: string;
+  /** Whether the instance part outlives this process (not random). */
+  readonly stable: boolean;
+}
 
-/** Sets the instance part from INSTANCE_ID or the listen address (call before taking claims). */
-export function configureInstance(listen: { host: string; port: number }): void {
-  const explicit = process.env.INSTANCE_ID?.trim();
-  if (explicit) {
-    instance = explicit;
-    stable = true;
-  } else if (listen.port > 0) {
-    instance = `${os.hostname()}:${listen.host}:${listen.port}`;
-    stable = true;
-  } else {
-    instance = `proc-${BOOT}`;
-    stable = false;
+declare module '../services/registry.js' {
+  interface Services {
+    instance: InstanceIdentity;
   }
 }
 
-/** The owner value written on claims and leases. */
+const BOOT = ulid();
+
+/** The instance part from INSTANCE_ID or the listen address. */
+export function instanceIdentity(listen: { host: string; port: number }, env: NodeJS.ProcessEnv = process.env): InstanceIdentity {
+  const explicit = env.INSTANCE_ID?.trim();
+  if (explicit) return { instance: explicit, stable: true };
+  if (listen.port > 0) return { instance: `${os.hostname()}:${listen.host}:${listen.port}`, stable: true };
+  return { instance: `proc-${BOOT}`, stable: false };
+}
+
+/** The owner value an identity writes on claims and leases. */
+export const ownerIdOf = (identity: InstanceIdentity): string => `${identity.instance}#${BOOT}`;
+
+/** The owner value written on claims and leases (the composed identity's). */
 export function ownerId(): string {
-  return `${instance}#${BOOT}`;
+  return ownerIdOf(service('instance'));
 }
 
 /** The prefix shared by every life of this instance, or null when the identity is random. */
 export function previousLivesPrefix(): string | null {
+  const { instance, stable } = service('instance');
   return stable ? `${instance}#` : null;
 }

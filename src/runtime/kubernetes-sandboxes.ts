@@ -14,7 +14,6 @@ import { prisma } from '../db/client.js';
 import { commitEvent } from '../events/store.js';
 import { syncResources } from '../resources/resources.js';
 import { materializeSkills } from '../skills/materialize.js';
-import { ownerId } from './instance.js';
 import { logger } from '../logger.js';
 
 /** Where pods send their traffic: EGRESS_UPSTREAM (`host` or `host:port`), else the egress Service. */
@@ -44,7 +43,7 @@ export function kubernetesDriver(): KubernetesDriver | null {
   return current;
 }
 
-export async function startKubernetesSandboxes(opts: { egress: EgressService; egressPort: number }): Promise<{ driver: SandboxDriver; stop(): Promise<void> }> {
+export async function startKubernetesSandboxes(opts: { egress: EgressService; egressPort: number; ownerId: string }): Promise<{ driver: SandboxDriver; stop(): Promise<void> }> {
   const kubeConfig = new KubeConfig();
   kubeConfig.loadFromDefault();
   const settings = loadKubernetesSettings();
@@ -53,7 +52,7 @@ export async function startKubernetesSandboxes(opts: { egress: EgressService; eg
     settings,
     egress: { env: (id, endpoint, caDir) => opts.egress.env(id, endpoint, caDir), caPem: opts.egress.ca.certPem },
     egressUpstream: egressUpstream(process.env, opts.egressPort),
-    instanceId: ownerId(),
+    instanceId: opts.ownerId,
     snapshots: blobSnapshots(blobStore),
     logger,
     hooks: {

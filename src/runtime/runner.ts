@@ -9,6 +9,7 @@ import { pubsub } from '../events/pubsub.js';
 import { logger } from '../logger.js';
 import { runTurn, type StopReason } from './turn.js';
 import { moveOf, movableFrom, transition } from '../sessions/state-machine.js';
+import { service } from '../services/registry.js';
 
 const HEARTBEAT_MS = 5_000;
 
@@ -20,9 +21,25 @@ interface RunState { controller: AbortController | null; finished: Promise<void>
 const running = new Map<string, RunState>();
 /** A turn just started: its number and the stored batch (session.status_running last) to announce. */
 interface Started { turn: number; batch: StoredBatch }
-// Shutdown: `draining` stops new turns; `shutdown` (once aborted) interrupts every turn.
-let draining = false;
-let shutdown = new AbortController();
+/**
+ * Whether this process still takes turns (`draining` stops new ones at shutdown) and the signal
+ * that interrupts every turn once aborted: a composed part (`turnGate`), fresh for each start.
+ */
+export interface TurnGate {
+  draining: boolean;
+  readonly shutdown: AbortController;
+}
+
+declare module '../services/registry.js' {
+  interface Services {
+    turnGate: TurnGate;
+  }
+}
+
+/** An open gate: turns are taken. */
+export const openTurnGate = (): TurnGate => ({ draining: false, shutdown: new AbortController() });
+
+const turnGate = (): TurnGate => service('turnGate');
 
 // Claim and release are the state table's moves (src/sessions/state-machine.ts), each one
 // conditional statement: the table gives the statuses, the statement adds what a runner needs
@@ -76,7 +93,7 @@ export async function runSession(sessionId: string): Promise<void> {
     live.again = true;
     return;
   }
-  if (draining) return;
+  if (turnGate().draining) return;
   await beginRun(sessionId, () => startTurn(sessionId, true)).finished;
 }
 
@@ -89,7 +106,7 @@ export async function runSession(sessionId: string): Promise<void> {
  * path, which gives the precise answer.
  */
 export async function storeInputsAndStartTurn(sessionId: string, inputs: NewEvent[], gate: Prisma.Sql): Promise<StoredEvent[] | null> {
-  if (draining || running.has(sessionId)) return null;
+  if (turnGate().draining || running.has(sessionId)) return null;
   const run = beginRun(sessionId, () => storeTurnStart(sessionId, [...inputs, RUNNING], true, gate));
   run.finished.catch((err) => logger.error({ err, sessionId }, 'session run failed'));
   const started = await run.started;
@@ -146,6 +163,7 @@ function beginRun(sessionId: string, start: () => Promise<Started | null>): { st
         announced = null;
         await subscribed;
         state.controller = new AbortController();
+        const { shutdown } = turnGate();
         if (shutdown.signal.aborted) state.controller.abort(shutdown.signal.reason);
         let stop: StopReason;
         try {
@@ -162,7 +180,7 @@ function beginRun(sessionId: string, start: () => Promise<Started | null>): { st
         // The next turn takes what arrived meanwhile; idle again when nothing did.
         current = null;
         while (!current) {
-          if (draining) {
+          if (turnGate().draining) {
             await releaseForShutdown(sessionId);
             return;
           }
@@ -175,7 +193,7 @@ function beginRun(sessionId: string, start: () => Promise<Started | null>): { st
       running.delete(sessionId);
       finish();
       await (await subscribed)();
-      if (state.again && !draining) void runSession(sessionId).catch((err) => logger.error({ err, sessionId }, 'session run failed'));
+      if (state.again && !turnGate().draining) void runSession(sessionId).catch((err) => logger.error({ err, sessionId }, 'session run failed'));
     }
   })();
   return { started, finished };
@@ -238,7 +256,7 @@ const settle = (promises: Promise<void>[], ms: number) =>
  * sessions still running after both windows (the restarted instance recovers them at once).
  */
 export async function drainTurns(finishMs: number, abortMs: number): Promise<string[]> {
-  draining = true;
+  turnGate().draining = true;
   await settle([...running.values()].map((s) => s.finished), finishMs);
   if (running.size) {
     logger.info({ sessions: [...running.keys()] }, 'interrupting turns still running at shutdown');
@@ -248,15 +266,10 @@ export async function drainTurns(finishMs: number, abortMs: number): Promise<str
   return [...running.keys()];
 }
 
-/** Opens the runner for turns again (each start of the service in this process). */
-export function acceptTurns(): void {
-  draining = false;
-  shutdown = new AbortController();
-}
-
 /** Shutdown without waiting: interrupt every turn this process runs. */
 export function abortAllTurns(): void {
-  draining = true;
+  const { shutdown } = turnGate();
+  turnGate().draining = true;
   shutdown.abort(new Error('shutting down'));
   for (const state of running.values()) state.controller?.abort(shutdown.signal.reason);
 }

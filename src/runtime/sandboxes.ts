@@ -51,14 +51,15 @@ export interface Sandboxes {
  * The egress listener pods connect to and the driver: with SANDBOX_DRIVER=kubernetes the
  * Kubernetes driver (its warm pool starts filling), else the local one (jails under DATA_DIR).
  */
-export async function startSandboxes(cfg: Config): Promise<Sandboxes> {
+/** `ownerId`: this process's owner value (src/runtime/instance.ts), which the pod driver labels its pods with. */
+export async function startSandboxes(cfg: Config, ownerId: string): Promise<Sandboxes> {
   const settings = loadEgressSettings();
   const egress = await createEgressService({ dataDir: cfg.dataDir });
   if (cfg.sandboxDriver === 'kubernetes') {
     const listen = settings.listen ?? { host: '0.0.0.0', port: 3128 };
     const port = await egress.listenTcp(listen.host, listen.port);
     const { startKubernetesSandboxes } = await import('./kubernetes-sandboxes.js');
-    const started = await startKubernetesSandboxes({ egress, egressPort: port });
+    const started = await startKubernetesSandboxes({ egress, egressPort: port, ownerId });
     return {
       driver: revokingOnDestroy(started.driver),
       egress,

@@ -1,28 +1,34 @@
-// The one composition at start-up: startServer calls composeServices once, after the database
-// is open, and the whole `Services` object (src/services/registry.ts) is built here in this
+// The one composition at start-up: startServer opens the database, then calls composeServices
+// once with it, and the whole `Services` object (src/services/registry.ts) is built here in this
 // order and installed at once:
 //
-//   config → resolver, gateway handler, listen address → blob store → egress service (its CA)
-//   and sandbox driver → pub/sub → turn queue and local runner → routine scheduler
+//   config, database, secret key, instance identity → resolver, gateway handler, listen address
+//   → blob store → egress service (its CA) and sandbox driver → Redis connections → pub/sub →
+//   turn queue, local runner and the runner's turn gate → routine scheduler
 //
 // Nothing built here does work on its own until startServer starts it (`turnQueue.start()`,
 // `routineScheduler.start()`), so no job can run before every part it reads is installed.
-// `stop()` stops the sandboxes (the queue, pub/sub and scheduler are stopped by stopService, in
-// its order) and ends the composition.
+// `stop()` stops the sandboxes (the queue, pub/sub, scheduler, Redis connections and database
+// are stopped or closed by stopService, in its order) and ends the composition.
 import type { Config } from '../config.js';
 import { redisPubSub, memoryPubSub } from '../events/pubsub.js';
 import { bullQueue, inProcessQueue } from '../runtime/queue.js';
-import { runSession } from '../runtime/runner.js';
+import { openTurnGate, runSession } from '../runtime/runner.js';
 import { startSandboxes } from '../runtime/sandboxes.js';
 import { configuredBlobStore } from '../files/configured-blob-store.js';
 import { inProcessRoutineScheduler } from '../routines/scheduler.js';
 import { bullRoutineScheduler } from '../routines/bull-scheduler.js';
 import { systemResolver } from '../net/outbound-guard.js';
 import { handleGatewayRequest } from '../gateway/http-endpoint.js';
-import { sharedRedis, newRedis } from '../redis.js';
+import { openRedis } from '../redis.js';
+import type { Database } from '../db/client.js';
+import { loadSecretKey } from '../crypto/secret-box.js';
+import { instanceIdentity, ownerIdOf } from '../runtime/instance.js';
 import { installServices, type Services } from './registry.js';
 
 export interface ComposeOptions {
+  /** The open database (openDatabase); closed by stopService, or by the start that failed. */
+  database: Database;
   /** The address the HTTP server listens on once it does (the default PUBLIC_URL). */
   listenUrl: () => string | null;
   /** Parts a test composes instead of the real ones (a resolver for DNS rebinding tests; parts that hold nothing to close). */
@@ -37,13 +43,19 @@ export interface ComposedServices {
 
 export async function composeServices(cfg: Config, opts: ComposeOptions): Promise<ComposedServices> {
   const redisUrl = cfg.redisUrl;
+  const secretKey = loadSecretKey(cfg.secretKey, cfg.dataDir);
+  const instance = instanceIdentity({ host: cfg.host, port: cfg.port });
   // The egress proxy (and, with SANDBOX_DRIVER=kubernetes, the pod driver and its warm pool).
-  const sandboxes = await startSandboxes(cfg);
+  const sandboxes = await startSandboxes(cfg, ownerIdOf(instance));
   // With BullMQ, a worker process also starts its own sessions' turns directly (faster first
   // frame); routine schedules are BullMQ job schedulers unless ROUTINE_SCHEDULER=inprocess
   // (tests that drive the ticker's clock).
+  const redis = redisUrl ? openRedis(redisUrl) : null;
   const services: Services = {
     config: cfg,
+    database: opts.database,
+    secretKey,
+    instance,
     resolver: systemResolver,
     gatewayHandler: handleGatewayRequest,
     listenUrl: opts.listenUrl,
@@ -51,14 +63,16 @@ export async function composeServices(cfg: Config, opts: ComposeOptions): Promis
     sandboxEgress: sandboxes.egress,
     egressCa: sandboxes.egress.ca,
     sandboxDriver: sandboxes.driver,
-    pubsub: redisUrl ? redisPubSub(sharedRedis(redisUrl), newRedis(redisUrl)) : memoryPubSub(),
-    turnQueue: redisUrl
-      ? bullQueue(runSession, newRedis(redisUrl), cfg.turnWorker ? newRedis(redisUrl) : null, cfg.queuePrefix)
+    redis,
+    pubsub: redis ? redisPubSub(redis.shared, redis.dedicated()) : memoryPubSub(),
+    turnQueue: redis
+      ? bullQueue(runSession, redis.dedicated(), cfg.turnWorker ? redis.dedicated() : null, cfg.queuePrefix)
       : inProcessQueue(runSession),
-    localRunner: redisUrl && cfg.turnWorker ? runSession : null,
+    localRunner: redis && cfg.turnWorker ? runSession : null,
+    turnGate: openTurnGate(),
     routineScheduler:
-      redisUrl && process.env.ROUTINE_SCHEDULER !== 'inprocess'
-        ? bullRoutineScheduler(newRedis(redisUrl), cfg.turnWorker ? newRedis(redisUrl) : null, cfg.queuePrefix)
+      redis && process.env.ROUTINE_SCHEDULER !== 'inprocess'
+        ? bullRoutineScheduler(redis.dedicated(), cfg.turnWorker ? redis.dedicated() : null, cfg.queuePrefix)
         : inProcessRoutineScheduler(),
     ...opts.replace,
   };

@@ -1,6 +1,6 @@
 // The services of a process that starts no server (unit tests, scripts): the parts that have a
-// sensible default without one, and nothing else — no sandboxes, blob store, egress CA or model
-// gateway (their accessors throw "service not composed"). Installed explicitly with
+// sensible default without one, and nothing else — no database, secret key, sandboxes, blob
+// store, egress CA or model gateway (their accessors throw "service not composed"). Installed explicitly with
 // installServices, like startServer's composition (test/helpers/standalone-services.ts does it
 // for every test file; a server started later replaces it until it stops).
 import { loadConfig } from '../config.js';
@@ -21,6 +21,7 @@ export function standaloneServices(env: NodeJS.ProcessEnv = process.env): Partia
     routineScheduler: idleRoutineScheduler,
     turnQueue: noTurnQueue,
     localRunner: null,
+    redis: null,
     listenUrl: () => null,
   };
 }

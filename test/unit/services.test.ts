@@ -19,7 +19,10 @@ import { installServices, overrideServices, ServiceNotComposedError } from '../.
 import { composeServices } from '../../src/services/compose.js';
 import { startTestServer } from '../helpers/server.js';
 import { startServer } from '../../src/server.js';
-import { databaseReady, pgPool } from '../../src/db/client.js';
+import { databaseReady, openDatabase, pgPool, prisma } from '../../src/db/client.js';
+import { open, seal } from '../../src/crypto/secret-box.js';
+import { ownerId, previousLivesPrefix } from '../../src/runtime/instance.js';
+import { redis } from '../../src/redis.js';
 
 const dirs: string[] = [];
 const tempDir = () => {
@@ -36,6 +39,7 @@ const configFor = (dataDir: string): Config => ({ ...loadConfig({}), dataDir, po
 describe('before composition', () => {
   it('every accessor of a fresh process throws "service not composed: <name>"', async () => {
     vi.resetModules(); // a module graph nothing was installed into (the setup file used the other one)
+    const { seal: freshSeal } = await import('../../src/crypto/secret-box.js');
     const fresh = {
       config: (await import('../../src/config.js')).config,
       pubsub: (await import('../../src/events/pubsub.js')).pubsub,
@@ -43,8 +47,15 @@ describe('before composition', () => {
       routineScheduler: (await import('../../src/routines/scheduling.js')).routineScheduler,
       sandboxDriver: (await import('../../src/runtime/sandboxes.js')).sandboxDriver,
       egressCa: (await import('../../src/egress/ca.js')).egressCa,
+      database: (await import('../../src/db/client.js')).pgPool,
+      redis: (await import('../../src/redis.js')).redis,
+      instance: (await import('../../src/runtime/instance.js')).ownerId,
+      secretKey: () => freshSeal('x'),
     };
+    const { prisma: freshPrisma } = await import('../../src/db/client.js');
     for (const [name, read] of Object.entries(fresh)) expect(read, name).toThrow(`service not composed: ${name}`);
+    // The Prisma client is the composed database's: none before composition.
+    expect(() => freshPrisma.session).toThrow('service not composed: database');
     const { enqueueSessionRun } = await import('../../src/runtime/queue.js');
     await expect(enqueueSessionRun('sess_x')).rejects.toThrow('service not composed: localRunner');
     vi.resetModules();
@@ -104,9 +115,21 @@ describe('composeServices', () => {
     const cfg = configFor(tempDir());
     let listening: string | null = null;
     const resolver = vi.fn(async () => [{ address: '10.1.2.3', family: 4 }]);
-    const composed = await composeServices(cfg, { listenUrl: () => listening, replace: { resolver } });
+    const database = await openDatabase({ pgliteDir: 'memory://' });
+    const composed = await composeServices(cfg, { database, listenUrl: () => listening, replace: { resolver } });
     try {
       expect(config()).toBe(cfg);
+      // The database, the secret key and the instance identity are parts like the others.
+      expect(composed.services.database).toBe(database);
+      expect(await prisma.$queryRaw<{ one: number }[]>`SELECT 1 AS one`).toEqual([{ one: 1 }]);
+      expect(await prisma.agent.count()).toBe(0);
+      expect(pgPool()).toBeUndefined(); // PGlite: no pg pool
+      expect(open(seal('a secret'))).toBe('a secret');
+      expect(composed.services.secretKey.toString('hex')).toBe(fs.readFileSync(path.join(cfg.dataDir, 'secret.key'), 'utf8'));
+      expect(ownerId()).toMatch(/^proc-[0-9A-Z]{26}#[0-9A-Z]{26}$/); // port 0: a random identity
+      expect(previousLivesPrefix()).toBeNull();
+      expect(redis()).toBeNull(); // no REDIS_URL
+      expect(composed.services.turnGate.draining).toBe(false); // a fresh gate: turns are taken
       expect(composed.services.config).toBe(cfg);
       expect(sandboxDriver()).toBe(composed.services.sandboxDriver);
       expect(sandboxDriver().name).toBe('local');
@@ -126,8 +149,10 @@ describe('composeServices', () => {
       expect(resolver).toHaveBeenCalledWith('hooks.example.test');
     } finally {
       await composed.stop();
+      await database.close();
     }
     expect(() => sandboxDriver()).toThrow('service not composed: sandboxDriver');
+    expect(() => prisma.agent).toThrow('service not composed: database');
     expect(() => egressCa()).toThrow('service not composed: egressCa');
     expect(() => blobStore()).toThrow('service not composed: blobStore');
     expect(config()).not.toBe(cfg);
@@ -147,6 +172,24 @@ describe('composeServices', () => {
     expect(config().adminEmail).not.toBe(s.adminEmail);
   }, 120_000);
 
+  it('a second server composition holds its own database; stopping it puts the first one back in force', async () => {
+    const first = await startTestServer();
+    try {
+      expect((await first.api('POST', '/agents', { body: { displayName: 'In the first' } })).status).toBe(201);
+      const firstAgents = await prisma.agent.count();
+      expect(firstAgents).toBeGreaterThan(0);
+      const second = await startTestServer();
+      try {
+        expect(await prisma.agent.count()).toBe(0); // the second's fresh database
+      } finally {
+        await second.stop();
+      }
+      expect(await prisma.agent.count()).toBe(firstAgents);
+    } finally {
+      await first.stop();
+    }
+  }, 120_000);
+
   it('a start that fails part-way (its port taken) ends its composition and closes its database', async () => {
     const taken = net.createServer();
     await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
@@ -156,7 +199,7 @@ describe('composeServices', () => {
       await expect(startServer(cfg, { pgliteDir: 'memory://' })).rejects.toThrow(/EADDRINUSE/);
       expect(() => blobStore()).toThrow('service not composed: blobStore');
       expect(config().adminEmail).not.toBe('failed-start@example.com');
-      expect(pgPool()).toBeUndefined();
+      expect(() => pgPool()).toThrow('service not composed: database');
       await expect(databaseReady()).resolves.toBe(false);
     } finally {
       taken.close();
