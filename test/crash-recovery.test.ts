@@ -86,6 +86,14 @@ describe.each(CONFIGS)('kill -9 mid-turn with a queued message and webhooks pend
     expect(Date.now() - readyAt).toBeLessThan(20_000);
     expect(events.filter((e) => e.type === 'user.message').map((e) => e.content[0].text)).toEqual(['long job', 'queued while running']);
     expect(events.filter((e) => e.type === 'session.error').map((e) => e.error.type)).toEqual(['runner_lost']);
+    // The words streamed before the kill are kept as the lost turn's complete message, stored
+    // before the error, and the next turn's conversation has them.
+    expect(events.filter((e) => e.type === 'agent.message' && e.final).map((e) => e.text)).toEqual(['working on it', 'after the restart']);
+    const completed = events.findIndex((e) => e.type === 'agent.message' && e.final && e.text === 'working on it');
+    expect(completed).toBeLessThan(events.findIndex((e) => e.type === 'session.error'));
+    expect(events[completed].messageId).toBe(events.find((e) => e.type === 'agent.message' && !e.final).messageId);
+    const nextCall = fake.requests.findLast((r) => r.path === '/v1/messages')!;
+    expect(JSON.stringify(nextCall.body.messages)).toContain('working on it');
     expect(events.filter((e) => e.type === 'session.status_idle').map((e) => e.stop_reason.type)).toEqual(['retries_exhausted', 'end_turn']);
     const final = await api(second.base, token, 'GET', `/sessions/${session.id}`);
     expect(final.body.session.status).toBe('idle');

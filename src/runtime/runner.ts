@@ -10,6 +10,7 @@ import { logger } from '../logger.js';
 import { runTurn, type StopReason } from './turn.js';
 import { moveOf, movableFrom, transition } from '../sessions/state-machine.js';
 import { service } from '../services/registry.js';
+import { finishUnfinishedStreams } from './unfinished-streams.js';
 
 const HEARTBEAT_MS = 5_000;
 
@@ -204,7 +205,7 @@ async function releaseForShutdown(sessionId: string): Promise<void> {
   await transition(sessionId, 'release', { runnerId: null }, prisma, { runnerId: ownerId() });
 }
 
-/** Sessions left `running` by a process that died: an error event, idle, then waiting inputs run. */
+/** Sessions left `running` by a process that died: its streams completed, an error event, idle, then waiting inputs run. */
 export async function recoverStaleSessions(staleMs = Number(process.env.RUNNER_STALE_MS || 30_000)): Promise<string[]> {
   const cutoff = new Date(Date.now() - staleMs);
   const stale = await prisma.session.findMany({
@@ -219,6 +220,7 @@ async function endLostTurns(stale: { id: string; runnerId: string | null }[]): P
   for (const s of stale) {
     if (!(await transition(s.id, 'recover', { runnerId: null }, prisma, { runnerId: s.runnerId }))) continue;
     await commitEvents(s.id, [
+      ...(await finishUnfinishedStreams(s.id)),
       { type: 'session.error', fields: { error: { type: 'runner_lost', message: 'the process running this turn stopped; the turn is over', retry_status: 'exhausted' } } },
       { type: 'session.status_idle', fields: { stop_reason: { type: 'retries_exhausted' } } },
     ]);
