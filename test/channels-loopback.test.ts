@@ -297,3 +297,33 @@ describe('posting, deliveries, capabilities, bindings', () => {
     expect((await s.api('GET', '/channels/bindings')).body.data.map((b: any) => b.connection_id)).not.toContain(conn.id);
   });
 });
+
+describe('inbound messages a stopped process left behind', () => {
+  it('the sweep processes a received row and one whose processing lease ran out; a live lease is left alone', async () => {
+    const { prisma } = await import('../src/db/client.js');
+    const universeId = (await prisma.universe.findFirstOrThrow()).id;
+    const message = {
+      kind: 'message', dedupeId: 'x', surfaceId: 'loopback', threadId: 'left-behind', messageId: 'm1', text: 'hello',
+      conversation: { id: 'left-behind', is_dm: true, type: null, title: null }, author: { id: 'u1', name: null, username: null }, attachments: [],
+    };
+    // Rows as a process that stopped left them: its connection is gone meanwhile (so each is
+    // recorded as ignored when processed).
+    const row = (id: string, data: Record<string, unknown>) => prisma.channelInbound.create({
+      data: { id, universeId, connectionId: 'chconn_gone', dedupeKey: `gone:${id}`, payload: { appId: null, connectionId: 'chconn_gone', message: { ...message, dedupeId: id } }, ...data },
+    });
+    const now = Date.now();
+    await row('chin_left_received', { createdAt: new Date(now - 60_000) });
+    await row('chin_left_expired', { status: 'processing', lockedUntil: new Date(now - 1_000), createdAt: new Date(now - 60_000) });
+    await row('chin_left_leased', { status: 'processing', lockedUntil: new Date(now + 600_000), createdAt: new Date(now - 60_000) });
+    const rows = () => prisma.channelInbound.findMany({ where: { id: { startsWith: 'chin_left_' } }, orderBy: { id: 'asc' } });
+    await waitFor(async () => (await rows()).filter((r) => r.status === 'ignored').length === 2, 15_000);
+    const [expired, leased, received] = await rows();
+    for (const done of [expired!, received!]) {
+      expect(done.note).toBe('ignored: the connection is not connected');
+      expect(done.lockedUntil).toBeNull();
+      expect(Math.abs(done.processedAt!.getTime() - Date.now())).toBeLessThan(20_000); // stored as UTC
+    }
+    expect(leased!.status).toBe('processing');
+    expect(leased!.processedAt).toBeNull();
+  }, 30_000);
+});

@@ -92,7 +92,7 @@ describe.each(CONFIGS)('kill -9 mid-turn with a queued message and webhooks pend
     const completed = events.findIndex((e) => e.type === 'agent.message' && e.final && e.text === 'working on it');
     expect(completed).toBeLessThan(events.findIndex((e) => e.type === 'session.error'));
     expect(events[completed].messageId).toBe(events.find((e) => e.type === 'agent.message' && !e.final).messageId);
-    const nextCall = fake.requests.findLast((r) => r.path === '/v1/messages')!;
+    const nextCall = [...fake.requests].reverse().find((r) => r.path === '/v1/messages')!;
     expect(JSON.stringify(nextCall.body.messages)).toContain('working on it');
     expect(events.filter((e) => e.type === 'session.status_idle').map((e) => e.stop_reason.type)).toEqual(['retries_exhausted', 'end_turn']);
     const final = await api(second.base, token, 'GET', `/sessions/${session.id}`);

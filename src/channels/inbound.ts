@@ -2,9 +2,11 @@
 // of the same update is dropped), acknowledged at once, and processed off the request path: in
 // order per surface, here, and by a sweep for anything a stopped process left behind.
 import { prisma } from '../db/client.js';
+import { sqlRows } from '../db/raw-query.js';
+import { Prisma } from '../generated/prisma/client.js';
 import { logger } from '../logger.js';
 import { channelId } from './ids.js';
-import { appRecord } from './apps.js';
+import { inboundApp } from './apps.js';
 import { claimConnection, connectionForSurface, findConnectionById } from './connections.js';
 import { adapterFor } from './platforms/index.js';
 import { postToThread } from './posting.js';
@@ -29,12 +31,12 @@ export async function recordInbound(universeId: string, source: { appId: string 
   let created = 0;
   for (const message of messages) {
     const payload: InboundPayload = { appId, connectionId, message };
-    // The acknowledgement waits for this one statement (ON CONFLICT: a platform's retry is dropped);
-    // a raw INSERT costs a fraction of the client's createMany round trips.
-    const rows = await prisma.$queryRaw<{ id: string }[]>`
+    // The acknowledgement waits for this one statement (ON CONFLICT: a platform's retry is
+    // dropped), sent as a prepared statement without Prisma's pipeline.
+    const rows = await sqlRows<{ id: string }>(prisma, Prisma.sql`
       INSERT INTO "ChannelInbound" ("id", "universeId", "appId", "connectionId", "dedupeKey", "payload")
       VALUES (${channelId('chin')}, ${universeId}, ${appId}, ${connectionId}, ${`${owner}:${message.dedupeId}`}, ${JSON.stringify(payload)}::jsonb)
-      ON CONFLICT ("dedupeKey") DO NOTHING RETURNING "id"`;
+      ON CONFLICT ("dedupeKey") DO NOTHING RETURNING "id"`);
     if (!rows.length) continue;
     created++;
     schedule(rows[0]!.id, orderKey(payload));
@@ -58,24 +60,30 @@ function schedule(id: string, key: string): void {
   chains.set(key, next);
 }
 
+// A flood of inbound messages is processed beside their acknowledgements: the claim (which
+// returns the payload) and the outcome are one prepared statement each, without Prisma's pipeline.
 async function processInbound(id: string): Promise<void> {
-  const claimed = await prisma.channelInbound.updateMany({
-    where: { id, OR: [{ status: 'received' }, { status: 'processing', lockedUntil: { lt: new Date() } }] },
-    data: { status: 'processing', lockedUntil: new Date(Date.now() + LEASE_MS) },
-  });
-  if (claimed.count !== 1) return;
-  const row = await prisma.channelInbound.findUniqueOrThrow({ where: { id } });
+  // Times as UTC ISO strings: the columns are Prisma's timestamp(3) in UTC.
+  const now = Date.now();
+  const [claimed] = await sqlRows<{ payload: InboundPayload }>(prisma, Prisma.sql`
+    UPDATE "ChannelInbound" SET "status" = 'processing', "lockedUntil" = (${new Date(now + LEASE_MS).toISOString()}::timestamptz AT TIME ZONE 'UTC')
+    WHERE "id" = ${id} AND ("status" = 'received' OR ("status" = 'processing' AND "lockedUntil" < (${new Date(now).toISOString()}::timestamptz AT TIME ZONE 'UTC')))
+    RETURNING "payload"`);
+  if (!claimed) return;
   let status = 'done';
   let note: string;
   try {
-    note = await handle(row.payload as unknown as InboundPayload);
+    note = await handle(claimed.payload);
     if (note.startsWith('ignored')) status = 'ignored';
   } catch (err) {
     status = 'failed';
     note = (err as Error).message;
     logger.error({ err, id }, 'inbound message failed');
   }
-  await prisma.channelInbound.update({ where: { id }, data: { status, note: note.slice(0, 500), lockedUntil: null, processedAt: new Date() } });
+  await sqlRows(prisma, Prisma.sql`
+    UPDATE "ChannelInbound" SET "status" = ${status}, "note" = ${note.slice(0, 500)}, "lockedUntil" = NULL,
+      "processedAt" = (${new Date().toISOString()}::timestamptz AT TIME ZONE 'UTC')
+    WHERE "id" = ${id}`);
 }
 
 async function handle(payload: InboundPayload): Promise<string> {
@@ -85,10 +93,10 @@ async function handle(payload: InboundPayload): Promise<string> {
     if (!conn || conn.status !== 'CONNECTED') return 'ignored: the connection is not connected';
     return routeInbound(conn, msg);
   }
-  const app = await prisma.channelApp.findUnique({ where: { id: payload.appId! } });
-  const adapter = app ? adapterFor(app.platform) : null;
-  if (!app || !adapter) return 'ignored: the app is gone';
-  const record = appRecord(app);
+  const found = await inboundApp(payload.appId!); // the acknowledgement's lookup, remembered briefly
+  const adapter = found ? adapterFor(found.row.platform) : null;
+  if (!found || !adapter) return 'ignored: the app is gone';
+  const { row: app, record } = found;
   if (adapter.acknowledge) await adapter.acknowledge(record, msg).catch((err) => logger.warn({ err: (err as Error).message }, 'acknowledge failed'));
 
   // Claims: telegram `/start <token>`, whatsapp's code sent from the end user's phone.
