@@ -14,7 +14,6 @@ import { buildRestDispatch } from '../rest/router.js';
 import { routes } from '../rest/routes/index.js';
 import { buildOpenApi } from '../rest/openapi.js';
 import { serverOptions, applyServerLimits } from './http/server-limits.js';
-import { pubsub } from './events/pubsub.js';
 import { logger } from './logger.js';
 import type { Config } from './config.js';
 import { enqueueSessionRun } from './runtime/queue.js';
@@ -62,7 +61,7 @@ export async function startServer(cfg: Config, opts: StartOptions = {}): Promise
     await database.close().catch(() => undefined);
     throw err;
   }
-  const { turnQueue: queue, routineScheduler: scheduler, redis } = composed.services;
+  const { turnQueue: queue, routineScheduler: scheduler, redis, pubsub } = composed.services;
   // A start that fails part-way (the port taken, the database gone) leaves nothing behind: no
   // timers, workers, clients, pool or composition; the error goes to the caller.
   let recovery: NodeJS.Timeout | undefined;
@@ -97,13 +96,13 @@ export async function startServer(cfg: Config, opts: StartOptions = {}): Promise
     await quietly(scheduler.stop());
     await quietly(dispatcher?.stop(0));
     await quietly(queue.close());
-    await quietly(pubsub().close());
+    await quietly(pubsub.close());
     await quietly(redis?.close());
     await quietly(database.close());
     await quietly(composed.stop());
     throw err;
   }
-  const parts = { server, timers: [recovery], scheduler, dispatcher, queue };
+  const parts = { server, timers: [recovery], scheduler, dispatcher, queue, pubsub, redis, database };
   const url = listenUrlOf(server)!;
   logger.info({ url, database: cfg.databaseUrl ? 'postgresql' : 'pglite', redis: !!cfg.redisUrl }, 'agent service listening');
   // Listening proves this instance's identity is ours alone: what its previous life held

@@ -15,9 +15,9 @@ import type { TurnQueue } from './runtime/queue.js';
 import { provisioningSettled } from './runtime/provisioning.js';
 import { hubSettled } from './events/hub.js';
 import { closeAllStreams } from './http/open-streams.js';
-import { pubsub } from './events/pubsub.js';
-import { redis } from './redis.js';
-import { service } from './services/registry.js';
+import type { PubSub } from './events/pubsub.js';
+import type { RedisConnections } from './redis.js';
+import type { Database } from './db/client.js';
 import { closeGuardedDispatcher } from './net/outbound-guard.js';
 import { closeMcpConnections } from './tools/mcp/servers.js';
 import type { Dispatcher } from './webhooks/dispatcher.js';
@@ -33,6 +33,10 @@ export interface ServiceParts {
   scheduler: { stop(): Promise<void> };
   dispatcher: Dispatcher;
   queue: TurnQueue;
+  /** This server's own connections (another server's composition may be in force meanwhile). */
+  pubsub: PubSub;
+  redis: RedisConnections | null;
+  database: Database;
 }
 
 const within = <T>(p: Promise<T>, ms: number) =>
@@ -73,8 +77,8 @@ export async function stopService(parts: ServiceParts): Promise<void> {
   await within(queue.close(), 5000);
   await closeMcpConnections();
   await closeGuardedDispatcher();
-  await pubsub().close();
-  await redis()?.close();
-  await service('database').close();
+  await parts.pubsub.close();
+  await parts.redis?.close();
+  await parts.database.close();
   logger.info({ ms: Date.now() - started, streams, turnsLeftRunning: left.length }, 'stopped');
 }

@@ -190,6 +190,26 @@ describe('composeServices', () => {
     }
   }, 120_000);
 
+  it('stopping the first server while a second one is in force closes only the first one\'s database and connections', async () => {
+    const first = await startTestServer();
+    const second = await startTestServer();
+    try {
+      expect((await second.api('POST', '/agents', { body: { displayName: 'In the second' } })).status).toBe(201);
+      await first.stop();
+      // The second's database, pub/sub and HTTP still serve.
+      expect(await prisma.agent.count()).toBe(1);
+      expect((await second.api('GET', '/agents')).body.agents).toHaveLength(1);
+      const events: string[] = [];
+      const unsubscribe = await pubsub().subscribe('check', (m) => events.push(m));
+      await pubsub().publish('check', 'still open');
+      await new Promise((r) => setTimeout(r, 50));
+      await unsubscribe();
+      expect(events).toEqual(['still open']);
+    } finally {
+      await second.stop();
+    }
+  }, 120_000);
+
   it('a start that fails part-way (its port taken) ends its composition and closes its database', async () => {
     const taken = net.createServer();
     await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
