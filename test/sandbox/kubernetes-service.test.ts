@@ -126,6 +126,8 @@ describe.skipIf(!fakeClusterUsable())('the service on the kubernetes driver', ()
 
   it('archive deletes the pod', async () => {
     const pod = podOfSession(sessionId)!.metadata.name;
+    // The runner releases the session a moment after the idle event of the last turn.
+    await waitFor(async () => (await s.api('GET', `/sessions/${sessionId}`)).body.session.status === 'idle', 10_000, 'session idle');
     expect((await s.api('POST', `/sessions/${sessionId}/archive`)).status).toBe(200);
     await waitFor(async () => !k8s.pods(NS).some((p) => p.metadata.name === pod), 20_000, 'pod deleted');
   });
