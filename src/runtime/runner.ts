@@ -270,10 +270,10 @@ export async function drainTurns(finishMs: number, abortMs: number): Promise<str
 
 /** Shutdown without waiting: interrupt every turn this process runs. */
 export function abortAllTurns(): void {
-  const { shutdown } = turnGate();
-  turnGate().draining = true;
-  shutdown.abort(new Error('shutting down'));
-  for (const state of running.values()) state.controller?.abort(shutdown.signal.reason);
+  const gate = turnGate();
+  gate.draining = true;
+  gate.shutdown.abort(new Error('shutting down'));
+  for (const state of running.values()) state.controller?.abort(gate.shutdown.signal.reason);
 }
 
 /**

@@ -31,8 +31,12 @@ export async function finishUnfinishedStreams(sessionId: string): Promise<NewEve
     const id = streamIdOf(e);
     if (!id) continue;
     if (e.final === false) {
-      chunks.set(id, [...(chunks.get(id) ?? []), e]);
-      if (!turns.has(id)) turns.set(id, turn);
+      const stream = chunks.get(id);
+      if (stream) stream.push(e);
+      else {
+        chunks.set(id, [e]);
+        turns.set(id, turn);
+      }
     }
     else finished.add(id);
   }

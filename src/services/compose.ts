@@ -51,31 +51,39 @@ export async function composeServices(cfg: Config, opts: ComposeOptions): Promis
   // frame); routine schedules are BullMQ job schedulers unless ROUTINE_SCHEDULER=inprocess
   // (tests that drive the ticker's clock).
   const redis = redisUrl ? openRedis(redisUrl) : null;
-  const services: Services = {
-    config: cfg,
-    database: opts.database,
-    secretKey,
-    instance,
-    resolver: systemResolver,
-    gatewayHandler: handleGatewayRequest,
-    listenUrl: opts.listenUrl,
-    blobStore: configuredBlobStore(cfg.dataDir), // BLOB_STORE=local (DATA_DIR/blobs) or s3
-    sandboxEgress: sandboxes.egress,
-    egressCa: sandboxes.egress.ca,
-    sandboxDriver: sandboxes.driver,
-    redis,
-    pubsub: redis ? redisPubSub(redis.shared, redis.dedicated()) : memoryPubSub(),
-    turnQueue: redis
-      ? bullQueue(runSession, redis.dedicated(), cfg.turnWorker ? redis.dedicated() : null, cfg.queuePrefix)
-      : inProcessQueue(runSession),
-    localRunner: redis && cfg.turnWorker ? runSession : null,
-    turnGate: openTurnGate(),
-    routineScheduler:
-      redis && process.env.ROUTINE_SCHEDULER !== 'inprocess'
-        ? bullRoutineScheduler(redis.dedicated(), cfg.turnWorker ? redis.dedicated() : null, cfg.queuePrefix)
-        : inProcessRoutineScheduler(),
-    ...opts.replace,
-  };
+  let services: Services;
+  try {
+    services = {
+      config: cfg,
+      database: opts.database,
+      secretKey,
+      instance,
+      resolver: systemResolver,
+      gatewayHandler: handleGatewayRequest,
+      listenUrl: opts.listenUrl,
+      blobStore: configuredBlobStore(cfg.dataDir), // BLOB_STORE=local (DATA_DIR/blobs) or s3
+      sandboxEgress: sandboxes.egress,
+      egressCa: sandboxes.egress.ca,
+      sandboxDriver: sandboxes.driver,
+      redis,
+      pubsub: redis ? redisPubSub(redis.shared, redis.dedicated()) : memoryPubSub(),
+      turnQueue: redis
+        ? bullQueue(runSession, redis.dedicated(), cfg.turnWorker ? redis.dedicated() : null, cfg.queuePrefix)
+        : inProcessQueue(runSession),
+      localRunner: redis && cfg.turnWorker ? runSession : null,
+      turnGate: openTurnGate(),
+      routineScheduler:
+        redis && process.env.ROUTINE_SCHEDULER !== 'inprocess'
+          ? bullRoutineScheduler(redis.dedicated(), cfg.turnWorker ? redis.dedicated() : null, cfg.queuePrefix)
+          : inProcessRoutineScheduler(),
+      ...opts.replace,
+    };
+  } catch (err) {
+    // A part that could not be built: what was opened for it is closed again.
+    await redis?.close();
+    await sandboxes.stop();
+    throw err;
+  }
   const composition = installServices(services);
   return {
     services,
