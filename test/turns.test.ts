@@ -159,6 +159,22 @@ describe('queueing and interrupts', () => {
   });
 });
 
+describe('the end of a turn', () => {
+  // The idle event and the row's release are one statement: a client acting on the idle frame
+  // (here: archive, which a running session refuses) never meets the row still running.
+  it('a session whose stream says idle accepts an archive at once, every time', async () => {
+    for (let i = 0; i < 8; i++) {
+      const { session } = await readySession(s);
+      fake.enqueue({ kind: 'text', text: `answer ${i}` });
+      const url = `${s.base}/sessions/${session.id}/events/stream`;
+      await collectSse(url, s.adminToken, (f) => f.some((x) => x.event === 'session.status_idle'), { onOpen: () => void sendText(s, session.id, 'go') });
+      const archived = await s.api('POST', `/sessions/${session.id}/archive`);
+      expect(archived.status, `round ${i}`).toBe(200);
+      expect(archived.body.session.status).toBe('terminated');
+    }
+  });
+});
+
 describe('provider failures', () => {
   it('500s are retried (session.error retrying), then exhausted, then idle retries_exhausted', async () => {
     const { session } = await readySession(s);

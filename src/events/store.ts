@@ -39,7 +39,7 @@ const WEBHOOK_TYPES = [...SESSION_WEBHOOK_EVENTS];
 export interface SessionRowChange {
   set: Prisma.Sql;
   where: Prisma.Sql;
-  with: Prisma.Sql;
+  with?: Prisma.Sql;
   /** Event types stored with the row's new "turnCount" as their turn (inputs given to the turn the statement starts). */
   turnFor?: readonly string[];
 }
@@ -63,7 +63,7 @@ export async function storeEvents(tx: EventTx, sessionId: string, events: NewEve
       UPDATE "Session" SET "eventSeq" = "eventSeq" + ${n}${change ? Prisma.sql`, ${change.set}` : Prisma.empty}
       WHERE "id" = ${sessionId}${change ? Prisma.sql` AND ${change.where}` : Prisma.empty}
       RETURNING "eventSeq", "agentId", "universeId", "turnCount"
-    )${change ? Prisma.sql`, ${change.with}` : Prisma.empty}, input AS (
+    )${change?.with ? Prisma.sql`, ${change.with}` : Prisma.empty}, input AS (
       SELECT * FROM unnest(${ids}::text[], ${events.map((e) => e.type)}::text[], ${bodies}::text[], ${events.map((e) => e.turn ?? null)}::int[])
         WITH ORDINALITY AS t(id, type, body, turn, ord)
     ), ins AS (

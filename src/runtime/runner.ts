@@ -79,13 +79,39 @@ const RUNNING: NewEvent = { type: 'session.status_running', fields: {} };
 /** The next turn of the inputs waiting (null when none waits or the session is not claimable); the caller announces it. */
 const startTurn = (sessionId: string, claim: boolean) => storeTurnStart(sessionId, [RUNNING], claim, inputsWaiting(sessionId));
 
-/** Idle again, unless an input arrived meanwhile (then the caller runs another turn). */
-async function release(sessionId: string): Promise<boolean> {
-  const n = await prisma.$executeRaw`
-    UPDATE "Session" SET "status" = ${RELEASE.to}, "runnerId" = NULL
-    WHERE "id" = ${sessionId} AND "status" = ANY(${RELEASE.from}::text[]) AND "runnerId" = ${ownerId()}
-      AND ("budgetReachedAt" IS NOT NULL OR NOT ${inputsWaiting(sessionId)})`;
-  return n === 1;
+const ours = () => Prisma.sql`"status" = ANY(${RELEASE.from}::text[]) AND "runnerId" = ${ownerId()}`;
+
+/**
+ * A turn's end: its session.status_idle stored in ONE statement with what follows it, so that no
+ * reader sees the stream idle while the row still says running (an archive sent on the idle
+ * event is accepted). With inputs waiting (and this process still running the session), the
+ * next turn starts in the same statement (returned, to announce and run); otherwise the row is
+ * released to idle (null). When the row is no longer this process's, the event is stored alone.
+ */
+async function endTurn(sessionId: string, idle: NewEvent): Promise<Started | null> {
+  for (;;) {
+    if (!turnGate().draining) {
+      const next = await storeTurnStart(sessionId, [idle, RUNNING], false, Prisma.sql`${ours()} AND ${inputsWaiting(sessionId)}`);
+      if (next) return next;
+    }
+    // Released: idle, unless an input arrived meanwhile (then the loop starts its turn);
+    // at shutdown the inputs stay for the next process.
+    const keepInputs = turnGate().draining ? Prisma.sql`TRUE` : Prisma.sql`("budgetReachedAt" IS NOT NULL OR NOT ${inputsWaiting(sessionId)})`;
+    const released = await storeEvents(prisma, sessionId, [idle], {
+      set: Prisma.sql`"status" = ${RELEASE.to}, "runnerId" = NULL`,
+      where: Prisma.sql`${ours()} AND ${keepInputs}`,
+    });
+    if (released.turnCount !== null) {
+      await announceEvents(released);
+      return null;
+    }
+    const row = await prisma.session.findUnique({ where: { id: sessionId }, select: { status: true, runnerId: true } });
+    if (!row || row.runnerId !== ownerId() || !(RELEASE.from as readonly string[]).includes(row.status)) {
+      // Recovered by another process, or changed under us: the event is still the turn's end.
+      if (row) await commitEvent(sessionId, idle);
+      return null;
+    }
+  }
 }
 
 export async function runSession(sessionId: string): Promise<void> {
@@ -177,17 +203,7 @@ function beginRun(sessionId: string, start: () => Promise<Started | null>): { st
           stop = { type: 'retries_exhausted' };
         }
         state.controller = null;
-        await commitEvent(sessionId, { type: 'session.status_idle', fields: { stop_reason: stop } });
-        // The next turn takes what arrived meanwhile; idle again when nothing did.
-        current = null;
-        while (!current) {
-          if (turnGate().draining) {
-            await releaseForShutdown(sessionId);
-            return;
-          }
-          current = await startTurn(sessionId, false);
-          if (!current && (await release(sessionId))) return;
-        }
+        current = await endTurn(sessionId, { type: 'session.status_idle', fields: { stop_reason: stop } });
       }
     } finally {
       clearInterval(beat);
@@ -198,11 +214,6 @@ function beginRun(sessionId: string, start: () => Promise<Started | null>): { st
     }
   })();
   return { started, finished };
-}
-
-/** Idle without taking waiting inputs: they stay for the next process (or this one restarted). */
-async function releaseForShutdown(sessionId: string): Promise<void> {
-  await transition(sessionId, 'release', { runnerId: null }, prisma, { runnerId: ownerId() });
 }
 
 /** Sessions left `running` by a process that died: its streams completed, an error event, idle, then waiting inputs run. */
