@@ -10,7 +10,8 @@ import { prisma } from '../db/client.js';
 import { currentHarness } from '../catalog/catalog.js';
 import type { Agent, Session } from '../generated/prisma/client.js';
 import type { EventFields, SessionEventType, StopReason } from '../events/types.js';
-import type { EngineAdapter, EngineEvent } from '../engines/cli/adapter.js';
+import type { CliProcess, CliTurn, EngineAdapter, EngineEvent } from '../engines/cli/adapter.js';
+import { engineServer } from '../engines/cli/engine-server.js';
 import { engineAdapter } from '../engines/cli/registry.js';
 import { mcpRelayFor } from '../engines/cli/mcp-relay.js';
 import { sessionMcpTools } from '../tools/mcp/servers.js';
@@ -110,7 +111,7 @@ async function runInstalled(ctx: CliTurnContext & { adapter: EngineAdapter; engi
       await emit('session.error', { error: { type: 'tool_server_unavailable', message: `the tool server ${server} could not be reached; its tools are missing from this turn: ${message}`, retry_status: 'retrying' } });
     });
   }
-  const invocation = adapter.invocation({
+  const cliTurn: CliTurn = {
     prompt: await turnPrompt(session.id, turn, sandbox),
     systemPrompt: cliSystemPrompt({
       agentPrompt: prompt?.content ?? null,
@@ -124,21 +125,30 @@ async function runInstalled(ctx: CliTurnContext & { adapter: EngineAdapter; engi
     resumeId: session.cliConversationId,
     // The agent's MCP servers and capabilities, through the service-side relay (no credential inside).
     mcpRelay,
-  }, { binPath: engine.binPath, home, gatewayBaseUrl });
+  };
+  const invocation = adapter.invocation(cliTurn, { binPath: engine.binPath, home, gatewayBaseUrl });
 
   let stderrTail = () => '';
   let budgetReached = false;
   const spawn: CliSpawner = async (inv, starting) => {
     for (const [file, content] of Object.entries(inv.files)) await sandbox.writeFile(file, content);
-    const proc = await sandbox.spawn!({
-      argv: inv.argv,
-      // HOME is the CLI's state directory; a newer Node from npm comes first on PATH when it needs one.
-      env: { HOME: home, PATH: engine.node ? `${engine.node.binDir}:${BASE_PATH}` : BASE_PATH, ...inv.env },
-      stdin: inv.stdin,
-      mounts: engine.mounts,
-      // An interrupt while the sandbox is still receiving the engine (a pod's copy) gives up the start.
-      signal: starting,
-    });
+    // HOME is the CLI's state directory; a newer Node from npm comes first on PATH when it needs one.
+    const env = { HOME: home, PATH: engine.node ? `${engine.node.binDir}:${BASE_PATH}` : BASE_PATH, ...inv.env };
+    let proc: CliProcess & { stderrTail(): string };
+    if (adapter.server && sandbox.hostWorkspace) {
+      // The CLI's server, kept running in the sandbox: a turn is a request to it.
+      const server = await engineServer(sandbox, adapter.server.spec(inv, { binPath: engine.binPath, home, env, mounts: engine.mounts }), starting);
+      proc = { ...(await adapter.server.turn(server, cliTurn, starting)), stderrTail: () => server.process.stderrTail() };
+    } else {
+      proc = await sandbox.spawn!({
+        argv: inv.argv,
+        env,
+        stdin: inv.stdin,
+        mounts: engine.mounts,
+        // An interrupt while the sandbox is still receiving the engine (a pod's copy) gives up the start.
+        signal: starting,
+      });
+    }
     stderrTail = () => proc.stderrTail();
     // Once it exits: did the gateway stop it for the budget? (the turn's stop reason then)
     const exited = proc.exited.then(async (code) => {

@@ -7,7 +7,8 @@
 // /workspace (on the host workspace afterwards), with the mapped events on the SSE stream and in
 // history and session.status_idle end_turn; a second turn that resumes the CLI's own conversation
 // (same conversation id; the provider receives the earlier exchange); an interrupt of a CLI
-// waiting on a hanging provider → idle within about a second and no process of the jail left; a
+// waiting on a hanging provider → idle within about a second and no process of the jail left (a
+// CLI kept as the sandbox's server stays, answers the next turn, and goes with the archive); a
 // budget reached mid-turn → stop_reason budget_reached; no provider key in the CLI's environment
 // or files.
 import fs from 'node:fs';
@@ -211,7 +212,19 @@ export function defineCliEngineSuite(c: CliEngineCase): void {
       const took = Date.now() - started;
       expect(events.at(-1)).toMatchObject({ type: 'session.status_idle', stop_reason: { type: 'end_turn' } });
       expect(took).toBeLessThan(1500);
-      await waitFor(async () => jailProcesses(id).length === 0, 2000, 'the jail\'s processes to be gone');
+      if (!engineAdapter(c.agentType)?.server) {
+        await waitFor(async () => jailProcesses(id).length === 0, 2000, 'the jail\'s processes to be gone');
+        return;
+      }
+      // A CLI kept running as the sandbox's server: the interrupted turn is over, the server
+      // answers the next turn at once, and the archive takes it away with the sandbox.
+      expect(jailProcesses(id).length).toBeGreaterThan(0);
+      fake.enqueue({ kind: 'text', text: 'after the interrupt' });
+      await sendText(s, id, 'still there?');
+      const next = await waitForEvents(s, id, 'session.status_idle', 2, 60_000);
+      expect(next.filter((e) => e.type === 'agent.message' && e.final).map((e) => e.text)).toContain('after the interrupt');
+      await waitFor(async () => (await s.api('POST', `/sessions/${id}/archive`)).status === 200, 5000, 'the archive');
+      await waitFor(async () => jailProcesses(id).length === 0, 5000, 'the jail\'s processes to be gone');
     }, 300_000);
 
     it('a budget reached mid-turn stops the CLI: stop_reason budget_reached', async () => {

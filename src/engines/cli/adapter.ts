@@ -4,6 +4,8 @@
 // CLI in the sandbox, feeds it lines and interrupts it is engine-independent (run-cli.ts).
 import type { EventFields, SessionEventType, StopReason } from '../../events/types.js';
 import type { McpRelay } from './mcp-relay.js';
+import type { SandboxMount } from '../../sandbox/driver.js';
+import type { EngineServer, EngineServerSpec } from './engine-server.js';
 
 /** One session event as an engine produces it (the store adds id, session, agent and time). */
 export type EngineEvent = { [T in SessionEventType]: { type: T; fields: EventFields<T> } }[SessionEventType];
@@ -34,6 +36,15 @@ export interface CliInvocation {
   stdin: string;
   /** Files the CLI reads its settings from, by absolute path inside the sandbox (never a key in them). */
   files: Record<string, string>;
+}
+
+/** A running CLI process (or a turn on the CLI's server that reads like one). */
+export interface CliProcess {
+  /** Its stdout, line by line, ending when the process closes it. */
+  lines: AsyncIterable<string>;
+  /** The exit code (null when killed by a signal). */
+  exited: Promise<number | null>;
+  kill(signal: 'SIGTERM' | 'SIGKILL'): void;
 }
 
 /** Reads one turn's output. */
@@ -76,6 +87,16 @@ export interface EngineAdapter {
    * out of the system prompt. Null for a CLI with no skills folder (they stay in the prompt).
    */
   skillsDir(home: string): string | null;
+  /**
+   * For a CLI with a server mode: the server kept running in a sandbox that can host one (see
+   * engine-server.ts), and a turn run on it as a process-like stream of the same output lines
+   * `invocation` would print. Without it (or where the sandbox cannot), each turn is a process.
+   */
+  server?: {
+    /** The server's command for the invocation of this turn (its files are placed first). */
+    spec(inv: CliInvocation, opts: { binPath: string; home: string; env: Record<string, string>; mounts: SandboxMount[] }): EngineServerSpec;
+    turn(server: EngineServer, turn: CliTurn, signal: AbortSignal): Promise<CliProcess>;
+  };
 }
 
 /** A JSON object from one output line, or null for anything else (banners, blank lines). */

@@ -12,6 +12,10 @@ import { jsonLine, type CliOutputMapper, type EngineAdapter, type EngineEvent, t
 import { gatewayUrls, providerOf, stoppedForBudget, TextStream, ToolCalls, xhighScaleEffort } from './cli-events.js';
 import { cliMcpToolName, MCP_RELAY_SERVER, type McpRelay } from './mcp-relay.js';
 import { toolResult, type ToolKind } from './tool-results.js';
+import { opencodeServerTurn } from './opencode-server.js';
+
+/** Renewed this often: a server's session credential (in its environment since it started) lasts 24 h. */
+const SERVER_GENERATION_MS = 12 * 60 * 60 * 1000;
 
 /** The platform's opencode version (an agent's harnessVersion pins another). */
 export const OPENCODE_VERSION = '1.18.33';
@@ -86,6 +90,25 @@ export const opencodeAdapter: EngineAdapter = {
     };
   },
   mapper: () => opencodeMapper(),
+  // `opencode serve`, one per sandbox: its config (read once, at start) is part of its key.
+  server: {
+    spec(inv, { binPath, home, env, mounts }) {
+      const config = inv.files[`${home}/.config/opencode/opencode.json`] ?? '';
+      return {
+        key: `${binPath}\n${Math.floor(Date.now() / SERVER_GENERATION_MS)}\n${config}`,
+        argv: [binPath, 'serve', '--pure', '--hostname', '127.0.0.1', '--port', '0'],
+        env,
+        mounts,
+        socket: `${home}/server.sock`,
+      };
+    },
+    turn: (server, turn, signal) => opencodeServerTurn(server, {
+      prompt: turn.prompt,
+      model: turn.model,
+      variant: opencodeVariant(turn.model, turn.reasoningEffort),
+      resumeId: turn.resumeId,
+    }, signal),
+  },
   // Global skills of opencode: $XDG_CONFIG_HOME/opencode/skills (checked with 1.18.33: listed for its skill tool).
   skillsDir: (home) => `${home}/.config/opencode/skills`,
 };

@@ -4,16 +4,9 @@
 // then SIGKILL after a grace period). Returns how the turn ended and the CLI's conversation id
 // for the next turn's resume.
 import type { StopReason } from '../../events/types.js';
-import type { CliInvocation, CliOutputMapper, EngineEvent, SessionErrorDetail } from './adapter.js';
+import type { CliInvocation, CliOutputMapper, CliProcess, EngineEvent, SessionErrorDetail } from './adapter.js';
 
-/** A running CLI process, as a spawner hands it over. */
-export interface CliProcess {
-  /** Its stdout, line by line, ending when the process closes it. */
-  lines: AsyncIterable<string>;
-  /** The exit code (null when killed by a signal). */
-  exited: Promise<number | null>;
-  kill(signal: 'SIGTERM' | 'SIGKILL'): void;
-}
+export type { CliProcess };
 
 /**
  * Starts the CLI. `signal` is the turn's: a spawner with a slow start (a Kubernetes pod receiving

@@ -1,0 +1,206 @@
+// A CLI engine's own HTTP server kept running in a session's sandbox (opencode's `serve`), so a
+// turn is a request to a process that has already booted instead of a new CLI process (which
+// costs opencode seconds of start-up before its first model call). The server runs under the
+// engine bridge (src/sandbox/assets/engine-bridge.mjs), which makes its loopback port reachable
+// from the host as a Unix socket in the session's storage; the service speaks HTTP over it.
+// One server per sandbox, started on a turn's demand and killed with the sandbox; one that
+// exited is started again by the next turn.
+import http from 'node:http';
+import path from 'node:path';
+import fsp from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
+import readline from 'node:readline';
+import os from 'node:os';
+import crypto from 'node:crypto';
+import type { Sandbox, SandboxMount, SandboxProcess } from '../../sandbox/driver.js';
+
+const BRIDGE_SCRIPT = fileURLToPath(new URL('../../sandbox/assets/engine-bridge.mjs', import.meta.url));
+/** Where the bridge and the Node that runs it are seen inside the sandbox. */
+const BRIDGE_DIR = '/run/agent-service-bridge';
+/** How long a server may take to say it listens. */
+const START_TIMEOUT_MS = 60_000;
+const MAX_SOCKET_PATH = 100;
+
+export interface EngineServerSpec {
+  /** What identifies a compatible running server (engine, version): another key restarts it. */
+  key: string;
+  /** The server's command line inside the sandbox; it prints `http://127.0.0.1:<port>` once it listens. */
+  argv: string[];
+  env: Record<string, string>;
+  mounts: SandboxMount[];
+  /** The Unix socket's path inside the sandbox, under /workspace (the host reaches it there). */
+  socket: string;
+}
+
+export interface EngineServer {
+  readonly key: string;
+  readonly process: SandboxProcess;
+  /** JSON request over the socket; rejects on a status ≥ 400 with the server's words. */
+  request<T>(method: string, urlPath: string, body?: unknown, signal?: AbortSignal): Promise<T>;
+  /** An open stream of the server's server-sent events (each `data:` as parsed JSON); close() ends it. */
+  events(urlPath: string): Promise<{ events: AsyncIterable<unknown>; close(): void }>;
+  readonly alive: boolean;
+}
+
+const servers = new Map<string, Promise<EngineServer>>();
+
+/** The sandbox's running server for `spec.key`, started (and awaited until it listens) when there is none. */
+export function engineServer(sandbox: Sandbox, spec: EngineServerSpec, signal?: AbortSignal): Promise<EngineServer> {
+  const id = sandbox.sessionId;
+  const current = servers.get(id);
+  if (current) {
+    return current.then((s) => {
+      if (s.alive && s.key === spec.key) return s;
+      if (s.alive) s.process.kill('SIGKILL');
+      servers.delete(id);
+      return engineServer(sandbox, spec, signal);
+    }, () => {
+      servers.delete(id);
+      return engineServer(sandbox, spec, signal);
+    });
+  }
+  const starting = startServer(sandbox, spec, signal);
+  servers.set(id, starting);
+  starting.catch(() => servers.get(id) === starting && servers.delete(id));
+  return starting;
+}
+
+/** Whether the sandbox has a server (started or starting). */
+export const hasEngineServer = (sessionId: string) => servers.has(sessionId);
+
+/** Stops the session's server, if any (its sandbox is going away). */
+export async function stopEngineServer(sessionId: string): Promise<void> {
+  const s = servers.get(sessionId);
+  servers.delete(sessionId);
+  const server = await s?.catch(() => null);
+  if (server?.alive) {
+    server.process.kill('SIGKILL');
+    await server.process.exited.catch(() => null);
+  }
+}
+
+async function startServer(sandbox: Sandbox, spec: EngineServerSpec, signal?: AbortSignal): Promise<EngineServer> {
+  if (!sandbox.spawn || !sandbox.hostWorkspace) throw new Error('this sandbox cannot keep an engine server');
+  if (!spec.socket.startsWith('/workspace/')) throw new Error(`the engine server's socket must be under /workspace: ${spec.socket}`);
+  const hostSocket = path.join(sandbox.hostWorkspace, spec.socket.slice('/workspace/'.length));
+  await fsp.mkdir(path.dirname(hostSocket), { recursive: true });
+  await fsp.rm(hostSocket, { force: true });
+  const connectPath = await reachablePath(hostSocket, sandbox.sessionId);
+  const proc = await sandbox.spawn({
+    argv: [`${BRIDGE_DIR}/node`, `${BRIDGE_DIR}/engine-bridge.mjs`, spec.socket, ...spec.argv],
+    env: spec.env,
+    mounts: [...spec.mounts, { host: process.execPath, inside: `${BRIDGE_DIR}/node` }, { host: BRIDGE_SCRIPT, inside: `${BRIDGE_DIR}/engine-bridge.mjs` }],
+    signal,
+  });
+  let alive = true;
+  void proc.exited.then(() => {
+    alive = false;
+  });
+  try {
+    await untilReady(proc, signal);
+  } catch (err) {
+    proc.kill('SIGKILL');
+    throw err;
+  }
+  return {
+    key: spec.key,
+    process: proc,
+    get alive() {
+      return alive;
+    },
+    request: (method, urlPath, body, reqSignal) => requestJson(connectPath, method, urlPath, body, reqSignal),
+    events: (urlPath) => openEvents(connectPath, urlPath),
+  };
+}
+
+/** A socket path fits in 107 bytes: a deep one is reached through a short link in the temporary directory. */
+async function reachablePath(hostSocket: string, sessionId: string): Promise<string> {
+  if (Buffer.byteLength(hostSocket) <= MAX_SOCKET_PATH) return hostSocket;
+  const dir = path.join(os.tmpdir(), `agent-engine-${process.getuid?.() ?? 0}`);
+  await fsp.mkdir(dir, { recursive: true, mode: 0o700 });
+  const tag = crypto.createHash('sha256').update(hostSocket).digest('hex').slice(0, 12);
+  const link = path.join(dir, `${sessionId.slice(0, 40)}-${tag}.sock`);
+  await fsp.rm(link, { force: true });
+  await fsp.symlink(hostSocket, link);
+  return link;
+}
+
+/** Reads the bridge's output until its ready line; the rest of the output is drained unread. */
+async function untilReady(proc: SandboxProcess, signal?: AbortSignal): Promise<void> {
+  const timeout = AbortSignal.timeout(START_TIMEOUT_MS);
+  const stop = signal ? AbortSignal.any([signal, timeout]) : timeout;
+  const lines = proc.lines[Symbol.asyncIterator]();
+  const failed = (why: string) => new Error(`${why}${proc.stderrTail().trim() ? `: ${proc.stderrTail().trim().split('\n').slice(-10).join('\n')}` : ''}`);
+  const aborted = new Promise<never>((_, reject) => {
+    const onAbort = () => reject(stop === signal || signal?.aborted ? Object.assign(new Error('aborted'), { name: 'AbortError' }) : failed(`the engine server did not listen within ${START_TIMEOUT_MS / 1000} s`));
+    if (stop.aborted) onAbort();
+    else stop.addEventListener('abort', onAbort, { once: true });
+  });
+  aborted.catch(() => undefined);
+  for (;;) {
+    const next = await Promise.race([lines.next(), aborted]);
+    if (next.done) throw failed(`the engine server exited with code ${await proc.exited} before it listened`);
+    if (next.value.startsWith('{"bridge":"ready"')) break;
+  }
+  // Keep reading its stdout so the server never blocks on a full pipe.
+  void (async () => {
+    for (;;) if ((await lines.next()).done) return;
+  })().catch(() => undefined);
+}
+
+function requestJson<T>(socketPath: string, method: string, urlPath: string, body: unknown, signal?: AbortSignal): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const payload = body === undefined ? undefined : JSON.stringify(body);
+    const req = http.request({ socketPath, method, path: urlPath, signal, headers: payload ? { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) } : {} }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('error', reject);
+      res.on('end', () => {
+        const text = Buffer.concat(chunks).toString('utf8');
+        if ((res.statusCode ?? 500) >= 400) return reject(new Error(`${method} ${urlPath}: ${res.statusCode} ${text.slice(0, 500)}`));
+        try {
+          resolve((text ? JSON.parse(text) : null) as T);
+        } catch {
+          resolve(text as T);
+        }
+      });
+    });
+    req.on('error', reject);
+    req.end(payload);
+  });
+}
+
+function openEvents(socketPath: string, urlPath: string): Promise<{ events: AsyncIterable<unknown>; close(): void }> {
+  return new Promise((resolve, reject) => {
+    const req = http.request({ socketPath, method: 'GET', path: urlPath, headers: { accept: 'text/event-stream' } }, (res) => {
+      if ((res.statusCode ?? 500) >= 400) {
+        res.resume();
+        return reject(new Error(`GET ${urlPath}: ${res.statusCode}`));
+      }
+      res.on('error', () => undefined); // closed by close(): the reader below just ends
+      async function* parse(): AsyncIterable<unknown> {
+        let data: string[] = [];
+        const rl = readline.createInterface({ input: res, crlfDelay: Infinity });
+        rl.on('error', () => undefined); // the response's end by close() (readline passes its error on)
+        for await (const line of rl) {
+          if (line === '') {
+            if (data.length) {
+              const text = data.join('\n');
+              data = [];
+              try {
+                yield JSON.parse(text);
+              } catch {
+                /* not JSON: not an event we read */
+              }
+            }
+          } else if (line.startsWith('data:')) data.push(line.slice(line[5] === ' ' ? 6 : 5));
+        }
+      }
+      resolve({ events: parse(), close: () => req.destroy() });
+    });
+    req.on('error', (err) => {
+      if (!req.destroyed || !req.res) reject(err);
+    });
+    req.end();
+  });
+}
