@@ -39,7 +39,8 @@ async function sessionAlive(sessionId: string): Promise<boolean> {
   const hit = live.get(sessionId);
   if (hit && hit.until > Date.now()) return hit.alive;
   const row = await prisma.session.findUnique({ where: { id: sessionId }, select: { status: true } });
-  const alive = !!row && row.status !== 'terminated';
+  if (!row) return false; // not remembered: a sandbox made ahead holds the id before its session exists
+  const alive = row.status !== 'terminated';
   if (live.size > 10_000) live.clear();
   live.set(sessionId, { alive, until: Date.now() + LIVE_CACHE_MS });
   return alive;

@@ -12,6 +12,7 @@ import type { Agent, Session } from '../generated/prisma/client.js';
 import type { EventFields, SessionEventType, StopReason } from '../events/types.js';
 import type { CliProcess, CliTurn, EngineAdapter, EngineEvent } from '../engines/cli/adapter.js';
 import { engineServer } from '../engines/cli/engine-server.js';
+import { cliEnvironment } from '../engines/cli/environment.js';
 import { engineAdapter } from '../engines/cli/registry.js';
 import { mcpRelayFor } from '../engines/cli/mcp-relay.js';
 import { sessionMcpTools } from '../tools/mcp/servers.js';
@@ -31,7 +32,6 @@ import { logger } from '../logger.js';
 
 export { engineHome };
 
-const BASE_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
 const STDERR_LINES_IN_ERRORS = 15;
 
 type Emit = <T extends SessionEventType>(type: T, fields: EventFields<T>) => Promise<unknown>;
@@ -132,8 +132,7 @@ async function runInstalled(ctx: CliTurnContext & { adapter: EngineAdapter; engi
   let budgetReached = false;
   const spawn: CliSpawner = async (inv, starting) => {
     for (const [file, content] of Object.entries(inv.files)) await sandbox.writeFile(file, content);
-    // HOME is the CLI's state directory; a newer Node from npm comes first on PATH when it needs one.
-    const env = { HOME: home, PATH: engine.node ? `${engine.node.binDir}:${BASE_PATH}` : BASE_PATH, ...inv.env };
+    const env = cliEnvironment(engine, home, inv);
     let proc: CliProcess & { stderrTail(): string };
     if (adapter.server && sandbox.hostWorkspace) {
       // The CLI's server, kept running in the sandbox: a turn is a request to it.

@@ -15,6 +15,7 @@ import { redisPubSub, memoryPubSub } from '../events/pubsub.js';
 import { bullQueue, inProcessQueue } from '../runtime/queue.js';
 import { openTurnGate, runSession } from '../runtime/runner.js';
 import { startSandboxes } from '../runtime/sandboxes.js';
+import { createWarmSandboxes } from '../runtime/warm-sandboxes.js';
 import { configuredBlobStore } from '../files/configured-blob-store.js';
 import { inProcessRoutineScheduler } from '../routines/scheduler.js';
 import { bullRoutineScheduler } from '../routines/bull-scheduler.js';
@@ -72,6 +73,7 @@ export async function composeServices(cfg: Config, opts: ComposeOptions): Promis
         : inProcessQueue(runSession),
       localRunner: redis && cfg.turnWorker ? runSession : null,
       turnGate: openTurnGate(),
+      warmSandboxes: createWarmSandboxes(),
       routineScheduler:
         redis && process.env.ROUTINE_SCHEDULER !== 'inprocess'
           ? bullRoutineScheduler(redis.dedicated(), cfg.turnWorker ? redis.dedicated() : null, cfg.queuePrefix)
@@ -88,6 +90,7 @@ export async function composeServices(cfg: Config, opts: ComposeOptions): Promis
   return {
     services,
     async stop() {
+      await services.warmSandboxes.close();
       await sandboxes.stop();
       composition.end();
     },

@@ -11,7 +11,7 @@ import { assertAllowed, movableFrom, transition, type SessionStatus } from './st
 import { checkModelForEngine, checkEffortForEngine } from './engine-rules.js';
 import { scheduleProvisioning, teardownSandbox } from '../runtime/provisioning.js';
 import { enqueueSessionRun } from '../runtime/queue.js';
-import type { Session } from '../generated/prisma/client.js';
+import type { Agent, Session } from '../generated/prisma/client.js';
 import { centsToNano, nanoToCents } from '../billing/money.js';
 import { materializeContent } from './attachments.js';
 import { planResources } from '../resources/resources.js';
@@ -19,6 +19,9 @@ import { vaultsForNewSession } from '../vaults/session-vaults.js';
 import { autoBilling } from '../billing/subscriptions.js';
 import { modelProvider } from '../runtime/models.js';
 import { environmentForNewSession } from '../environments/environments.js';
+import { warmSandboxes, type WarmRequest } from '../runtime/warm-sandboxes.js';
+import { mcpRelayFor } from '../engines/cli/mcp-relay.js';
+import { currentHarness } from '../catalog/catalog.js';
 
 const notFound = () => new AppError('not_found', 'session not found');
 
@@ -57,7 +60,26 @@ export async function createSession(viewer: Viewer, body: CreateSessionBody): Pr
   const modelBilling = body.modelBilling ?? (await autoBilling(viewer.universe.id, modelProvider(llm)));
   if (budgetMax !== null && budgetMax <= 0n) throw new AppError('invalid_request', 'budget amount must be above zero');
 
-  const id = newId('sess');
+  // A sandbox made ahead for this engine (its CLI's server already warm) gives the session its id.
+  const warmRequest: WarmRequest = {
+    agentType: agent.agentType,
+    version: agent.harnessVersion ?? currentHarness(agent.agentType),
+    plain: !body.vcpus && !body.memoryMb && !body.environment_id && !body.resources?.length && !(agent.skills as unknown[]).length && !mcpRelayFor(agent),
+  };
+  const warmId = warmSandboxes().take(warmRequest);
+  try {
+    return await createSessionRow(viewer, body, agent, warmId ?? newId('sess'), { llm, modelBilling, budgetMax });
+  } catch (err) {
+    if (warmId) warmSandboxes().giveBack(warmRequest, warmId);
+    throw err;
+  }
+}
+
+async function createSessionRow(
+  viewer: Viewer, body: CreateSessionBody, agent: Agent & { promptVersions: { version: number }[] }, id: string,
+  resolved: { llm: string; modelBilling: string; budgetMax: bigint | null },
+): Promise<Session> {
+  const { llm, modelBilling, budgetMax } = resolved;
   const initial: NewEvent[] = [];
   for (const e of body.initial_events ?? []) initial.push({ type: 'user.message', fields: { content: await materializeContent(viewer.universe.id, id, e.content) } });
   const environment = body.environment_id ? await environmentForNewSession(viewer.universe.id, body.environment_id) : null;

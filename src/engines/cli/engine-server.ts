@@ -172,7 +172,9 @@ function requestJson<T>(socketPath: string, method: string, urlPath: string, bod
 
 function openEvents(socketPath: string, urlPath: string): Promise<{ events: AsyncIterable<unknown>; close(): void }> {
   return new Promise((resolve, reject) => {
+    let responded = false;
     const req = http.request({ socketPath, method: 'GET', path: urlPath, headers: { accept: 'text/event-stream' } }, (res) => {
+      responded = true;
       if ((res.statusCode ?? 500) >= 400) {
         res.resume();
         return reject(new Error(`GET ${urlPath}: ${res.statusCode}`));
@@ -199,7 +201,7 @@ function openEvents(socketPath: string, urlPath: string): Promise<{ events: Asyn
       resolve({ events: parse(), close: () => req.destroy() });
     });
     req.on('error', (err) => {
-      if (!req.destroyed || !req.res) reject(err);
+      if (!responded) reject(err);
     });
     req.end();
   });

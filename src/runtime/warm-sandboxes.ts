@@ -1,0 +1,161 @@
+// Sandboxes made ahead for the next session of an engine whose CLI runs as a server that is slow
+// to boot (opencode: seconds to start, seconds more before its first answer). A spare is a local
+// sandbox under a session id reserved for the session that will take it, with the engine's
+// server started in it and warmed by one turn per model provider (the gateway refuses those
+// turns: no session has the id yet, so no model is called and nothing is metered; the refusal
+// is what makes the server load its provider code). A new session of that engine and version
+// whose sandbox needs nothing special (WarmRequest.plain) takes the spare's id: its credential, egress socket and
+// server were made for that id, so nothing is rebound. Each take starts the next spare; a spare
+// unused for SPARE_IDLE_MS is removed; the first session of an engine after start is cold.
+// Known limit: a spare left by a process killed with -9 stays on disk (its server dies with
+// the process) until DATA_DIR is cleaned.
+import { newId } from '../ids.js';
+import { logger } from '../logger.js';
+import { service } from '../services/registry.js';
+import { sandboxDriver } from './sandboxes.js';
+import { engineAdapter } from '../engines/cli/registry.js';
+import { installEngine } from '../engines/cli/install.js';
+import { engineHome } from '../engines/cli/engine-home.js';
+import { engineServer } from '../engines/cli/engine-server.js';
+import { engineModels } from '../catalog/catalog.js';
+import { EGRESS_ENDPOINT } from '../egress/env.js';
+import { cliEnvironment } from '../engines/cli/environment.js';
+
+const SPARE_IDLE_MS = 30 * 60 * 1000;
+/** A warm-up turn that takes longer than this is given up (the spare is still used). */
+const WARM_UP_TIMEOUT_MS = 60_000;
+
+declare module '../services/registry.js' {
+  interface Services {
+    warmSandboxes: WarmSandboxes;
+  }
+}
+
+/** What a new session asks for: its engine and version, and whether its sandbox is a plain one. */
+export interface WarmRequest {
+  agentType: string;
+  version: string;
+  /**
+   * What a spare has: no skills (the CLI lists its skills folder once, when its server first
+   * answers), no resources (it notes whether /workspace is a git repository then too), no MCP
+   * relay (its config is read at start), no environment, no vcpus or memory of its own.
+   */
+  plain: boolean;
+}
+
+export interface WarmSandboxes {
+  /** The reserved session id of a ready spare for this request (null: none; one is made for the next). */
+  take(req: WarmRequest): string | null;
+  /** A taken id whose session was not created after all: a spare again. */
+  giveBack(req: WarmRequest, sessionId: string): void;
+  /** The ready spares' session ids (what a log or a test inspects). */
+  spares(): string[];
+  /** Removes every spare (those being made are given up). */
+  close(): Promise<void>;
+}
+
+interface Spare {
+  id: string;
+  expiry: NodeJS.Timeout;
+}
+
+export function warmSandboxes(): WarmSandboxes {
+  return service('warmSandboxes');
+}
+
+export function createWarmSandboxes(): WarmSandboxes {
+  const ready = new Map<string, Spare[]>();
+  const making = new Map<string, Promise<void>>();
+  let closed = false;
+  const stopping = new AbortController();
+
+  const keyOf = (req: WarmRequest) => `${req.agentType}@${req.version}`;
+  const discard = (id: string) => void sandboxDriver().destroy(id).catch((err) => logger.warn({ err, sessionId: id }, 'removing a spare sandbox failed'));
+
+  const keep = (key: string, id: string) => {
+    if (closed) return discard(id);
+    const expiry = setTimeout(() => {
+      const list = ready.get(key) ?? [];
+      ready.set(key, list.filter((s) => s.id !== id));
+      discard(id);
+    }, SPARE_IDLE_MS);
+    expiry.unref();
+    ready.set(key, [...(ready.get(key) ?? []), { id, expiry }]);
+  };
+
+  const refill = (req: WarmRequest) => {
+    const key = keyOf(req);
+    if (closed || making.has(key) || ready.get(key)?.length) return;
+    const made = makeSpare(req, stopping.signal)
+      .then((id) => keep(key, id))
+      .catch((err) => logger.warn({ err, engine: req.agentType, version: req.version }, 'a spare sandbox could not be made; the next session starts cold'))
+      .finally(() => making.delete(key));
+    making.set(key, made);
+  };
+
+  return {
+    take(req) {
+      if (closed || !req.plain || !engineAdapter(req.agentType)?.server || sandboxDriver().name !== 'local') return null;
+      const key = keyOf(req);
+      const spare = ready.get(key)?.shift();
+      refill(req);
+      if (!spare) return null;
+      clearTimeout(spare.expiry);
+      return spare.id;
+    },
+    giveBack(req, sessionId) {
+      keep(keyOf(req), sessionId);
+    },
+    spares: () => [...ready.values()].flat().map((s) => s.id),
+    async close() {
+      closed = true;
+      stopping.abort();
+      await Promise.allSettled([...making.values()]);
+      const all = [...ready.values()].flat();
+      ready.clear();
+      for (const s of all) clearTimeout(s.expiry);
+      await Promise.allSettled(all.map((s) => sandboxDriver().destroy(s.id)));
+    },
+  };
+}
+
+/** A sandbox under a new session id with the engine's server running and warmed. */
+async function makeSpare(req: WarmRequest, signal: AbortSignal): Promise<string> {
+  const adapter = engineAdapter(req.agentType)!;
+  const server = adapter.server!;
+  const engine = await installEngine(adapter.cli, req.version);
+  signal.throwIfAborted();
+  const id = newId('sess');
+  const sandbox = await sandboxDriver().provision({ sessionId: id });
+  try {
+    const home = engineHome(req.agentType);
+    const endpoint = sandbox.egressEndpoint ?? EGRESS_ENDPOINT;
+    const models = engineModels(req.agentType);
+    const turn = { prompt: 'warm-up', systemPrompt: '', reasoningEffort: null, resumeId: null, mcpRelay: null };
+    // The same invocation a plain session's first turn makes (its config is the server's key).
+    const inv = adapter.invocation({ ...turn, model: models[0]?.id ?? '' }, { binPath: engine.binPath, home, gatewayBaseUrl: `${endpoint}/gateway/anthropic` });
+    for (const [file, content] of Object.entries(inv.files)) await sandbox.writeFile(file, content);
+    const running = await engineServer(sandbox, server.spec(inv, { binPath: engine.binPath, home, env: cliEnvironment(engine, home, inv), mounts: engine.mounts }), signal);
+    for (const provider of ['anthropic', 'openai'] as const) {
+      const model = models.find((m) => m.provider === provider);
+      if (!model) continue;
+      signal.throwIfAborted();
+      const proc = await server.turn(running, { ...turn, model: model.id }, AbortSignal.any([signal, AbortSignal.timeout(WARM_UP_TIMEOUT_MS)]));
+      const giveUp = setTimeout(() => proc.kill('SIGKILL'), WARM_UP_TIMEOUT_MS);
+      const onStop = () => proc.kill('SIGKILL');
+      signal.addEventListener('abort', onStop, { once: true });
+      try {
+        for await (const _ of proc.lines) void _;
+        await proc.exited;
+      } finally {
+        clearTimeout(giveUp);
+        signal.removeEventListener('abort', onStop);
+      }
+    }
+    signal.throwIfAborted();
+    return id;
+  } catch (err) {
+    await sandboxDriver().destroy(id).catch(() => undefined);
+    throw err;
+  }
+}
