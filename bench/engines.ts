@@ -11,6 +11,8 @@ import { currentHarness } from '../src/catalog/catalog.js';
 import { openStream, sendText } from './first-frame.js';
 
 const TURNS = Number(process.env.BENCH_ENGINE_TURNS || 10);
+/** BENCH_ENGINES=opencode,pi: only these (hermes always runs). */
+const ONLY = process.env.BENCH_ENGINES ? new Set(process.env.BENCH_ENGINES.split(',')) : null;
 
 const pct = (xs: number[], p: number) => {
   const s = [...xs].sort((a, b) => a - b);
@@ -88,7 +90,7 @@ export async function engineBench(s: TestServer): Promise<[string, string][]> {
   rows.push(...await hermesBench(s));
   for (const c of CLI_ENGINE_CASES) {
     const adapter = engineAdapter(c.agentType);
-    if (!adapter) continue;
+    if (!adapter || (ONLY && !ONLY.has(c.agentType))) continue;
     try {
       const t = performance.now();
       await installEngine(adapter.cli, currentHarness(c.agentType));

@@ -12,7 +12,8 @@
 //     (installing) and cached, against no environment.
 //  5. channels (bench/channels.ts): inbound acknowledgement under load, message → user.message
 //     stored → reply posted through the loopback platform.
-//  BENCH_ONLY=rest runs only the first measurement; BENCH_ONLY=hot the first two.
+//  BENCH_ONLY=rest runs only the first measurement; BENCH_ONLY=hot the first two; BENCH_ONLY=engines
+//  only the engines' (BENCH_ENGINES=opencode,pi narrows them).
 //  2. send (202) → first SSE frame latency, p50/p99, the fake provider answering at once, beside
 //     the machine's limit for the same work on PostgreSQL + Redis (bench/first-frame-limit.ts).
 //  3. event throughput of one session reaching a subscriber.
@@ -73,6 +74,10 @@ const fake = await startFakeProvider();
 // exhaust: at ~3,500 req/s the tests' 100,000 a minute ran out and the rounds measured 429s.
 const s = await startTestServer({ anthropicApiKey: 'bench', anthropicBaseUrl: fake.anthropicBaseUrl, openaiApiKey: 'bench', openaiBaseUrl: fake.openaiBaseUrl, rateLimitPerMinute: 10_000_000 });
 const rows: [string, string][] = [];
+if (process.env.BENCH_ONLY === 'engines') {
+  rows.push(...(await engineBench(s)));
+  await finishEarly();
+}
 
 // 1. REST over GraphQL vs bare route
 const agent = (await s.api('POST', '/agents', { body: { displayName: 'Bench', prompt: 'p' } })).body.agent;
@@ -129,7 +134,7 @@ rows.push(['bare Express route, same Prisma query (no auth)', `${fmt(direct.rps)
 rows.push(['ratio REST / bare Express', (rest.rps / direct.rps).toFixed(2)]);
 bareServer.close();
 await limitServer?.close();
-/** BENCH_ONLY=rest|hot: print what was measured so far and stop. */
+/** BENCH_ONLY=rest|hot|engines: print what was measured so far and stop. */
 async function finishEarly(): Promise<never> {
   console.log('\n| measurement | result |\n|---|---|');
   for (const [k, v] of rows) console.log(`| ${k} | ${v} |`);

@@ -137,7 +137,14 @@ async function runInstalled(ctx: CliTurnContext & { adapter: EngineAdapter; engi
     if (adapter.server && sandbox.hostWorkspace) {
       // The CLI's server, kept running in the sandbox: a turn is a request to it.
       const server = await engineServer(sandbox, adapter.server.spec(inv, { binPath: engine.binPath, home, env, mounts: engine.mounts }), starting);
-      proc = { ...(await adapter.server.turn(server, cliTurn, starting)), stderrTail: () => server.process.stderrTail() };
+      const release = server.use();
+      try {
+        proc = { ...(await adapter.server.turn(server, cliTurn, starting)), stderrTail: () => server.process.stderrTail() };
+      } catch (err) {
+        release();
+        throw err;
+      }
+      void proc.exited.finally(release);
     } else {
       proc = await sandbox.spawn!({
         argv: inv.argv,

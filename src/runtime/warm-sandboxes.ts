@@ -16,7 +16,7 @@ import { sandboxDriver } from './sandboxes.js';
 import { engineAdapter } from '../engines/cli/registry.js';
 import { installEngine } from '../engines/cli/install.js';
 import { engineHome } from '../engines/cli/engine-home.js';
-import { engineServer } from '../engines/cli/engine-server.js';
+import { engineServer, holdEngineServer } from '../engines/cli/engine-server.js';
 import { engineModels } from '../catalog/catalog.js';
 import { EGRESS_ENDPOINT } from '../egress/env.js';
 import { cliEnvironment } from '../engines/cli/environment.js';
@@ -57,6 +57,8 @@ export interface WarmSandboxes {
 interface Spare {
   id: string;
   expiry: NodeJS.Timeout;
+  /** Lets the server go back to its idle stop (held while it is a spare). */
+  release: () => void;
 }
 
 export function warmSandboxes(): WarmSandboxes {
@@ -72,22 +74,25 @@ export function createWarmSandboxes(): WarmSandboxes {
   const keyOf = (req: WarmRequest) => `${req.agentType}@${req.version}`;
   const discard = (id: string) => void sandboxDriver().destroy(id).catch((err) => logger.warn({ err, sessionId: id }, 'removing a spare sandbox failed'));
 
-  const keep = (key: string, id: string) => {
-    if (closed) return discard(id);
+  const keep = (key: string, id: string, release: () => void) => {
+    if (closed) {
+      release();
+      return discard(id);
+    }
     const expiry = setTimeout(() => {
       const list = ready.get(key) ?? [];
       ready.set(key, list.filter((s) => s.id !== id));
       discard(id);
     }, SPARE_IDLE_MS);
     expiry.unref();
-    ready.set(key, [...(ready.get(key) ?? []), { id, expiry }]);
+    ready.set(key, [...(ready.get(key) ?? []), { id, expiry, release }]);
   };
 
   const refill = (req: WarmRequest) => {
     const key = keyOf(req);
     if (closed || making.has(key) || ready.get(key)?.length) return;
     const made = makeSpare(req, stopping.signal)
-      .then((id) => keep(key, id))
+      .then(({ id, release }) => keep(key, id, release))
       .catch((err) => logger.warn({ err, engine: req.agentType, version: req.version }, 'a spare sandbox could not be made; the next session starts cold'))
       .finally(() => making.delete(key));
     making.set(key, made);
@@ -101,10 +106,11 @@ export function createWarmSandboxes(): WarmSandboxes {
       refill(req);
       if (!spare) return null;
       clearTimeout(spare.expiry);
+      spare.release(); // the session's turns hold it from now on
       return spare.id;
     },
     giveBack(req, sessionId) {
-      keep(keyOf(req), sessionId);
+      void holdEngineServer(sessionId).then((release) => (release ? keep(keyOf(req), sessionId, release) : discard(sessionId)));
     },
     spares: () => [...ready.values()].flat().map((s) => s.id),
     async close() {
@@ -113,20 +119,24 @@ export function createWarmSandboxes(): WarmSandboxes {
       await Promise.allSettled([...making.values()]);
       const all = [...ready.values()].flat();
       ready.clear();
-      for (const s of all) clearTimeout(s.expiry);
+      for (const s of all) {
+        clearTimeout(s.expiry);
+        s.release();
+      }
       await Promise.allSettled(all.map((s) => sandboxDriver().destroy(s.id)));
     },
   };
 }
 
 /** A sandbox under a new session id with the engine's server running and warmed. */
-async function makeSpare(req: WarmRequest, signal: AbortSignal): Promise<string> {
+async function makeSpare(req: WarmRequest, signal: AbortSignal): Promise<{ id: string; release: () => void }> {
   const adapter = engineAdapter(req.agentType)!;
   const server = adapter.server!;
   const engine = await installEngine(adapter.cli, req.version);
   signal.throwIfAborted();
   const id = newId('sess');
   const sandbox = await sandboxDriver().provision({ sessionId: id });
+  let release = () => {};
   try {
     const home = engineHome(req.agentType);
     const endpoint = sandbox.egressEndpoint ?? EGRESS_ENDPOINT;
@@ -136,9 +146,11 @@ async function makeSpare(req: WarmRequest, signal: AbortSignal): Promise<string>
     const inv = adapter.invocation({ ...turn, model: models[0]?.id ?? '' }, { binPath: engine.binPath, home, gatewayBaseUrl: `${endpoint}/gateway/anthropic` });
     for (const [file, content] of Object.entries(inv.files)) await sandbox.writeFile(file, content);
     const running = await engineServer(sandbox, server.spec(inv, { binPath: engine.binPath, home, env: cliEnvironment(engine, home, inv), mounts: engine.mounts }), signal);
-    for (const provider of ['anthropic', 'openai'] as const) {
+    release = running.use();
+    // One warm-up turn per provider, side by side.
+    await Promise.all((['anthropic', 'openai'] as const).map(async (provider) => {
       const model = models.find((m) => m.provider === provider);
-      if (!model) continue;
+      if (!model) return;
       signal.throwIfAborted();
       const proc = await server.turn(running, { ...turn, model: model.id }, AbortSignal.any([signal, AbortSignal.timeout(WARM_UP_TIMEOUT_MS)]));
       const giveUp = setTimeout(() => proc.kill('SIGKILL'), WARM_UP_TIMEOUT_MS);
@@ -151,10 +163,11 @@ async function makeSpare(req: WarmRequest, signal: AbortSignal): Promise<string>
         clearTimeout(giveUp);
         signal.removeEventListener('abort', onStop);
       }
-    }
+    }));
     signal.throwIfAborted();
-    return id;
+    return { id, release };
   } catch (err) {
+    release();
     await sandboxDriver().destroy(id).catch(() => undefined);
     throw err;
   }

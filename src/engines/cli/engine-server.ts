@@ -3,8 +3,9 @@
 // costs opencode seconds of start-up before its first model call). The server runs under the
 // engine bridge (src/sandbox/assets/engine-bridge.mjs), which makes its loopback port reachable
 // from the host as a Unix socket in the session's storage; the service speaks HTTP over it.
-// One server per sandbox, started on a turn's demand and killed with the sandbox; one that
-// exited is started again by the next turn.
+// One server per sandbox, started on a turn's demand and killed with the sandbox, or once no
+// turn has used it for ENGINE_SERVER_IDLE_MS (default 5 min: an idle opencode server holds
+// ~600 MB); one that exited is started again by the next turn (its conversation is on disk).
 import http from 'node:http';
 import path from 'node:path';
 import fsp from 'node:fs/promises';
@@ -40,7 +41,12 @@ export interface EngineServer {
   /** An open stream of the server's server-sent events (each `data:` as parsed JSON); close() ends it. */
   events(urlPath: string): Promise<{ events: AsyncIterable<unknown>; close(): void }>;
   readonly alive: boolean;
+  /** Keeps the server from its idle stop until the returned release is called (a turn, a spare). */
+  use(): () => void;
 }
+
+const DEFAULT_IDLE_MS = 5 * 60 * 1000;
+const idleMs = () => Number(process.env.ENGINE_SERVER_IDLE_MS) || DEFAULT_IDLE_MS;
 
 const servers = new Map<string, Promise<EngineServer>>();
 
@@ -65,8 +71,11 @@ export function engineServer(sandbox: Sandbox, spec: EngineServerSpec, signal?: 
   return starting;
 }
 
-/** Whether the sandbox has a server (started or starting). */
-export const hasEngineServer = (sessionId: string) => servers.has(sessionId);
+/** Keeps the session's running server from its idle stop (see use()); null when it has none. */
+export async function holdEngineServer(sessionId: string): Promise<(() => void) | null> {
+  const server = await servers.get(sessionId)?.catch(() => null);
+  return server?.alive ? server.use() : null;
+}
 
 /** Stops the session's server, if any (its sandbox is going away). */
 export async function stopEngineServer(sessionId: string): Promise<void> {
@@ -93,20 +102,41 @@ async function startServer(sandbox: Sandbox, spec: EngineServerSpec, signal?: Ab
     signal,
   });
   let alive = true;
+  let users = 0;
+  let idleTimer: NodeJS.Timeout | undefined;
   void proc.exited.then(() => {
     alive = false;
+    clearTimeout(idleTimer);
   });
+  const idle = () => {
+    clearTimeout(idleTimer);
+    idleTimer = setTimeout(() => {
+      if (users === 0 && alive) proc.kill('SIGKILL');
+    }, idleMs());
+    idleTimer.unref();
+  };
   try {
     await untilReady(proc, signal);
   } catch (err) {
     proc.kill('SIGKILL');
     throw err;
   }
+  idle();
   return {
     key: spec.key,
     process: proc,
     get alive() {
       return alive;
+    },
+    use() {
+      users++;
+      clearTimeout(idleTimer);
+      let released = false;
+      return () => {
+        if (released) return;
+        released = true;
+        if (--users === 0) idle();
+      };
     },
     request: (method, urlPath, body, reqSignal) => requestJson(connectPath, method, urlPath, body, reqSignal),
     events: (urlPath) => openEvents(connectPath, urlPath),
