@@ -13,6 +13,7 @@ import type { EventFields, SessionEventType, StopReason } from '../events/types.
 import type { CliProcess, CliTurn, EngineAdapter, EngineEvent } from '../engines/cli/adapter.js';
 import { engineServer } from '../engines/cli/engine-server.js';
 import { cliEnvironment } from '../engines/cli/environment.js';
+import { warmSandboxes } from './warm-sandboxes.js';
 import { engineAdapter } from '../engines/cli/registry.js';
 import { mcpRelayFor } from '../engines/cli/mcp-relay.js';
 import { sessionMcpTools } from '../tools/mcp/servers.js';
@@ -87,11 +88,11 @@ export async function runCliEngineTurn(ctx: CliTurnContext): Promise<StopReason>
   }
   if (!engine) return { type: 'end_turn' }; // interrupted while the CLI was being installed
 
-  return runInstalled({ ...ctx, adapter, engine, sandbox });
+  return runInstalled({ ...ctx, adapter, engine, sandbox, version });
 }
 
-async function runInstalled(ctx: CliTurnContext & { adapter: EngineAdapter; engine: InstalledEngine; sandbox: Sandbox }): Promise<StopReason> {
-  const { session, agent, turn, signal, emit, adapter, engine, sandbox } = ctx;
+async function runInstalled(ctx: CliTurnContext & { adapter: EngineAdapter; engine: InstalledEngine; sandbox: Sandbox; version: string }): Promise<StopReason> {
+  const { session, agent, turn, signal, emit, adapter, engine, sandbox, version } = ctx;
   const prompt = agent && session.promptVersion
     ? await prisma.promptVersion.findUnique({ where: { agentId_version: { agentId: agent.id, version: session.promptVersion } } })
     : null;
@@ -144,7 +145,10 @@ async function runInstalled(ctx: CliTurnContext & { adapter: EngineAdapter; engi
         release();
         throw err;
       }
-      void proc.exited.finally(release);
+      void proc.exited.finally(() => {
+        release();
+        warmSandboxes().turnEnded(session.agentType, version);
+      });
     } else {
       proc = await sandbox.spawn!({
         argv: inv.argv,

@@ -5,8 +5,10 @@
 // turns: no session has the id yet, so no model is called and nothing is metered; the refusal
 // is what makes the server load its provider code). A new session of that engine and version
 // whose sandbox needs nothing special (WarmRequest.plain) takes the spare's id: its credential, egress socket and
-// server were made for that id, so nothing is rebound. Each take starts the next spare; a spare
-// unused for SPARE_IDLE_MS is removed; the first session of an engine after start is cold.
+// server were made for that id, so nothing is rebound. Each take (or cold start) asks for the
+// next spare, made once a turn of that engine has answered (or after REFILL_AFTER_MS) so that
+// making it does not slow that answer; a spare unused for SPARE_IDLE_MS is removed; the first
+// session of an engine after start is cold.
 // Known limit: a spare left by a process killed with -9 stays on disk (its server dies with
 // the process) until DATA_DIR is cleaned.
 import { newId } from '../ids.js';
@@ -22,6 +24,7 @@ import { EGRESS_ENDPOINT } from '../egress/env.js';
 import { cliEnvironment } from '../engines/cli/environment.js';
 
 const SPARE_IDLE_MS = 30 * 60 * 1000;
+const REFILL_AFTER_MS = 30_000;
 /** A warm-up turn that takes longer than this is given up (the spare is still used). */
 const WARM_UP_TIMEOUT_MS = 60_000;
 
@@ -46,6 +49,8 @@ export interface WarmRequest {
 export interface WarmSandboxes {
   /** The reserved session id of a ready spare for this request (null: none; one is made for the next). */
   take(req: WarmRequest): string | null;
+  /** A turn of this engine has answered: a spare asked for is made now. */
+  turnEnded(agentType: string, version: string): void;
   /** A taken id whose session was not created after all: a spare again. */
   giveBack(req: WarmRequest, sessionId: string): void;
   /** The ready spares' session ids (what a log or a test inspects). */
@@ -68,6 +73,8 @@ export function warmSandboxes(): WarmSandboxes {
 export function createWarmSandboxes(): WarmSandboxes {
   const ready = new Map<string, Spare[]>();
   const making = new Map<string, Promise<void>>();
+  /** Spares asked for, waiting for a turn to answer (the timer makes them anyway). */
+  const asked = new Map<string, { req: WarmRequest; timer: NodeJS.Timeout }>();
   let closed = false;
   const stopping = new AbortController();
 
@@ -88,8 +95,19 @@ export function createWarmSandboxes(): WarmSandboxes {
     ready.set(key, [...(ready.get(key) ?? []), { id, expiry, release }]);
   };
 
+  const ask = (req: WarmRequest) => {
+    const key = keyOf(req);
+    if (closed || asked.has(key) || making.has(key) || ready.get(key)?.length) return;
+    const timer = setTimeout(() => refill(req), REFILL_AFTER_MS);
+    timer.unref();
+    asked.set(key, { req, timer });
+  };
+
   const refill = (req: WarmRequest) => {
     const key = keyOf(req);
+    const waiting = asked.get(key);
+    if (waiting) clearTimeout(waiting.timer);
+    asked.delete(key);
     if (closed || making.has(key) || ready.get(key)?.length) return;
     const made = makeSpare(req, stopping.signal)
       .then(({ id, release }) => keep(key, id, release))
@@ -103,11 +121,15 @@ export function createWarmSandboxes(): WarmSandboxes {
       if (closed || !req.plain || !engineAdapter(req.agentType)?.server || sandboxDriver().name !== 'local') return null;
       const key = keyOf(req);
       const spare = ready.get(key)?.shift();
-      refill(req);
+      ask(req);
       if (!spare) return null;
       clearTimeout(spare.expiry);
       spare.release(); // the session's turns hold it from now on
       return spare.id;
+    },
+    turnEnded(agentType, version) {
+      const waiting = asked.get(keyOf({ agentType, version, plain: true }));
+      if (waiting) refill(waiting.req);
     },
     giveBack(req, sessionId) {
       void holdEngineServer(sessionId).then((release) => (release ? keep(keyOf(req), sessionId, release) : discard(sessionId)));
@@ -116,6 +138,8 @@ export function createWarmSandboxes(): WarmSandboxes {
     async close() {
       closed = true;
       stopping.abort();
+      for (const { timer } of asked.values()) clearTimeout(timer);
+      asked.clear();
       await Promise.allSettled([...making.values()]);
       const all = [...ready.values()].flat();
       ready.clear();
