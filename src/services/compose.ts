@@ -8,14 +8,16 @@
 //
 // Nothing built here does work on its own until startServer starts it (`turnQueue.start()`,
 // `routineScheduler.start()`), so no job can run before every part it reads is installed.
-// `stop()` stops the sandboxes (the queue, pub/sub, scheduler, Redis connections and database
-// are stopped or closed by stopService, in its order) and ends the composition.
+// `stop()` removes the spare sandboxes, stops the engine servers (CLIs kept running in sandboxes)
+// and the sandboxes (the queue, pub/sub, scheduler, Redis connections and database are stopped
+// or closed by stopService, in its order) and ends the composition.
 import type { Config } from '../config.js';
 import { redisPubSub, memoryPubSub } from '../events/pubsub.js';
 import { bullQueue, inProcessQueue } from '../runtime/queue.js';
 import { openTurnGate, runSession } from '../runtime/runner.js';
 import { startSandboxes } from '../runtime/sandboxes.js';
 import { createWarmSandboxes } from '../runtime/warm-sandboxes.js';
+import { stopEngineServers } from '../engines/cli/engine-server.js';
 import { configuredBlobStore } from '../files/configured-blob-store.js';
 import { inProcessRoutineScheduler } from '../routines/scheduler.js';
 import { bullRoutineScheduler } from '../routines/bull-scheduler.js';
@@ -91,6 +93,7 @@ export async function composeServices(cfg: Config, opts: ComposeOptions): Promis
     services,
     async stop() {
       await services.warmSandboxes.close();
+      await stopEngineServers();
       await sandboxes.stop();
       composition.end();
     },

@@ -67,7 +67,8 @@ export function engineServer(sandbox: Sandbox, spec: EngineServerSpec, signal?: 
   }
   const starting = startServer(sandbox, spec, signal);
   servers.set(id, starting);
-  starting.catch(() => servers.get(id) === starting && servers.delete(id));
+  const forget = () => servers.get(id) === starting && servers.delete(id);
+  starting.then((s) => s.process.exited.then(forget), forget);
   return starting;
 }
 
@@ -77,15 +78,16 @@ export async function holdEngineServer(sessionId: string): Promise<(() => void) 
   return server?.alive ? server.use() : null;
 }
 
-/** Stops the session's server, if any (its sandbox is going away). */
-export async function stopEngineServer(sessionId: string): Promise<void> {
-  const s = servers.get(sessionId);
-  servers.delete(sessionId);
-  const server = await s?.catch(() => null);
-  if (server?.alive) {
+/** Stops every server this process runs (the service is stopping; the next turn starts one again). */
+export async function stopEngineServers(): Promise<void> {
+  const all = [...servers.values()];
+  servers.clear();
+  await Promise.all(all.map(async (starting) => {
+    const server = await starting.catch(() => null);
+    if (!server?.alive) return;
     server.process.kill('SIGKILL');
     await server.process.exited.catch(() => null);
-  }
+  }));
 }
 
 async function startServer(sandbox: Sandbox, spec: EngineServerSpec, signal?: AbortSignal): Promise<EngineServer> {
@@ -107,6 +109,7 @@ async function startServer(sandbox: Sandbox, spec: EngineServerSpec, signal?: Ab
   void proc.exited.then(() => {
     alive = false;
     clearTimeout(idleTimer);
+    if (connectPath !== hostSocket) void fsp.rm(connectPath, { force: true });
   });
   const idle = () => {
     clearTimeout(idleTimer);
