@@ -4,7 +4,7 @@
 //
 //   config, database, secret key, instance identity → resolver, gateway handler, listen address
 //   → blob store → egress service (its CA) and sandbox driver → Redis connections → pub/sub →
-//   turn queue, local runner and the runner's turn gate → routine scheduler
+//   turn queue, local runner and the runner's turn gate → spare sandboxes → routine scheduler
 //
 // Nothing built here does work on its own until startServer starts it (`turnQueue.start()`,
 // `routineScheduler.start()`), so no job can run before every part it reads is installed.
