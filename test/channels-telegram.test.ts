@@ -11,6 +11,7 @@ import { startFakeTelegram, type FakeTelegram } from './fake-platforms/telegram.
 import { readySession, waitFor, waitForEvents, history, collectSse } from './helpers/sessions.js';
 import { expectError } from './helpers/agents.js';
 import { prisma } from '../src/db/client.js';
+import { requeueStalledReplies } from '../src/channels/replies.js';
 
 const TOKEN = '700100:AAE-fake-telegram-token_x';
 let s: TestServer;
@@ -157,6 +158,27 @@ describe('telegram conversations', () => {
     await new Promise((r) => setTimeout(r, 500));
     expect((await history(s, session.id)).filter((e) => e.type === 'user.message')).toHaveLength(1);
     expect(repliesTo(5552).filter((m) => m.text === 'Hello Ada, how can I help?')).toHaveLength(1);
+  });
+
+  it('a reply Telegram refuses with its flood limit is posted once after retry_after; one left half posted by a stopped process is posted again', async () => {
+    const { session } = await connectedChat(5560);
+    tg.floodNext(1, 1);
+    fake.enqueue({ kind: 'text', text: 'After the flood.' });
+    await tg.userMessage(TOKEN, { chatId: 5560, text: 'hello?' });
+    const reply = async () => prisma.channelReply.findFirstOrThrow({ where: { sessionId: session.id } });
+    await waitFor(async () => (await reply()).status === 'posted', 20_000, 'the reply posted');
+    const tries = () => repliesTo(5560).filter((m) => m.text === 'After the flood.');
+    expect(tries()).toHaveLength(2); // the refused try, then the one Telegram took
+    const [refusedAt, postedAt] = tg.calls.filter((c) => c.method === 'sendMessage' && c.body.text === 'After the flood.').map((c) => c.at);
+    expect(postedAt! - refusedAt!).toBeGreaterThanOrEqual(950); // it waited the second Telegram asked for
+
+    // The process posting it stopped mid-post: the row stays `posting`; once its lease is out,
+    // another process (here: the sweep called at once) posts it again.
+    const row = await reply();
+    await prisma.$executeRaw`UPDATE "ChannelReply" SET "status" = 'posting', "updatedAt" = now() - interval '10 minutes' WHERE "id" = ${row.id}`;
+    expect(await requeueStalledReplies()).toEqual([row.id]);
+    await waitFor(async () => (await reply()).status === 'posted' && tries().length === 3, 20_000, 'posted again');
+    expect(await requeueStalledReplies()).toEqual([]);
   });
 
   it('a wrong or missing secret token answers 401 invalid_token and records nothing', async () => {

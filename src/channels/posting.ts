@@ -19,7 +19,20 @@ export function surfaceOf(conn: ConnectionRow): Surface {
   return { app: conn.app ? appRecord(conn.app) : null, connectionId: conn.id, channelId: conn.channelId };
 }
 
-export async function postToThread(conn: ConnectionRow, threadId: string, message: OutboundMessage, reply: { replyTo?: string | null; context?: Record<string, string> } = {}): Promise<{ messageId: string | null }> {
+/** Waits before the next try of a piece the platform could not take (its own retry_after first). */
+const RETRY_BACKOFF_MS = [500, 2_000, 5_000];
+const MAX_RETRY_AFTER_MS = 20_000;
+
+/**
+ * Posts `message` (split to the platform's limit). With `retry.attempts`, each piece that meets a
+ * transient refusal (no answer, 429, 5xx) is tried again, after the platform's retry_after when
+ * it says one, so a piece already posted is never sent twice; `retry.beforeRetry` runs first.
+ */
+export async function postToThread(
+  conn: ConnectionRow, threadId: string, message: OutboundMessage,
+  reply: { replyTo?: string | null; context?: Record<string, string> } = {},
+  retry: { attempts: number; beforeRetry?: () => Promise<unknown> } = { attempts: 1 },
+): Promise<{ messageId: string | null }> {
   const outbound = outboundFor(conn.platform);
   const surface = surfaceOf(conn);
   const pieces = message.raw ? [message.text] : splitText(message.text, outbound.maxTextLength);
@@ -27,7 +40,18 @@ export async function postToThread(conn: ConnectionRow, threadId: string, messag
   try {
     for (const [i, text] of pieces.entries()) {
       const target = { threadId, replyTo: i === 0 ? reply.replyTo : null, context: i === 0 ? reply.context : undefined };
-      ({ messageId } = await outbound.send(surface, target, { ...message, text }));
+      for (let attempt = 1; ; attempt++) {
+        try {
+          ({ messageId } = await outbound.send(surface, target, { ...message, text }));
+          break;
+        } catch (err) {
+          if (!(err instanceof PlatformError) || !err.transient || attempt >= retry.attempts) throw err;
+          const wait = Math.min(err.detail.retryAfterMs ?? RETRY_BACKOFF_MS[Math.min(attempt - 1, RETRY_BACKOFF_MS.length - 1)]!, MAX_RETRY_AFTER_MS);
+          logger.info({ platform: conn.platform, attempt, waitMs: wait, reason: err.message }, 'the platform could not take a post now; trying again');
+          await new Promise((r) => setTimeout(r, wait));
+          await retry.beforeRetry?.();
+        }
+      }
     }
   } catch (err) {
     if (err instanceof PlatformError && err.unauthorized && conn.app) {

@@ -13,6 +13,13 @@ import { postToThread } from './posting.js';
 import { closeMarker } from './markers.js';
 
 const REPLY_WAIT_MS = Number(process.env.CHANNEL_REPLY_WAIT_MS || 60 * 60_000);
+/** Tries of a reply's post when the platform cannot take it now (429, 5xx, no answer). */
+const POST_ATTEMPTS = 4;
+/**
+ * A reply `posting` without a sign of life for this long was being posted by a process that
+ * stopped: it is posted again (at least once: the platform may have taken the first try).
+ */
+const POSTING_LEASE_MS = Number(process.env.CHANNEL_POSTING_LEASE_MS || 2 * 60_000);
 
 const following = new Map<string, () => void>();
 
@@ -76,7 +83,9 @@ async function settle(reply: ChannelReply, turnSeq: number, answer: AgentMessage
   if (!conn || conn.status !== 'CONNECTED') return void (await finish(reply.id, 'failed', 'the connection is no longer connected'));
   const text = replyText(answer, failure, stop);
   try {
-    if (text) await postToThread(conn, reply.threadId, { text, markdown: true }, { replyTo: reply.replyTo, context: reply.context as Record<string, string> });
+    // A transient refusal is tried again; each try renews the row's lease (updatedAt).
+    const touch = () => prisma.channelReply.updateMany({ where: { id: reply.id, status: 'posting' }, data: { turnSeq } });
+    if (text) await postToThread(conn, reply.threadId, { text, markdown: true }, { replyTo: reply.replyTo, context: reply.context as Record<string, string> }, { attempts: POST_ATTEMPTS, beforeRetry: touch });
     await finish(reply.id, 'posted');
   } catch (err) {
     logger.warn({ err: (err as Error).message, replyId: reply.id }, 'the platform refused the reply');
@@ -86,8 +95,28 @@ async function settle(reply: ChannelReply, turnSeq: number, answer: AgentMessage
   }
 }
 
+/**
+ * Replies whose post a stopped process left half done (`posting`, its lease run out) are owed
+ * again: back to pending, then followed (the answer is found again in the stored events).
+ */
+export async function requeueStalledReplies(): Promise<string[]> {
+  const stalled = await prisma.channelReply.findMany({ where: { status: 'posting', updatedAt: { lt: new Date(Date.now() - POSTING_LEASE_MS) } }, take: 1000, select: { id: true, updatedAt: true } });
+  const owed: string[] = [];
+  for (const row of stalled) {
+    const back = await prisma.channelReply.updateMany({ where: { id: row.id, status: 'posting', updatedAt: row.updatedAt }, data: { status: 'pending' } });
+    if (back.count !== 1) continue; // another process took it meanwhile
+    const reply = await prisma.channelReply.findUnique({ where: { id: row.id } });
+    if (!reply) continue;
+    logger.warn({ replyId: reply.id }, 'a reply left half posted by a stopped process is posted again');
+    watchReply(reply);
+    owed.push(reply.id);
+  }
+  return owed;
+}
+
 /** After a restart: follow every reply still pending (their events replay from the store). */
 export async function resumePendingReplies(): Promise<number> {
+  await requeueStalledReplies();
   const cutoff = new Date(Date.now() - REPLY_WAIT_MS);
   const pending = await prisma.channelReply.findMany({ where: { status: 'pending', createdAt: { gt: cutoff } }, orderBy: { createdAt: 'asc' }, take: 1000 });
   for (const reply of pending) watchReply(reply);

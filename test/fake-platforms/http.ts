@@ -8,6 +8,8 @@ export interface Recorded {
   path: string;
   headers: http.IncomingHttpHeaders;
   body: any;
+  /** When it came (Date.now()). */
+  at?: number;
 }
 
 export async function readBody(req: http.IncomingMessage): Promise<{ raw: Buffer; body: any }> {

@@ -21,6 +21,8 @@ export interface FakeTelegram {
   addFile(bytes: Buffer): string;
   /** Refuse every sendMessage to this chat (as for a bot the user blocked). */
   blockedChats: Set<number>;
+  /** Refuse the next `count` sendMessage calls with Telegram's flood limit (429, parameters.retry_after). */
+  floodNext(count: number, retryAfterSec: number): void;
   /** The user writes to the bot: an Update delivered to the registered webhook. */
   userMessage(token: string, msg: { chatId: number; text?: string; from?: { id: number; first_name: string; username?: string }; chatType?: string; photo?: string; document?: { fileId: string; name: string; mime: string; size: number }; caption?: string }): Promise<{ status: number; update: any; text: string }>;
   /** Delivers a raw update (optionally with a wrong secret). */
@@ -34,6 +36,7 @@ export async function startFakeTelegram(): Promise<FakeTelegram> {
   const bots = new Map<string, TelegramBot>();
   const files = new Map<string, { bytes: Buffer; path: string }>();
   const blockedChats = new Set<number>();
+  const flood = { count: 0, retryAfter: 1 };
   let nextBotId = 7_000_000_000;
   let nextMessageId = 100;
   let nextUpdateId = 500_000;
@@ -59,6 +62,10 @@ export async function startFakeTelegram(): Promise<FakeTelegram> {
       if (typeof p.text !== 'string' || !p.text.trim()) return fail(res, 400, 'Bad Request: message text is empty');
       if (p.text.length > 4096) return fail(res, 400, 'Bad Request: message is too long');
       if (blockedChats.has(Number(p.chat_id))) return fail(res, 403, 'Forbidden: bot was blocked by the user');
+      if (flood.count > 0) {
+        flood.count--;
+        return json(res, 429, { ok: false, error_code: 429, description: `Too Many Requests: retry after ${flood.retryAfter}`, parameters: { retry_after: flood.retryAfter } });
+      }
       if (p.parse_mode === 'Markdown' && ((p.text.match(/\*/g) ?? []).length % 2 || (p.text.match(/_/g) ?? []).length % 2)) {
         return fail(res, 400, "Bad Request: can't parse entities: Can't find end of the entity starting at byte offset 0");
       }
@@ -89,7 +96,7 @@ export async function startFakeTelegram(): Promise<FakeTelegram> {
     const m = /^\/bot([^/]+)\/(\w+)$/.exec(url.pathname);
     const { body } = await readBody(req);
     const params = { ...Object.fromEntries(url.searchParams), ...(Buffer.isBuffer(body) ? {} : body) };
-    calls.push({ method: m?.[2] ?? '?', path: url.pathname, headers: req.headers, body: params });
+    calls.push({ method: m?.[2] ?? '?', path: url.pathname, headers: req.headers, body: params, at: Date.now() });
     if (!m) return fail(res, 404, 'Not Found');
     const bot = bots.get(m[1]!);
     if (!bot) return fail(res, 401, 'Unauthorized');
@@ -113,6 +120,10 @@ export async function startFakeTelegram(): Promise<FakeTelegram> {
     calls,
     bots,
     blockedChats,
+    floodNext(count, retryAfterSec) {
+      flood.count = count;
+      flood.retryAfter = retryAfterSec;
+    },
     addBot(token, username) {
       const bot: TelegramBot = { token, id: nextBotId++, username, webhook: null };
       bots.set(token, bot);

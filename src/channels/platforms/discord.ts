@@ -34,7 +34,9 @@ function publicKey(hex: string): KeyObject | null {
 async function call(token: string, method: string, path: string, body?: Obj): Promise<Obj> {
   const { status, json } = await callJson('discord', `${config().discordApiBaseUrl}${path}`, { method, body, headers: { authorization: `Bot ${token}` } });
   if (status < 200 || status >= 300) {
-    throw new PlatformError('discord', `discord ${method} ${path.replace(/\/webhooks\/(\d+)\/[^/]+/, '/webhooks/$1/…')} refused: ${str(json.message) ?? `status ${status}`}`, status, status === 401);
+    // A rate limit says how long to wait: retry_after (seconds, fractional).
+    const retryAfter = typeof json.retry_after === 'number' ? { retryAfterMs: json.retry_after * 1000 } : {};
+    throw new PlatformError('discord', `discord ${method} ${path.replace(/\/webhooks\/(\d+)\/[^/]+/, '/webhooks/$1/…')} refused: ${str(json.message) ?? `status ${status}`}`, status, status === 401, retryAfter);
   }
   return json;
 }

@@ -26,7 +26,7 @@ export async function callJson(platform: string, url: string, init: { method?: s
     res = await fetch(url, { method: init.method ?? (body ? 'POST' : 'GET'), headers, body, redirect: 'error', signal: AbortSignal.timeout(TIMEOUT_MS) });
   } catch (err) {
     const e = err as Error;
-    throw new PlatformError(platform, e.name === 'TimeoutError' ? `${platform} did not answer within ${TIMEOUT_MS} ms` : `${platform} could not be reached: ${e.message}`);
+    throw new PlatformError(platform, e.name === 'TimeoutError' ? `${platform} did not answer within ${TIMEOUT_MS} ms` : `${platform} could not be reached: ${e.message}`, null, false, { unreachable: true });
   }
   const text = await res.text();
   let json: Record<string, unknown> = {};

@@ -16,7 +16,10 @@ async function call(token: string, method: string, params: Obj = {}): Promise<un
   const { status, json } = await callJson('telegram', apiUrl(token, method), { body: params });
   if (json.ok !== true) {
     const code = typeof json.error_code === 'number' ? json.error_code : status;
-    throw new PlatformError('telegram', `telegram ${method} refused: ${str(json.description) ?? `status ${status}`}`, code, code === 401 || (method === 'getMe' && code === 404));
+    // A flood limit says how long to wait: parameters.retry_after (seconds).
+    const retryAfter = obj(json.parameters).retry_after;
+    throw new PlatformError('telegram', `telegram ${method} refused: ${str(json.description) ?? `status ${status}`}`, code, code === 401 || (method === 'getMe' && code === 404),
+      typeof retryAfter === 'number' ? { retryAfterMs: retryAfter * 1000 } : {});
   }
   return json.result;
 }

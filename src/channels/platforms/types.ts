@@ -140,7 +140,15 @@ export class PlatformError extends Error {
     readonly status: number | null = null,
     /** The credentials were refused (401/403, invalid_auth…). */
     readonly unauthorized = false,
+    /** `unreachable`: no answer came (network, timeout); `retryAfterMs`: the platform said when to try again. */
+    readonly detail: { unreachable?: boolean; retryAfterMs?: number } = {},
   ) {
     super(message);
+  }
+
+  /** Worth trying again later: no answer, rate limited, or the platform's own failure. */
+  get transient(): boolean {
+    if (this.unauthorized) return false;
+    return !!this.detail.unreachable || this.status === 429 || (this.status !== null && this.status >= 500);
   }
 }
