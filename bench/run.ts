@@ -12,8 +12,9 @@
 //     (installing) and cached, against no environment.
 //  5. channels (bench/channels.ts): inbound acknowledgement under load, message → user.message
 //     stored → reply posted through the loopback platform.
+// 12. dashboard (bench/dashboard.ts): first load in a fresh Chromium context beside a bare page's.
 //  BENCH_ONLY=rest runs only the first measurement; BENCH_ONLY=hot the first two; BENCH_ONLY=engines
-//  only the engines' (BENCH_ENGINES=opencode,pi narrows them).
+//  only the engines' (BENCH_ENGINES=opencode,pi narrows them); BENCH_ONLY=dashboard only the dashboard's.
 //  2. send (202) → first SSE frame latency, p50/p99, the fake provider answering at once, beside
 //     the machine's limit for the same work on PostgreSQL + Redis (bench/first-frame-limit.ts).
 //  3. event throughput of one session reaching a subscriber.
@@ -37,6 +38,7 @@ import { fuzzBench } from './fuzz-throughput.js';
 import { mcpBench } from './mcp.js';
 import { sandboxBench } from './sandboxes.js';
 import { engineBench } from './engines.js';
+import { dashboardBench } from './dashboard.js';
 import { environmentBench } from './environments.js';
 import { firstFrameBench, openStream, startFrameLimit } from './first-frame.js';
 
@@ -76,6 +78,10 @@ const s = await startTestServer({ anthropicApiKey: 'bench', anthropicBaseUrl: fa
 const rows: [string, string][] = [];
 if (process.env.BENCH_ONLY === 'engines') {
   rows.push(...(await engineBench(s)));
+  await finishEarly();
+}
+if (process.env.BENCH_ONLY === 'dashboard') {
+  rows.push(...(await dashboardBench(s)));
   await finishEarly();
 }
 
@@ -134,7 +140,7 @@ rows.push(['bare Express route, same Prisma query (no auth)', `${fmt(direct.rps)
 rows.push(['ratio REST / bare Express', (rest.rps / direct.rps).toFixed(2)]);
 bareServer.close();
 await limitServer?.close();
-/** BENCH_ONLY=rest|hot|engines: print what was measured so far and stop. */
+/** BENCH_ONLY=rest|hot|engines|dashboard: print what was measured so far and stop. */
 async function finishEarly(): Promise<never> {
   console.log('\n| measurement | result |\n|---|---|');
   for (const [k, v] of rows) console.log(`| ${k} | ${v} |`);
@@ -232,6 +238,9 @@ rows.push(...(await environmentBench(s)));
 
 // 11. CLI engines: session create → first agent.message per installed engine (warm), hermes alongside (bench/engines.ts).
 rows.push(...(await engineBench(s)));
+
+// 12. the dashboard's first load in Chromium beside a bare page's (bench/dashboard.ts).
+rows.push(...(await dashboardBench(s)));
 
 console.log('\n| measurement | result |\n|---|---|');
 for (const [k, v] of rows) console.log(`| ${k} | ${v} |`);

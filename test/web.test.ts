@@ -410,28 +410,23 @@ describe.skipIf(!chromiumInstalled)('the web in Chromium (skipped without /usr/b
     await phone.context.close();
   });
 
-  it('first load of the dashboard on loopback is under a second; the bundle is under 500 KB gzipped', async () => {
+  // The load's duration is a benchmark (bench/dashboard.ts, target < 1 s), not asserted here: this
+  // checks that a fresh context with only the session cookie shows the list, and the bundle's size.
+  it('a fresh context with only the session cookie shows the agents list; the bundle is under 500 KB gzipped', async () => {
     const cookie = (await desk.context.cookies(s.url)).find((c) => c.name === 'as_session')!;
-    const runs: number[] = [];
-    for (let i = 0; i < 5; i++) {
-      // A fresh context each time: nothing cached.
-      const cold = await offlineContext(browser, { viewport: { width: 1280, height: 900 } });
-      await cold.context.addCookies([cookie]);
-      const p = await cold.context.newPage();
-      await p.goto(`${s.url}/#/agents`);
-      await p.getByRole('link', { name: 'Web Helper 2' }).waitFor();
-      // Milliseconds from the start of the navigation to the agents list on screen.
-      runs.push(Math.round(await p.evaluate(() => performance.now())));
-      await cold.context.close();
-    }
+    // A fresh context: nothing cached, only the cookie.
+    const cold = await offlineContext(browser, { viewport: { width: 1280, height: 900 } });
+    await cold.context.addCookies([cookie]);
+    const p = await cold.context.newPage();
+    await p.goto(`${s.url}/#/agents`);
+    await p.getByRole('link', { name: 'Web Helper 2' }).waitFor();
+    await cold.context.close();
+    expect(cold.external).toEqual([]);
     const js = fs.readFileSync(path.join(WEB_DIST, 'app/main.js'));
     const css = fs.readFileSync(path.join(WEB_DIST, 'app/main.css'));
     const gz = gzipSync(js).length + gzipSync(css).length;
-    const load = os.loadavg()[0]! / os.cpus().length;
-    Object.assign(perf, { dashboardFirstLoadMs: runs, loadPerCpu: Number(load.toFixed(2)), dashboardBundleBytes: js.length + css.length, dashboardBundleGzipBytes: gz });
+    Object.assign(perf, { dashboardBundleBytes: js.length + css.length, dashboardBundleGzipBytes: gz });
     expect(gz).toBeLessThan(500 * 1024);
-    // The best of five cold loads (the others absorb whatever else the machine is doing).
-    expect(Math.min(...runs), `measured ${runs.join(', ')} ms at load ${load.toFixed(1)} per CPU`).toBeLessThan(1000);
   });
 
   it('no page asked for anything beyond loopback', () => {
