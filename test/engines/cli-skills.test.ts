@@ -8,14 +8,12 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { ANTHROPIC_KEY, CLI_ENGINE_CASES, OPENAI_KEY, requireBwrap } from '../helpers/cli-engines.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
-import { startFakeProvider, type FakeProvider } from '../fake-provider/server.js';
+import { CLI_ENGINE_CASES, startCliEngineServer } from '../helpers/cli-engines.js';
+import type { TestServer } from '../helpers/server.js';
+import type { FakeProvider } from '../fake-provider/server.js';
 import { history, readySession, sendText, waitFor, waitForEvents } from '../helpers/sessions.js';
 import { engineAdapter } from '../../src/engines/cli/registry.js';
 import { engineHome } from '../../src/engines/cli/engine-home.js';
-import { installEngine } from '../../src/engines/cli/install.js';
-import { currentHarness } from '../../src/catalog/catalog.js';
 import { config } from '../../src/config.js';
 
 const SKILL = 'zebra-facts';
@@ -31,10 +29,7 @@ describe.each(CLI_ENGINE_CASES)('$agentType reads the session\'s skills from its
   const onHost = (sessionId: string, p: string) => path.join(config().dataDir, 'sandboxes', sessionId, 'workspace', path.posix.relative('/workspace', p));
 
   beforeAll(async () => {
-    requireBwrap();
-    await installEngine(engineAdapter(c.agentType)!.cli, currentHarness(c.agentType));
-    fake = await startFakeProvider();
-    s = await startTestServer({ openaiApiKey: OPENAI_KEY, openaiBaseUrl: fake.openaiBaseUrl, anthropicApiKey: ANTHROPIC_KEY, anthropicBaseUrl: fake.anthropicBaseUrl });
+    ({ s, fake } = await startCliEngineServer(c.agentType));
   }, 900_000);
   afterAll(async () => {
     await s?.stop();

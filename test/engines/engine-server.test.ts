@@ -3,24 +3,18 @@
 // server stops (an idle opencode server holds hundreds of MB), and the next turn starts it again
 // and continues the same conversation from the session's storage.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ANTHROPIC_KEY, OPENAI_KEY, jailProcesses, requireBwrap } from '../helpers/cli-engines.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
-import { startFakeProvider, type FakeProvider } from '../fake-provider/server.js';
+import { jailProcesses, startCliEngineServer } from '../helpers/cli-engines.js';
+import type { TestServer } from '../helpers/server.js';
+import type { FakeProvider } from '../fake-provider/server.js';
 import { readySession, sendText, waitFor, waitForEvents } from '../helpers/sessions.js';
-import { engineAdapter } from '../../src/engines/cli/registry.js';
-import { installEngine } from '../../src/engines/cli/install.js';
-import { currentHarness } from '../../src/catalog/catalog.js';
 
 describe('an engine server without turns', () => {
   let s: TestServer;
   let fake: FakeProvider;
   const before = process.env.ENGINE_SERVER_IDLE_MS;
   beforeAll(async () => {
-    requireBwrap();
     process.env.ENGINE_SERVER_IDLE_MS = '1500';
-    await installEngine(engineAdapter('opencode')!.cli, currentHarness('opencode'));
-    fake = await startFakeProvider();
-    s = await startTestServer({ openaiApiKey: OPENAI_KEY, openaiBaseUrl: fake.openaiBaseUrl, anthropicApiKey: ANTHROPIC_KEY, anthropicBaseUrl: fake.anthropicBaseUrl });
+    ({ s, fake } = await startCliEngineServer('opencode'));
   }, 900_000);
   afterAll(async () => {
     if (before === undefined) delete process.env.ENGINE_SERVER_IDLE_MS;

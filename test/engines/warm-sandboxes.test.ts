@@ -8,13 +8,10 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ANTHROPIC_KEY, OPENAI_KEY, requireBwrap } from '../helpers/cli-engines.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
-import { startFakeProvider, type FakeProvider } from '../fake-provider/server.js';
+import { startCliEngineServer } from '../helpers/cli-engines.js';
+import type { TestServer } from '../helpers/server.js';
+import type { FakeProvider } from '../fake-provider/server.js';
 import { readySession, sendText, waitFor, waitForEvents } from '../helpers/sessions.js';
-import { engineAdapter } from '../../src/engines/cli/registry.js';
-import { installEngine } from '../../src/engines/cli/install.js';
-import { currentHarness } from '../../src/catalog/catalog.js';
 import { warmSandboxes } from '../../src/runtime/warm-sandboxes.js';
 import { prisma } from '../../src/db/client.js';
 import { config } from '../../src/config.js';
@@ -25,10 +22,7 @@ describe('a spare opencode sandbox for the agent\'s next session', () => {
   let s: TestServer;
   let fake: FakeProvider;
   beforeAll(async () => {
-    requireBwrap();
-    await installEngine(engineAdapter('opencode')!.cli, currentHarness('opencode'));
-    fake = await startFakeProvider();
-    s = await startTestServer({ openaiApiKey: OPENAI_KEY, openaiBaseUrl: fake.openaiBaseUrl, anthropicApiKey: ANTHROPIC_KEY, anthropicBaseUrl: fake.anthropicBaseUrl });
+    ({ s, fake } = await startCliEngineServer('opencode'));
   }, 900_000);
   afterAll(async () => {
     await s?.stop();

@@ -84,6 +84,19 @@ export function requireBwrap(): void {
   if (!bwrapAvailable()) throw new Error('bubblewrap is missing or cannot create namespaces here: apt-get install bubblewrap');
 }
 
+/**
+ * What every CLI engine suite starts with: the jail checked, the engine's CLI installed (or found
+ * in ENGINE_CACHE_DIR: no test times a download), the fake provider as both upstreams and a
+ * server using it (with keys the CLIs must never see).
+ */
+export async function startCliEngineServer(agentType: string): Promise<{ s: TestServer; fake: FakeProvider }> {
+  requireBwrap();
+  await installEngine(engineAdapter(agentType)!.cli, currentHarness(agentType));
+  const fake = await startFakeProvider();
+  const s = await startTestServer({ openaiApiKey: OPENAI_KEY, openaiBaseUrl: fake.openaiBaseUrl, anthropicApiKey: ANTHROPIC_KEY, anthropicBaseUrl: fake.anthropicBaseUrl });
+  return { s, fake };
+}
+
 /** Host processes inside a session's jail: those whose mounts include its workspace. */
 export function jailProcesses(sessionId: string): number[] {
   const mark = `/sandboxes/${sessionId}/workspace`;
@@ -135,11 +148,7 @@ export function defineCliEngineSuite(c: CliEngineCase): void {
     let fake: FakeProvider;
 
     beforeAll(async () => {
-      requireBwrap();
-      // The CLI is installed (or found in ENGINE_CACHE_DIR) first: no test below times a download.
-      await installEngine(engineAdapter(c.agentType)!.cli, currentHarness(c.agentType));
-      fake = await startFakeProvider();
-      s = await startTestServer({ openaiApiKey: OPENAI_KEY, openaiBaseUrl: fake.openaiBaseUrl, anthropicApiKey: ANTHROPIC_KEY, anthropicBaseUrl: fake.anthropicBaseUrl });
+      ({ s, fake } = await startCliEngineServer(c.agentType));
     }, 900_000);
     afterAll(async () => {
       await s?.stop();
