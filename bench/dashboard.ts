@@ -9,7 +9,7 @@ import path from 'node:path';
 import { gzipSync } from 'node:zlib';
 import type { AddressInfo } from 'node:net';
 import type { TestServer } from '../test/helpers/server.js';
-import { CHROMIUM_MISSING, chromiumInstalled, launch, offlineContext } from '../test/helpers/browser.js';
+import { CHROMIUM_MISSING, chromiumInstalled, launch, offlineContext, signIn } from '../test/helpers/browser.js';
 import { buildWeb, WEB_DIST } from '../scripts/build-web.mjs';
 
 const LOADS = 5;
@@ -30,13 +30,7 @@ export async function dashboardBench(s: TestServer): Promise<[string, string][]>
   try {
     // Signed in once through the real sign-in page; each measured load reuses only the cookie.
     const desk = await offlineContext(browser);
-    const page = await desk.context.newPage();
-    await page.goto(`${s.url}/`);
-    await page.waitForURL(/\/auth\/login\?next=/);
-    await page.getByLabel('Email').fill(s.adminEmail);
-    await page.getByLabel('Password').fill(s.adminPassword);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.getByRole('heading', { level: 1, name: 'Agents' }).waitFor();
+    await signIn(await desk.context.newPage(), s);
     const cookie = (await desk.context.cookies(s.url)).find((c) => c.name === 'as_session')!;
     await desk.context.close();
 

@@ -17,7 +17,7 @@ import type { Browser, Page } from 'playwright-core';
 import { startTestServer, type TestServer } from './helpers/server.js';
 import { startFakeProvider, type FakeProvider } from './fake-provider/server.js';
 import { waitFor } from './helpers/sessions.js';
-import { ARTIFACTS, CHROMIUM_MISSING, chromiumInstalled, expectContains, expectCount, expectText, launch, offlineContext, screenshot, seriousViolations, type OfflineContext } from './helpers/browser.js';
+import { ARTIFACTS, CHROMIUM_MISSING, chromiumInstalled, expectContains, expectCount, expectText, launch, offlineContext, screenshot, seriousViolations, signIn as signInAs, type OfflineContext } from './helpers/browser.js';
 import { buildWeb, WEB_DIST } from '../scripts/build-web.mjs';
 
 if (!chromiumInstalled) console.warn(CHROMIUM_MISSING);
@@ -49,14 +49,7 @@ async function audit(p: Page, name: string, exclude: string[] = []) {
   expect(violations, `${name}: ${JSON.stringify(violations, null, 2)}`).toEqual([]);
 }
 
-async function signIn(p: Page) {
-  await p.goto(`${s.url}/`);
-  await p.waitForURL(/\/auth\/login\?next=/);
-  await p.getByLabel('Email').fill(s.adminEmail);
-  await p.getByLabel('Password').fill(s.adminPassword);
-  await p.getByRole('button', { name: 'Sign in' }).click();
-  await p.getByRole('heading', { level: 1, name: 'Agents' }).waitFor();
-}
+const signIn = (p: Page) => signInAs(p, s);
 
 describe.skipIf(!chromiumInstalled)('the web in Chromium (skipped without /usr/bin/chromium: apt-get install -y chromium)', () => {
   beforeAll(async () => {

@@ -37,6 +37,16 @@ export async function offlineContext(browser: Browser, opts: BrowserContextOptio
   return { context, external };
 }
 
+/** Signs in through the real sign-in page as the server's owner; ends on the agents page. */
+export async function signIn(p: Page, s: { url: string; adminEmail: string; adminPassword: string }): Promise<void> {
+  await p.goto(`${s.url}/`);
+  await p.waitForURL(/\/auth\/login\?next=/);
+  await p.getByLabel('Email').fill(s.adminEmail);
+  await p.getByLabel('Password').fill(s.adminPassword);
+  await p.getByRole('button', { name: 'Sign in' }).click();
+  await p.getByRole('heading', { level: 1, name: 'Agents' }).waitFor();
+}
+
 export async function screenshot(page: Page, name: string): Promise<void> {
   fs.mkdirSync(ARTIFACTS, { recursive: true });
   await page.screenshot({ path: path.join(ARTIFACTS, `${name}.png`), fullPage: true });
