@@ -22,6 +22,7 @@ import { engineServer, holdEngineServer } from '../engines/cli/engine-server.js'
 import { engineModels } from '../catalog/catalog.js';
 import { EGRESS_ENDPOINT } from '../egress/env.js';
 import { cliEnvironment } from '../engines/cli/environment.js';
+import { publishPolicyChange } from '../egress/session-policy.js';
 
 const SPARE_IDLE_MS = 30 * 60 * 1000;
 const REFILL_AFTER_MS = 30_000;
@@ -125,6 +126,9 @@ export function createWarmSandboxes(): WarmSandboxes {
       if (!spare) return null;
       clearTimeout(spare.expiry);
       spare.release(); // the session's turns hold it from now on
+      // Its warm-up ran before the session existed: what was remembered of the id then (its
+      // egress policy: no secrets, no vaults) is compiled again for the session.
+      void publishPolicyChange(spare.id).catch((err) => logger.warn({ err, sessionId: spare.id }, 'could not refresh a spare\'s egress policy'));
       return spare.id;
     },
     turnEnded(agentType, version) {

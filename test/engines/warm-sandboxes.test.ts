@@ -14,6 +14,7 @@ import type { FakeProvider } from '../fake-provider/server.js';
 import { readySession, sendText, waitFor, waitForEvents } from '../helpers/sessions.js';
 import { warmSandboxes } from '../../src/runtime/warm-sandboxes.js';
 import { prisma } from '../../src/db/client.js';
+import { sessionPolicy } from '../../src/egress/session-policy.js';
 import { config } from '../../src/config.js';
 
 const SKILL_MD = '---\nname: heron-facts\ndescription: Knows the herons of the lake (HDESC-3317).\n---\n\n# Herons\n\nThere are 7 herons.\n';
@@ -40,6 +41,10 @@ describe('a spare opencode sandbox for the agent\'s next session', () => {
     const [spare] = warmSandboxes().spares();
     expect(await prisma.session.findUnique({ where: { id: spare! } })).toBeNull();
     expect(fake.requests).toHaveLength(1); // the warm-up turns were refused by the gateway, not sent on
+    // What the egress remembers of the id from before its session existed (no rules) must not
+    // outlive the take: the agent's egress secret applies to the session at once.
+    expect((await sessionPolicy(spare!)).headersFor('api.heron.test')).toEqual([]);
+    expect((await s.api('PUT', `/agents/${agent.id}/secrets/HERON`, { body: { value: 'heron-key', description: 'egress: api.heron.test' } })).status).toBeLessThan(300);
 
     const created = await s.api('POST', '/sessions', { body: { agent: agent.id, instructions: [{ name: 'MOOD.md', content: 'Speak like a heron (HMOOD-4410).' }] } });
     expect(created.status).toBe(201);
@@ -56,6 +61,7 @@ describe('a spare opencode sandbox for the agent\'s next session', () => {
     // session's instructions (written at the turn, read by opencode at each prompt).
     expect(fake.requests).toHaveLength(2);
     expect(JSON.stringify(fake.requests[1]!.body)).toContain('HMOOD-4410');
+    expect(JSON.stringify((await sessionPolicy(id)).headersFor('api.heron.test'))).toContain('Bearer heron-key');
     // Metered as this session's own turn.
     const usage = await prisma.modelUsage.findMany({ where: { sessionId: id } });
     expect(usage.length).toBe(1);
