@@ -84,7 +84,7 @@ async function settle(reply: ChannelReply, turnSeq: number, answer: AgentMessage
   const text = replyText(answer, failure, stop);
   try {
     // A transient refusal is tried again; each try renews the row's lease (updatedAt).
-    const touch = () => prisma.channelReply.updateMany({ where: { id: reply.id, status: 'posting' }, data: { turnSeq } });
+    const touch = () => prisma.channelReply.updateMany({ where: { id: reply.id, status: 'posting' }, data: { updatedAt: new Date() } });
     if (text) await postToThread(conn, reply.threadId, { text, markdown: true }, { replyTo: reply.replyTo, context: reply.context as Record<string, string> }, { attempts: POST_ATTEMPTS, beforeRetry: touch });
     await finish(reply.id, 'posted');
   } catch (err) {

@@ -1,5 +1,6 @@
 // Sandboxes made ahead for the next session of an engine whose CLI runs as a server that is slow
-// to boot (opencode: seconds to start, seconds more before its first answer). A spare is a local
+// to boot (opencode: seconds to start, seconds more before its first answer; OpenClaw's Gateway:
+// ~20 s, then ~8 s more for its first turn). A spare is a local
 // sandbox under a session id reserved for the session that will take it, with the engine's
 // server started in it and warmed by one turn per model provider (the gateway refuses those
 // turns: no session has the id yet, so no model is called and nothing is metered; the refusal
@@ -169,7 +170,7 @@ async function makeSpare(req: WarmRequest, signal: AbortSignal): Promise<{ id: s
     const home = engineHome(req.agentType);
     const endpoint = sandbox.egressEndpoint ?? EGRESS_ENDPOINT;
     const models = engineModels(req.agentType);
-    const turn = { prompt: 'warm-up', systemPrompt: '', reasoningEffort: null, resumeId: null, mcpRelay: null };
+    const turn = { prompt: 'warm-up', systemPrompt: '', reasoningEffort: null, resumeId: null, mcpRelay: null, warmUp: true };
     // The same invocation a plain session's first turn makes (its config is the server's key).
     const inv = adapter.invocation({ ...turn, model: models[0]?.id ?? '' }, { binPath: engine.binPath, home, gatewayBaseUrl: `${endpoint}/gateway/anthropic` });
     for (const [file, content] of Object.entries(inv.files)) await sandbox.writeFile(file, content);

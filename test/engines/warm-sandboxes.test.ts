@@ -19,43 +19,61 @@ import { config } from '../../src/config.js';
 
 const SKILL_MD = '---\nname: heron-facts\ndescription: Knows the herons of the lake (HDESC-3317).\n---\n\n# Herons\n\nThere are 7 herons.\n';
 
-describe('a spare opencode sandbox for the agent\'s next session', () => {
-  let s: TestServer;
-  let fake: FakeProvider;
+/** A test server with `agentType`'s CLI and the fake provider, for one describe block. */
+function engineServerFor(agentType: 'opencode' | 'openclaw') {
+  const ctx = {} as { s: TestServer; fake: FakeProvider };
   beforeAll(async () => {
-    ({ s, fake } = await startCliEngineServer('opencode'));
+    Object.assign(ctx, await startCliEngineServer(agentType));
   }, 900_000);
   afterAll(async () => {
-    await s?.stop();
-    await fake?.close();
+    await ctx.s?.stop();
+    await ctx.fake?.close();
   });
+  return ctx;
+}
+
+/** An agent's first session answers once; then its spare is ready, with no session row, and the warm-up reached no provider. */
+async function firstSessionThenSpare(ctx: { s: TestServer; fake: FakeProvider }, agentType: string, timeoutMs: number): Promise<{ agent: { id: string }; spare: string }> {
+  const { agent, session: first } = await readySession(ctx.s, { agentType, llm: 'claude-sonnet-4-5' });
+  ctx.fake.enqueue({ kind: 'text', text: 'first answer' });
+  await sendText(ctx.s, first.id, 'hello');
+  await waitForEvents(ctx.s, first.id, 'session.status_idle', 1, timeoutMs);
+  await waitFor(async () => warmSandboxes().spares().length === 1, timeoutMs, 'a ready spare');
+  const [spare] = warmSandboxes().spares();
+  expect(await prisma.session.findUnique({ where: { id: spare! } })).toBeNull();
+  expect(ctx.fake.requests).toHaveLength(1); // the warm-up turns were refused by the gateway, not sent on
+  return { agent, spare: spare! };
+}
+
+/** The agent's next session (with instructions naming `mark`) takes the spare's id; its first turn ends end_turn with the answer. */
+async function takeSpareAndAnswer(ctx: { s: TestServer; fake: FakeProvider }, agentId: string, spare: string, mark: string): Promise<string> {
+  const { s, fake } = ctx;
+  const created = await s.api('POST', '/sessions', { body: { agent: agentId, instructions: [{ name: 'MOOD.md', content: `Speak like a heron (${mark}).` }] } });
+  expect(created.status).toBe(201);
+  const id = created.body.session.id as string;
+  expect(id).toBe(spare);
+  await waitFor(async () => (await s.api('GET', `/sessions/${id}`)).body.session.status === 'idle', 30_000, 'provisioned');
+  fake.enqueue({ kind: 'text', text: 'warm answer' });
+  await sendText(s, id, 'how many herons?');
+  const events = await waitForEvents(s, id, 'session.status_idle', 1, 60_000);
+  expect(events.at(-1), JSON.stringify(events.filter((e) => e.type === 'session.error'))).toMatchObject({ stop_reason: { type: 'end_turn' } });
+  expect(events.filter((e) => e.type === 'agent.message' && e.final).map((e) => e.text)).toEqual(['warm answer']);
+  return id;
+}
+
+describe('a spare opencode sandbox for the agent\'s next session', () => {
+  const ctx = engineServerFor('opencode');
 
   it('is taken by the next session: its id, its files, its own metered turn; the warm-up never reached the provider', async () => {
-    const { agent, session: first } = await readySession(s, { agentType: 'opencode', llm: 'claude-sonnet-4-5' });
-    fake.enqueue({ kind: 'text', text: 'first answer' });
-    await sendText(s, first.id, 'hello');
-    await waitForEvents(s, first.id, 'session.status_idle', 1, 180_000);
-
+    const { s, fake } = ctx;
     // The agent's first session started the spare; it is ready once its server is warm.
-    await waitFor(async () => warmSandboxes().spares().length === 1, 120_000, 'a ready spare');
-    const [spare] = warmSandboxes().spares();
-    expect(await prisma.session.findUnique({ where: { id: spare! } })).toBeNull();
-    expect(fake.requests).toHaveLength(1); // the warm-up turns were refused by the gateway, not sent on
+    const { agent, spare } = await firstSessionThenSpare(ctx, 'opencode', 180_000);
     // What the egress remembers of the id from before its session existed (no rules) must not
     // outlive the take: the agent's egress secret applies to the session at once.
-    expect((await sessionPolicy(spare!)).headersFor('api.heron.test')).toEqual([]);
+    expect((await sessionPolicy(spare)).headersFor('api.heron.test')).toEqual([]);
     expect((await s.api('PUT', `/agents/${agent.id}/secrets/HERON`, { body: { value: 'heron-key', description: 'egress: api.heron.test' } })).status).toBeLessThan(300);
 
-    const created = await s.api('POST', '/sessions', { body: { agent: agent.id, instructions: [{ name: 'MOOD.md', content: 'Speak like a heron (HMOOD-4410).' }] } });
-    expect(created.status).toBe(201);
-    const id = created.body.session.id as string;
-    expect(id).toBe(spare);
-    await waitFor(async () => (await s.api('GET', `/sessions/${id}`)).body.session.status === 'idle', 30_000, 'provisioned');
-    fake.enqueue({ kind: 'text', text: 'warm answer' });
-    await sendText(s, id, 'how many herons?');
-    const events = await waitForEvents(s, id, 'session.status_idle', 1, 60_000);
-    expect(events.at(-1), JSON.stringify(events.filter((e) => e.type === 'session.error'))).toMatchObject({ stop_reason: { type: 'end_turn' } });
-    expect(events.filter((e) => e.type === 'agent.message' && e.final).map((e) => e.text)).toEqual(['warm answer']);
+    const id = await takeSpareAndAnswer(ctx, agent.id, spare, 'HMOOD-4410');
 
     // The server started before the session existed, yet its first request carries the
     // session's instructions (written at the turn, read by opencode at each prompt).
@@ -71,6 +89,7 @@ describe('a spare opencode sandbox for the agent\'s next session', () => {
   }, 600_000);
 
   it('an agent with skills does not take a spare: its server starts in its own sandbox and lists the skill', async () => {
+    const { s, fake } = ctx;
     const [spare] = warmSandboxes().spares();
     expect(spare).toBeDefined();
     const skill = await s.api('POST', '/skills', { body: { files: [{ path: 'SKILL.md', content: SKILL_MD }] } });
@@ -93,4 +112,30 @@ describe('a spare opencode sandbox for the agent\'s next session', () => {
     for (const id of spares) expect(fs.existsSync(path.join(dir, id))).toBe(false);
     expect(warmSandboxes().spares()).toEqual([]);
   }, 60_000);
+});
+
+// OpenClaw's spare runs its Gateway (src/engines/cli/openclaw-gateway.ts). Its warm-up turns go
+// to providers of their own with a key that is no credential: OpenClaw sets a refused provider's
+// key aside for a minute, which must never be the one the session's turns use.
+describe('a spare OpenClaw sandbox for the agent\'s next session', () => {
+  const ctx = engineServerFor('openclaw');
+
+  it('is taken by the next session, whose first turn is answered at once by the running Gateway with the session\'s instructions; the warm-up never reached the provider', async () => {
+    const { s, fake } = ctx;
+    // Its warm-up turns (one per provider) were refused by the gateway; no utility-model call either.
+    const { agent, spare } = await firstSessionThenSpare(ctx, 'openclaw', 300_000);
+
+    const id = await takeSpareAndAnswer(ctx, agent.id, spare, 'HMOOD-5521');
+    expect(fake.requests).toHaveLength(2);
+    expect(JSON.stringify(fake.requests[1]!.body)).toContain('HMOOD-5521');
+    expect(await prisma.modelUsage.count({ where: { sessionId: id } })).toBe(1);
+
+    // The next turn continues the same conversation on the same Gateway.
+    fake.enqueue({ kind: 'text', text: 'still seven' });
+    await sendText(s, id, 'and now?');
+    const after = await waitForEvents(s, id, 'session.status_idle', 2, 60_000);
+    expect(after.at(-1)).toMatchObject({ stop_reason: { type: 'end_turn' } });
+    expect(JSON.stringify(fake.requests[2]!.body)).toContain('how many herons?');
+    expect(fake.requests).toHaveLength(3);
+  }, 900_000);
 });

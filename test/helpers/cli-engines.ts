@@ -135,7 +135,13 @@ export function filesUnder(dir: string): string {
   let out = '';
   if (!fs.existsSync(dir)) return out;
   for (const entry of fs.readdirSync(dir, { withFileTypes: true, recursive: true })) {
-    if (entry.isFile()) out += fs.readFileSync(path.join(entry.parentPath, entry.name)).toString('latin1');
+    if (!entry.isFile()) continue;
+    try {
+      out += fs.readFileSync(path.join(entry.parentPath, entry.name)).toString('latin1');
+    } catch (err) {
+      // A running server (OpenClaw's Gateway) may remove a file between the listing and the read.
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+    }
   }
   return out;
 }

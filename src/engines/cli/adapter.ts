@@ -27,6 +27,12 @@ export interface CliTurn {
    * configure in the CLI (mcpRelayFor in mcp-relay.ts); absent or null when the agent has none.
    */
   mcpRelay?: McpRelay | null;
+  /**
+   * A spare sandbox's warm-up turn (warm-sandboxes.ts): no session has the id yet, so the
+   * gateway refuses it before any model is called; an engine may route it apart (OpenClaw sets
+   * a refused provider aside for a while).
+   */
+  warmUp?: boolean;
 }
 
 /** How to run one turn: the command line (in /workspace), its extra environment, its stdin, and files to place first. */

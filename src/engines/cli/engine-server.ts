@@ -1,12 +1,15 @@
-// A CLI engine's own HTTP server kept running in a session's sandbox (opencode's `serve`), so a
-// turn is a request to a process that has already booted instead of a new CLI process (which
-// costs opencode seconds of start-up before its first model call). The server runs under the
-// engine bridge (src/sandbox/assets/engine-bridge.mjs), which makes its loopback port reachable
-// from the host as a Unix socket in the session's storage; the service speaks HTTP over it.
+// A CLI engine's own HTTP server kept running in a session's sandbox (opencode's `serve`,
+// OpenClaw's Gateway), so a turn is a request to a process that has already booted instead of a
+// new CLI process (which costs opencode seconds, OpenClaw ~15 s, of start-up before the first
+// model call). A turn may also read what the server prints (OpenClaw's events plugin: output()).
+// The server runs under the engine bridge (src/sandbox/assets/engine-bridge.mjs), which makes its
+// loopback port reachable from the host as a Unix socket in the session's storage; the service
+// speaks HTTP over it.
 // One server per sandbox, started on a turn's demand and killed with the sandbox, or once no
 // turn has used it for ENGINE_SERVER_IDLE_MS (default 5 min: an idle opencode server holds
 // ~600 MB); one that exited is started again by the next turn (its conversation is on disk).
 import http from 'node:http';
+import net from 'node:net';
 import path from 'node:path';
 import fsp from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
@@ -21,11 +24,16 @@ const BRIDGE_DIR = '/run/agent-service-bridge';
 /** How long a server may take to say it listens. */
 const START_TIMEOUT_MS = 60_000;
 const MAX_SOCKET_PATH = 100;
+/** How long the liveness probe of a running server's socket may take. */
+const REACHABLE_TIMEOUT_MS = 2000;
 
 export interface EngineServerSpec {
   /** What identifies a compatible running server (engine, version): another key restarts it. */
   key: string;
-  /** The server's command line inside the sandbox; it prints `http://127.0.0.1:<port>` once it listens. */
+  /**
+   * The server's command line inside the sandbox: it prints `http://127.0.0.1:<port>` once it
+   * listens, or an argument `{{port}}` lets the bridge choose the port (engine-bridge.mjs).
+   */
   argv: string[];
   env: Record<string, string>;
   mounts: SandboxMount[];
@@ -39,10 +47,28 @@ export interface EngineServer {
   /** JSON request over the socket; rejects on a status ≥ 400 with the server's words. */
   request<T>(method: string, urlPath: string, body?: unknown, signal?: AbortSignal): Promise<T>;
   /** An open stream of the server's server-sent events (each `data:` as parsed JSON); close() ends it. */
-  events(urlPath: string): Promise<{ events: AsyncIterable<unknown>; close(): void }>;
+  events(urlPath: string, request?: StreamRequest): Promise<EventStream>;
+  /** Calls `listener` with each line the server prints on stdout from now on; returns the unsubscribe. */
+  output(listener: (line: string) => void): () => void;
+  /** Calls `listener` once the server has exited (a turn on it ends then); returns the unsubscribe. */
+  onExit(listener: (code: number | null) => void): () => void;
   readonly alive: boolean;
+  /** Whether its socket takes a connection now (a server that just died may not be known as exited yet). */
+  reachable(): Promise<boolean>;
   /** Keeps the server from its idle stop until the returned release is called (a turn, a spare). */
   use(): () => void;
+}
+
+/** A request whose answer is a stream of server-sent events (default: GET). */
+export interface StreamRequest {
+  method?: string;
+  body?: unknown;
+  headers?: Record<string, string>;
+}
+
+export interface EventStream {
+  events: AsyncIterable<unknown>;
+  close(): void;
 }
 
 const DEFAULT_IDLE_MS = 5 * 60 * 1000;
@@ -55,15 +81,16 @@ export function engineServer(sandbox: Sandbox, spec: EngineServerSpec, signal?: 
   const id = sandbox.sessionId;
   const current = servers.get(id);
   if (current) {
-    return current.then((s) => {
-      if (s.alive && s.key === spec.key) return s;
-      if (s.alive) s.process.kill('SIGKILL');
-      servers.delete(id);
+    // Only the first caller to find the entry stale replaces it; the others take its replacement.
+    const replace = () => {
+      if (servers.get(id) === current) servers.delete(id);
       return engineServer(sandbox, spec, signal);
-    }, () => {
-      servers.delete(id);
-      return engineServer(sandbox, spec, signal);
-    });
+    };
+    return current.then(async (s) => {
+      if (s.alive && s.key === spec.key && (await s.reachable())) return s;
+      if (s.alive && servers.get(id) === current) s.process.kill('SIGKILL');
+      return replace();
+    }, replace);
   }
   const starting = startServer(sandbox, spec, signal);
   servers.set(id, starting);
@@ -106,9 +133,12 @@ async function startServer(sandbox: Sandbox, spec: EngineServerSpec, signal?: Ab
   let alive = true;
   let users = 0;
   let idleTimer: NodeJS.Timeout | undefined;
-  void proc.exited.then(() => {
+  const exitListeners = new Set<(code: number | null) => void>();
+  void proc.exited.then((code) => {
     alive = false;
     clearTimeout(idleTimer);
+    for (const listener of exitListeners) listener(code);
+    exitListeners.clear();
     if (connectPath !== hostSocket) void fsp.rm(connectPath, { force: true });
   });
   const idle = () => {
@@ -118,8 +148,9 @@ async function startServer(sandbox: Sandbox, spec: EngineServerSpec, signal?: Ab
     }, idleMs());
     idleTimer.unref();
   };
+  const listeners = new Set<(line: string) => void>();
   try {
-    await untilReady(proc, signal);
+    await untilReady(proc, listeners, signal);
   } catch (err) {
     proc.kill('SIGKILL');
     throw err;
@@ -141,8 +172,33 @@ async function startServer(sandbox: Sandbox, spec: EngineServerSpec, signal?: Ab
         if (--users === 0) idle();
       };
     },
+    reachable: () => new Promise<boolean>((resolve) => {
+      const probe = net.connect({ path: connectPath });
+      // A socket that neither takes nor refuses the connection soon counts as gone.
+      probe.setTimeout(REACHABLE_TIMEOUT_MS, () => {
+        probe.destroy();
+        resolve(false);
+      });
+      probe.once('connect', () => {
+        probe.destroy();
+        resolve(true);
+      });
+      probe.once('error', () => resolve(false));
+    }),
     request: (method, urlPath, body, reqSignal) => requestJson(connectPath, method, urlPath, body, reqSignal),
-    events: (urlPath) => openEvents(connectPath, urlPath),
+    events: (urlPath, request) => openEvents(connectPath, urlPath, request ?? {}),
+    output(listener) {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
+    },
+    onExit(listener) {
+      if (!alive) {
+        void proc.exited.then(listener);
+        return () => {};
+      }
+      exitListeners.add(listener);
+      return () => exitListeners.delete(listener);
+    },
   };
 }
 
@@ -158,8 +214,8 @@ async function reachablePath(hostSocket: string, sessionId: string): Promise<str
   return link;
 }
 
-/** Reads the bridge's output until its ready line; the rest of the output is drained unread. */
-async function untilReady(proc: SandboxProcess, signal?: AbortSignal): Promise<void> {
+/** Reads the bridge's output until its ready line; the rest goes to the listeners (drained when there are none). */
+async function untilReady(proc: SandboxProcess, listeners: Set<(line: string) => void>, signal?: AbortSignal): Promise<void> {
   const timeout = AbortSignal.timeout(START_TIMEOUT_MS);
   const stop = signal ? AbortSignal.any([signal, timeout]) : timeout;
   const lines = proc.lines[Symbol.asyncIterator]();
@@ -177,7 +233,11 @@ async function untilReady(proc: SandboxProcess, signal?: AbortSignal): Promise<v
   }
   // Keep reading its stdout so the server never blocks on a full pipe.
   void (async () => {
-    for (;;) if ((await lines.next()).done) return;
+    for (;;) {
+      const next = await lines.next();
+      if (next.done) return;
+      for (const listener of listeners) listener(next.value);
+    }
   })().catch(() => undefined);
 }
 
@@ -203,14 +263,21 @@ function requestJson<T>(socketPath: string, method: string, urlPath: string, bod
   });
 }
 
-function openEvents(socketPath: string, urlPath: string): Promise<{ events: AsyncIterable<unknown>; close(): void }> {
+function openEvents(socketPath: string, urlPath: string, request: StreamRequest): Promise<EventStream> {
+  const method = request.method ?? 'GET';
+  const payload = request.body === undefined ? undefined : JSON.stringify(request.body);
+  const headers: Record<string, string | number> = { accept: 'text/event-stream', ...request.headers };
+  if (payload !== undefined) Object.assign(headers, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) });
   return new Promise((resolve, reject) => {
     let responded = false;
-    const req = http.request({ socketPath, method: 'GET', path: urlPath, headers: { accept: 'text/event-stream' } }, (res) => {
+    const req = http.request({ socketPath, method, path: urlPath, headers }, (res) => {
       responded = true;
       if ((res.statusCode ?? 500) >= 400) {
-        res.resume();
-        return reject(new Error(`GET ${urlPath}: ${res.statusCode}`));
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('error', () => undefined);
+        res.on('end', () => reject(new Error(`${method} ${urlPath}: ${res.statusCode} ${Buffer.concat(chunks).toString('utf8').slice(0, 500)}`)));
+        return;
       }
       res.on('error', () => undefined); // closed by close(): the reader below just ends
       async function* parse(): AsyncIterable<unknown> {
@@ -236,6 +303,6 @@ function openEvents(socketPath: string, urlPath: string): Promise<{ events: Asyn
     req.on('error', (err) => {
       if (!responded) reject(err);
     });
-    req.end();
+    req.end(payload);
   });
 }

@@ -21,7 +21,7 @@ export const OPENCLAW_EVENT_MARK = 'AGENT_SERVICE_EVENT ';
 // written to process.stdout directly, in order with the summary OpenClaw writes there last.
 const PLUGIN_SOURCE = `// Agent Service: prints this OpenClaw process's agent events on stdout, one line each.
 const MARK = ${JSON.stringify(OPENCLAW_EVENT_MARK)};
-const STREAMS = new Set(['assistant', 'thinking', 'tool']);
+const STREAMS = new Set(['assistant', 'thinking', 'tool', 'lifecycle']);
 const SUBSCRIBED = Symbol.for('agent-service.openclaw-events.subscribed');
 
 function print(event) {

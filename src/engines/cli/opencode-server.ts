@@ -69,10 +69,11 @@ export async function opencodeServerTurn(server: EngineServer, turn: OpencodeSer
   let finish!: (code: number | null) => void;
   const exited = new Promise<number | null>((resolve) => (finish = resolve));
   // The server itself stopping ends the turn as a CLI's exit would.
-  void server.process.exited.then((code) => {
+  const unwatch = server.onExit((code) => {
     stream.close();
     finish(code === 0 ? 1 : code);
   });
+  void exited.then(unwatch);
   async function* lines(): AsyncIterable<string> {
     const seen = new Set<string>();
     const userMessages = new Set<string>();
