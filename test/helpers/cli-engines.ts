@@ -148,6 +148,14 @@ export function filesUnder(dir: string): string {
 
 const types = (events: any[]) => events.map((e) => e.type);
 
+/**
+ * How long a session's first turn may take: it starts the CLI, or the sandbox's engine server,
+ * whose start the service waits up to 180 s for on a CPU-starved machine (engine-server.ts).
+ */
+const FIRST_TURN_MS = 240_000;
+/** A test that waits for a first turn, and a little more. */
+const CASE_MS = FIRST_TURN_MS + 120_000;
+
 export function defineCliEngineSuite(c: CliEngineCase): void {
   describe(`CLI engine ${c.agentType}: real turns in the sandbox`, () => {
     let s: TestServer;
@@ -169,10 +177,10 @@ export function defineCliEngineSuite(c: CliEngineCase): void {
     it('a turn: the CLI calls the gateway, writes a file in /workspace with its shell tool, events stream, idle end_turn; the next turn resumes', async () => {
       const { id } = await session();
       fake.enqueue(c.shellStep('echo from-the-cli > made-by-cli.txt', 'Writing the file now.'), { kind: 'text', text: 'I wrote made-by-cli.txt.' });
-      const live = collectSse(`${s.base}/sessions/${id}/events/stream`, s.adminToken, (f) => f.some((x) => x.data?.type === 'session.status_idle'), { timeoutMs: 120_000 });
+      const live = collectSse(`${s.base}/sessions/${id}/events/stream`, s.adminToken, (f) => f.some((x) => x.data?.type === 'session.status_idle'), { timeoutMs: FIRST_TURN_MS });
       await sendText(s, id, 'write made-by-cli.txt');
       const frames = await live;
-      const events = await waitForEvents(s, id, 'session.status_idle', 1, 120_000);
+      const events = await waitForEvents(s, id, 'session.status_idle', 1, FIRST_TURN_MS);
       const streamed = frames.map((f) => f.data);
       expect(streamed.at(-1), JSON.stringify(events.filter((e) => e.type === 'session.error'))).toMatchObject({ type: 'session.status_idle', stop_reason: { type: 'end_turn' } });
       for (const list of [streamed, events]) {
@@ -209,13 +217,13 @@ export function defineCliEngineSuite(c: CliEngineCase): void {
       const held = filesUnder(workspaceOf(id));
       expect(held).not.toContain(OPENAI_KEY);
       expect(held).not.toContain(ANTHROPIC_KEY);
-    }, 300_000);
+    }, CASE_MS);
 
     it('interrupt of a CLI waiting on the provider: idle within about a second, the jail\'s processes gone, no key in their environment', async () => {
       const { id } = await session();
       fake.enqueue({ kind: 'hang', text: 'thinking' });
       await sendText(s, id, 'take your time');
-      await waitFor(async () => fake.requests.length > 0, 120_000, 'the CLI to call the provider');
+      await waitFor(async () => fake.requests.length > 0, FIRST_TURN_MS, 'the CLI to call the provider');
       const procs = jailProcesses(id);
       expect(procs.length).toBeGreaterThan(0);
       // The running CLI's own environment: the session credential, never a provider key.
@@ -240,7 +248,7 @@ export function defineCliEngineSuite(c: CliEngineCase): void {
       expect(next.filter((e) => e.type === 'agent.message' && e.final).map((e) => e.text)).toContain('after the interrupt');
       await waitFor(async () => (await s.api('POST', `/sessions/${id}/archive`)).status === 200, 5000, 'the archive');
       await waitFor(async () => jailProcesses(id).length === 0, 5000, 'the jail\'s processes to be gone');
-    }, 300_000);
+    }, CASE_MS);
 
     it('a budget reached mid-turn stops the CLI: stop_reason budget_reached', async () => {
       const { id } = await session({ budget: { type: 'limit', max_list_cost: { amount: '1', currency: 'USD' } } });
@@ -249,21 +257,21 @@ export function defineCliEngineSuite(c: CliEngineCase): void {
       // universe's starting credits run out: the next test's sends would be refused.)
       fake.enqueue({ ...c.shellStep('echo spent > spent.txt', 'Spending.'), usage: { input: 1_000_000, output: 10 } } as FakeStep, { kind: 'text', text: 'never reached' });
       await sendText(s, id, 'spend it all');
-      const events = await waitForEvents(s, id, 'session.status_idle', 1, 180_000);
+      const events = await waitForEvents(s, id, 'session.status_idle', 1, FIRST_TURN_MS);
       expect(events.at(-1), JSON.stringify(events.filter((e) => e.type === 'session.error'))).toMatchObject({ type: 'session.status_idle', stop_reason: { type: 'budget_reached' } });
       expect(fake.requests).toHaveLength(1);
       expect((await s.api('GET', `/sessions/${id}`)).body.session.status).toBe('idle');
-    }, 300_000);
+    }, CASE_MS);
 
     it('history and the live stream agree on the mapped events', async () => {
       const { id } = await session();
       fake.enqueue({ kind: 'text', text: 'pong' });
       await sendText(s, id, 'ping');
-      const events = await waitForEvents(s, id, 'session.status_idle', 1, 120_000);
+      const events = await waitForEvents(s, id, 'session.status_idle', 1, FIRST_TURN_MS);
       // Streamed chunks (final: false) may come first; the complete message is the one that counts.
       const complete = events.filter((e) => e.final !== false);
       expect(types(complete).filter((t) => t.startsWith('agent.') || t.startsWith('session.status')), JSON.stringify(events.slice(-3))).toEqual(['session.status_running', 'agent.message', 'session.status_idle']);
       expect((await history(s, id)).find((e) => e.type === 'agent.message' && e.final !== false).text).toBe('pong');
-    }, 300_000);
+    }, CASE_MS);
   });
 }

@@ -21,8 +21,12 @@ import type { Sandbox, SandboxMount, SandboxProcess } from '../../sandbox/driver
 const BRIDGE_SCRIPT = fileURLToPath(new URL('../../sandbox/assets/engine-bridge.mjs', import.meta.url));
 /** Where the bridge and the Node that runs it are seen inside the sandbox. */
 const BRIDGE_DIR = '/run/agent-service-bridge';
-/** How long a server may take to say it listens. */
-const START_TIMEOUT_MS = 60_000;
+/**
+ * How long a server may take to say it listens. OpenClaw's Gateway needs ≈ 9 s on an idle core,
+ * but on a CPU-starved machine (two Gateways and other CLIs on two cores) its start was seen to
+ * pass a minute: a slow start is waited for, only a hung one fails the turn.
+ */
+const START_TIMEOUT_MS = 180_000;
 const MAX_SOCKET_PATH = 100;
 /** How long the liveness probe of a running server's socket may take. */
 const REACHABLE_TIMEOUT_MS = 2000;
