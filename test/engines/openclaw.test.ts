@@ -157,7 +157,8 @@ describe('openclaw output mapping (recorded real output)', () => {
     expect(config.models.providers.anthropic).toMatchObject({ baseUrl: 'http://127.0.0.1:3128/gateway/anthropic', apiKey: '${AGENT_SERVICE_TOKEN}', api: 'anthropic-messages' });
     expect(config.agents.defaults).toMatchObject({ workspace: '/w/.agent/workspace', cwd: '/workspace', model: { primary: 'anthropic/claude-sonnet-4-5' } });
     // Our events plugin is placed under home and loaded from there; no MCP server without a relay.
-    expect(config.plugins).toEqual({ load: { paths: ['/w/.agent/plugins/agent-service-events'] }, entries: { 'agent-service-events': { enabled: true } } });
+    // Only our plugin and the model providers load (OpenClaw's allowlist).
+    expect(config.plugins).toEqual({ load: { paths: ['/w/.agent/plugins/agent-service-events'] }, entries: { 'agent-service-events': { enabled: true } }, allow: ['agent-service-events', 'anthropic', 'openai'] });
     expect(JSON.parse(inv.files['/w/.agent/plugins/agent-service-events/openclaw.plugin.json']!)).toMatchObject({ id: 'agent-service-events' });
     expect(JSON.parse(inv.files['/w/.agent/plugins/agent-service-events/package.json']!)).toMatchObject({ type: 'module', openclaw: { extensions: ['./index.mjs'] } });
     expect(inv.files['/w/.agent/plugins/agent-service-events/index.mjs']).toContain('onAgentEvent');

@@ -20,7 +20,7 @@ import type { CliOutputMapper, EngineAdapter, EngineEvent, SessionErrorDetail } 
 import { gatewayUrls, providerOf, stoppedForBudget, TextStream, ToolCalls } from './cli-events.js';
 import { MCP_RELAY_SERVER, type McpRelay } from './mcp-relay.js';
 import { openclawEventOf, OpenclawEvents } from './openclaw-events.js';
-import { openclawEventsPluginConfig, openclawEventsPluginFiles } from './openclaw-plugin.js';
+import { OPENCLAW_EVENTS_PLUGIN, openclawEventsPluginConfig, openclawEventsPluginFiles } from './openclaw-plugin.js';
 import { openclawGatewayTurn } from './openclaw-gateway.js';
 import { engineModels } from '../../catalog/catalog.js';
 
@@ -83,8 +83,10 @@ function commonConfig(home: string, primary: string, relay: McpRelay | null): Re
         utilityModel: '',
       },
     },
-    // Our events plugin: the run's text, thinking and tool calls on stdout as they happen.
-    plugins: openclawEventsPluginConfig(pluginDir(home)),
+    // Our events plugin: the run's text, thinking and tool calls on stdout as they happen. Only
+    // it and the model providers load: none of the bundled extras that reach past the sandbox's
+    // workspace and shell (browser, GitHub, device pairing, geolocation, voice, other providers).
+    plugins: { ...openclawEventsPluginConfig(pluginDir(home)), allow: [OPENCLAW_EVENTS_PLUGIN, 'anthropic', 'openai'] },
     ...(relay ? { mcp: { servers: { [MCP_RELAY_SERVER]: relayServer(relay) } } } : {}),
   };
 }
