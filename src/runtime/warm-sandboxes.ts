@@ -10,8 +10,8 @@
 // next spare, made once a turn of that engine has answered (or after REFILL_AFTER_MS) so that
 // making it does not slow that answer; a spare unused for SPARE_IDLE_MS is removed; the first
 // session of an engine after start is cold.
-// Known limit: a spare left by a process killed with -9 stays on disk (its server dies with
-// the process) until DATA_DIR is cleaned.
+// Each spare is written down (spare-ledger.ts): a process started after one killed with -9
+// removes the spares that one left (their servers died with it).
 import { newId } from '../ids.js';
 import { logger } from '../logger.js';
 import { service } from '../services/registry.js';
@@ -24,6 +24,7 @@ import { engineModels } from '../catalog/catalog.js';
 import { EGRESS_ENDPOINT } from '../egress/env.js';
 import { cliEnvironment } from '../engines/cli/environment.js';
 import { publishPolicyChange } from '../egress/session-policy.js';
+import type { SpareLedger } from './spare-ledger.js';
 
 const SPARE_IDLE_MS = 30 * 60 * 1000;
 const REFILL_AFTER_MS = 30_000;
@@ -59,6 +60,8 @@ export interface WarmSandboxes {
   spares(): string[];
   /** Removes every spare (those being made are given up). */
   close(): Promise<void>;
+  /** Removes the spares left by processes of this host that no longer run (at start); their ids. */
+  removeOrphans(): Promise<string[]>;
 }
 
 interface Spare {
@@ -72,7 +75,7 @@ export function warmSandboxes(): WarmSandboxes {
   return service('warmSandboxes');
 }
 
-export function createWarmSandboxes(): WarmSandboxes {
+export function createWarmSandboxes(ledger: SpareLedger): WarmSandboxes {
   const ready = new Map<string, Spare[]>();
   const making = new Map<string, Promise<void>>();
   /** Spares asked for, waiting for a turn to answer (the timer makes them anyway). */
@@ -81,7 +84,9 @@ export function createWarmSandboxes(): WarmSandboxes {
   const stopping = new AbortController();
 
   const keyOf = (req: WarmRequest) => `${req.agentType}@${req.version}`;
-  const discard = (id: string) => void sandboxDriver().destroy(id).catch((err) => logger.warn({ err, sessionId: id }, 'removing a spare sandbox failed'));
+  const discard = (id: string) => void sandboxDriver().destroy(id)
+    .then(() => ledger.remove(id))
+    .catch((err) => logger.warn({ err, sessionId: id }, 'removing a spare sandbox failed'));
 
   const keep = (key: string, id: string, release: () => void) => {
     if (closed) {
@@ -111,7 +116,7 @@ export function createWarmSandboxes(): WarmSandboxes {
     if (waiting) clearTimeout(waiting.timer);
     asked.delete(key);
     if (closed || making.has(key) || ready.get(key)?.length) return;
-    const made = makeSpare(req, stopping.signal)
+    const made = makeSpare(req, ledger, stopping.signal)
       .then(({ id, release }) => keep(key, id, release))
       .catch((err) => logger.warn({ err, engine: req.agentType, version: req.version }, 'a spare sandbox could not be made; the next session starts cold'))
       .finally(() => making.delete(key));
@@ -127,6 +132,7 @@ export function createWarmSandboxes(): WarmSandboxes {
       if (!spare) return null;
       clearTimeout(spare.expiry);
       spare.release(); // the session's turns hold it from now on
+      ledger.remove(spare.id);
       // Its warm-up ran before the session existed: what was remembered of the id then (its
       // egress policy: no secrets, no vaults) is compiled again for the session.
       void publishPolicyChange(spare.id).catch((err) => logger.warn({ err, sessionId: spare.id }, 'could not refresh a spare\'s egress policy'));
@@ -137,6 +143,7 @@ export function createWarmSandboxes(): WarmSandboxes {
       if (waiting) refill(waiting.req);
     },
     giveBack(req, sessionId) {
+      ledger.add(sessionId);
       void holdEngineServer(sessionId).then((release) => (release ? keep(keyOf(req), sessionId, release) : discard(sessionId)));
     },
     spares: () => [...ready.values()].flat().map((s) => s.id),
@@ -152,18 +159,32 @@ export function createWarmSandboxes(): WarmSandboxes {
         clearTimeout(s.expiry);
         s.release();
       }
-      await Promise.allSettled(all.map((s) => sandboxDriver().destroy(s.id)));
+      await Promise.allSettled(all.map((s) => sandboxDriver().destroy(s.id).then(() => ledger.remove(s.id))));
+    },
+    async removeOrphans() {
+      const removed: string[] = [];
+      for (const orphan of ledger.orphans()) {
+        try {
+          await sandboxDriver().destroy(orphan.sessionId);
+          orphan.forget();
+          removed.push(orphan.sessionId);
+        } catch (err) {
+          logger.warn({ err, sessionId: orphan.sessionId }, 'removing a spare left by a stopped process failed; the next start tries again');
+        }
+      }
+      return removed;
     },
   };
 }
 
 /** A sandbox under a new session id with the engine's server running and warmed. */
-async function makeSpare(req: WarmRequest, signal: AbortSignal): Promise<{ id: string; release: () => void }> {
+async function makeSpare(req: WarmRequest, ledger: SpareLedger, signal: AbortSignal): Promise<{ id: string; release: () => void }> {
   const adapter = engineAdapter(req.agentType)!;
   const server = adapter.server!;
   const engine = await installEngine(adapter.cli, req.version);
   signal.throwIfAborted();
   const id = newId('sess');
+  ledger.add(id); // before the sandbox exists: a kill between the two leaves nothing unwritten
   const sandbox = await sandboxDriver().provision({ sessionId: id });
   let release = () => {};
   try {
@@ -197,7 +218,7 @@ async function makeSpare(req: WarmRequest, signal: AbortSignal): Promise<{ id: s
     return { id, release };
   } catch (err) {
     release();
-    await sandboxDriver().destroy(id).catch(() => undefined);
+    await sandboxDriver().destroy(id).then(() => ledger.remove(id)).catch(() => undefined);
     throw err;
   }
 }

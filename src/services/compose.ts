@@ -17,6 +17,7 @@ import { bullQueue, inProcessQueue } from '../runtime/queue.js';
 import { openTurnGate, runSession } from '../runtime/runner.js';
 import { startSandboxes } from '../runtime/sandboxes.js';
 import { createWarmSandboxes } from '../runtime/warm-sandboxes.js';
+import { spareLedger } from '../runtime/spare-ledger.js';
 import { stopEngineServers } from '../engines/cli/engine-server.js';
 import { configuredBlobStore } from '../files/configured-blob-store.js';
 import { inProcessRoutineScheduler } from '../routines/scheduler.js';
@@ -75,7 +76,7 @@ export async function composeServices(cfg: Config, opts: ComposeOptions): Promis
         : inProcessQueue(runSession),
       localRunner: redis && cfg.turnWorker ? runSession : null,
       turnGate: openTurnGate(),
-      warmSandboxes: createWarmSandboxes(),
+      warmSandboxes: createWarmSandboxes(spareLedger(cfg.dataDir)),
       routineScheduler:
         redis && process.env.ROUTINE_SCHEDULER !== 'inprocess'
           ? bullRoutineScheduler(redis.dedicated(), cfg.turnWorker ? redis.dedicated() : null, cfg.queuePrefix)

@@ -6,6 +6,7 @@
 // the next spare is made; an agent with skills (listed by opencode once, at its server's first
 // answer) does not take it; the service's stop removes the spares.
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startCliEngineServer } from '../helpers/cli-engines.js';
@@ -68,12 +69,16 @@ describe('a spare opencode sandbox for the agent\'s next session', () => {
     const { s, fake } = ctx;
     // The agent's first session started the spare; it is ready once its server is warm.
     const { agent, spare } = await firstSessionThenSpare(ctx, 'opencode', 180_000);
+    // Written down as this process's spare (removed at a later start should the process be killed).
+    const ledger = path.join(config().dataDir, 'spares', `${os.hostname()}-${process.pid}`);
+    expect(fs.readdirSync(ledger)).toEqual([spare]);
     // What the egress remembers of the id from before its session existed (no rules) must not
     // outlive the take: the agent's egress secret applies to the session at once.
     expect((await sessionPolicy(spare)).headersFor('api.heron.test')).toEqual([]);
     expect((await s.api('PUT', `/agents/${agent.id}/secrets/HERON`, { body: { value: 'heron-key', description: 'egress: api.heron.test' } })).status).toBeLessThan(300);
 
     const id = await takeSpareAndAnswer(ctx, agent.id, spare, 'HMOOD-4410');
+    expect(fs.readdirSync(ledger)).not.toContain(id); // a session's now, no longer a spare
 
     // The server started before the session existed, yet its first request carries the
     // session's instructions (written at the turn, read by opencode at each prompt).
