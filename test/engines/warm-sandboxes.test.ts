@@ -143,4 +143,30 @@ describe('a spare OpenClaw sandbox for the agent\'s next session', () => {
     expect(JSON.stringify(fake.requests[2]!.body)).toContain('how many herons?');
     expect(fake.requests).toHaveLength(3);
   }, 900_000);
+
+  it('a GPT agent\'s session on the next spare: the Gateway\'s turn goes over the OpenAI Responses route, runs exec in /workspace, and streams the same events', async () => {
+    const { s, fake } = ctx;
+    // After the test above the next spare is on its way; run alone, a first session makes one.
+    if (!warmSandboxes().spares().length) await firstSessionThenSpare(ctx, 'openclaw', 300_000);
+    await waitFor(async () => warmSandboxes().spares().length === 1, 300_000, 'the next spare');
+    const [spare] = warmSandboxes().spares();
+    const { session } = await readySession(s, { agentType: 'openclaw', llm: 'gpt-5' });
+    expect(session.id).toBe(spare); // a spare serves either provider's models: both were warmed
+    fake.reset();
+    fake.enqueue(
+      { kind: 'tool_call', reasoning: 'A file, then.', name: 'exec', input: { command: 'echo from-gpt > by-gpt.txt' }, id: 'call_gpt_1', text: 'Writing it.' },
+      { kind: 'text', text: 'by-gpt.txt is written.' },
+    );
+    await sendText(s, session.id, 'write by-gpt.txt');
+    const events = await waitForEvents(s, session.id, 'session.status_idle', 1, 120_000);
+    expect(events.at(-1), JSON.stringify(events.filter((e) => e.type === 'session.error'))).toMatchObject({ stop_reason: { type: 'end_turn' } });
+    expect(fake.requests.map((r) => r.path)).toEqual(['/v1/responses', '/v1/responses']);
+    expect(fake.requests[0]!.body.model).toBe('gpt-5');
+    const use = events.find((e) => e.type === 'agent.tool_use');
+    expect(use?.part).toMatchObject({ tool_name: 'exec', args: { command: 'echo from-gpt > by-gpt.txt' } });
+    expect(events.find((e) => e.type === 'agent.tool_result')?.part).toMatchObject({ call_id: use.part.call_id, status: 'ok', result: { exit_code: 0 } });
+    expect(events.filter((e) => e.type === 'agent.message' && e.final).map((e) => e.text)).toContain('by-gpt.txt is written.');
+    expect(fs.readFileSync(path.join(config().dataDir, 'sandboxes', session.id, 'workspace', 'by-gpt.txt'), 'utf8')).toBe('from-gpt\n');
+    expect(await prisma.modelUsage.count({ where: { sessionId: session.id } })).toBe(2);
+  }, 600_000);
 });
