@@ -146,8 +146,9 @@ describe('a spare OpenClaw sandbox for the agent\'s next session', () => {
 
   it('a GPT agent\'s session on the next spare: the Gateway\'s turn goes over the OpenAI Responses route, runs exec in /workspace, and streams the same events', async () => {
     const { s, fake } = ctx;
-    // After the test above the next spare is on its way; run alone, a first session makes one.
-    if (!warmSandboxes().spares().length) await firstSessionThenSpare(ctx, 'openclaw', 300_000);
+    // After the test above the next spare is on its way; run alone, a first session asks for one.
+    fake.reset();
+    if (!(await prisma.session.count())) await firstSessionThenSpare(ctx, 'openclaw', 300_000);
     await waitFor(async () => warmSandboxes().spares().length === 1, 300_000, 'the next spare');
     const [spare] = warmSandboxes().spares();
     const { session } = await readySession(s, { agentType: 'openclaw', llm: 'gpt-5' });

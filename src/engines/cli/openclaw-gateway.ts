@@ -118,7 +118,10 @@ export async function openclawGatewayTurn(server: EngineServer, turn: OpenclawGa
       unwatch();
       stream.close();
     }
-    if (closed && !streamDone) {
+    // Closed by an interrupt or the server's exit, or a completion cut off without its finish
+    // chunk or an error (the Gateway always writes one of them; it was killed, or the
+    // connection broke): no summary, the turn did not finish.
+    if ((closed && !streamDone) || (finishReason === null && failure === null)) {
       finish(server.alive ? 1 : null);
       return;
     }
