@@ -73,9 +73,10 @@ export async function startServer(cfg: Config, opts: StartOptions = {}): Promise
     queue.start();
     await recover();
     // Spares of a process that was killed (-9) on this host: nobody's session, removed once.
-    void composed.services.warmSandboxes.removeOrphans().then((ids) => {
-      if (ids.length) logger.info({ sessions: ids }, 'removed spare sandboxes left by a stopped process');
-    });
+    void composed.services.warmSandboxes.removeOrphans().then(
+      (ids) => ids.length && logger.info({ sessions: ids }, 'removed spare sandboxes left by a stopped process'),
+      (err) => logger.warn({ err }, 'could not read the spares left by stopped processes'),
+    );
     recovery = setInterval(() => void recover().catch((err) => logger.warn({ err }, 'recovery pass failed')), RECOVERY_INTERVAL_MS);
     recovery.unref();
 

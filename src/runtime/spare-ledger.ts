@@ -50,7 +50,12 @@ export function spareLedger(dataDir: string, host = os.hostname(), pid = process
         // Another host's process cannot be asked whether it runs: its spares are its own business.
         if (!m || m[1] !== host || Number(m[2]) === pid || running(Number(m[2]))) continue;
         const dir = path.join(root, owner);
-        const ids = fs.readdirSync(dir);
+        let ids: string[];
+        try {
+          ids = fs.readdirSync(dir);
+        } catch {
+          continue; // not a directory of ours
+        }
         // An owner with nothing left is forgotten at once.
         if (!ids.length) fs.rmSync(dir, { recursive: true, force: true });
         for (const sessionId of ids) {
