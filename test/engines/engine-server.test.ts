@@ -4,6 +4,7 @@
 // next turn starts it again and continues the same conversation from the session's storage; a
 // server killed during a turn ends that turn with an error at once (never a hang), and the next
 // turn starts it again.
+import fs from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { jailProcesses, startCliEngineServer } from '../helpers/cli-engines.js';
 import { installEngine } from '../../src/engines/cli/install.js';
@@ -55,6 +56,43 @@ describe('an engine server without turns', () => {
 
   it('OpenClaw\'s Gateway too: restarted, it continues the conversation of the session key', async () => {
     await idleStopThenResume({ s, fake }, 'openclaw', (body) => JSON.stringify(body.messages));
+  }, 900_000);
+
+  it('a server that takes connections but answers nothing fails the turn after ENGINE_SERVER_ANSWER_MS and is stopped; the next turn starts a new one', async () => {
+    const { session } = await readySession(s, { agentType: 'opencode', llm: 'claude-sonnet-4-5' });
+    fake.reset();
+    fake.enqueue({ kind: 'text', text: 'awake' });
+    await sendText(s, session.id, 'are you awake?');
+    await waitForEvents(s, session.id, 'session.status_idle', 1, 240_000);
+    // Frozen: its socket still takes connections (the kernel queues them), nothing answers.
+    const frozen = jailProcesses(session.id);
+    for (const pid of frozen) process.kill(pid, 'SIGSTOP');
+    const before = process.env.ENGINE_SERVER_ANSWER_MS;
+    process.env.ENGINE_SERVER_ANSWER_MS = '3000';
+    try {
+      const sent = Date.now();
+      await sendText(s, session.id, 'still there?');
+      const events = await waitForEvents(s, session.id, 'session.status_idle', 2, 60_000);
+      expect(Date.now() - sent).toBeLessThan(20_000);
+      expect(events.at(-1)).toMatchObject({ stop_reason: { type: 'retries_exhausted' } });
+      expect(events.filter((e) => e.type === 'session.error').at(-1)).toMatchObject({ error: { type: 'engine_error', message: expect.stringContaining('answered nothing within 3 s') } });
+      await waitFor(async () => frozen.every((pid) => !fs.existsSync(`/proc/${pid}`)), 10_000, 'the frozen server to be gone');
+    } finally {
+      if (before === undefined) delete process.env.ENGINE_SERVER_ANSWER_MS;
+      else process.env.ENGINE_SERVER_ANSWER_MS = before;
+      for (const pid of frozen) {
+        try {
+          process.kill(pid, 'SIGCONT');
+        } catch {
+          /* gone */
+        }
+      }
+    }
+    fake.enqueue({ kind: 'text', text: 'a new server' });
+    await sendText(s, session.id, 'and now?');
+    const after = await waitForEvents(s, session.id, 'session.status_idle', 3, 240_000);
+    expect(after.at(-1)).toMatchObject({ stop_reason: { type: 'end_turn' } });
+    expect(after.filter((e) => e.type === 'agent.message' && e.final).map((e) => e.text)).toContain('a new server');
   }, 900_000);
 
   it.each(['opencode', 'openclaw'])('a server (%s) killed during a turn ends that turn with session.error at once; the next turn starts it again', async (agentType) => {

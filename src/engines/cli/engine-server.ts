@@ -77,6 +77,13 @@ export interface EventStream {
 
 const DEFAULT_IDLE_MS = 5 * 60 * 1000;
 const idleMs = () => Number(process.env.ENGINE_SERVER_IDLE_MS) || DEFAULT_IDLE_MS;
+/**
+ * How long a request waits for the server's answer (a stream: its headers; both engines answer
+ * at once and stream the work after). A server that takes connections but answers nothing (hung,
+ * stopped) fails the request and is stopped, so that the next turn starts a new one.
+ */
+const DEFAULT_ANSWER_MS = 60_000;
+const answerMs = () => Number(process.env.ENGINE_SERVER_ANSWER_MS) || DEFAULT_ANSWER_MS;
 
 const servers = new Map<string, Promise<EngineServer>>();
 
@@ -160,6 +167,9 @@ async function startServer(sandbox: Sandbox, spec: EngineServerSpec, signal?: Ab
     throw err;
   }
   idle();
+  const unanswered = () => {
+    if (alive) proc.kill('SIGKILL');
+  };
   return {
     key: spec.key,
     process: proc,
@@ -189,8 +199,8 @@ async function startServer(sandbox: Sandbox, spec: EngineServerSpec, signal?: Ab
       });
       probe.once('error', () => resolve(false));
     }),
-    request: (method, urlPath, body, reqSignal) => requestJson(connectPath, method, urlPath, body, reqSignal),
-    events: (urlPath, request) => openEvents(connectPath, urlPath, request ?? {}),
+    request: (method, urlPath, body, reqSignal) => requestJson(connectPath, method, urlPath, body, reqSignal, unanswered),
+    events: (urlPath, request) => openEvents(connectPath, urlPath, request ?? {}, unanswered),
     output(listener) {
       listeners.add(listener);
       return () => listeners.delete(listener);
@@ -245,7 +255,18 @@ async function untilReady(proc: SandboxProcess, listeners: Set<(line: string) =>
   })().catch(() => undefined);
 }
 
-function requestJson<T>(socketPath: string, method: string, urlPath: string, body: unknown, signal?: AbortSignal): Promise<T> {
+/** Fails `req` when no answer came within answerMs(), and tells the server's owner (it is stopped). */
+function answerDeadline(req: http.ClientRequest, what: string, unanswered: () => void): NodeJS.Timeout {
+  const ms = answerMs();
+  const timer = setTimeout(() => {
+    req.destroy(new Error(`${what}: the engine server answered nothing within ${ms / 1000} s; it is stopped and the next turn starts it again`));
+    unanswered();
+  }, ms);
+  timer.unref();
+  return timer;
+}
+
+function requestJson<T>(socketPath: string, method: string, urlPath: string, body: unknown, signal: AbortSignal | undefined, unanswered: () => void): Promise<T> {
   return new Promise<T>((resolve, reject) => {
     const payload = body === undefined ? undefined : JSON.stringify(body);
     const req = http.request({ socketPath, method, path: urlPath, signal, headers: payload ? { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) } : {} }, (res) => {
@@ -253,6 +274,7 @@ function requestJson<T>(socketPath: string, method: string, urlPath: string, bod
       res.on('data', (c: Buffer) => chunks.push(c));
       res.on('error', reject);
       res.on('end', () => {
+        clearTimeout(deadline);
         const text = Buffer.concat(chunks).toString('utf8');
         if ((res.statusCode ?? 500) >= 400) return reject(new Error(`${method} ${urlPath}: ${res.statusCode} ${text.slice(0, 500)}`));
         try {
@@ -262,12 +284,16 @@ function requestJson<T>(socketPath: string, method: string, urlPath: string, bod
         }
       });
     });
-    req.on('error', reject);
+    const deadline = answerDeadline(req, `${method} ${urlPath}`, unanswered);
+    req.on('error', (err) => {
+      clearTimeout(deadline);
+      reject(err);
+    });
     req.end(payload);
   });
 }
 
-function openEvents(socketPath: string, urlPath: string, request: StreamRequest): Promise<EventStream> {
+function openEvents(socketPath: string, urlPath: string, request: StreamRequest, unanswered: () => void): Promise<EventStream> {
   const method = request.method ?? 'GET';
   const payload = request.body === undefined ? undefined : JSON.stringify(request.body);
   const headers: Record<string, string | number> = { accept: 'text/event-stream', ...request.headers };
@@ -276,6 +302,7 @@ function openEvents(socketPath: string, urlPath: string, request: StreamRequest)
     let responded = false;
     const req = http.request({ socketPath, method, path: urlPath, headers }, (res) => {
       responded = true;
+      clearTimeout(deadline);
       if ((res.statusCode ?? 500) >= 400) {
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));
@@ -304,7 +331,9 @@ function openEvents(socketPath: string, urlPath: string, request: StreamRequest)
       }
       resolve({ events: parse(), close: () => req.destroy() });
     });
+    const deadline = answerDeadline(req, `${method} ${urlPath}`, unanswered);
     req.on('error', (err) => {
+      clearTimeout(deadline);
       if (!responded) reject(err);
     });
     req.end(payload);
