@@ -1,6 +1,6 @@
 // Sandboxes made ahead for the next session of an engine whose CLI runs as a server that is slow
 // to boot (opencode: seconds to start, seconds more before its first answer; OpenClaw's Gateway:
-// ~20 s, then ~8 s more for its first turn). A spare is a local
+// ≈ 8–9 s to listen on an idle machine, then seconds more for its first turn). A spare is a local
 // sandbox under a session id reserved for the session that will take it, with the engine's
 // server started in it and warmed by one turn per model provider (the gateway refuses those
 // turns: no session has the id yet, so no model is called and nothing is metered; the refusal

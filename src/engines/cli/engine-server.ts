@@ -23,8 +23,8 @@ const BRIDGE_SCRIPT = fileURLToPath(new URL('../../sandbox/assets/engine-bridge.
 const BRIDGE_DIR = '/run/agent-service-bridge';
 /**
  * How long a server may take to say it listens. OpenClaw's Gateway needs ≈ 9 s on an idle core,
- * but on a CPU-starved machine (two Gateways and other CLIs on two cores) its start was seen to
- * pass a minute: a slow start is waited for, only a hung one fails the turn.
+ * but started again where one was killed it took 30–60 s, and over a minute on a loaded CI
+ * machine (cause not found; README "Open"): a slow start is waited for, only a hung one fails.
  */
 const START_TIMEOUT_MS = 180_000;
 const MAX_SOCKET_PATH = 100;
