@@ -43,6 +43,14 @@ function storageLine(): string {
   return `${db}; ${cfg.redisUrl ? 'Redis for queues and pub/sub' : 'in-process queue and pub/sub'}`;
 }
 
+// What the outbound guard (src/net/outbound-guard.ts) refuses, so a developer whose local
+// webhook receiver is refused knows the switch before meeting the error.
+function outboundLine(): string {
+  const allow = (process.env.OUTBOUND_ALLOW ?? '').trim();
+  if (allow) return `loopback/private destinations allowed for: ${allow} (OUTBOUND_ALLOW)`;
+  return 'webhooks, callbacks and fetched URLs on loopback or private addresses are refused; for local receivers start with OUTBOUND_ALLOW=127.0.0.0/8,::1';
+}
+
 export function startupBanner(url: string): string {
   const rows: [string, string][] = [
     ['Dashboard', `${url}/`],
@@ -51,6 +59,7 @@ export function startupBanner(url: string): string {
     ['Sandbox', sandboxLine()],
     ['Models', modelsLine()],
     ['Data', storageLine()],
+    ['Outbound', outboundLine()],
   ];
   return `\nAgent Service is running\n${rows.map(([k, v]) => `  ${k.padEnd(10)} ${v}`).join('\n')}\n\n`;
 }

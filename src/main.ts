@@ -7,6 +7,7 @@ import { startServer, type RunningServer } from './server.js';
 import { logger } from './logger.js';
 import { drainMs } from './shutdown.js';
 import { installProcessSafetyNet } from './process-safety.js';
+import { startupBanner } from './banner.js';
 
 let running: RunningServer | null = null;
 let requested: NodeJS.Signals | null = null;
@@ -37,7 +38,9 @@ function onSignal(signal: NodeJS.Signals): void {
 for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, onSignal);
 
 running = await startServer(loadConfig());
-process.stdout.write(`Agent service: REST ${running.url}/v1  GraphiQL ${running.url}/graphql\n`);
+// The banner is how a newcomer learns the sign-in password: printed on stdout whether or not it
+// is a terminal (a container's log, a child process), once listening. test/first-start.test.ts.
+process.stdout.write(startupBanner(running.url));
 const started = running;
 installProcessSafetyNet({ stop: () => started.stop() }); // src/process-safety.ts: unhandled errors
 if (requested) onSignal(requested);
