@@ -8,7 +8,7 @@ import { compileQuery, isCompiledQuery } from 'graphql-jit';
 import { schema } from '../src/graphql/schema.js';
 import { buildContext, type Context } from '../src/graphql/context.js';
 import type { RestRoute } from './route.js';
-import { STATUS_BY_CODE } from '../src/errors.js';
+import { errorAnswer, isErrorCode, type ErrorAnswer } from '../src/errors.js';
 import { logger } from '../src/logger.js';
 
 export interface ExecuteArgs {
@@ -58,8 +58,7 @@ export function prepareDocument(document: DocumentNode): Runner {
 /** Errors without one of our codes are bugs: logged with their cause (the answer masks them). */
 function logUnexpected(result: ExecutionResult): ExecutionResult {
   for (const error of result.errors ?? []) {
-    const code = (error.extensions as { code?: string } | undefined)?.code;
-    if (!code || STATUS_BY_CODE[code] === undefined) logger.error({ err: error.originalError ?? error, path: error.path }, 'unexpected error in GraphQL execution');
+    if (!isErrorCode((error.extensions as { code?: unknown } | undefined)?.code)) logger.error({ err: error.originalError ?? error, path: error.path }, 'unexpected error in GraphQL execution');
   }
   return result;
 }
@@ -83,21 +82,9 @@ export async function runRoute(env: Envelope, ctx: Context, route: RestRoute, va
   return env.execute({ schema: env.schema, document: route.parsed!, contextValue: ctx, variableValues: variables });
 }
 
-export interface RestError {
-  status: number;
-  code: string;
-  message: string;
-}
+export type RestError = ErrorAnswer;
 
-/** The first GraphQL error as the spec's `{code, message}` with its HTTP status. */
+/** The first GraphQL error as the spec's `{code, message}` with its HTTP status (src/errors.ts). */
 export function toRestError(error: GraphQLError): RestError {
-  const ext = (error.extensions ?? {}) as { code?: string; http?: { status?: number } };
-  const code = ext.code;
-  if (code && STATUS_BY_CODE[code] !== undefined) {
-    return { status: ext.http?.status ?? STATUS_BY_CODE[code]!, code, message: error.message };
-  }
-  if (code === 'BAD_USER_INPUT' || code === 'GRAPHQL_VALIDATION_FAILED' || ext.http?.status === 400) {
-    return { status: 400, code: 'invalid_request', message: error.message };
-  }
-  return { status: 500, code: 'internal_error', message: 'Unexpected error.' };
+  return errorAnswer(error);
 }

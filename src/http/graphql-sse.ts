@@ -4,7 +4,7 @@ import { createHandler } from 'graphql-sse/lib/use/express';
 import type { DocumentNode, ExecutionArgs, GraphQLError, GraphQLSchema, parse, validate } from 'graphql';
 import { yoga } from '../graphql/yoga.js';
 import type { Context } from '../graphql/context.js';
-import { STATUS_BY_CODE } from '../errors.js';
+import { errorAnswer } from '../errors.js';
 
 interface YogaEnvelope {
   parse: typeof parse;
@@ -17,11 +17,7 @@ interface YogaEnvelope {
 type Ctx = Context & { envelope: YogaEnvelope } & Record<PropertyKey, unknown>;
 
 function errorResponse(err: unknown) {
-  const ext = ((err as GraphQLError).extensions ?? {}) as { code?: string; http?: { status?: number } };
-  const known = ext.code !== undefined && STATUS_BY_CODE[ext.code] !== undefined;
-  const code = known ? ext.code! : 'internal_error';
-  const status = known ? ext.http?.status ?? STATUS_BY_CODE[code]! : 500;
-  const message = known ? (err as Error).message : 'Unexpected error.';
+  const { status, code, message } = errorAnswer(err);
   return [JSON.stringify({ errors: [{ message, extensions: { code } }] }), { status, statusText: code, headers: { 'content-type': 'application/json' } }] as const;
 }
 

@@ -3,7 +3,7 @@
 // every gate (sending work) asks `decide`, and moves happen with `transition`, a conditional
 // UPDATE that only succeeds from the statuses the table allows (safe across processes).
 import { prisma } from '../db/client.js';
-import { AppError } from '../errors.js';
+import { AppError, type ErrorCode } from '../errors.js';
 import type { Prisma } from '../generated/prisma/client.js';
 
 export const SESSION_STATUSES = ['provisioning', 'idle', 'running', 'terminated'] as const;
@@ -16,7 +16,7 @@ type Outcome =
   | { kind: 'stay' }
   /** Allowed: the record goes. */
   | { kind: 'remove' }
-  | { kind: 'refuse'; code: string; message: string };
+  | { kind: 'refuse'; code: ErrorCode; message: string };
 
 interface Row { from: readonly SessionStatus[]; outcome: Outcome }
 
