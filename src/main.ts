@@ -2,6 +2,9 @@
 // `npm start` runs this file in ONE node process (`exec node --import tsx`), so SIGTERM/SIGINT
 // reach it directly (npm forwards them too): it drains (src/shutdown.ts) and exits 0; a second
 // signal exits at once. A signal during start-up is handled as soon as the start completes.
+// A signal to the whole process group (Ctrl-C, `kill -INT -<pgid>`, systemd's control-group kill)
+// reaches node twice about 1 ms apart — directly and forwarded by npm — so a second signal counts
+// only after SECOND_SIGNAL_GRACE_MS: a person pressing Ctrl-C again, not npm's copy.
 import { loadConfig } from './config.js';
 import { startServer, type RunningServer } from './server.js';
 import { logger } from './logger.js';
@@ -12,16 +15,20 @@ import { startupBanner } from './banner.js';
 let running: RunningServer | null = null;
 let requested: NodeJS.Signals | null = null;
 let stopping = false;
+let firstSignalAt = 0;
+const SECOND_SIGNAL_GRACE_MS = 1500;
 
 function onSignal(signal: NodeJS.Signals): void {
   if (stopping || (requested && !running)) {
+    if (Date.now() - firstSignalAt < SECOND_SIGNAL_GRACE_MS) return; // npm's forwarded copy
     logger.warn({ signal }, 'second signal: exiting without finishing the drain');
     process.exit(1);
   }
   requested = signal;
+  firstSignalAt = Date.now();
   if (!running) return; // still starting: stop right after
   stopping = true;
-  logger.info({ signal }, 'shutting down');
+  logger.info({ signal }, 'shutting down: draining (Ctrl-C again after 1.5 s to exit at once)');
   // A drain that hangs must not keep the port forever.
   setTimeout(() => {
     logger.error('shutdown did not finish in time; exiting');

@@ -37,15 +37,18 @@ const exited = (child: ChildProcess) =>
     child.once('exit', (code) => resolve(code));
   });
 
-/** `npm start` as a user runs it; resolves once the service printed its URL. */
-async function npmStart(env: Record<string, string>): Promise<{ npm: ChildProcess; url: string }> {
-  const npm = spawn('npm', ['start'], { cwd: ROOT, env: { ...process.env, VITEST: '', LOG_LEVEL: 'warn', HOST: '127.0.0.1', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+/** `npm start` as a user runs it; resolves once the service printed its URL. `detached`: its own
+ * process group, as a terminal gives it (Ctrl-C signals the whole group). */
+async function npmStart(env: Record<string, string>, detached = false): Promise<{ npm: ChildProcess; url: string; output: () => string }> {
+  const npm = spawn('npm', ['start'], { cwd: ROOT, env: { ...process.env, VITEST: '', LOG_LEVEL: 'warn', HOST: '127.0.0.1', ...env }, stdio: ['ignore', 'pipe', 'pipe'], detached });
   children.push(npm);
   let out = '';
+  const collect = (c: Buffer) => (out += c.toString());
+  npm.stdout!.on('data', collect);
+  npm.stderr!.on('data', collect);
   const url = await new Promise<string>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`npm start did not print its URL:\n${out}`)), 90_000);
-    const onData = (c: Buffer) => {
-      out += c.toString();
+    const onData = () => {
       const m = /REST (http:\/\/[^\s]+)\/v1/.exec(out);
       if (m) {
         clearTimeout(timer);
@@ -56,7 +59,7 @@ async function npmStart(env: Record<string, string>): Promise<{ npm: ChildProces
     npm.stderr!.on('data', onData);
     npm.once('exit', (code) => reject(new Error(`npm start exited (${code}):\n${out}`)));
   });
-  return { npm, url };
+  return { npm, url, output: () => out };
 }
 
 /** The processes whose parent is `pid`. */
@@ -83,6 +86,22 @@ describe('npm start is one process that SIGTERM stops', () => {
     expect(await exited(npm)).toBe(0);
     for (let i = 0; i < 40 && alive(service!); i++) await new Promise((r) => setTimeout(r, 50));
     expect(alive(service!)).toBe(false);
+    expect(await portIsFree(port)).toBe(true);
+  }, 120_000);
+});
+
+describe('Ctrl-C: SIGINT to npm start\'s whole process group', () => {
+  // The group signal reaches node twice ~1 ms apart (directly and forwarded by npm); the copy must
+  // not count as a person's second Ctrl-C, which exits without draining.
+  it('drains and exits 0 (npm\'s forwarded copy is not a second signal)', async () => {
+    const port = await freePort();
+    const { env, token } = deploymentEnv({ postgres: false, providerUrl: fake.anthropicBaseUrl });
+    const { npm, url, output } = await npmStart({ ...env, PORT: String(port), LOG_LEVEL: 'info', LOG_FORMAT: 'json' }, true);
+    expect((await api(`${url}/v1`, token, 'GET', '/whoami')).status).toBe(200);
+    process.kill(-npm.pid!, 'SIGINT');
+    expect(await exited(npm)).toBe(0);
+    expect(output()).toContain('draining');
+    expect(output()).not.toContain('second signal');
     expect(await portIsFree(port)).toBe(true);
   }, 120_000);
 });
