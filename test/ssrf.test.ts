@@ -142,6 +142,36 @@ describe('webhook URLs are refused on create and on PATCH', () => {
   });
 });
 
+describe('a refused local receiver says how to allow it', () => {
+  /** The OUTBOUND_ALLOW value a refusal names (it ends the message). */
+  const hinted = (message: string) => /start the service with OUTBOUND_ALLOW=(\S+)$/.exec(message)?.[1];
+
+  it.each([
+    ['a webhook', '/webhooks', (url: string) => ({ url, events: ['agent.created'] }), (body: { id: string }) => `/webhooks/${body.id}`],
+    ['a channel webhook', '/channels/webhooks', (url: string) => ({ url }), (body: { id: string }) => `/channels/webhooks/${body.id}`],
+    ['a connection callback_url', '/channels/connections', (callback_url: string) => ({ platform: 'loopback', callback_url }), (body: { id: string }) => `/channels/connections/${body.id}`],
+  ])('%s on localhost: the refusal names OUTBOUND_ALLOW=127.0.0.0/8,::1, and with it set the same request is accepted', async (_what, path, bodyOf, pathOf) => {
+    const url = path === '/channels/connections' ? `http://127.0.0.1:${port}/callback` : `http://localhost:${port}/hook`;
+    const refused = await s.api('POST', path, { body: bodyOf(url) });
+    expectRefused(refused, url);
+    expect(refused.body.error.message).toMatch(/127\.0\.0\.1 is a loopback address; to allow it/);
+    const value = hinted(refused.body.error.message);
+    expect(value).toBe('127.0.0.0/8,::1');
+
+    process.env.OUTBOUND_ALLOW = value;
+    const accepted = await s.api('POST', path, { body: bodyOf(url) });
+    expect(accepted.status, JSON.stringify(accepted.body)).toBe(201);
+    await s.api('DELETE', pathOf(accepted.body));
+  });
+
+  it('a private address is named itself, and IPv6 loopback gets the loopback ranges', async () => {
+    const privateRes = await s.api('POST', '/webhooks', { body: { url: 'https://internal.test/hook', events: ['agent.created'] } });
+    expect(hinted(privateRes.body.error.message)).toBe('10.0.0.7');
+    const v6 = await s.api('POST', '/webhooks', { body: { url: 'http://[::1]:3000/hook', events: ['agent.created'] } });
+    expect(hinted(v6.body.error.message)).toBe('127.0.0.0/8,::1');
+  });
+});
+
 describe('at delivery (connect time)', () => {
   /** Creates an endpoint for agent.created, then creates an agent; returns the endpoint's delivery row once attempted. */
   async function deliverOnce(endpointId: string) {

@@ -14,7 +14,8 @@
 // connection (DNS rebinding). IP literals skip `lookup`, so the connector checks them itself.
 //
 // OUTBOUND_ALLOW (comma-separated addresses or CIDR ranges, e.g. `127.0.0.0/8,::1`) lets an
-// operator permit internal destinations, typically loopback receivers in local development.
+// operator permit internal destinations, typically loopback receivers in local development;
+// every refusal names the value that would let its address through (`allowHint`).
 import dns from 'node:dns';
 import net from 'node:net';
 import ipaddr from 'ipaddr.js';
@@ -102,6 +103,29 @@ export function addressRefusal(ip: string): string | null {
   return range === 'unicast' ? null : `${ip} is ${withArticle(label(range))} address`;
 }
 
+/**
+ * How an operator lets `ip` through, appended to every refusal of a stored URL or a connection:
+ * the usual case is a developer's local receiver (`http://localhost:3000/hook`), refused by the
+ * default that a hosted service needs. Loopback gets the whole loopback range of both families.
+ */
+export function allowHint(ip: string): string {
+  let value = ip.replace(/^\[|\]$/g, '');
+  try {
+    const a = ipaddr.parse(value);
+    const v = a.kind() === 'ipv6' ? (embeddedV4(a as ipaddr.IPv6) ?? a) : a;
+    if (v.range() === 'loopback') value = '127.0.0.0/8,::1';
+  } catch {
+    return '';
+  }
+  return `; to allow it (e.g. a local receiver in development), start the service with OUTBOUND_ALLOW=${value}`;
+}
+
+/** `addressRefusal` with the way to allow the address. */
+function refusalWithHint(ip: string): string | null {
+  const why = addressRefusal(ip);
+  return why && why + allowHint(ip);
+}
+
 // ---- resolving names ---------------------------------------------------------------------
 
 export type Resolver = (hostname: string) => Promise<{ address: string; family: number }[]>;
@@ -118,14 +142,14 @@ declare module '../services/registry.js' {
 async function resolveChecked(hostname: string): Promise<{ address: string; family: number }[]> {
   const host = hostname.replace(/^\[|\]$/g, '');
   if (net.isIP(host)) {
-    const why = addressRefusal(host);
+    const why = refusalWithHint(host);
     if (why) throw new OutboundRefusedError(why);
     return [{ address: host, family: net.isIP(host) }];
   }
   const addresses = await service('resolver')(host);
   if (!addresses.length) throw Object.assign(new Error(`${host} has no address`), { code: 'ENOTFOUND' });
   for (const { address } of addresses) {
-    const why = addressRefusal(address);
+    const why = refusalWithHint(address);
     if (why) throw new OutboundRefusedError(`${host} resolves to a refused address: ${why}`);
   }
   return addresses;
@@ -171,7 +195,7 @@ export function urlShapeRefusal(raw: string, rules: UrlRules = {}): string | nul
     if (host !== 'localhost' && !loopbackLiteral) return 'url must use https (http is allowed for localhost only)';
   }
   if (literal) {
-    const why = addressRefusal(host);
+    const why = refusalWithHint(host);
     if (why) return `url points to a refused address: ${why}`;
   }
   return null;
@@ -217,7 +241,7 @@ export function guardedDispatcher(): Agent {
       connect: (opts, callback) => {
         const host = opts.hostname.replace(/^\[|\]$/g, '');
         if (net.isIP(host)) {
-          const why = addressRefusal(host);
+          const why = refusalWithHint(host);
           if (why) return callback(new OutboundRefusedError(why), null);
         }
         connect(opts, callback);
