@@ -2,6 +2,7 @@
 // universe isolation, X-Universe, errors in the envelope.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from './helpers/server.js';
+import { waitFor } from './helpers/sessions.js';
 
 let s: TestServer;
 beforeAll(async () => {
@@ -72,6 +73,29 @@ describe('tokens', () => {
     expect(JSON.stringify(listed.body)).not.toContain(created.token);
     const who = await s.api('GET', '/whoami', { token: created.token });
     expect(who.body.scopes).toEqual(['read', 'write']);
+  });
+
+  it('a token that authenticates gets its lastUsedAt, written at most once a minute per token', async () => {
+    const cookie = await s.login();
+    const res = await s.gql<any>(`mutation { createApiToken(input: {name: "used", scope: read}) { token apiToken { id lastUsedAt } } }`, {}, { token: null, cookie });
+    const { token, apiToken } = res.body.data.createApiToken;
+    expect(apiToken.lastUsedAt).toBeNull();
+    const lastUsed = async (): Promise<string | null> => {
+      const list = await s.gql<any>(`{ apiTokens(first: 200) { edges { node { id lastUsedAt } } } }`, {}, { token: null, cookie });
+      return list.body.data.apiTokens.edges.find((e: any) => e.node.id === apiToken.id).node.lastUsedAt;
+    };
+    expect((await s.api('GET', '/whoami', { token })).status).toBe(200);
+    await waitFor(async () => (await lastUsed()) !== null, 10_000, 'lastUsedAt to be written');
+    const first = (await lastUsed())!;
+    // The write is throttled: later uses within the minute leave it as it is (no write per request).
+    const { noteTokenUse } = await import('../src/auth/token-usage.js');
+    const t0 = Date.parse(first);
+    noteTokenUse(apiToken.id, t0 + 30_000);
+    expect((await s.api('GET', '/whoami', { token })).status).toBe(200);
+    expect(await lastUsed()).toBe(first);
+    // A minute later it is written again.
+    noteTokenUse(apiToken.id, t0 + 61_000);
+    await waitFor(async () => (await lastUsed()) === new Date(t0 + 61_000).toISOString(), 10_000, 'lastUsedAt to move on');
   });
 
   it('a bearer token cannot mint or revoke tokens (403 forbidden)', async () => {

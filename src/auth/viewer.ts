@@ -4,6 +4,7 @@ import { prisma } from '../db/client.js';
 import { rawRows } from '../db/raw-query.js';
 import { AppError } from '../errors.js';
 import { hashToken, TOKEN_PREFIX } from './tokens.js';
+import { noteTokenUse } from './token-usage.js';
 import { scopesIncluded, type Scope, SCOPES, isScope } from './scopes.js';
 import type { Universe, User } from '../generated/prisma/client.js';
 
@@ -52,13 +53,21 @@ export function clearViewerCache(): void {
  */
 export async function resolveViewer(creds: CallerCredentials): Promise<Viewer | null> {
   const bearer = bearerOf(creds.authorization);
-  if (!bearer || CACHE_TTL_MS <= 0) return resolveUncached(creds);
+  if (!bearer || CACHE_TTL_MS <= 0) {
+    const viewer = await resolveUncached(creds);
+    if (viewer?.tokenId) noteTokenUse(viewer.tokenId);
+    return viewer;
+  }
   const hash = creds.bearerHash ?? hashToken(bearer);
   const key = `${hash}|${creds.universeSlug?.trim() ?? ''}`;
   const now = Date.now();
   const hit = cache.get(key);
-  if (hit && hit.until > now && (hit.tokenExpiresAt === null || hit.tokenExpiresAt > now)) return hit.viewer;
+  if (hit && hit.until > now && (hit.tokenExpiresAt === null || hit.tokenExpiresAt > now)) {
+    if (hit.viewer.tokenId) noteTokenUse(hit.viewer.tokenId, now);
+    return hit.viewer;
+  }
   const viewer = await resolveUncached({ ...creds, bearerHash: hash });
+  if (viewer?.tokenId) noteTokenUse(viewer.tokenId, now);
   if (viewer) {
     if (cache.size >= CACHE_MAX) cache.clear();
     cache.set(key, { viewer, until: now + CACHE_TTL_MS, tokenExpiresAt: viewer.tokenExpiresAt?.getTime() ?? null });
