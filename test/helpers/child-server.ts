@@ -13,8 +13,9 @@ export interface ChildServer {
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 
-export function startChildServer(env: Record<string, string>): Promise<ChildServer> {
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'src/main.ts')], {
+/** `nodeArgs`: flags for node itself (e.g. `--cpu-prof`, which NODE_OPTIONS refuses). */
+export function startChildServer(env: Record<string, string>, nodeArgs: string[] = []): Promise<ChildServer> {
+  const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', path.join(ROOT, 'src/main.ts')], {
     cwd: ROOT,
     env: { ...process.env, VITEST: '', LOG_LEVEL: 'warn', PORT: '0', HOST: '127.0.0.1', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
