@@ -50,9 +50,13 @@ describe('the sign-in page', () => {
 
     const bad = await postForm('/auth/login', { email: 'someone-else@example.test', password: 'nope', next: '/' });
     expect(bad.status).toBe(303);
-    expect(bad.headers.get('location')).toBe('/auth/login?next=%2F&error=invalid_credentials');
+    expect(bad.headers.get('location')).toBe('/auth/login?next=%2F&error=invalid_credentials&email=someone-else%40example.test');
     const page = await (await fetch(`${s.url}${bad.headers.get('location')}`)).text();
     expect(page).toContain('Wrong email or password.');
+    // The email is kept (only the password is typed again), escaped into the field.
+    expect(page).toContain('value="someone-else@example.test"');
+    const hostile = await fetch(`${s.url}/auth/login?next=%2F&error=invalid_credentials&email=${encodeURIComponent('"><script>x</script>')}`);
+    expect(await hostile.text()).not.toContain('"><script>x');
   });
 
   it('only same-site paths are followed after sign-in', async () => {

@@ -84,7 +84,9 @@ describe.skipIf(!chromiumInstalled)('the web in Chromium (skipped without /usr/b
     await page.getByLabel('Password').fill('not the password');
     await page.getByRole('button', { name: 'Sign in' }).click();
     await expectText(page.getByRole('alert'), 'Wrong email or password.');
-    await page.getByLabel('Email').fill(s.adminEmail);
+    // The email is still there: only the password is typed again.
+    expect(await page.getByLabel('Email').inputValue()).toBe(s.adminEmail);
+    expect(await page.getByLabel('Password').inputValue()).toBe('');
     await page.getByLabel('Password').fill(s.adminPassword);
     await page.getByRole('button', { name: 'Sign in' }).click();
     await page.getByRole('heading', { level: 1, name: 'Agents' }).waitFor();

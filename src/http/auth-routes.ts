@@ -55,6 +55,7 @@ export function authRouter(): Router {
     const retry = Number(req.query.retry_after);
     sendHtml(res, loginPage({
       next,
+      email: typeof req.query.email === 'string' ? req.query.email.slice(0, 320) : '',
       error: typeof req.query.error === 'string' ? req.query.error : null,
       retryAfterS: Number.isFinite(retry) && retry > 0 ? retry : null,
       signedOut: req.query.signed_out === '1',
@@ -66,8 +67,10 @@ export function authRouter(): Router {
     // A form post (the sign-in page) is answered with redirects; a JSON call with JSON.
     const fromForm = req.is('application/x-www-form-urlencoded') === 'application/x-www-form-urlencoded';
     const next = safeNext(typeof req.body?.next === 'string' ? req.body.next : undefined) ?? (fromForm ? '/' : null);
+    // The email goes back to the form (a refused sign-in keeps it; only the password is retyped).
+    const email = typeof req.body?.email === 'string' ? req.body.email.slice(0, 320) : '';
     const backToForm = (error: string, retryAfter?: number) =>
-      res.redirect(303, `/auth/login?${new URLSearchParams({ next: next ?? '/', error, ...(retryAfter ? { retry_after: String(retryAfter) } : {}) })}`);
+      res.redirect(303, `/auth/login?${new URLSearchParams({ next: next ?? '/', error, ...(email ? { email } : {}), ...(retryAfter ? { retry_after: String(retryAfter) } : {}) })}`);
     const parsed = loginSchema.safeParse(req.body ?? {});
     if (!parsed.success && next) return void backToForm('invalid_request');
     const input = parseInput(loginSchema, req.body ?? {});

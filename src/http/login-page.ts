@@ -4,6 +4,8 @@ import { esc, page } from './pages.js';
 
 export interface LoginPageState {
   next: string;
+  /** The email of a refused attempt, filled in again so only the password is typed anew. */
+  email: string;
   error: string | null;
   retryAfterS: number | null;
   signedOut: boolean;
@@ -31,8 +33,8 @@ export function loginPage(s: LoginPageState): string {
     : '<p class="muted">The owner account is <code>ADMIN_EMAIL</code> (default admin@localhost) with <code>ADMIN_PASSWORD</code>, or the password printed at the first start.</p>';
   return page('Sign in', `<h1>Sign in to Agent Service</h1>${intro}${notice}
 <form method="post" action="/auth/login">
-  <label for="email">Email</label><input id="email" name="email" type="email" autocomplete="username" required autofocus>
-  <label for="password">Password</label><input id="password" name="password" type="password" autocomplete="current-password" required>
+  <label for="email">Email</label><input id="email" name="email" type="email" autocomplete="username" required${s.email ? ` value="${esc(s.email)}"` : ' autofocus'}>
+  <label for="password">Password</label><input id="password" name="password" type="password" autocomplete="current-password" required${s.email ? ' autofocus' : ''}>
   <input type="hidden" name="next" value="${esc(s.next)}">
   <button type="submit">Sign in</button>
 </form>`);
