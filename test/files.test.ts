@@ -130,6 +130,30 @@ describe('list, delete, content', () => {
   });
 });
 
+describe('an upload whose bytes are missing (another process with its own DATA_DIR)', () => {
+  // Simulated by deleting the blob file: the row is shared (one database), the bytes are not.
+  async function uploadWithoutBytes() {
+    const f = (await upload('a,b\n', 'gone.csv', 'text/csv')).body;
+    const { prisma } = await import('../src/db/client.js');
+    const { config } = await import('../src/config.js');
+    const { blobKey } = await prisma.file.findUniqueOrThrow({ where: { id: f.id } });
+    fs.rmSync(path.join(config().dataDir, 'blobs', blobKey.slice(0, 2), blobKey));
+    return f;
+  }
+  it('POST /sessions with it as a resource or in initial_events is 404 not_found naming it, not a 500; no session is left', async () => {
+    const f = await uploadWithoutBytes();
+    const agent = (await s.api('POST', '/agents', { body: {} })).body.agent;
+    const { prisma } = await import('../src/db/client.js');
+    const before = await prisma.session.count();
+    const asResource = await s.api('POST', '/sessions', { body: { agent: agent.id, resources: [{ type: 'file', file_id: f.id }] } });
+    expectError(asResource, 404, 'not_found');
+    expect(asResource.body.error.message).toContain(f.id);
+    const asAttachment = await s.api('POST', '/sessions', { body: { agent: agent.id, initial_events: [{ type: 'user.message', content: [{ type: 'document', source: { type: 'file', file_id: f.id } }] }] } });
+    expectError(asAttachment, 404, 'not_found');
+    expect(await prisma.session.count()).toBe(before);
+  });
+});
+
 describe('message attachments', () => {
   it('image and document sources become per-session copies; the model receives the image', async () => {
     const { session } = await readySession(s);

@@ -63,7 +63,15 @@ export async function sessionCopyFromBytes(universeId: string, sessionId: string
 }
 
 export async function sessionCopyOf(universeId: string, sessionId: string, source: File): Promise<File> {
-  const data = await blobStore().read(source.blobKey);
+  let data: Buffer;
+  try {
+    data = await blobStore().read(source.blobKey);
+  } catch (err) {
+    // The row is here but its bytes are not: uploaded through another process with its own
+    // DATA_DIR (local blob store). The client's reference cannot be used here: 404, not a 500.
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+    throw new AppError('not_found', `file ${source.id} not found: its bytes are not in this process's blob store (several processes must share one, e.g. BLOB_STORE=s3)`);
+  }
   return sessionCopyFromBytes(universeId, sessionId, data, { filename: source.filename, mimeType: source.mimeType, sourceFileId: source.id });
 }
 
