@@ -104,6 +104,11 @@ describe.skipIf(!DB || !REDIS)('two API processes, separate DATA_DIRs, one Postg
     children.push(a);
     const b = await startChildServer({ ...shared, DATA_DIR: fs.mkdtempSync(path.join(os.tmpdir(), 'shared-b-')) });
     children.push(b);
+    // At start-up each says what it still keeps to itself (sandboxes) and not what it shares (blobs).
+    for (const child of [a, b]) {
+      expect(child.output()).toMatch(/sandboxes are local .*SANDBOX_DRIVER=kubernetes/);
+      expect(child.output()).not.toMatch(/blobs are local/);
+    }
 
     const form = new FormData();
     form.append('file', new Blob(['id,name\n1,shared\n'], { type: 'text/csv' }), 'shared.csv');
