@@ -118,6 +118,23 @@ describe('wallet', () => {
     await setBalanceCents(universeId, 500);
   });
 
+  it('POST /sessions with initial_events and an empty wallet: 402 insufficient_credits, no session, no turn (all-or-nothing)', async () => {
+    const agent = (await s.api('POST', '/agents', { body: {} })).body.agent;
+    const universeId = (await prisma.agent.findUniqueOrThrow({ where: { id: agent.id } })).universeId;
+    await setBalanceCents(universeId, 0);
+    try {
+      const calls = fake.requests.length;
+      const initial_events = [{ type: 'user.message', content: [{ type: 'text', text: 'start working' }] }];
+      expectError(await s.api('POST', '/sessions', { body: { agent: agent.id, initial_events } }), 402, 'insufficient_credits');
+      expect(await prisma.session.count({ where: { agentId: agent.id } })).toBe(0);
+      expect(fake.requests.length).toBe(calls);
+      // Without a first turn, nothing is spent: the session is created.
+      expect((await s.api('POST', '/sessions', { body: { agent: agent.id } })).status).toBe(201);
+    } finally {
+      await setBalanceCents(universeId, 500);
+    }
+  });
+
   it('parallel turns in one universe cannot overspend: calls hold their worst case first', async () => {
     await s.api('POST', '/universes', { body: { slug: 'race-wallet' } });
     const token = await s.mintToken('admin', { universe: 'race-wallet' });

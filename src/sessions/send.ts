@@ -14,7 +14,7 @@ import { interruptChannel, storeInputsAndStartTurn } from '../runtime/runner.js'
 import { service } from '../services/registry.js';
 import { Prisma } from '../generated/prisma/client.js';
 import type { Session } from '../generated/prisma/client.js';
-import { balanceNano } from '../billing/wallet.js';
+import { assertCanStartTurn } from '../billing/spend-gate.js';
 import { materializeContent } from './attachments.js';
 import { checkConfirmations } from '../tools/confirmations.js';
 
@@ -27,12 +27,7 @@ function assertAcceptsWork(session: Session): void {
 }
 
 /** The spend gate: platform billing needs a positive balance before work is accepted. */
-async function assertCredits(session: Session): Promise<void> {
-  if (session.modelBilling !== 'platform') return;
-  if ((await balanceNano(session.universeId)) <= 0n) {
-    throw new AppError('insufficient_credits', 'the universe has no credits left: add credits or switch the session to a connected subscription (modelBilling account)');
-  }
-}
+const assertCredits = (session: Session) => assertCanStartTurn(session.universeId, session.modelBilling);
 
 /**
  * Text inputs to an idle session of this universe, with credits, in a process that runs turns:

@@ -17,6 +17,7 @@ import { materializeContent } from './attachments.js';
 import { planResources } from '../resources/resources.js';
 import { vaultsForNewSession } from '../vaults/session-vaults.js';
 import { autoBilling } from '../billing/subscriptions.js';
+import { assertCanStartTurn } from '../billing/spend-gate.js';
 import { modelProvider } from '../runtime/models.js';
 import { environmentForNewSession } from '../environments/environments.js';
 import { warmSandboxes, type WarmRequest } from '../runtime/warm-sandboxes.js';
@@ -59,6 +60,8 @@ export async function createSession(viewer: Viewer, body: CreateSessionBody): Pr
   // The model is resolved first; then billing: explicit, or a subscription set for new agents.
   const modelBilling = body.modelBilling ?? (await autoBilling(viewer.universe.id, modelProvider(llm)));
   if (budgetMax !== null && budgetMax <= 0n) throw new AppError('invalid_request', 'budget amount must be above zero');
+  // initial_events are all-or-nothing with the create: refused by the spend gate, no session is made.
+  if (body.initial_events?.length) await assertCanStartTurn(viewer.universe.id, modelBilling);
 
   // A sandbox made ahead for this engine (its CLI's server already warm) gives the session its id.
   const warmRequest: WarmRequest = {
