@@ -27,6 +27,9 @@ export const yoga = createYoga<ServerContext, Context>({
       if (original instanceof PothosValidationError && /cursor/i.test(original.message)) {
         return new AppError('invalid_request', 'the cursor is not one this service handed out');
       }
+      // Pothos checks connection arguments (`first: -1`, `before` with `first`) as it resolves:
+      // the caller's mistake, a 400 with GraphQL's error shape, not a 500.
+      if (original instanceof PothosValidationError) return new AppError('invalid_request', original.message);
       if (!(original instanceof GraphQLError) && !(error instanceof GraphQLError && !error.originalError)) {
         logger.error({ err: original ?? error }, 'unexpected error in GraphQL execution');
       }
