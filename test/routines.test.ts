@@ -208,9 +208,9 @@ describe('error types', () => {
     expect((await s.api('GET', `/routines/${r.id}`)).body.status).toBe('paused');
   });
 
-  it('a busy target session is transient (session_busy_error): the routine stays active; an idle one gets a turn with a per-fire budget', async () => {
-    const { session } = await readySession(s, {}, { budget: { type: 'limit', max_list_cost: { amount: '1', currency: 'USD' } } });
-    const r = await routine({ name: 'e7', target: { type: 'session', session_id: session.id }, initial_events: hello, budget: { type: 'limit', max_list_cost: { amount: '3', currency: 'USD' } } });
+  it('a busy target session is transient (session_busy_error): the routine stays active; an idle one gets a turn, its own cap untouched', async () => {
+    const { session } = await readySession(s, {}, { budget: { type: 'limit', max_list_cost: { amount: '10000', currency: 'USD' } } });
+    const r = await routine({ name: 'e7', target: { type: 'session', session_id: session.id }, initial_events: hello, budget: { type: 'limit', max_list_cost: { amount: '50', currency: 'USD' } } });
     fake.enqueue({ kind: 'hang' });
     await sendText(s, session.id, 'busy now');
     await waitFor(async () => (await s.api('GET', `/sessions/${session.id}`)).body.session.status === 'running');
@@ -220,14 +220,12 @@ describe('error types', () => {
     await s.api('POST', `/sessions/${session.id}/interrupt`);
     await waitFor(async () => (await s.api('GET', `/sessions/${session.id}`)).body.session.status === 'idle');
     fake.enqueue({ kind: 'text', text: 'routine turn' });
-    const consumedBefore = (await prisma.session.findUniqueOrThrow({ where: { id: session.id } })).consumedNanoUsd;
     const ok = await s.api('POST', `/routines/${r.id}/run`);
     expect(ok.body).toMatchObject({ session_id: session.id, error: null });
-    await waitForEvents(s, session.id, 'session.status_idle', 2);
-    const budget = (await s.api('GET', `/sessions/${session.id}`)).body.session.budget;
-    // The allowance is granted on top of what was consumed at fire time (rounded up to a cent).
-    const ceilCents = (consumedBefore + 9_999_999n) / 10_000_000n;
-    expect(budget.max_list_cost.amount).toBe(String(ceilCents + 3n));
+    const events = await waitForEvents(s, session.id, 'session.status_idle', 2);
+    expect(events.at(-1).stop_reason).toEqual({ type: 'end_turn' });
+    // The routine's budget is a per-fire allowance, not a new cap for the session.
+    expect((await s.api('GET', `/sessions/${session.id}`)).body.session.budget).toMatchObject({ max_list_cost: { amount: '10000' }, reached: false });
   });
 
   it('an empty wallet is transient (insufficient_credits_error): the routine stays active', async () => {
@@ -239,5 +237,75 @@ describe('error types', () => {
     expect((await lastRun(r.id)).error.type).toBe('insufficient_credits_error');
     expect((await s.api('GET', `/routines/${r.id}`)).body.status).toBe('active');
     await prisma.universe.update({ where: { id: universeId }, data: { balanceNanoUsd: 5_000_000_000n } });
+  });
+
+  it('a new_session fire with an empty wallet records insufficient_credits_error and makes no session', async () => {
+    const agent = await newAgent();
+    const universeId = (await prisma.agent.findUniqueOrThrow({ where: { id: agent.id } })).universeId;
+    const sessionsBefore = await prisma.session.count({ where: { agentId: agent.id } });
+    await prisma.universe.update({ where: { id: universeId }, data: { balanceNanoUsd: 0n } });
+    try {
+      const r = await routine({ name: 'e9', target: { type: 'new_session', agent: agent.id }, initial_events: hello });
+      const run = await s.api('POST', `/routines/${r.id}/run`);
+      expect(run.body).toMatchObject({ session_id: null, error: { type: 'insufficient_credits_error' } });
+      expect(await prisma.session.count({ where: { agentId: agent.id } })).toBe(sessionsBefore);
+      expect((await s.api('GET', `/routines/${r.id}`)).body.status).toBe('active');
+    } finally {
+      await prisma.universe.update({ where: { id: universeId }, data: { balanceNanoUsd: 5_000_000_000n } });
+    }
+  });
+
+  it('a file of initial_events deleted since the routine was saved is not a missing agent or session: run_rejected_error', async () => {
+    const agent = await newAgent();
+    const form = new FormData();
+    form.append('file', new Blob(['hello'], { type: 'text/plain' }), 'notes.txt');
+    const file = (await s.api('POST', '/files', { form })).body;
+    const withFile = [{ type: 'user.message', content: [{ type: 'document', source: { type: 'file', file_id: file.id } }] }];
+    const fresh = await routine({ name: 'e10', target: { type: 'new_session', agent: agent.id }, initial_events: withFile });
+    const { session } = await readySession(s);
+    const into = await routine({ name: 'e11', target: { type: 'session', session_id: session.id }, initial_events: withFile });
+    expect((await s.api('DELETE', `/files/${file.id}`)).status).toBe(200);
+    for (const r of [fresh, into]) {
+      const run = await s.api('POST', `/routines/${r.id}/run`);
+      expect(run.body.error.type, JSON.stringify(run.body)).toBe('run_rejected_error');
+      expect(run.body.error.message).toContain(file.id);
+      expect((await s.api('GET', `/routines/${r.id}`)).body.paused_reason).toEqual({ type: 'error', error: { type: 'run_rejected_error' } });
+    }
+  });
+});
+
+describe("a routine's budget on a target session (a per-fire allowance on top of consumed cost)", () => {
+  // 5000 input tokens at $3/M: 1.5 cents, over a 1-cent allowance as soon as usage arrives.
+  const expensive = { kind: 'text' as const, text: 'a long answer that should be cut off', chunks: 10, delayMs: 20, usage: { input: 5000, output: 50 } };
+
+  it("ends the fire's turn at the allowance; the session keeps its cap and takes the next turn", async () => {
+    const { session } = await readySession(s, {}, { budget: { type: 'limit', max_list_cost: { amount: '10000', currency: 'USD' } } });
+    const r = await routine({ name: 'allowance', target: { type: 'session', session_id: session.id }, initial_events: hello, budget: { type: 'limit', max_list_cost: { amount: '1', currency: 'USD' } } });
+    fake.enqueue(expensive);
+    expect((await s.api('POST', `/routines/${r.id}/run`)).body).toMatchObject({ session_id: session.id, error: null });
+    const fired = await waitForEvents(s, session.id, 'session.status_idle');
+    expect(fired.at(-1).stop_reason).toEqual({ type: 'budget_reached' });
+    const after = (await s.api('GET', `/sessions/${session.id}`)).body.session;
+    expect(after.budget).toMatchObject({ max_list_cost: { amount: '10000' }, reached: false, reached_at: null });
+    // The allowance was that fire's only: the user's own turn spends past it.
+    fake.enqueue(expensive);
+    expect((await sendText(s, session.id, 'my own question')).status).toBe(202);
+    const own = await waitForEvents(s, session.id, 'session.status_idle', 2);
+    expect(own.at(-1).stop_reason).toEqual({ type: 'end_turn' });
+    const row = await prisma.session.findUniqueOrThrow({ where: { id: session.id } });
+    expect(row.consumedNanoUsd).toBeGreaterThan(20_000_000n); // both calls' 1.5 cents (the first cut at its allowance)
+  });
+
+  it('a session without a budget gets none, and one whose budget was removed stays without', async () => {
+    const { session: none } = await readySession(s);
+    const { session: removed } = await readySession(s, {}, { budget: { type: 'limit', max_list_cost: { amount: '100', currency: 'USD' } } });
+    expect((await s.api('PATCH', `/sessions/${removed.id}`, { body: { budget: null } })).status).toBe(200);
+    for (const target of [none, removed]) {
+      const r = await routine({ name: 'no cap', target: { type: 'session', session_id: target.id }, initial_events: hello, budget: { type: 'limit', max_list_cost: { amount: '50', currency: 'USD' } } });
+      fake.enqueue({ kind: 'text', text: 'fired' });
+      expect((await s.api('POST', `/routines/${r.id}/run`)).body).toMatchObject({ session_id: target.id, error: null });
+      await waitForEvents(s, target.id, 'session.status_idle');
+      expect((await s.api('GET', `/sessions/${target.id}`)).body.session.budget).toBeNull();
+    }
   });
 });

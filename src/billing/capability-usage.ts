@@ -5,7 +5,7 @@
 // charged whatever the session's modelBilling.
 import { prisma } from '../db/client.js';
 import { newId } from '../ids.js';
-import { centsToNano } from './money.js';
+import { SPEND_CAP_COLUMNS, turnCapNano } from './spend-cap.js';
 import { hold, settle } from './wallet.js';
 import { capabilityCostNano, capabilityHoldNano, capabilityVendor } from '../catalog/capability-prices.js';
 import { logger } from '../logger.js';
@@ -25,8 +25,8 @@ export class CapabilityRefused extends Error {
 
 /** Checks the budget and holds the worst case; returns the hold to settle with `chargeCapability`. */
 export async function reserveCapability(scope: CapabilityScope, capability: string): Promise<bigint> {
-  const s = await prisma.session.findUniqueOrThrow({ where: { id: scope.sessionId }, select: { budgetMaxCents: true, consumedNanoUsd: true, budgetReachedAt: true } });
-  const cap = s.budgetMaxCents === null ? null : centsToNano(s.budgetMaxCents);
+  const s = await prisma.session.findUniqueOrThrow({ where: { id: scope.sessionId }, select: { consumedNanoUsd: true, budgetReachedAt: true, ...SPEND_CAP_COLUMNS } });
+  const cap = turnCapNano(s, scope.turn);
   if (s.budgetReachedAt || (cap !== null && s.consumedNanoUsd >= cap)) {
     throw new CapabilityRefused('budget_reached', 'the session reached its budget');
   }

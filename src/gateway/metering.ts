@@ -8,7 +8,7 @@ import { streamModel } from './gateway.js';
 import { platformCredential } from './credentials.js';
 import { ProviderError, BudgetReachedError, emptyUsage, type ModelEvent, type ModelRequest, type Usage, type ProviderCredential } from './types.js';
 import { costNanoUsd, priceOf } from '../billing/pricing.js';
-import { centsToNano } from '../billing/money.js';
+import { SPEND_CAP_COLUMNS, turnCapNano } from '../billing/spend-cap.js';
 import { hold, settle } from '../billing/wallet.js';
 import { accountCredential, markNeedsReconnect, markUsed } from '../billing/subscriptions.js';
 import { logger } from '../logger.js';
@@ -52,9 +52,11 @@ export interface Meter {
 export async function openMeter(scope: MeterScope, req: MeterRequest): Promise<Meter> {
   const session = await prisma.session.findUniqueOrThrow({
     where: { id: scope.sessionId },
-    select: { modelBilling: true, budgetMaxCents: true, consumedNanoUsd: true, budgetReachedAt: true },
+    select: { modelBilling: true, consumedNanoUsd: true, budgetReachedAt: true, ...SPEND_CAP_COLUMNS },
   });
-  const cap = session.budgetMaxCents === null ? null : centsToNano(session.budgetMaxCents);
+  // The session's cap, or a routine fire's allowance for this turn (the fire's turn then ends
+  // with budget_reached, while the session itself stays open for more work).
+  const cap = turnCapNano(session, scope.turn);
   if (session.budgetReachedAt || (cap !== null && session.consumedNanoUsd >= cap)) throw new BudgetReachedError();
 
   let cred: ProviderCredential;

@@ -11,7 +11,7 @@ import { Prisma, type Routine, type RoutineRun } from '../generated/prisma/clien
 import { createSession } from '../sessions/sessions.js';
 import { sendEvents } from '../sessions/send.js';
 import type { UserMessageInput } from '../sessions/content.js';
-import { centsToNano, nanoToCents } from '../billing/money.js';
+import { centsToNano } from '../billing/money.js';
 import { nudgeDispatchers, queueResourceEvent } from '../webhooks/outbox.js';
 import type { NewSessionTargetValue, RoutineErrorType, RoutineRunAgent, RoutineTarget, SessionTargetValue } from './contract.js';
 import { nextRun } from './cron.js';
@@ -41,14 +41,37 @@ async function systemViewer(universeId: string): Promise<Viewer> {
   return { user: universe.owner, auth: 'token', scopes: [...SCOPES], tokenId: 'routine', tokenUniverseId: universeId, universe };
 }
 
-function asRunError(err: unknown, kind: 'agent' | 'session'): RunError {
+/**
+ * The routine error type of a failure of the create or send the fire made. A not_found names
+ * the agent or session only when that target is really gone (deleted meanwhile); any other
+ * referent that is missing (a file in initial_events deleted since the routine was saved) makes
+ * the fire's own request invalid: run_rejected_error, with the message naming what is missing.
+ */
+interface FireTarget { kind: 'agent' | 'session'; id: string; environmentId?: string | undefined; vaultIds?: string[] | undefined }
+
+async function asRunError(err: unknown, target: FireTarget): Promise<RunError> {
   if (err instanceof RunError) return err;
   if (err instanceof AppError) {
     if (err.code === 'insufficient_credits') return new RunError('insufficient_credits_error', err.message);
     if (err.code === 'rate_limited') return new RunError('rate_limited_error', err.message);
     if (err.code === 'session_archived') return new RunError('session_archived_error', err.message);
-    if (err.code === 'not_found') return new RunError(kind === 'agent' ? 'agent_not_found_error' : 'session_not_found_error', err.message);
-    if (err.code === 'conflict' && kind === 'agent') return new RunError('agent_archived_error', err.message);
+    if (err.code === 'not_found') {
+      const gone = target.kind === 'agent'
+        ? !(await prisma.agent.count({ where: { id: target.id } }))
+        : !(await prisma.session.count({ where: { id: target.id } }));
+      if (gone) return new RunError(target.kind === 'agent' ? 'agent_not_found_error' : 'session_not_found_error', err.message);
+      if (target.vaultIds?.length && (await prisma.vault.count({ where: { id: { in: target.vaultIds } } })) < new Set(target.vaultIds).size) {
+        return new RunError('vault_not_found_error', err.message);
+      }
+      return new RunError('run_rejected_error', err.message);
+    }
+    if (err.code === 'conflict' && target.kind === 'agent') {
+      // Archived after the fire's own checks: say which.
+      const agent = await prisma.agent.findUnique({ where: { id: target.id }, select: { archived: true } });
+      if (agent?.archived) return new RunError('agent_archived_error', err.message);
+      const environment = target.environmentId ? await prisma.environment.findUnique({ where: { id: target.environmentId }, select: { archivedAt: true } }) : null;
+      if (environment?.archivedAt) return new RunError('environment_archived_error', err.message);
+    }
     return new RunError('run_rejected_error', err.message);
   }
   logger.error({ err }, 'routine fire failed unexpectedly');
@@ -81,7 +104,7 @@ async function fireNewSession(routine: Routine, viewer: Viewer, target: NewSessi
     });
     return { sessionId: session.id, agent: ref };
   } catch (err) {
-    throw asRunError(err, 'agent').withAgent(ref);
+    throw (await asRunError(err, { kind: 'agent', id: agent.id, environmentId: target.environment_id, vaultIds: vaults.ids })).withAgent(ref);
   }
 }
 
@@ -93,17 +116,34 @@ async function fireIntoSession(routine: Routine, viewer: Viewer, target: Session
   if (session.status === 'terminated') throw fail('session_archived_error', 'the session is archived');
   const waiting = await prisma.sessionEvent.count({ where: { sessionId: session.id, turn: null, type: { in: ['user.message', 'system.message'] } } });
   if (session.status !== 'idle' || waiting > 0) throw fail('session_busy_error', `the session is ${session.status === 'idle' ? 'about to run a turn' : session.status}`);
-  if (routine.budgetCents !== null) {
-    // A per-fire allowance on top of what the session has consumed so far.
-    const cap = nanoToCents(session.consumedNanoUsd + centsToNano(routine.budgetCents) + 9_999_999n);
-    await prisma.session.update({ where: { id: session.id }, data: { budgetMaxCents: cap, budgetReachedAt: null } });
-  }
+  // The fire's turn is the session's next one: its allowance (the routine's budget on top of the
+  // cost consumed now) is set with the idle check in one statement; no budget clears an older one.
+  const fireTurn = await grantFireAllowance(session.id, routine.budgetCents === null ? null : centsToNano(routine.budgetCents));
+  if (fireTurn === null) throw fail('session_busy_error', 'the session is about to run a turn');
   try {
     await sendEvents(viewer, session.id, { events: storedInitialEvents(routine) });
   } catch (err) {
-    throw asRunError(err, 'session').withAgent(ref);
+    // No turn started: the allowance must not pass to the next turn someone else starts.
+    await prisma.session.updateMany({ where: { id: session.id, fireTurn, turnCount: { lt: fireTurn } }, data: { fireTurn: null, fireCapNanoUsd: null } });
+    throw (await asRunError(err, { kind: 'session', id: session.id })).withAgent(ref);
   }
   return { sessionId: session.id, agent: ref };
+}
+
+const INPUT_TYPES = ['user.message', 'system.message', 'user.tool_confirmation'];
+
+/**
+ * Where the session is idle with no input waiting: marks its next turn as this fire's, allowed
+ * to consume `allowance` more than now (none: no allowance). Returns that turn's number, or null
+ * when the session is not idle or an input waits (busy).
+ */
+async function grantFireAllowance(sessionId: string, allowance: bigint | null): Promise<number | null> {
+  const rows = await prisma.$queryRaw<{ fireTurn: number }[]>`
+    UPDATE "Session" SET "fireTurn" = "turnCount" + 1, "fireCapNanoUsd" = "consumedNanoUsd" + ${allowance}::bigint
+    WHERE "id" = ${sessionId} AND "status" = 'idle' AND NOT EXISTS (
+      SELECT 1 FROM "SessionEvent" e WHERE e."sessionId" = ${sessionId} AND e."turn" IS NULL AND e."type" = ANY(${INPUT_TYPES}::text[]))
+    RETURNING "fireTurn"`;
+  return rows[0]?.fireTurn ?? null;
 }
 
 /** A routine's initial events, validated when it was saved (stored in the spec's shape). */
@@ -125,7 +165,7 @@ export async function fireRoutine(routineId: string, trigger: Trigger): Promise<
   try {
     fired = target.type === 'session' ? await fireIntoSession(routine, viewer, target) : await fireNewSession(routine, viewer, target);
   } catch (err) {
-    error = err instanceof RunError ? err : asRunError(err, target.type === 'session' ? 'session' : 'agent');
+    error = await asRunError(err, target.type === 'session' ? { kind: 'session', id: target.session_id } : { kind: 'agent', id: target.agent, environmentId: target.environment_id, vaultIds: target.vault_ids });
   }
   const agent = fired?.agent ?? error?.agent ?? null;
   const pauseFor = error && !TRANSIENT_ERRORS.has(error.type) ? error.type : null;

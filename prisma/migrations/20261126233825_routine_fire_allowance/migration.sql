@@ -1,0 +1,3 @@
+-- AlterTable
+ALTER TABLE "Session" ADD COLUMN     "fireCapNanoUsd" BIGINT,
+ADD COLUMN     "fireTurn" INTEGER;
