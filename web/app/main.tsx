@@ -15,13 +15,21 @@ import { NewAgentPage } from './pages/new-agent.js';
 import { SessionsPage } from './pages/sessions.js';
 import { SessionPage } from './pages/session.js';
 import { WalletPage } from './pages/wallet.js';
-import { FilesPage, SkillsPage, RoutinesPage, WebhooksPage, SubscriptionsPage } from './pages/lists.js';
+import { EnvironmentsPage } from './pages/environments.js';
+import { VaultsPage } from './pages/vaults.js';
+import { RoutinesPage } from './pages/routines.js';
+import { WebhooksPage } from './pages/webhooks.js';
+import { FilesPage } from './pages/files.js';
+import { SkillsPage } from './pages/skills.js';
+import { SubscriptionsPage } from './pages/subscriptions.js';
+import { ChannelsPage } from './pages/channels.js';
 
 const UNIVERSE_KEY = 'agent-service.universe';
 
 const NAV: [string, string][] = [
-  ['agents', 'Agents'], ['sessions', 'Sessions'], ['tokens', 'API tokens'], ['universes', 'Universes'], ['wallet', 'Wallet'],
-  ['files', 'Files'], ['skills', 'Skills'], ['routines', 'Routines'], ['webhooks', 'Webhooks'], ['subscriptions', 'Model subscriptions'],
+  ['agents', 'Agents'], ['sessions', 'Sessions'], ['environments', 'Environments'], ['vaults', 'Vaults'], ['routines', 'Routines'],
+  ['webhooks', 'Webhooks'], ['files', 'Files'], ['skills', 'Skills'], ['channels', 'Channels'], ['subscriptions', 'Model subscriptions'],
+  ['tokens', 'API tokens'], ['universes', 'Universes'], ['wallet', 'Wallet'],
 ];
 
 function signIn(): void {
@@ -43,6 +51,9 @@ function Content({ route, me, onUniverses }: { route: string[]; me: Me | null; o
     case 'routines': return <RoutinesPage />;
     case 'webhooks': return <WebhooksPage />;
     case 'subscriptions': return <SubscriptionsPage />;
+    case 'environments': return <EnvironmentsPage />;
+    case 'vaults': return <VaultsPage />;
+    case 'channels': return <ChannelsPage tab={id ?? 'connections'} />;
     default: return <p>Nothing here. <a href={href('agents')}>Go to the agents.</a></p>;
   }
 }
@@ -52,6 +63,9 @@ function App() {
   const [me, setMe] = useState<Me | null>(null);
   const [error, setError] = useState<Error | null>(null);
   const [universeTick, setUniverseTick] = useState(0);
+  // On a phone the sections are a menu behind one button (not a strip that scrolls sideways).
+  const [menuOpen, setMenuOpen] = useState(false);
+  useEffect(() => setMenuOpen(false), [route.join('/')]);
 
   const load = async () => {
     try {
@@ -104,7 +118,10 @@ function App() {
         <form method="post" action="/auth/logout" className="signout"><button type="submit" className="secondary">Sign out</button></form>
       </header>
       <nav className="nav" aria-label="Sections">
-        <ul>
+        <button type="button" className="secondary menu-button" aria-expanded={menuOpen} aria-controls="sections" onClick={() => setMenuOpen(!menuOpen)}>
+          {menuOpen ? 'Close menu' : `Menu · ${NAV.find(([key]) => key === section)?.[1] ?? 'Sections'}`}
+        </button>
+        <ul id="sections" className={menuOpen ? 'open' : undefined}>
           {NAV.map(([key, label]) => (
             <li key={key}><a href={href(key)} aria-current={section === key ? 'page' : undefined}>{label}</a></li>
           ))}

@@ -227,7 +227,7 @@ function Sessions({ agent }: { agent: Agent }) {
       </div>
       <ErrorNote error={start.error} prefix="Not started" />
       <ErrorNote error={list.error} />
-      {list.data ? <SessionTable sessions={list.data} /> : <Loading what="sessions" />}
+      {list.data ? <SessionTable sessions={list.data} agentNames={new Map([[agent.id, agent.displayName]])} /> : <Loading what="sessions" />}
     </>
   );
 }

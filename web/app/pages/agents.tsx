@@ -4,6 +4,7 @@ import { useAsync } from '../lib/use-async.js';
 import { href } from '../lib/router.js';
 import { when } from '../lib/format.js';
 import { Badge, Empty, ErrorNote, Loading, Page } from '../ui.js';
+import { Table } from '../table.js';
 
 interface AgentRow {
   id: string;
@@ -26,24 +27,14 @@ export function AgentsPage() {
       {list.loading && !list.data ? <Loading what="agents" /> : null}
       {list.data && !list.data.edges.length ? <Empty>No agents yet. <a href={href('agents', 'new')}>Create the first one.</a></Empty> : null}
       {list.data?.edges.length ? (
-        <div className="table-wrap">
-          <table>
-            <caption className="visually-hidden">{list.data.totalCount} agents</caption>
-            <thead><tr><th scope="col">Agent</th><th scope="col">Engine</th><th scope="col">Model</th><th scope="col">Sessions</th><th scope="col">Created</th><th scope="col">State</th></tr></thead>
-            <tbody>
-              {list.data.edges.map(({ node: a }) => (
-                <tr key={a.id}>
-                  <td><a href={href('agents', a.id)}>{a.displayName}</a><br /><small className="muted"><code>{a.id}</code></small></td>
-                  <td>{a.agentType}</td>
-                  <td>{a.llm}</td>
-                  <td>{a.sessionCount}</td>
-                  <td>{when(a.createdAt)}</td>
-                  <td>{a.archived ? <Badge tone="warn">archived</Badge> : <Badge tone="good">active</Badge>}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <Table rows={list.data.edges.map((e) => e.node)} rowKey={(a) => a.id} caption={`${list.data.totalCount} agents`} columns={[
+          { label: 'Agent', cell: (a) => <><a href={href('agents', a.id)}>{a.displayName}</a><br /><small className="muted"><code>{a.id}</code></small></> },
+          { label: 'Engine', cell: (a) => a.agentType },
+          { label: 'Model', cell: (a) => a.llm },
+          { label: 'Sessions', cell: (a) => a.sessionCount },
+          { label: 'Created', cell: (a) => when(a.createdAt) },
+          { label: 'State', cell: (a) => (a.archived ? <Badge tone="warn">archived</Badge> : <Badge tone="good">active</Badge>) },
+        ]} />
       ) : null}
     </Page>
   );

@@ -3,6 +3,7 @@ import { doc, gql } from '../../shared/graphql.js';
 import { href } from '../lib/router.js';
 import { cents, when } from '../lib/format.js';
 import { Badge, Empty } from '../ui.js';
+import { Table } from '../table.js';
 import { EVENT_FIELDS, PART_FRAGMENT, type SessionEvent } from '../lib/timeline.js';
 
 export interface Money { amount: string; currency: string }
@@ -63,25 +64,17 @@ export function budgetText(b: SessionRow['budget']): string {
   return `${cents(b.consumedCost.amount, b.consumedCost.currency)} of ${cents(b.maxListCost.amount, b.maxListCost.currency)}${b.reached ? ' (reached)' : ''}`;
 }
 
-export function SessionTable({ sessions }: { sessions: SessionRow[] }) {
+/** The universe's sessions; `agentNames` (id → display name) shows agents by name. */
+export function SessionTable({ sessions, agentNames }: { sessions: SessionRow[]; agentNames?: ReadonlyMap<string, string> }) {
   if (!sessions.length) return <Empty>No sessions yet.</Empty>;
   return (
-    <div className="table-wrap">
-      <table>
-        <thead><tr><th scope="col">Session</th><th scope="col">Agent</th><th scope="col">Status</th><th scope="col">Model</th><th scope="col">Budget</th><th scope="col">Started</th></tr></thead>
-        <tbody>
-          {sessions.map((s) => (
-            <tr key={s.id}>
-              <td><a href={href('sessions', s.id)}>{s.title || s.id}</a>{s.default ? <> <Badge>default</Badge></> : null}</td>
-              <td>{s.agentId ? <a href={href('agents', s.agentId)}><code>{s.agentId}</code></a> : '—'}</td>
-              <td>{statusBadge(s.status)}</td>
-              <td>{s.llm}</td>
-              <td>{budgetText(s.budget)}</td>
-              <td>{when(s.createdAt)}</td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
-    </div>
+    <Table rows={sessions} rowKey={(s) => s.id} columns={[
+      { label: 'Session', cell: (s) => <><a href={href('sessions', s.id)}>{s.title || s.id}</a>{s.default ? <> <Badge>default</Badge></> : null}</> },
+      { label: 'Agent', cell: (s) => (s.agentId ? <a href={href('agents', s.agentId)}>{agentNames?.get(s.agentId) ?? <code>{s.agentId}</code>}</a> : '—') },
+      { label: 'Status', cell: (s) => statusBadge(s.status) },
+      { label: 'Model', cell: (s) => s.llm },
+      { label: 'Budget', cell: (s) => budgetText(s.budget) },
+      { label: 'Started', cell: (s) => when(s.createdAt) },
+    ]} />
   );
 }

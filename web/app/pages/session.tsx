@@ -99,7 +99,7 @@ function ItemView({ item }: { item: Item }) {
   }
 }
 
-function Conversation({ items, version }: { items: Item[]; version: number }) {
+function Conversation({ items, version, hint }: { items: Item[]; version: number; hint: string | null }) {
   const scroller = useRef<HTMLDivElement>(null);
   const stick = useRef(true);
   const virtual = useVirtualizer({
@@ -119,6 +119,7 @@ function Conversation({ items, version }: { items: Item[]; version: number }) {
   };
   return (
     <div ref={scroller} className="timeline" onScroll={onScroll} tabIndex={0} role="log" aria-live="off" aria-label="Conversation">
+      {hint && !items.length ? <p className="timeline-empty" data-testid="session-hint">{hint}</p> : null}
       <div style={{ height: virtual.getTotalSize(), position: 'relative' }}>
         {virtual.getVirtualItems().map((row) => (
           <div key={row.key} data-index={row.index} ref={virtual.measureElement} className="row" style={{ position: 'absolute', top: 0, left: 0, right: 0, transform: `translateY(${row.start}px)` }}>
@@ -193,7 +194,11 @@ export function SessionPage({ id }: { id: string }) {
       {phase.kind === 'history' ? <Loading what={`history (${phase.loaded} events so far)`} /> : null}
       {phase.kind === 'stopped' ? <ErrorNote error={phase.error} prefix="Live updates stopped" /> : null}
       <p className="visually-hidden" role="status">{announce}</p>
-      <Conversation items={timeline.items} version={timeline.eventCount + timeline.items.length} />
+      <Conversation items={timeline.items} version={timeline.eventCount + timeline.items.length} hint={!live ? null : closed
+        ? 'This session is closed and has no messages.'
+        : status === 'provisioning'
+          ? 'The sandbox is starting. You can write your first message below already: the agent answers once it is ready.'
+          : 'No messages yet. Write a first message below and press Send (or Enter): the agent’s reply streams in here, with its tool calls as it works.'} />
       <form className="composer" onSubmit={submit}>
         <label htmlFor="message">Message</label>
         <textarea id="message" rows={2} value={text} onChange={(e) => setText(e.currentTarget.value)} onKeyDown={onKey} disabled={!live || closed} placeholder={closed ? 'This session is closed.' : 'Write to the agent (Enter sends, Shift+Enter for a new line)'} />

@@ -6,11 +6,14 @@ import { navigate } from '../lib/router.js';
 import { ErrorNote, Field, Loading, Page } from '../ui.js';
 import { SessionTable, listSessions, startSession } from './session-api.js';
 
-const AGENTS = doc`query AgentChoices { agents(first: 100, archived: false) { edges { node { id displayName } } } }`;
+// Every agent (archived ones too): the list names them; only active ones can start a session.
+const AGENTS = doc`query AgentChoices { agents(first: 100) { edges { node { id displayName archived } } } }`;
 
 export function SessionsPage() {
   const list = useAsync(() => listSessions(), []);
-  const agents = useAsync(() => gql<{ agents: { edges: { node: { id: string; displayName: string } }[] } }>(AGENTS).then((d) => d.agents.edges.map((e) => e.node)), []);
+  const all = useAsync(() => gql<{ agents: { edges: { node: { id: string; displayName: string; archived: boolean } }[] } }>(AGENTS).then((d) => d.agents.edges.map((e) => e.node)), []);
+  const agents = { data: all.data?.filter((a) => !a.archived) ?? null, error: all.error };
+  const names = new Map((all.data ?? []).map((a) => [a.id, a.displayName]));
   const [agent, setAgent] = useState('');
   const [title, setTitle] = useState('');
   const start = useAction(async () => {
@@ -37,7 +40,7 @@ export function SessionsPage() {
         </form>
       ) : null}
       <ErrorNote error={list.error ?? agents.error} />
-      {list.data ? <SessionTable sessions={list.data} /> : <Loading what="sessions" />}
+      {list.data ? <SessionTable sessions={list.data} agentNames={names} /> : <Loading what="sessions" />}
     </Page>
   );
 }

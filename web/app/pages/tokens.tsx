@@ -6,6 +6,7 @@ import { useAction, useAsync } from '../lib/use-async.js';
 import { when } from '../lib/format.js';
 import { Badge, ConfirmButton, Empty, ErrorNote, Field, Loading, Page, ShownOnce } from '../ui.js';
 import type { Me } from '../lib/account.js';
+import { Table } from '../table.js';
 
 type Scope = 'read' | 'write' | 'admin';
 
@@ -104,26 +105,17 @@ export function TokensPage({ me }: { me: Me }) {
       {list.loading && !list.data ? <Loading what="tokens" /> : null}
       {list.data && !list.data.length ? <Empty>No tokens yet.</Empty> : null}
       {list.data?.length ? (
-        <div className="table-wrap">
-          <table>
-            <thead><tr><th scope="col">Name</th><th scope="col">Scope</th><th scope="col">Universe</th><th scope="col">Starts with</th><th scope="col">Created</th><th scope="col">Last used</th><th scope="col">Expires</th><th scope="col">Status</th><th scope="col"><span className="visually-hidden">Actions</span></th></tr></thead>
-            <tbody>
-              {list.data.map((t) => (
-                <tr key={t.id} data-token-id={t.id}>
-                  <td>{t.name}</td>
-                  <td>{t.scope}</td>
-                  <td>{t.universe ?? 'personal'}</td>
-                  <td><code>{t.prefix}…</code></td>
-                  <td>{when(t.createdAt)}</td>
-                  <td>{when(t.lastUsedAt)}</td>
-                  <td>{t.expiresAt ? when(t.expiresAt) : 'never'}</td>
-                  <td>{status(t)}</td>
-                  <td>{t.revokedAt ? null : <ConfirmButton label="Revoke" confirmLabel={`Revoke ${t.name}`} busy={revoke.busy} onConfirm={() => void revoke.run(t.id)} />}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <Table rows={list.data} rowKey={(t) => t.id} rowProps={(t) => ({ 'data-token-id': t.id })} columns={[
+          { label: 'Name', cell: (t) => t.name },
+          { label: 'Scope', cell: (t) => t.scope },
+          { label: 'Universe', cell: (t) => t.universe ?? 'personal' },
+          { label: 'Starts with', cell: (t) => <code>{t.prefix}…</code> },
+          { label: 'Created', cell: (t) => when(t.createdAt) },
+          { label: 'Last used', cell: (t) => when(t.lastUsedAt) },
+          { label: 'Expires', cell: (t) => (t.expiresAt ? when(t.expiresAt) : 'never') },
+          { label: 'Status', cell: status },
+          { label: 'Actions', hideLabel: true, cell: (t) => (t.revokedAt ? null : <ConfirmButton label="Revoke" confirmLabel={`Revoke ${t.name}`} busy={revoke.busy} onConfirm={() => void revoke.run(t.id)} />) },
+        ]} />
       ) : null}
     </Page>
   );

@@ -4,6 +4,7 @@ import { useAsync } from '../lib/use-async.js';
 import { cents, when } from '../lib/format.js';
 import { Empty, ErrorNote, Loading, Page } from '../ui.js';
 import { href } from '../lib/router.js';
+import { Table } from '../table.js';
 
 interface Amount { amount: string; currency: string }
 interface Entry { id: string; kind: string; amount: Amount; note: string | null; sessionId: string | null; createdAt: string }
@@ -29,22 +30,13 @@ export function WalletPage() {
           <p className="muted">Platform-billed model calls are charged at list prices; a universe at or below zero cannot start turns.</p>
           <h2>Ledger</h2>
           {!w.data.walletEntries.edges.length ? <Empty>No entries yet.</Empty> : (
-            <div className="table-wrap">
-              <table>
-                <thead><tr><th scope="col">When</th><th scope="col">Kind</th><th scope="col">Amount</th><th scope="col">Session</th><th scope="col">Note</th></tr></thead>
-                <tbody>
-                  {w.data.walletEntries.edges.map(({ node: e }) => (
-                    <tr key={e.id}>
-                      <td>{when(e.createdAt)}</td>
-                      <td>{e.kind}</td>
-                      <td className="num">{cents(e.amount.amount, e.amount.currency)}</td>
-                      <td>{e.sessionId ? <a href={href('sessions', e.sessionId)}><code>{e.sessionId}</code></a> : '—'}</td>
-                      <td>{e.note ?? ''}</td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            </div>
+            <Table rows={w.data.walletEntries.edges.map((e) => e.node)} rowKey={(e) => e.id} columns={[
+              { label: 'When', cell: (e) => when(e.createdAt) },
+              { label: 'Kind', cell: (e) => e.kind },
+              { label: 'Amount', num: true, cell: (e) => cents(e.amount.amount, e.amount.currency) },
+              { label: 'Session', cell: (e) => (e.sessionId ? <a href={href('sessions', e.sessionId)}><code>{e.sessionId}</code></a> : '—') },
+              { label: 'Note', cell: (e) => e.note ?? '' },
+            ]} />
           )}
         </>
       ) : null}

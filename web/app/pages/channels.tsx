@@ -1,0 +1,179 @@
+// Channels: messaging platforms wired to sessions. Three tabs: apps (your own platform
+// credentials, write-only), connections (a conversation on a platform, claimed by the end user
+// through its connect link) and bindings (which session or channel webhook a thread routes to).
+import { doc, gql } from '../../shared/graphql.js';
+import { href } from '../lib/router.js';
+import { when } from '../lib/format.js';
+import { Badge } from '../ui.js';
+import { ResourcePage, optional, text, type Values } from '../resource.js';
+
+interface App { id: string; platform: string; label: string; status: string; credentialKeys: string[]; createdAt: string; setup: Record<string, unknown> }
+interface Connection {
+  id: string; platform: string; label: string; status: 'PENDING' | 'CONNECTED' | 'DISCONNECTED'; createdAt: string;
+  connect: { url: string; code: string | null; phone: string | null; expiresAt: string } | null;
+  boundSession: { id: string; label: string } | null;
+}
+interface Binding { id: string; connectionId: string; threadId: string | null; isDefault: boolean; routeKey: string; status: string; destination: { session: string | null; webhook: string | null } }
+
+const APPS = doc`query ChannelApps { channelApps { id platform label status credentialKeys createdAt setup } }`;
+const CREATE_APP = doc`mutation CreateChannelApp($input: CreateChannelAppInput!) { createChannelApp(input: $input) { id } }`;
+const UPDATE_APP = doc`mutation UpdateChannelApp($id: String!, $input: UpdateChannelAppInput!) { updateChannelApp(id: $id, input: $input) { id } }`;
+const DELETE_APP = doc`mutation DeleteChannelApp($id: String!) { deleteChannelApp(id: $id) }`;
+const CONNECTIONS = doc`query ChannelConnections { channelConnections { id platform label status createdAt connect { url code phone expiresAt } boundSession { id label } } }`;
+const CREATE_CONNECTION = doc`mutation CreateChannelConnection($input: CreateChannelConnectionInput!) { createChannelConnection(input: $input) { id } }`;
+const DELETE_CONNECTION = doc`mutation DeleteChannelConnection($id: String!) { deleteChannelConnection(id: $id) }`;
+const BINDINGS = doc`query ChannelBindings { channelBindings { id connectionId threadId isDefault routeKey status destination { session webhook } } channelConnections { id label platform } }`;
+const CREATE_BINDING = doc`mutation CreateChannelBinding($input: CreateChannelBindingInput!) { createChannelBinding(input: $input) { id } }`;
+const SET_DEFAULT = doc`mutation SetConnectionBinding($id: String!, $input: SetChannelConnectionBindingInput!) { setChannelConnectionBinding(id: $id, input: $input) { id } }`;
+const DELETE_BINDING = doc`mutation DeleteChannelBinding($id: String!) { deleteChannelBinding(id: $id) }`;
+const CLEAR_DEFAULT = doc`mutation ClearConnectionBinding($id: String!) { clearChannelConnectionBinding(id: $id) }`;
+
+const APP_PLATFORMS = [['slack', 'Slack'], ['discord', 'Discord'], ['telegram', 'Telegram'], ['whatsapp', 'WhatsApp']] as const;
+const PLATFORMS = [['loopback', 'Loopback (in-process, for trying it out)'], ...APP_PLATFORMS] as const;
+
+/** `KEY=value` lines to the credentials map (values never come back). */
+function credentials(v: Values): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const line of (typeof v.credentials === 'string' ? v.credentials : '').split('\n')) {
+    const i = line.indexOf('=');
+    if (i > 0) out[line.slice(0, i).trim()] = line.slice(i + 1).trim();
+  }
+  return out;
+}
+
+function destination(v: Values) {
+  const session = optional(v.session);
+  return session ? { session } : { webhook: text(v.webhook) };
+}
+
+const TABS = [['connections', 'Connections'], ['bindings', 'Bindings'], ['apps', 'Apps']] as const;
+function Tabs({ tab }: { tab: string }) {
+  return (
+    <nav className="tabs" aria-label="Channels">
+      {TABS.map(([key, label]) => <a key={key} href={href('channels', key)} aria-current={tab === key ? 'page' : undefined}>{label}</a>)}
+    </nav>
+  );
+}
+
+function AppsTab() {
+  return (
+    <ResourcePage<App> title="Channel apps" noun="app" nav={<Tabs tab="apps" />} rowKey={(a) => a.id} rowName={(a) => a.label}
+      intro={<>Your own platform app (bring your own credentials): the service registers its webhook with the platform. Credential values are write-only.</>}
+      empty="No channel apps. Loopback connections need none."
+      load={() => gql<{ channelApps: App[] }>(APPS).then((d) => d.channelApps)}
+      columns={[
+        { label: 'App', cell: (a) => <>{a.label}<br /><small className="muted"><code>{a.id}</code></small></> },
+        { label: 'Platform', cell: (a) => a.platform },
+        { label: 'Credentials', cell: (a) => a.credentialKeys.join(', ') },
+        { label: 'Status', cell: (a) => <Badge tone={a.status === 'active' ? 'good' : 'bad'}>{a.status}</Badge> },
+        { label: 'Setup', cell: (a) => <ul className="plain">{Object.entries(a.setup).map(([k, v]) => <li key={k}>{k}: <code>{String(v)}</code></li>)}</ul> },
+      ]}
+      create={{
+        initial: { platform: 'slack' },
+        fields: [
+          { name: 'platform', label: 'Platform', kind: 'select', options: APP_PLATFORMS },
+          { name: 'label', label: 'Label', required: true, maxLength: 120 },
+          { name: 'credentials', label: 'Credentials', kind: 'textarea', required: true, rows: 3, placeholder: 'bot_token=…', hint: 'One NAME=value a line, as the platform needs (e.g. bot_token, signing_secret).' },
+        ],
+        submit: async (v) => void await gql(CREATE_APP, { input: { platform: text(v.platform), label: text(v.label), credentials: credentials(v) } }),
+      }}
+      edit={{
+        fields: [
+          { name: 'label', label: 'Label', required: true, maxLength: 120 },
+          { name: 'credentials', label: 'Replace credentials', kind: 'textarea', rows: 3, hint: 'Empty keeps them; otherwise the whole set, one NAME=value a line (registers again).' },
+        ],
+        initial: (a) => ({ label: a.label }),
+        submit: (a, v) => {
+          const bag = credentials(v);
+          return gql(UPDATE_APP, { id: a.id, input: { label: text(v.label), ...(Object.keys(bag).length ? { credentials: bag } : {}) } });
+        },
+      }}
+      remove={{ run: (a) => gql(DELETE_APP, { id: a.id }) }}
+    />
+  );
+}
+
+function ConnectionsTab() {
+  return (
+    <ResourcePage<Connection> title="Channel connections" noun="connection" nav={<Tabs tab="connections" />} rowKey={(c) => c.id} rowName={(c) => c.label}
+      intro={<>A conversation on a platform. A new connection is pending until the end user opens its connect link (or sends its code) and claims it.</>}
+      empty="No connections yet."
+      load={() => gql<{ channelConnections: Connection[] }>(CONNECTIONS).then((d) => d.channelConnections)}
+      columns={[
+        { label: 'Connection', cell: (c) => <>{c.label}<br /><small className="muted"><code>{c.id}</code></small></> },
+        { label: 'Platform', cell: (c) => c.platform },
+        { label: 'Status', cell: (c) => <Badge tone={c.status === 'CONNECTED' ? 'good' : c.status === 'PENDING' ? 'warn' : 'bad'}>{c.status.toLowerCase()}</Badge> },
+        {
+          label: 'Connect', cell: (c) => (c.connect ? (
+            <>
+              <a href={c.connect.url} target="_blank" rel="noopener">Open the connect link</a>
+              {c.connect.code ? <> · send <code>{c.connect.code}</code>{c.connect.phone ? <> to {c.connect.phone}</> : null}</> : null}
+              <br /><small className="muted">expires {when(c.connect.expiresAt)}</small>
+            </>
+          ) : '—'),
+        },
+        { label: 'Session', cell: (c) => (c.boundSession ? <a href={href('sessions', c.boundSession.id)}>{c.boundSession.label}</a> : '—') },
+      ]}
+      create={{
+        initial: { platform: 'loopback' },
+        fields: [
+          { name: 'platform', label: 'Platform', kind: 'select', options: PLATFORMS },
+          { name: 'label', label: 'Label', maxLength: 120 },
+          { name: 'session', label: 'Route to session (optional)', placeholder: 'sess_…', hint: 'Pre-binds the connection: its messages become turns of this session.' },
+          { name: 'callbackUrl', label: 'Callback URL (optional)', kind: 'url', hint: 'Link flows: where the connect page sends the end user after the claim.' },
+        ],
+        submit: async (v) => {
+          const session = optional(v.session);
+          await gql(CREATE_CONNECTION, { input: { platform: text(v.platform), label: optional(v.label), callbackUrl: optional(v.callbackUrl), ...(session ? { destination: { session } } : {}) } });
+        },
+      }}
+      remove={{ run: (c) => gql(DELETE_CONNECTION, { id: c.id }) }}
+    />
+  );
+}
+
+let connectionNames = new Map<string, string>();
+
+function BindingsTab() {
+  return (
+    <ResourcePage<Binding> title="Channel bindings" noun="binding" nav={<Tabs tab="bindings" />} rowKey={(b) => b.id} rowName={(b) => (b.isDefault ? `${connectionNames.get(b.connectionId) ?? b.connectionId} (every thread)` : `thread ${b.threadId}`)}
+      intro={<>Where a connection's messages go: a binding for one thread, or the connection-level binding every other thread follows.</>}
+      empty="No bindings yet."
+      load={async () => {
+        const d = await gql<{ channelBindings: Binding[]; channelConnections: { id: string; label: string }[] }>(BINDINGS);
+        connectionNames = new Map(d.channelConnections.map((c) => [c.id, c.label]));
+        return d.channelBindings;
+      }}
+      columns={[
+        { label: 'Connection', cell: (b) => connectionNames.get(b.connectionId) ?? <code>{b.connectionId}</code> },
+        { label: 'Thread', cell: (b) => (b.isDefault ? 'every thread' : <code>{b.threadId}</code>) },
+        { label: 'Destination', cell: (b) => (b.destination.session ? <a href={href('sessions', b.destination.session)}><code>{b.destination.session}</code></a> : <>webhook <code>{b.destination.webhook}</code></>) },
+        { label: 'Route key', cell: (b) => b.routeKey },
+        { label: 'Status', cell: (b) => b.status },
+      ]}
+      create={{
+        // A getter: the connection choices are read when the form opens (after the list loaded them).
+        get fields() {
+          return [
+            { name: 'connection', label: 'Connection', kind: 'select' as const, required: true, options: [['', 'Choose a connection'] as const, ...[...connectionNames].map(([id, label]) => [id, label] as const)] },
+            { name: 'thread', label: 'Thread id', hint: 'Empty: the connection-level binding (every thread without its own).' },
+            { name: 'session', label: 'Session id', placeholder: 'sess_…' },
+            { name: 'webhook', label: 'or channel webhook id', hint: 'Messages arrive at that endpoint as message.received.' },
+          ];
+        },
+        submit: async (v) => {
+          const thread = optional(v.thread);
+          if (thread) await gql(CREATE_BINDING, { input: { connectionId: text(v.connection), threadId: thread, destination: destination(v) } });
+          else await gql(SET_DEFAULT, { id: text(v.connection), input: { destination: destination(v) } });
+        },
+      }}
+      remove={{ run: (b) => (b.isDefault ? gql(CLEAR_DEFAULT, { id: b.connectionId }) : gql(DELETE_BINDING, { id: b.id })) }}
+    />
+  );
+}
+
+export function ChannelsPage({ tab }: { tab: string }) {
+  if (tab === 'apps') return <AppsTab />;
+  if (tab === 'bindings') return <BindingsTab />;
+  return <ConnectionsTab />;
+}
