@@ -179,6 +179,8 @@ describe('send events validation', () => {
     ['unknown block type', { events: [{ type: 'user.message', content: [{ type: 'audio', source: {} }] }] }],
     ['image with a text source', { events: [{ type: 'user.message', content: [{ type: 'image', source: { type: 'text', data: 'x' } }] }] }],
     ['base64 source without data', { events: [{ type: 'user.message', content: [{ type: 'image', source: { type: 'base64', media_type: 'image/png', data: '' } }] }] }],
+    ['document with an empty title', { events: [{ type: 'user.message', content: [{ type: 'document', source: { type: 'text', data: 'x' }, title: '' }] }] }],
+    ['document with an empty context', { events: [{ type: 'user.message', content: [{ type: 'document', source: { type: 'text', data: 'x' }, context: '' }] }] }],
     ['system.message with an image', { events: [{ type: 'system.message', content: [{ type: 'image', source: { type: 'url', url: 'https://x' } }] }] }],
     ['system.message with 1001 blocks', { events: [{ type: 'system.message', content: Array.from({ length: 1001 }, () => ({ type: 'text', text: 'x' })) }] }],
     ['user.interrupt with content', { events: [{ type: 'user.interrupt', content: [] }] }],

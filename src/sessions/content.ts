@@ -18,8 +18,9 @@ export const imageBlock = z.strictObject({
 export const documentBlock = z.strictObject({
   type: z.literal('document'),
   source: z.discriminatedUnion('type', [base64Source, urlSource, fileSource, textSource]).meta({ id: 'DocumentSource' }),
-  title: z.string().nullish(),
-  context: z.string().nullish(),
+  // "All string fields non-empty" (spec): a title or context is a non-empty string or null.
+  title: nonEmpty.nullish(),
+  context: nonEmpty.nullish(),
 }).meta({ id: 'DocumentBlock' });
 
 export const contentBlock = z.discriminatedUnion('type', [textBlock, imageBlock, documentBlock]).meta({ id: 'ContentBlock' });
