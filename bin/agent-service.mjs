@@ -7,6 +7,7 @@ import path from 'node:path';
 
 const CONFIG_FILE = process.env.AGENT_SERVICE_CONFIG || path.join(os.homedir(), '.config', 'agent-service', 'config.json');
 const DEFAULT_URL = 'http://127.0.0.1:8080';
+const SCOPES = ['read', 'write', 'admin'];
 
 const USAGE = `usage: agent-service <command> [options]
 
@@ -14,11 +15,13 @@ commands:
   login     sign this machine in: opens a device code you approve in the browser,
             then saves a token to ${CONFIG_FILE}
               --url URL            the service (default ${DEFAULT_URL}, or AGENT_SERVICE_URL)
-              --scope read|write|admin   the token's scope (default admin)
+              --scope read|write|admin   the token's scope (default write: creates and runs
+                                   agents and sessions; admin adds deleting and archiving
+                                   agents and managing webhooks)
               --universe SLUG      a token for one universe (default: personal)
               --name NAME          the token's name (default cli@<hostname>)
   whoami    show who the saved token (or AGENT_SERVICE_TOKEN) acts as   [--url URL]
-  logout    forget the saved token on this machine
+  logout    revoke the saved token at the service and forget it on this machine
   help      this text (also --help, -h)
 
 Lost the owner's password? Start the service with ADMIN_PASSWORD=<new password>: the owner's
@@ -85,7 +88,9 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 async function login(flags) {
   const url = serviceUrl(flags);
-  const request = { name: flags.name || `cli@${os.hostname()}`, scope: flags.scope || 'admin', ...(flags.universe ? { universe: flags.universe } : {}) };
+  const scope = flags.scope || 'write';
+  if (!SCOPES.includes(scope)) throw new CliError(`--scope must be one of ${SCOPES.join(', ')} (got "${scope}")`);
+  const request = { name: flags.name || `cli@${os.hostname()}`, scope, ...(flags.universe ? { universe: flags.universe } : {}) };
   const start = await call(`${url}/auth/device`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(request) });
   const grant = start.body;
   if (!start.res.ok) throw new CliError(grant.error?.message || `the service refused the login (${start.res.status})`);
@@ -115,15 +120,26 @@ async function whoami(flags) {
   process.stdout.write(`${body.user.email} in ${body.universe.slug} (${body.scopes.join(', ')}; ${body.auth}) at ${url}\n`);
 }
 
-async function logout() {
+async function logout(flags) {
   const cfg = readConfig();
   if (!cfg.token) {
     process.stdout.write('Not logged in on this machine; nothing to do.\n');
     return;
   }
+  const url = flags.url ? serviceUrl(flags) : (cfg.url || DEFAULT_URL).replace(/\/+$/, '');
+  const token = cfg.token;
+  // Forgotten here whatever the service says: a logout never leaves the token on disk.
   delete cfg.token;
   writeConfig(cfg);
-  process.stdout.write(`Logged out on this machine. The token itself stays valid until revoked: ${cfg.url || DEFAULT_URL}/#/tokens\n`);
+  let revoke;
+  try {
+    revoke = await call(`${url}/auth/revoke`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ token }) });
+  } catch (err) {
+    if (!(err instanceof CliError)) throw err;
+    throw new CliError(`${err.message}\nThe token was forgotten on this machine but is still valid: revoke it at ${url}/#/tokens`);
+  }
+  if (!revoke.res.ok) throw new CliError(`the service refused to revoke the token (${revoke.body.error?.message || revoke.res.status}); it was forgotten on this machine: revoke it at ${url}/#/tokens`);
+  process.stdout.write(revoke.body.revoked ? `Logged out: the token is revoked at ${url} and forgotten on this machine.\n` : `Logged out on this machine (the service at ${url} no longer knew the token as live).\n`);
 }
 
 async function help() {

@@ -38,7 +38,9 @@ export async function startDeviceFlow(input: unknown) {
       id: newId('dev'),
       deviceCodeHash: hashToken(deviceCode),
       userCode: code,
-      scope: req.scope ?? 'admin',
+      // A login that does not ask for a scope gets write: enough to run agents, not to manage
+      // the universe (an admin token is asked for by name).
+      scope: req.scope ?? 'write',
       tokenName: req.name ?? 'cli',
       universeId: req.universe ?? null, // a slug until approval resolves it
       expiresAt: new Date(Date.now() + DEVICE_CODE_TTL_S * 1000),

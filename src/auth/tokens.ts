@@ -41,3 +41,9 @@ export async function mintToken(input: MintInput) {
   });
   return { token: value, apiToken };
 }
+
+/** Revokes the token with this raw value; false when none was live (unknown, revoked already). */
+export async function revokeTokenByValue(raw: string): Promise<boolean> {
+  const { count } = await prisma.apiToken.updateMany({ where: { tokenHash: hashToken(raw), revokedAt: null }, data: { revokedAt: new Date() } });
+  return count > 0;
+}

@@ -1,10 +1,12 @@
-// /auth: browser sign-in (the page, and the cookie it sets; rate limited), sign-out, and the
-// device flow used by `agent-service login` (its approval page signs in through the same page).
+// /auth: browser sign-in (the page, and the cookie it sets; rate limited), sign-out, the
+// device flow used by `agent-service login` (its approval page signs in through the same page),
+// and token revocation by its holder (`agent-service logout`).
 import express, { type Request, type Response, type Router } from 'express';
 import { parse as parseCookie } from 'cookie';
 import { z } from 'zod';
-import { SESSION_COOKIE, resolveViewer } from '../auth/viewer.js';
+import { SESSION_COOKIE, clearViewerCache, resolveViewer } from '../auth/viewer.js';
 import { signIn, signOut } from '../auth/web-sessions.js';
+import { revokeTokenByValue } from '../auth/tokens.js';
 import { startDeviceFlow, pollDeviceCode, decideDeviceCode, findPending, DEVICE_CODE_TTL_S, POLL_INTERVAL_S } from '../auth/device.js';
 import { AppError } from '../errors.js';
 import { sendError } from './error-envelope.js';
@@ -104,6 +106,16 @@ export function authRouter(): Router {
     res.clearCookie(SESSION_COOKIE, { path: '/', httpOnly: true, sameSite: 'lax', secure: config().cookieSecure });
     if (req.is('application/x-www-form-urlencoded')) return void res.redirect(303, '/auth/login?signed_out=1');
     res.json({ ok: true });
+  }));
+
+  // RFC 7009 shape: whoever holds a token may revoke it (the CLI's logout revokes the token its
+  // login minted; minting and revoking others stays with a browser session). An unknown or
+  // already revoked token is not an error (nothing to tell an attacker), only `revoked: false`.
+  r.post('/revoke', wrap(async (req, res) => {
+    const { token } = parseInput(z.object({ token: z.string().min(1).max(200) }), req.body ?? {});
+    const revoked = await revokeTokenByValue(token);
+    if (revoked) clearViewerCache();
+    res.json({ ok: true, revoked });
   }));
 
   r.post('/device', wrap(async (req, res) => {
