@@ -33,19 +33,20 @@ export class ParamDecodeError extends Error {
   readonly status = 400;
 }
 
-function decodeParam(value: string): string {
+function decodeParam(value: string, lenient: boolean): string {
   if (value.indexOf('%') === -1) return value;
   try {
     return decodeURIComponent(value);
   } catch {
+    if (lenient) return value;
     throw new ParamDecodeError(`Failed to decode param '${value}'`);
   }
 }
 
-function paramsOf(compiled: CompiledPath, m: RegExpExecArray): Record<string, string> {
+function paramsOf(compiled: CompiledPath, m: RegExpExecArray, lenient: boolean): Record<string, string> {
   const params: Record<string, string> = {};
   compiled.names.forEach((name, i) => {
-    params[name] = decodeParam(m[i + 1]!);
+    params[name] = decodeParam(m[i + 1]!, lenient);
   });
   return params;
 }
@@ -62,7 +63,11 @@ function firstSegment(path: string): string {
  * starting with a parameter belong to every group), so a request tries only the routes that can
  * match it.
  */
-export function compileRoutes(routes: RestRoute[]): (method: string, path: string) => MatchResult {
+/**
+ * `lenient`: an undecodable parameter is kept as sent instead of throwing (the request is already
+ * known to be refused once its token is checked: input hygiene found the id malformed).
+ */
+export function compileRoutes(routes: RestRoute[]): (method: string, path: string, lenient?: boolean) => MatchResult {
   type Entry = { route: RestRoute; compiled: CompiledPath; first: string };
   type PathEntry = { compiled: CompiledPath; allow: string; first: string };
   const entries: Entry[] = routes.map((route) => ({ route, compiled: compilePath(route.path), first: firstSegment(route.path) }));
@@ -80,13 +85,13 @@ export function compileRoutes(routes: RestRoute[]): (method: string, path: strin
   for (const { first } of entries) if (!groups.has(first)) groups.set(first, groupOf(first));
   const fallback = groupOf('');
 
-  return (method, path) => {
+  return (method, path, lenient = false) => {
     const group = groups.get(firstSegment(path)) ?? fallback;
     const asMethod = method === 'HEAD' ? 'GET' : method;
     for (const { route, compiled } of group.routes) {
       if (route.method !== asMethod) continue;
       const m = compiled.regexp.exec(path);
-      if (m) return { kind: 'route', route, params: paramsOf(compiled, m) };
+      if (m) return { kind: 'route', route, params: paramsOf(compiled, m, lenient) };
     }
     for (const { compiled, allow } of group.paths) {
       if (compiled.regexp.test(path)) return { kind: 'method_not_allowed', allow };

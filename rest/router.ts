@@ -17,7 +17,7 @@ import { AppError } from '../src/errors.js';
 import { describeIssues } from '../src/validation.js';
 import { sendError, sendJson, sendMiddlewareError } from '../src/http/error-envelope.js';
 import { originGuard } from '../src/http/origin-guard.js';
-import { inputHygiene } from '../src/http/input-hygiene.js';
+import { inputHygiene, pathParamProblem } from '../src/http/input-hygiene.js';
 import { consumeRateLimit, limitKey, rateCounter } from '../src/ratelimit/limiter.js';
 import { bearerOf } from '../src/auth/viewer.js';
 import { hashToken } from '../src/auth/tokens.js';
@@ -102,10 +102,14 @@ async function serveRoute(route: RestRoute, req: Request, res: Response, bearerH
     const env = envelopeFor(req, res, bearerHash);
     const ctx = await env.contextFactory();
     checkAccess(route, ctx);
+    // A path id that cannot name anything: 404, after the token (a missing token is 401).
+    const badId = pathParamProblem(req);
+    if (badId) throw new AppError('not_found', badId.message);
     if (route.raw) return await route.raw(req, res, ctx);
     const url = plainUrl(req.url);
     const query = validate(route.query, url ? parseQuery(url.query) : req.query, 'query');
-    const body = route.body ? validate(route.body, req.body ?? {}, 'body') : undefined;
+    // No body at all reads as `{}`; a JSON `null` body is a body, and not an object (400).
+    const body = route.body ? validate(route.body, req.body === undefined ? {} : req.body, 'body') : undefined;
     const params = req.params as Record<string, string>;
 
     const header = req.headers['idempotency-key'];
@@ -178,7 +182,7 @@ export function buildRestDispatch(routes: RestRoute[], opts: RestDispatchOptions
     const path = plainUrl(req.url)?.path ?? req.path;
     let found;
     try {
-      found = match(req.method, path);
+      found = match(req.method, path, pathParamProblem(req) !== undefined);
     } catch (err) {
       if (err instanceof ParamDecodeError) return sendMiddlewareError(err, res);
       throw err;

@@ -140,6 +140,17 @@ describe('JSON bodies', () => {
     expect((await send('POST', '/agents', '{"displayName":"Merge"}', { 'content-type': 'application/merge-patch+json' })).status).toBe(201);
   });
 
+  it('a JSON null body answers 400 and creates or changes nothing (it used to read as {})', async () => {
+    const before = (await s.api('GET', '/agents')).body.agents.length;
+    for (const raw of ['null', ' null ', '[]', '"x"', '42']) expectError(await s.api('POST', '/agents', { raw }), 400, 'invalid_request');
+    expect((await s.api('GET', '/agents')).body.agents.length).toBe(before);
+    const agent = (await s.api('POST', '/agents', { body: { displayName: 'Null' } })).body.agent;
+    const session = (await s.api('POST', '/sessions', { body: { agent: agent.id } })).body.session;
+    for (const p of [`/agents/${agent.id}`, `/sessions/${session.id}`]) expectError(await s.api('PATCH', p, { raw: 'null' }), 400, 'invalid_request');
+    expectError(await s.api('POST', '/sessions', { raw: 'null' }), 400, 'invalid_request');
+    expect((await s.api('GET', `/agents/${agent.id}`)).body.agent.version).toBe(agent.version);
+  });
+
   it('__proto__ keys are refused; constructor/prototype keys pollute nothing', async () => {
     const proto = await s.api('POST', '/agents', { raw: '{"metadata":{"__proto__":{"polluted":"yes"}}}' });
     expectError(proto, 400, 'invalid_request');
@@ -171,13 +182,16 @@ describe('query strings, path ids, cursors', () => {
     expect((await s.api('GET', '/agents?x=%E2%9C%93')).status).toBe(200);
   });
 
-  it('path ids of the wrong shape answer 404 before auth or the database', async () => {
-    const paths = ['/files/file_%00/content', '/routines/rtn_%00/runs', '/sessions/sess_01abc/resources/sesrsc_%00', '/agents/agent_%00', '/agents/x%ff', '/skills/skill_ABC', '/webhooks/rtn_abc', '/universes/%00%00%00', '/sessions/file_abc', `/agents/agent_${'a'.repeat(65)}`];
+  it('path ids of the wrong shape answer 404 before the database, after the token check (no token: 401)', async () => {
+    const paths = ['/files/file_%00/content', '/routines/rtn_%00/runs', '/sessions/sess_01abc/resources/sesrsc_%00', '/agents/agent_%00', '/agents/x%ff', '/skills/skill_ABC', '/webhooks/rtn_abc', '/universes/%00%00%00', '/sessions/file_abc', `/agents/agent_${'a'.repeat(65)}`, '/sessions/0'];
     for (const p of paths) {
       expectError(await s.api('GET', p), 404, 'not_found');
-      // without a token it is still 404, not 401: answered before the token lookup, the first query
-      expectError(await s.api('GET', p, { token: null }), 404, 'not_found');
+      // the spec: a missing (or unknown) token is 401, whatever the path names
+      expectError(await s.api('GET', p, { token: null }), 401, 'invalid_token');
+      expectError(await s.api('GET', p, { token: 'ast_unknown' }), 401, 'invalid_token');
     }
+    expectError(await s.api('DELETE', '/agents/agent_%00', { token: null }), 401, 'invalid_token');
+    expectError(await s.api('POST', '/files/file_%00/content', { token: null }), 405, 'method_not_allowed');
     expectError(await s.api('GET', '/agents/agent_01abc', { token: null }), 401, 'invalid_token');
     // other parameters: control characters refused, anything printable reaches the route's rules
     const agent = (await s.api('POST', '/agents', { body: {} })).body.agent;

@@ -3,7 +3,8 @@
 // 10,000-level JSON document.
 //
 //  - query string: valid percent-encoded UTF-8, no control characters   → 400 invalid_request
-//  - path ids: the shape of the route's parameter (`file_<ulid>` …)      → 404 not_found
+//  - path ids: the shape of the route's parameter (`file_<ulid>` …)      → 404 not_found,
+//    answered by the router after the token check (a missing token is 401 whatever the id)
 //  - body: JSON where the route takes JSON, else                         → 415 unsupported_media_type
 //    (multipart only where the route streams it: uploads, skill bundles);
 //    at most JSON_BODY_LIMIT_BYTES                                       → 413 payload_too_large
@@ -359,6 +360,15 @@ function queryOf(req: Request): string {
   return q === -1 ? '' : url.slice(q + 1);
 }
 
+// A path id of the wrong shape, found here and answered by the router once the token is checked
+// (spec: a missing token is 401 whatever the path; an id that cannot exist is then 404).
+const pathProblems = new WeakMap<object, InputError>();
+
+/** The 404 for a path id that cannot name anything, when inputHygiene found one on this request. */
+export function pathParamProblem(req: object): InputError | undefined {
+  return pathProblems.get(req);
+}
+
 /**
  * The /v1 edge: query string, path ids and body, checked against the route table (mount before
  * the REST router, in place of a body parser).
@@ -371,7 +381,13 @@ export function inputHygiene(routes: EdgeRoute[], limit = JSON_BODY_LIMIT_BYTES)
       checkQueryString(queryOf(req));
       const match = matchPath(plainUrl(req.url)?.path ?? req.path);
       if (!match) return next(); // the router answers 404
-      for (const route of match.routes) checkPathParams(route.segments, match.segments);
+      try {
+        for (const route of match.routes) checkPathParams(route.segments, match.segments);
+      } catch (e) {
+        // no body is read for a request that will be refused; the router answers after auth
+        pathProblems.set(req, e as InputError);
+        return next();
+      }
       const route = match.routes.find((r) => r.method === req.method);
       if (!route || !route.bodyTypes.length || !hasBody(req)) return next(); // no body to read (405: the router answers)
       const json = route.bodyTypes.includes('application/json');
