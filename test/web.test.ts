@@ -4,7 +4,8 @@
 // reply from the fake provider, interrupts, revokes the token; GraphiQL runs a query and a
 // subscription; a cross-origin form post is refused; every page passes an axe-core audit; a
 // 10,000-event history stays virtualised; the CLI's device login is approved in the page.
-// Screenshots go to test-artifacts/web/.
+// The tokens page shows when a token was last used; a new session says what to do; the
+// sessions list names agents; on a phone nothing scrolls sideways. Screenshots go to test-artifacts/web/.
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -114,6 +115,14 @@ describe.skipIf(!chromiumInstalled)('the web in Chromium (skipped without /usr/b
     await expectContains(row, 'active');
     await page.getByRole('button', { name: 'Done' }).click();
     expect(await page.content()).not.toContain(token);
+    // The token was used (the fetch above): its "Last used" is filled in (written asynchronously).
+    const lastUsed = row.locator('td[data-label="Last used"]');
+    const deadline = Date.now() + 10_000;
+    while ((await lastUsed.innerText()).trim() === '—' && Date.now() < deadline) {
+      await page.reload();
+      await row.waitFor();
+    }
+    expect((await lastUsed.innerText()).trim()).not.toBe('—');
     await audit(page, 'tokens page');
   });
 
@@ -166,10 +175,14 @@ describe.skipIf(!chromiumInstalled)('the web in Chromium (skipped without /usr/b
     sessionId = new URL(page.url()).hash.split('/')[2]!;
     expect(sessionId).toMatch(/^sess_/);
     await expectText(page.getByTestId('session-status'), 'idle', 20_000);
+    // A new session says what to do instead of showing an empty box.
+    await expectContains(page.getByTestId('session-hint'), 'Write a first message below');
+    await screenshot(page, '06a-session-new');
 
     await page.getByLabel('Message').fill('Hello from the browser');
     await page.getByRole('button', { name: 'Send' }).click();
     await page.locator('.bubble.user', { hasText: 'Hello from the browser' }).waitFor();
+    await expectCount(page.getByTestId('session-hint'), 0);
     // While it streams: a partial text, marked as being written.
     const streaming = page.locator('.bubble.agent[data-streaming]');
     await streaming.waitFor({ timeout: 15_000 });
@@ -234,6 +247,10 @@ describe.skipIf(!chromiumInstalled)('the web in Chromium (skipped without /usr/b
     }
     await page.locator('nav.nav').getByRole('link', { name: 'Wallet', exact: true }).click();
     await expectText(page.getByTestId('wallet-balance'), /^\$\d/);
+    // The sessions list names each session's agent (not its id).
+    await page.locator('nav.nav').getByRole('link', { name: 'Sessions', exact: true }).click();
+    const agentCell = page.locator('tr', { hasText: sessionId }).locator('td[data-label="Agent"]');
+    await expectText(agentCell, 'Web Helper 2');
   });
 
   it('revoking the token in the page stops it at once', async () => {
@@ -354,7 +371,7 @@ describe.skipIf(!chromiumInstalled)('the web in Chromium (skipped without /usr/b
     expect(who.out).toContain('(read; token)');
     const bye = await run(['logout']);
     expect(bye.code).toBe(0);
-    expect(bye.out).toContain('Logged out on this machine');
+    expect(bye.out).toContain('the token is revoked');
     const again = await run(['whoami']);
     expect(again.code).toBe(1);
     expect(again.err).toContain('not logged in');
@@ -393,14 +410,26 @@ describe.skipIf(!chromiumInstalled)('the web in Chromium (skipped without /usr/b
     const phone = await offlineContext(browser, { viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true, deviceScaleFactor: 2 });
     const p = await phone.context.newPage();
     await signIn(p);
-    for (const [hash, shot] of [['agents', '22-phone-agents'], [`agents/${agentId}`, '23-phone-agent'], [`sessions/${sessionId}`, '24-phone-session'], ['tokens', '25-phone-tokens']] as const) {
+    for (const [hash, shot] of [['agents', '22-phone-agents'], [`agents/${agentId}`, '23-phone-agent'], [`sessions/${sessionId}`, '24-phone-session'], ['tokens', '25-phone-tokens'], ['sessions', '25a-phone-sessions'], ['wallet', '25b-phone-wallet']] as const) {
       await p.goto(`${s.url}/#/${hash}`);
       await p.locator('h1').waitFor();
       await expectCount(p.getByRole('status').filter({ hasText: 'Loading' }), 0, 15_000);
       const overflow = await p.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
       expect(overflow, `${hash} is wider than the screen`).toBeLessThanOrEqual(0);
+      // Nothing scrolls sideways inside the page either (the navigation, a table).
+      const sideways = await p.evaluate(() => [...document.querySelectorAll('nav, .table-wrap')].filter((el) => el.scrollWidth > el.clientWidth + 1).map((el) => el.className));
+      expect(sideways, `${hash}: these scroll sideways`).toEqual([]);
+      // Every cell of every table is on the screen (rows become cards, no column cut off).
+      const offscreen = await p.evaluate(() => [...document.querySelectorAll('td')].filter((td) => td.getBoundingClientRect().right > window.innerWidth + 1).length);
+      expect(offscreen, `${hash}: cells beyond the screen's edge`).toBe(0);
       await screenshot(p, shot);
     }
+    // The sections are behind one menu button.
+    await p.getByRole('button', { name: /^Menu/ }).click();
+    await p.locator('nav.nav').getByRole('link', { name: 'Environments' }).click();
+    await p.getByRole('heading', { level: 1, name: 'Environments' }).waitFor();
+    expect(await p.locator('nav.nav ul').isVisible()).toBe(false);
+    await screenshot(p, '26-phone-menu-closed');
     expect(phone.external).toEqual([]);
     await phone.context.close();
   });
