@@ -112,6 +112,13 @@ describe('the /v1 dispatcher', () => {
     expect(doc.status).toBe(200);
     expect(doc.headers['ratelimit-limit']).toBeUndefined();
     expect(JSON.parse(doc.text).openapi).toMatch(/^3\./);
+    // other methods: 405 with Allow, as on every other /v1 path (was 404)
+    for (const method of ['POST', 'PUT', 'PATCH', 'DELETE']) {
+      const other = await raw(method, '/v1/openapi.json', { authorization: '' });
+      expect(other.status, method).toBe(405);
+      expect(other.headers.allow).toBe('GET');
+      expect(json(other).error!.code).toBe('method_not_allowed');
+    }
     const inbound = await raw('GET', '/v1/channels/inbound/chapp_x', { authorization: '' });
     expect(json(inbound).error).toEqual({ code: 'not_found', message: 'channel app not found' });
     expect(inbound.headers['ratelimit-limit']).toBeUndefined();
@@ -182,7 +189,7 @@ describe('route matching (rest/route-matcher.ts)', () => {
     expect(isRestRequest('GET', '/v10/agents')).toBe(false);
     expect(isRestRequest('GET', '/graphql')).toBe(false);
     expect(isRestRequest('GET', '/v1/openapi.json')).toBe(false);
-    expect(isRestRequest('POST', '/v1/openapi.json')).toBe(true);
+    expect(isRestRequest('POST', '/v1/openapi.json')).toBe(false);
     expect(isRestRequest('POST', '/v1/channels/inbound/chapp_1')).toBe(false);
   });
 });

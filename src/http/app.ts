@@ -38,7 +38,8 @@ function pathnameOf(url: string): string {
   return url;
 }
 
-// What Express keeps under /v1: the OpenAPI document and the platforms' inbound endpoint (it
+// What Express keeps under /v1: the OpenAPI document (every method: GET and HEAD read it, others
+// answer 405 as every other /v1 path does) and the platforms' inbound endpoint (it
 // reads its own raw bytes and carries no token). Case-insensitive, with an optional trailing
 // slash, as Express matches its mounts.
 const OPENAPI_PATH = /^\/v1\/openapi\.json\/?$/i;
@@ -50,7 +51,7 @@ export function isRestRequest(method: string | undefined, url: string): boolean 
   const path = pathnameOf(url);
   if (path.length > 3 && path.charCodeAt(3) !== 0x2f) return false;
   if (INBOUND_PATH.test(path)) return false;
-  return !((method === 'GET' || method === 'HEAD') && OPENAPI_PATH.test(path));
+  return !OPENAPI_PATH.test(path);
 }
 
 /** The server's request listener: `/v1` to the REST dispatcher, the rest to Express. */
@@ -84,6 +85,10 @@ export function createApp(opts: AppOptions): express.Express {
   // The model gateway for sandboxed CLIs (session credential, provider wire formats, raw bodies).
   app.use('/gateway', gatewayMiddleware);
   app.get('/v1/openapi.json', (_req, res) => sendJson(res, 200, openapi));
+  app.all('/v1/openapi.json', (_req, res) => {
+    res.setHeader('Allow', 'GET');
+    sendError(res, 405, 'method_not_allowed', 'method not allowed; use GET');
+  });
   // Platforms sign the exact bytes they send and carry no token: their inbound endpoint reads
   // its own raw body, ahead of /v1's parsing and per-token rate limit.
   app.use('/v1/channels/inbound', channelInboundRouter());
