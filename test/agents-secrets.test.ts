@@ -101,6 +101,29 @@ describe('secrets', () => {
     expect(open(row.ciphertext)).toBe(SECRET);
   });
 
+  it('two secrets setting one header on one host with different values: the second PUT is 400 egress_header_conflict and stores nothing', async () => {
+    const a = await createAgent(s);
+    const put = (key: string, body: Record<string, string>) => s.api('PUT', `/agents/${a.id}/secrets/${key}`, { body });
+    expect((await put('FIRST', { value: SECRET, description: 'egress: api.one.test' })).status).toBe(200);
+    const versionBefore = (await s.api('GET', `/agents/${a.id}`)).body.agent.version;
+    const refused = await put('SECOND', { value: OTHER_SECRET, description: 'the same host\negress: API.one.test:443' });
+    expectError(refused, 400, 'egress_header_conflict');
+    expect(refused.body.error.message).toMatch(/secret FIRST.*secret SECOND/);
+    expect((await s.api('GET', `/agents/${a.id}/secrets`)).body.secrets.map((x: { key: string }) => x.key)).toEqual(['FIRST']);
+    expect((await s.api('GET', `/agents/${a.id}`)).body.agent.version).toBe(versionBefore);
+    // A rotation keeping the old description is checked with it: SECOND may not take the host later either.
+    expect((await put('SECOND', { value: OTHER_SECRET, description: 'no egress yet' })).status).toBe(200);
+    expectError(await put('SECOND', { value: OTHER_SECRET, description: 'egress: api.one.test' }), 400, 'egress_header_conflict');
+    // Another header on that host, the same header elsewhere, the same value, or the secret replacing itself: no conflict.
+    expect((await put('SECOND', { value: OTHER_SECRET, description: 'egress: api.one.test X-Api-Key: {value}' })).status).toBe(200);
+    expect((await put('THIRD', { value: OTHER_SECRET, description: 'egress: api.two.test' })).status).toBe(200);
+    expect((await put('FOURTH', { value: SECRET, description: 'egress: api.one.test' })).status).toBe(200);
+    expect((await put('FIRST', { value: OTHER_SECRET })).status).toBe(400); // would now differ from FOURTH
+    const gql = await s.gql(`mutation($id: String!, $v: String!) { setAgentSecret(agentId: $id, key: "FIFTH", input: {value: $v, description: "egress: api.one.test"}) }`, { id: a.id, v: OTHER_SECRET });
+    seen.push(JSON.stringify(gql.body));
+    expect(gqlCode(gql)).toBe('egress_header_conflict');
+  });
+
   it('through GraphQL: set, list, delete; errors carry the spec codes', async () => {
     const a = await createAgent(s);
     const set = await s.gql(`mutation($id: String!, $v: String!) { setAgentSecret(agentId: $id, key: "GQL_KEY", input: {value: $v, description: "via graphql"}) }`, { id: a.id, v: SECRET });

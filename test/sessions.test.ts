@@ -233,6 +233,45 @@ describe('send events validation', () => {
     expectError(await s.api('POST', `/sessions/${session.id}/messages`, { body: { parts: [] } }), 400, 'invalid_request');
   });
 
+  it('deprecated send delivers image and file parts too (as image and document blocks); parts a user message cannot carry are refused', async () => {
+    const { session } = await readySession(s);
+    const form = new FormData();
+    form.append('file', new Blob(['a,b\n1,2\n'], { type: 'text/csv' }), 'table.csv');
+    const upload = (await s.api('POST', '/files', { form })).body;
+    const png = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==';
+    fake.enqueue({ kind: 'text', text: 'got all three' });
+    const res = await s.api('POST', `/sessions/${session.id}/messages`, { body: { parts: [
+      { type: 'text', index: 0, text: 'see attached' },
+      { type: 'image', index: 1, media_type: 'image/png', data: png },
+      { type: 'file', index: 2, name: 'table.csv', media_type: 'text/csv', uri: upload.id },
+    ] } });
+    expect(res.status).toBe(410);
+    const events = await waitForEvents(s, session.id, 'session.status_idle');
+    const msg = events.find((e) => e.type === 'user.message');
+    expect(res.body.error.message).toContain(msg.id);
+    expect(msg.content).toEqual([
+      { type: 'text', text: 'see attached' },
+      { type: 'image', source: { type: 'file', file_id: expect.stringMatching(/^file_/) } },
+      { type: 'document', source: { type: 'file', file_id: expect.stringMatching(/^file_/) }, title: 'table.csv', context: null },
+    ]);
+    const image = await s.api('GET', `/files/${msg.content[1].source.file_id}/content`);
+    expect(Buffer.from(image.bytes).toString('base64')).toBe(png);
+    const table = await s.api('GET', `/files/${msg.content[2].source.file_id}/content`);
+    expect(Buffer.from(table.bytes).toString()).toBe('a,b\n1,2\n');
+
+    const before = (await s.api('GET', `/sessions/${session.id}/events`)).body.events.length;
+    for (const part of [
+      { type: 'tool_call', index: 1, call_id: 'c1', tool_name: 'bash' },
+      { type: 'video', index: 1, media_type: 'video/mp4', uri: 'https://example.com/v.mp4' },
+      { type: 'image', index: 1, media_type: 'image/png' },
+    ]) {
+      const refused = await s.api('POST', `/sessions/${session.id}/messages`, { body: { parts: [{ type: 'text', index: 0, text: 'and this' }, part] } });
+      expectError(refused, 400, 'invalid_request');
+      expect(refused.body.error.message).toContain('parts[1]');
+    }
+    expect((await s.api('GET', `/sessions/${session.id}/events`)).body.events).toHaveLength(before);
+  });
+
   it('read tokens cannot send; other universes see 404', async () => {
     const { session } = await readySession(s);
     const read = await s.mintToken('read');

@@ -10,6 +10,7 @@ import { createAgent, expectError, gqlCode } from './helpers/agents.js';
 import { logger } from '../src/logger.js';
 import { prisma } from '../src/db/client.js';
 import { sessionRules } from '../src/egress/session-policy.js';
+import { seal } from '../src/crypto/secret-box.js';
 
 const SECRET = 'ghp_VAULT-secret-value-0a1b2c3d';
 const OTHER = 'sk-OTHER-vault-value-4e5f6a';
@@ -235,6 +236,31 @@ describe('sessions with vault_ids', () => {
     expectError(repoConflict, 400, 'egress_header_conflict');
     expect(repoConflict.body.error.message).not.toContain('ghp_repo_token');
     expect(await prisma.session.count({ where: { agentId: withSecret.id } })).toBe(0);
+  });
+
+  it('egress_header_conflict at create without any vault: two agent secrets stored before their PUT refused conflicts', async () => {
+    const agent = await createAgent(s);
+    expect((await s.api('PUT', `/agents/${agent.id}/secrets/ONE`, { body: { value: SECRET, description: 'egress: api.old.test' } })).status).toBe(200);
+    // As stored by an earlier version, which accepted the second PUT.
+    await prisma.agentSecret.create({ data: { agentId: agent.id, key: 'TWO', description: 'egress: api.old.test', ciphertext: seal(OTHER) } });
+    const refused = await session({ agent: agent.id });
+    expectError(refused, 400, 'egress_header_conflict');
+    expect(refused.body.error.message).toMatch(/secret ONE.*secret TWO/);
+    for (const value of values) expect(refused.body.error.message).not.toContain(value);
+    expect(await prisma.session.count({ where: { agentId: agent.id } })).toBe(0);
+  });
+
+  it("an agent secret PUT that would conflict with a live session's vault credential is refused", async () => {
+    const agent = await createAgent(s);
+    const v = await vault('live-secret');
+    await put(v.id, 'V', { value: SECRET, host: 'api.secret-live.test' });
+    const created = await session({ agent: agent.id, vault_ids: [v.id] });
+    expect(created.status).toBe(201);
+    const refused = await s.api('PUT', `/agents/${agent.id}/secrets/S`, { body: { value: OTHER, description: 'egress: api.secret-live.test' } });
+    expectError(refused, 400, 'egress_header_conflict');
+    expect((await s.api('GET', `/agents/${agent.id}/secrets`)).body.secrets).toEqual([]);
+    await s.api('POST', `/sessions/${created.body.session.id}/archive`);
+    expect((await s.api('PUT', `/agents/${agent.id}/secrets/S`, { body: { value: OTHER, description: 'egress: api.secret-live.test' } })).status).toBe(200);
   });
 
   it('a PUT that would make a live session conflict is refused and stores nothing; once the session is archived it is accepted', async () => {

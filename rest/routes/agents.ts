@@ -86,7 +86,7 @@ export const agentRoutes = [
     body: putSecretBody,
     document: `mutation SetSecret($id: String!, $key: String!, $input: PutAgentSecretInput!) { ok: setAgentSecret(agentId: $id, key: $key, input: $input) }`,
     response: Ok,
-    errors: ['invalid_request', 'conflict'],
+    errors: ['invalid_request', 'conflict', 'egress_header_conflict'],
   }),
   defineRoute({
     method: 'DELETE', path: '/agents/{id}/secrets/{key}', operationId: 'deleteAgentSecret', tag: 'Agents', scope: 'write',

@@ -106,7 +106,7 @@ export const sessionRoutes = [
   }),
   defineRoute({
     method: 'POST', path: '/sessions/{id}/messages', operationId: 'sendLegacyMessage', tag: 'Events', scope: 'write',
-    summary: 'Deprecated `{parts}` send: translated into one user.message, then answered 410',
+    summary: 'Deprecated `{parts}` send: text, image and file parts translated into one user.message (other parts are 400), then answered 410',
     body: legacySendBody,
     document: `mutation Legacy($id: String!, $input: LegacySendInput!) { event: sendLegacySessionMessage(sessionId: $id, input: $input) { ... on UserMessageEvent { id } } }`,
     result: (data) => ({

@@ -18,6 +18,7 @@ import { nudgeDispatchers, queueResourceEvent } from '../webhooks/outbox.js';
 import type { WebhookEventType } from '../webhooks/catalog.js';
 import { checkSkillRefs } from './skill-refs.js';
 import { storedMcpServers } from '../tools/mcp/auth.js';
+import { checkSecretChange, EgressHeaderConflictError, publishPolicyChange } from '../egress/session-policy.js';
 
 type Tx = Prisma.TransactionClient;
 
@@ -244,6 +245,15 @@ export async function putSecret(viewer: Viewer, id: string, key: string, body: P
   checkKey(key);
   const agent = await findAgent(viewer, id);
   assertWritable(agent);
+  // Refused (nothing stored) when its egress declaration would conflict: see checkSecretChange.
+  const old = body.description === undefined ? await prisma.agentSecret.findUnique({ where: { agentId_key: { agentId: agent.id, key } }, select: { description: true } }) : null;
+  let live: string[];
+  try {
+    live = await checkSecretChange({ agentId: agent.id, key, description: body.description ?? old?.description ?? '', value: body.value });
+  } catch (err) {
+    if (err instanceof EgressHeaderConflictError) throw new AppError('egress_header_conflict', err.message);
+    throw err;
+  }
   const ciphertext = seal(body.value);
   await announced(async (tx) => {
     await lockWritable(tx, agent.id);
@@ -256,6 +266,8 @@ export async function putSecret(viewer: Viewer, id: string, key: string, body: P
     await tx.agent.update({ where: { id: agent.id }, data: { version: { increment: 1 } } });
     return { value: undefined, queued: await announce(tx, agent, 'agent.updated') };
   });
+  // Live sessions' proxies use the new header on their next request.
+  await Promise.all(live.map((sessionId) => publishPolicyChange(sessionId)));
 }
 
 /** 404 when the key is not declared. */

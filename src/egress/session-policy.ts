@@ -21,7 +21,9 @@ const TTL_MS = 60_000;
  * credentials); `tokenOverride` replaces one repository's token (a rotation being checked),
  * `credentialOverride` one vault credential (a PUT being checked).
  */
-export async function sessionRules(sessionId: string, tokenOverride?: { resourceId: string; token: string }, credentialOverride?: CredentialOverride): Promise<HeaderRule[]> {
+export async function sessionRules(
+  sessionId: string, tokenOverride?: { resourceId: string; token: string }, credentialOverride?: CredentialOverride, secretOverride?: SecretOverride,
+): Promise<HeaderRule[]> {
   const session = await prisma.session.findUnique({ where: { id: sessionId }, select: { agentId: true, vaultIds: true } });
   const repos = await prisma.sessionResource.findMany({ where: { sessionId, type: 'github_repository' }, orderBy: { createdAt: 'asc' } });
   const rules: HeaderRule[] = [];
@@ -29,15 +31,39 @@ export async function sessionRules(sessionId: string, tokenOverride?: { resource
     const token = tokenOverride?.resourceId === r.id ? tokenOverride.token : r.tokenSealed ? open(r.tokenSealed) : null;
     if (token && r.url) rules.push(repositoryRule(r.id, hostKeyOfUrl(r.url), token));
   }
-  if (session?.agentId) rules.push(...(await agentSecretRules(session.agentId)));
+  if (session?.agentId) rules.push(...(await agentSecretRules(session.agentId, secretOverride)));
   if (session?.vaultIds.length) rules.push(...(await vaultRules(session.vaultIds, credentialOverride)));
   return rules;
 }
 
-/** Rules the agent's secrets declare (secrets whose description has `egress:` lines). */
-export async function agentSecretRules(agentId: string): Promise<HeaderRule[]> {
+/** An agent secret being written (checked before it is stored): replaces or adds `key` of `agentId`. */
+export interface SecretOverride {
+  agentId: string;
+  key: string;
+  description: string;
+  value: string;
+}
+
+/** Rules the agent's secrets declare (secrets whose description has `egress:` lines), with `override` applied. */
+export async function agentSecretRules(agentId: string, override?: SecretOverride): Promise<HeaderRule[]> {
   const secrets = await prisma.agentSecret.findMany({ where: { agentId, description: { contains: 'egress:', mode: 'insensitive' } }, orderBy: { key: 'asc' } });
-  return secrets.flatMap((s) => secretRules(s.key, s.description, open(s.ciphertext)));
+  const mine = override?.agentId === agentId ? override : undefined;
+  const rules = secrets.filter((s) => s.key !== mine?.key).flatMap((s) => secretRules(s.key, s.description, open(s.ciphertext)));
+  if (mine) rules.push(...secretRules(mine.key, mine.description, mine.value));
+  return rules;
+}
+
+/**
+ * Throws EgressHeaderConflictError when writing the secret would make two of the agent's secrets
+ * set one header on one host to different values, or would conflict, for a live session of the
+ * agent, with its repository tokens or vault credentials (the spec's egress_header_conflict;
+ * the same rule a vault credential's PUT follows). Returns those live sessions (to republish).
+ */
+export async function checkSecretChange(override: SecretOverride): Promise<string[]> {
+  checkConflicts(await agentSecretRules(override.agentId, override));
+  const live = await prisma.session.findMany({ where: { agentId: override.agentId, status: { not: 'terminated' } }, select: { id: true } });
+  for (const s of live) checkConflicts(await sessionRules(s.id, undefined, undefined, override));
+  return live.map((s) => s.id);
 }
 
 /** Throws EgressHeaderConflictError when the rules conflict. */

@@ -16,6 +16,7 @@ import { Prisma } from '../generated/prisma/client.js';
 import type { Session } from '../generated/prisma/client.js';
 import { assertCanStartTurn } from '../billing/spend-gate.js';
 import { materializeContent } from './attachments.js';
+import { legacyPartsToContent } from './legacy-parts.js';
 import { checkConfirmations } from '../tools/confirmations.js';
 
 function who(viewer: Viewer): string {
@@ -88,8 +89,7 @@ export async function interruptSession(viewer: Viewer, idOrAgent: string): Promi
 
 /** Deprecated `{parts}` send: translated into one user.message; the caller answers 410. */
 export async function legacySend(viewer: Viewer, idOrAgent: string, body: LegacySendBody): Promise<SessionEvent> {
-  const content = body.parts.flatMap((p) => (p.type === 'text' && p.text ? [{ type: 'text' as const, text: p.text }] : []));
-  if (!content.length) throw new AppError('invalid_request', 'parts must contain at least one non-empty text part');
+  const content = legacyPartsToContent(body.parts);
   const [event] = await sendEvents(viewer, idOrAgent, { events: [{ type: 'user.message', content }] });
   return event!;
 }

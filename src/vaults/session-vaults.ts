@@ -1,6 +1,6 @@
-// The vaults a new session lists: each must be a vault of the universe (404 not_found), and their
-// credentials must not set one header on one host to different values, among themselves or
-// against the agent's egress secrets and the session's repository tokens (egress_header_conflict).
+// The vaults a new session lists: each must be a vault of the universe (404 not_found), and no two
+// of the session's header rules (its vaults' credentials, the agent's egress secrets, its
+// repository tokens) may set one header on one host to different values (egress_header_conflict).
 import { AppError } from '../errors.js';
 import { checkConflicts, EgressHeaderConflictError, hostKeyOfUrl, type HeaderRule } from '../egress/policy.js';
 import { repositoryRule } from '../egress/declarations.js';
@@ -17,7 +17,8 @@ import { checkVaultIds } from './vaults.js';
 export async function vaultsForNewSession(universeId: string, vaultIds: string[], agentId: string, resources: ResourceInput[]): Promise<string[]> {
   const { ids, missing } = await checkVaultIds(universeId, vaultIds);
   if (missing) throw new AppError('not_found', `vault ${missing} not found`);
-  if (!ids.length) return ids;
+  // Checked with no vault too: the agent's secrets may conflict among themselves (stored before
+  // their PUT refused conflicts) or with the repository tokens.
   const rules: HeaderRule[] = [];
   resources.forEach((r, i) => {
     if (r.type === 'github_repository' && r.authorization_token) rules.push(repositoryRule(`resources[${i}]`, hostKeyOfUrl(parseRepoUrl(r.url).url), r.authorization_token));
