@@ -25,7 +25,7 @@ export async function subscriptionViews(universeId: string, rows: ModelSubscript
     orderBy: { id: 'asc' },
   });
   return rows.map((sub) => ({
-    provider: sub.provider as Provider,
+    provider: sub.provider as (typeof PROVIDERS)[number],
     label: sub.label,
     status: sub.status as ModelSubscriptionView['status'],
     expiresAt: sub.expiresAt?.toISOString() ?? null,

@@ -5,12 +5,13 @@ import { createRequire } from 'node:module';
 
 const require = createRequire(import.meta.url);
 
-export type ModelProvider = 'anthropic' | 'openai';
+/** `demo`: the built-in demo model, answered in-process (src/gateway/demo.ts), free, never a default. */
+export type ModelProvider = 'anthropic' | 'openai' | 'demo';
 /** The wire API hermes calls an OpenAI model with: Responses or Chat Completions. */
 export type OpenAIApi = 'responses' | 'chat';
 /** USD per million tokens. */
 export interface ModelPrices { input: number; output: number; cache_read: number; cache_write: number }
-export interface ModelInfo { id: string; provider: ModelProvider; aliases: string[]; prices: ModelPrices; api?: OpenAIApi }
+export interface ModelInfo { id: string; provider: ModelProvider; aliases: string[]; prices: ModelPrices; api?: OpenAIApi; description?: string }
 interface EngineEntry { default: string; harness: string; models: string[] }
 interface CatalogFile { models: Record<string, Omit<ModelInfo, 'id'>>; engines: Record<string, EngineEntry> }
 
@@ -23,15 +24,18 @@ for (const [id, m] of Object.entries(data.models)) {
     if (byName.has(name)) throw new Error(`models.json: model name ${name} is listed twice`);
     byName.set(name, info);
   }
-  if (m.provider !== 'anthropic' && m.provider !== 'openai') throw new Error(`models.json: ${id} has unknown provider ${m.provider}`);
+  if (m.provider !== 'anthropic' && m.provider !== 'openai' && m.provider !== 'demo') throw new Error(`models.json: ${id} has unknown provider ${m.provider}`);
   if (m.provider === 'openai' ? m.api !== 'responses' && m.api !== 'chat' : m.api !== undefined) throw new Error(`models.json: ${id} needs api "responses" or "chat" (OpenAI models only)`);
   for (const k of ['input', 'output', 'cache_read', 'cache_write'] as const) {
     if (!(typeof m.prices[k] === 'number' && m.prices[k] >= 0)) throw new Error(`models.json: ${id} needs a price ${k} >= 0`);
+    if (m.provider === 'demo' && m.prices[k] !== 0) throw new Error(`models.json: ${id} is a demo model and must cost nothing (${k})`);
   }
+  if (m.provider === 'demo' && !m.description) throw new Error(`models.json: ${id} is a demo model and needs a description saying so`);
 }
 for (const [engine, e] of Object.entries(data.engines)) {
   for (const id of e.models) if (!data.models[id]) throw new Error(`models.json: engine ${engine} lists unknown model ${id}`);
   if (!e.models.includes(e.default)) throw new Error(`models.json: engine ${engine}'s default ${e.default} is not one of its models`);
+  if (data.models[e.default]?.provider === 'demo') throw new Error(`models.json: engine ${engine}'s default ${e.default} is a demo model`);
   if (!e.harness) throw new Error(`models.json: engine ${engine} needs a harness version`);
 }
 

@@ -3,7 +3,11 @@
 import { config } from '../config.js';
 import { ProviderError, type Provider, type ProviderCredential } from './types.js';
 
+/** The demo model (demo.ts) calls no provider: no key, whatever the session's billing. */
+export const DEMO_CREDENTIAL: ProviderCredential = { apiKey: '', baseUrl: '', kind: 'platform' };
+
 export function platformCredential(provider: Provider): ProviderCredential {
+  if (provider === 'demo') return DEMO_CREDENTIAL;
   const cfg = config();
   if (provider === 'anthropic') {
     if (!cfg.anthropicApiKey) throw missingKey('ANTHROPIC_API_KEY', provider);

@@ -1,6 +1,7 @@
 // The one door to model providers: dispatches a normalized request to its provider's adapter.
 // Credential choice, metering and budgets wrap this (metering.ts); no database code here.
 import { streamAnthropic } from './anthropic.js';
+import { streamDemo } from './demo.js';
 import { streamOpenAI } from './openai.js';
 import { streamOpenAIResponses } from './openai-responses.js';
 import { openaiApi } from './openai-api.js';
@@ -12,6 +13,8 @@ export function streamModel(req: ModelRequest, cred: ProviderCredential, signal?
       return streamAnthropic(req, cred, signal);
     case 'openai':
       return (req.api ?? openaiApi(req.model)) === 'responses' ? streamOpenAIResponses(req, cred, signal) : streamOpenAI(req, cred, signal);
+    case 'demo':
+      return streamDemo(req, signal);
     default:
       throw new ProviderError(`unknown model provider: ${String(req.provider)}`, { status: null, retryable: false, code: 'provider_bad_request' });
   }

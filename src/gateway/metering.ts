@@ -5,7 +5,7 @@
 import { prisma } from '../db/client.js';
 import { newId } from '../ids.js';
 import { streamModel } from './gateway.js';
-import { platformCredential } from './credentials.js';
+import { DEMO_CREDENTIAL, platformCredential } from './credentials.js';
 import { ProviderError, BudgetReachedError, emptyUsage, type ModelEvent, type ModelRequest, type Usage, type ProviderCredential } from './types.js';
 import { costNanoUsd, priceOf } from '../billing/pricing.js';
 import { SPEND_CAP_COLUMNS, turnCapNano } from '../billing/spend-cap.js';
@@ -61,7 +61,9 @@ export async function openMeter(scope: MeterScope, req: MeterRequest): Promise<M
 
   let cred: ProviderCredential;
   let subscriptionId: string | null = null;
-  if (session.modelBilling === 'account') {
+  if (req.provider === 'demo') {
+    cred = DEMO_CREDENTIAL; // the demo model calls no provider: nothing to pay with, whatever the billing
+  } else if (session.modelBilling === 'account') {
     ({ cred, subscriptionId } = await accountCredential(scope.universeId, req.provider));
   } else {
     cred = platformCredential(req.provider);
@@ -69,7 +71,7 @@ export async function openMeter(scope: MeterScope, req: MeterRequest): Promise<M
 
   const price = priceOf(req.model) ?? { input: 0n, output: 0n, cacheRead: 0n, cacheWrite: 0n };
   let held = 0n;
-  if (cred.kind === 'platform') {
+  if (cred.kind === 'platform' && req.provider !== 'demo') {
     held = BigInt(req.estimatedInputTokens) * price.input + BigInt(req.maxTokens) * price.output;
     if (!(await hold(scope.universeId, held))) {
       throw new ProviderError('the universe\'s credit balance is exhausted: add credits or connect a model subscription', { status: 402, retryable: false, code: 'insufficient_credits' });
@@ -158,7 +160,7 @@ async function record(scope: MeterScope, req: MeterRequest, cred: ProviderCreden
             AND "consumedNanoUsd" + ${cost} >= "budgetMaxCents" * 10000000 THEN now() ELSE "budgetReachedAt" END
         WHERE "id" = ${scope.sessionId}`;
     }
-    if (cred.kind === 'platform') await settle(scope.universeId, held, cost, { sessionId: scope.sessionId, usageId });
+    if (cred.kind === 'platform' && req.provider !== 'demo') await settle(scope.universeId, held, cost, { sessionId: scope.sessionId, usageId });
     if (subscriptionId) await markUsed(subscriptionId);
   } catch (err) {
     logger.error({ err, sessionId: scope.sessionId }, 'could not record model usage');

@@ -1,5 +1,6 @@
 // The gateway's normalized request and stream, shared by every provider adapter and engine.
-export type Provider = 'anthropic' | 'openai';
+/** `demo`: the built-in demo model (demo.ts), answered in-process with no key and no cost. */
+export type Provider = 'anthropic' | 'openai' | 'demo';
 
 export type ContentBlock =
   | { type: 'text'; text: string }

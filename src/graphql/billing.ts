@@ -14,7 +14,8 @@ import { takeInput } from '../contract/input.js';
 const CatalogModel = builder.simpleObject('CatalogModel', {
   description: 'A current model with its list prices in USD per million tokens',
   fields: (t) => ({
-    id: t.string(), provider: t.string(), aliases: t.stringList(),
+    id: t.string(), provider: t.string({ description: 'anthropic, openai, or demo (the built-in demo model: no provider, no key, no cost)' }), aliases: t.stringList(),
+    description: t.string({ nullable: true, description: 'What is special about the model, e.g. that it is the demo model' }),
     inputPerMillion: t.float(), outputPerMillion: t.float(), cacheReadPerMillion: t.float(), cacheWritePerMillion: t.float(),
   }),
 });
@@ -31,7 +32,7 @@ builder.queryField('engines', (t) =>
       agentType,
       defaultModel: defaultModel(agentType),
       models: engineModels(agentType).map((m) => ({
-        id: m.id, provider: m.provider, aliases: m.aliases,
+        id: m.id, provider: m.provider, aliases: m.aliases, description: m.description ?? null,
         inputPerMillion: m.prices.input, outputPerMillion: m.prices.output, cacheReadPerMillion: m.prices.cache_read, cacheWritePerMillion: m.prices.cache_write,
       })),
     })),

@@ -95,7 +95,8 @@ export function gatewayUrls(gatewayBaseUrl: string): { root: string; anthropic: 
 
 /** Which provider API a model is called with (the catalog's provider; unknown names by their prefix). */
 export function providerOf(model: string): 'anthropic' | 'openai' {
-  return modelInfo(model)?.provider ?? (/^claude/i.test(model) ? 'anthropic' : 'openai');
+  const provider = modelInfo(model)?.provider; // the demo model is no CLI engine's
+  return provider === 'anthropic' || provider === 'openai' ? provider : /^claude/i.test(model) ? 'anthropic' : 'openai';
 }
 
 /**
