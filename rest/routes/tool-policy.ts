@@ -1,5 +1,5 @@
 // /agents/{id}/tool-policy: which tool calls of the agent's sessions wait for a person's
-// confirmation (user.tool_confirmation) before they run. Beyond the spec; see README.
+// confirmation (user.tool_confirmation) before they run. Beyond the spec; see docs/tools.md.
 import { z } from 'zod';
 import { defineRoute } from '../route.js';
 import { toolPolicy } from '../../src/tools/policy.js';

@@ -1,5 +1,5 @@
-// The HTTP server's own limits and timeouts, set deliberately in one place (README: "Limits and
-// timeouts"). Long responses are never cut by them: SSE streams and downloads are bounded by
+// The HTTP server's own limits and timeouts, set deliberately in one place (docs/api.md: "Limits,
+// timeouts and hostile input"). Long responses are never cut by them: SSE streams and downloads are bounded by
 // the client, not by a server timeout. Receiving a request is what is bounded:
 //  - headers must arrive within HEADERS_TIMEOUT_MS (slow-header clients hold no socket for long)
 //  - the whole request, body included, within REQUEST_TIMEOUT_MS (a 32 MiB upload needs at

@@ -6,7 +6,7 @@
 // - cgroup v1: a group under the service's own group in the `memory` and `cpu` hierarchies
 //   (root, or hierarchies delegated to the service's user).
 // Elsewhere (no cgroup filesystem, read-only, unprivileged without delegation) limits are not
-// enforced: `cgroupSupport()` says so once, and the README documents it.
+// enforced: `cgroupSupport()` says so once, and docs/deployment.md documents it.
 // Every command of the session joins the group before exec (see `joinArgs`), so whatever it
 // starts is counted too.
 import fs from 'node:fs';

@@ -96,7 +96,7 @@ describe('an engine server without turns', () => {
   }, 900_000);
 
   // OpenClaw's Gateway restarted after a SIGKILL is slow to listen (30–40 s here, once over the
-  // 180 s limit on a loaded CI machine: open, see the README), so for it only the killed turn's
+  // 180 s limit on a loaded CI machine: open, see docs/engines.md), so for it only the killed turn's
   // end is checked; opencode's restart is.
   it.each([['opencode', true], ['openclaw', false]] as const)('a server (%s) killed during a turn ends that turn with session.error at once; the next turn starting it again is checked: %s', async (agentType, checkRestart) => {
     const { session } = await readySession(s, { agentType, llm: 'claude-sonnet-4-5' });

@@ -24,7 +24,7 @@ const BRIDGE_DIR = '/run/agent-service-bridge';
 /**
  * How long a server may take to say it listens. OpenClaw's Gateway needs ≈ 9 s on an idle core,
  * but started again where one was killed it took 30–60 s, and over a minute on a loaded CI
- * machine (cause not found; README "Open"): a slow start is waited for, only a hung one fails.
+ * machine (cause not found; docs/engines.md, "Known issue"): a slow start is waited for, only a hung one fails.
  */
 const START_TIMEOUT_MS = 180_000;
 const MAX_SOCKET_PATH = 100;

@@ -1,6 +1,6 @@
 // Engines of the spec whose CLI this service cannot install, and what a turn of them says. Never a
 // silent stub: the session.error names exactly what is missing, where it would come from, and
-// what to do instead. The package registries were checked when this was written (see README).
+// what to do instead. The package registries were checked when this was written (see docs/engines.md).
 import type { SessionErrorDetail } from './adapter.js';
 
 const INSTEAD = 'choose another agentType for this agent (hermes, the service\'s own engine, runs everywhere)';

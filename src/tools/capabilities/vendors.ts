@@ -1,6 +1,6 @@
 // The platform's vendor accounts: base URL and key of each vendor, read from the environment at
 // call time (an operator can add a key without a restart). Every request goes through the
-// outbound guard. Documented in the README (variables table).
+// outbound guard. Documented in docs/tools.md (variables table).
 import type { FormData } from 'undici';
 import { guardedFetch, outboundErrorMessage } from '../../net/outbound-guard.js';
 

@@ -14,7 +14,7 @@ import { storeToolFiles, type ProducedFile } from '../result-files.js';
 import type { ToolOutcome } from '../types.js';
 
 const num = (name: string, fallback: number) => Number(process.env[name] || fallback);
-/** Limits (documented in the README): connect + list, one call, bytes of one answer, text kept for the model. */
+/** Limits (documented in docs/tools.md): connect + list, one call, bytes of one answer, text kept for the model. */
 export const mcpLimits = () => ({
   connectTimeoutMs: num('MCP_CONNECT_TIMEOUT_MS', 15_000),
   callTimeoutMs: num('MCP_CALL_TIMEOUT_MS', 120_000),
