@@ -224,6 +224,11 @@ describe('routing', () => {
     expect(data.attachments).toEqual([{ file_id: expect.stringMatching(/^file_/), type: 'document', name: 'data.csv', mime_type: 'text/csv', size_bytes: csv.length }]);
     const content = await s.fetch(`${s.base}/files/${data.attachments[0].file_id}/content`, { headers: { authorization: `Bearer ${s.adminToken}` } });
     expect(Buffer.from(await content.arrayBuffer()).equals(csv)).toBe(true);
+    // It is not one of the universe's uploads (GET /files without scope_id lists only those).
+    const uploads = await s.api('GET', '/files?limit=100');
+    expect(uploads.status).toBe(200);
+    expect(uploads.body.data.map((f: { id: string }) => f.id)).not.toContain(data.attachments[0].file_id);
+    expect((await s.api('GET', `/files/${data.attachments[0].file_id}`)).status).toBe(200);
     expectError(await play(conn.id, { thread_id: 'f' }), 400, 'invalid_request');
   });
 });

@@ -98,7 +98,9 @@ export async function listFiles(viewer: Viewer, q: ListQuery) {
   const limit = q.limit ?? 20;
   const after = q.page ? decodePageToken('files', q.page) : null;
   const rows = await prisma.file.findMany({
-    where: { universeId: viewer.universe.id, sessionId, ...live(), ...(after ? { id: { lt: after } } : {}) },
+    // Without scope_id: the universe's uploads only (not downloadable). Channel attachments of
+    // webhook-bound messages are downloadable files of no session: reachable by id, not listed.
+    where: { universeId: viewer.universe.id, sessionId, ...(sessionId ? {} : { downloadable: false }), ...live(), ...(after ? { id: { lt: after } } : {}) },
     orderBy: { id: 'desc' },
     take: limit + 1,
   });
