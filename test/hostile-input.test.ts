@@ -151,6 +151,14 @@ describe('JSON bodies', () => {
     expect((await s.api('GET', `/agents/${agent.id}`)).body.agent.version).toBe(agent.version);
   });
 
+  it('an integer over 2^31-1 (GraphQL\'s Int, which the core takes) answers 400, not 500', async () => {
+    const agent = (await s.api('POST', '/agents', { body: { displayName: 'Int' } })).body.agent;
+    for (const expectedVersion of [2 ** 31, 2 ** 53 - 1, -(2 ** 31) - 1]) {
+      expectError(await s.api('PATCH', `/agents/${agent.id}`, { body: { displayName: 'x', expectedVersion } }), 400, 'invalid_request');
+    }
+    expect((await s.api('PATCH', `/agents/${agent.id}`, { body: { displayName: 'y', expectedVersion: agent.version } })).status).toBe(200);
+  });
+
   it('__proto__ keys are refused; constructor/prototype keys pollute nothing', async () => {
     const proto = await s.api('POST', '/agents', { raw: '{"metadata":{"__proto__":{"polluted":"yes"}}}' });
     expectError(proto, 400, 'invalid_request');

@@ -45,6 +45,36 @@ describe('OpenAPI document', () => {
       if (r.scope) expect(op.responses['401']).toBeTruthy();
     }
   });
+  it('bounds every integer a request can carry to GraphQL\'s 32-bit Int, which the core takes', () => {
+    // Request bodies and parameters, with the components they reference (responses excluded).
+    const seen = new Set<string>();
+    const unbounded: string[] = [];
+    const walk = (v: unknown, where: string): void => {
+      if (Array.isArray(v)) return v.forEach((x, i) => walk(x, `${where}/${i}`));
+      if (!v || typeof v !== 'object') return;
+      const o = v as Record<string, unknown>;
+      if (typeof o.$ref === 'string') {
+        const name = o.$ref.split('/').pop()!;
+        if (!seen.has(name)) {
+          seen.add(name);
+          walk(doc.components.schemas[name], `#${name}`);
+        }
+      }
+      const type = o.type;
+      if (type === 'integer' || (Array.isArray(type) && type.includes('integer'))) {
+        if (!(typeof o.maximum === 'number' && o.maximum <= 2 ** 31 - 1 && typeof o.minimum === 'number' && o.minimum >= -(2 ** 31))) unbounded.push(where);
+      }
+      for (const [k, x] of Object.entries(o)) walk(x, `${where}/${k}`);
+    };
+    for (const [path, ops] of Object.entries(doc.paths as Record<string, Record<string, any>>)) {
+      for (const [method, op] of Object.entries(ops)) {
+        walk(op.parameters, `${method} ${path} parameters`);
+        walk(op.requestBody, `${method} ${path} body`);
+      }
+    }
+    expect(seen.size).toBeGreaterThan(0);
+    expect(unbounded).toEqual([]);
+  });
   it('carries the spec paths built so far', () => {
     const paths = Object.keys(doc.paths);
     for (const p of ['/whoami', '/universes', '/universes/{slug}', '/openapi.json']) expect(paths).toContain(p);

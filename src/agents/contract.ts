@@ -109,7 +109,7 @@ export const patchAgentBody = strict({
   skills: z.array(skillAttachmentInput).max(LIMITS.skills).optional().describe('replaces the whole array'),
   mcpServers: z.array(mcpServerInput).max(LIMITS.mcpServers).optional().describe('replaces the whole list'),
   customData: z.array(customDataInput).max(LIMITS.customData).optional(),
-  expectedVersion: z.number().int().min(1).optional().describe('optimistic concurrency: 409 version_conflict when the agent moved on'),
+  expectedVersion: z.int32().min(1).optional().describe('optimistic concurrency: 409 version_conflict when the agent moved on'),
 }, PATCH_HINT).meta({ id: 'UpdateAgentInput', description: 'Omitted fields are preserved; every update bumps version' });
 export type PatchAgentBody = z.output<typeof patchAgentBody>;
 
@@ -141,9 +141,9 @@ const listItemFields = {
   harnessVersion: z.string().nullable().describe("engine CLI version the agent's sessions run; any successful PATCH moves it to the platform's current version"),
   reasoningEffort: reasoningEffort.nullable().describe('null: the engine default'),
   capabilities: z.array(capabilityId),
-  version: z.number().int().min(1).describe('bumped on every update'),
+  version: z.int32().min(1).describe('bumped on every update'),
   archived: z.boolean(),
-  sessionCount: z.number().int().min(0),
+  sessionCount: z.int32().min(0),
   createdAt: dateTime(z.string()),
 };
 export const agentListItem = z.strictObject(listItemFields).meta({ id: 'AgentListItem' });
@@ -182,7 +182,7 @@ export const agentBody = z.strictObject({
   slug: z.string().describe('the unique handle minted from displayName at create'),
   description: z.string().nullable(),
   prompt: z.string().nullable().describe('the active prompt version'),
-  promptVersion: z.number().int().nullable(),
+  promptVersion: z.int32().nullable(),
   mcpServers: z.array(mcpServerBody),
   skills: z.array(skillAttachmentBody),
   instructions: z.array(instructionFileBody),
@@ -194,12 +194,12 @@ export const agentBody = z.strictObject({
 export type AgentView = z.output<typeof agentBody>;
 
 export const promptVersionBody = z.strictObject({
-  version: z.number().int(), note: z.string().nullable(), createdAt: dateTime(z.string()), active: z.boolean(), content: z.string(),
+  version: z.int32(), note: z.string().nullable(), createdAt: dateTime(z.string()), active: z.boolean(), content: z.string(),
 }).meta({ id: 'PromptVersion' });
 export type PromptVersionView = z.output<typeof promptVersionBody>;
 
 export const promptUpdateResult = z.strictObject({
-  version: z.number().int().describe('the active prompt version after the save'),
+  version: z.int32().describe('the active prompt version after the save'),
   unchanged: z.boolean().describe('the content equals the active version; nothing was written'),
 }).meta({ id: 'PromptUpdateResult' });
 

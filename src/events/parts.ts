@@ -4,8 +4,8 @@ import { z } from 'zod';
 
 const nullableString = z.string().nullable();
 
-const index = z.number().int().min(0).default(0);
-const streamFields = { stream_id: nullableString.default(null), stream_index: z.number().int().min(0).nullable().default(null) };
+const index = z.int32().min(0).default(0);
+const streamFields = { stream_id: nullableString.default(null), stream_index: z.int32().min(0).nullable().default(null) };
 
 export const textPart = z.strictObject({ type: z.literal('text'), index, text: z.string().default(''), ...streamFields }).meta({ id: 'TextPart' });
 export const reasoningPart = z.strictObject({
@@ -23,13 +23,13 @@ export const toolResultPart = z.strictObject({
 }).meta({ id: 'ToolResultPart' });
 const mediaFields = { media_type: z.string().min(1), uri: nullableString.default(null), data: nullableString.default(null) };
 export const filePart = z.strictObject({
-  type: z.literal('file'), index, name: z.string(), ...mediaFields, size_bytes: z.number().int().min(0).nullable().default(null),
+  type: z.literal('file'), index, name: z.string(), ...mediaFields, size_bytes: z.int32().min(0).nullable().default(null),
 }).meta({ id: 'FilePart' });
-const dims = { alt: nullableString.default(null), width: z.number().int().nullable().default(null), height: z.number().int().nullable().default(null) };
+const dims = { alt: nullableString.default(null), width: z.int32().nullable().default(null), height: z.int32().nullable().default(null) };
 export const imagePart = z.strictObject({ type: z.literal('image'), index, ...mediaFields, ...dims }).meta({ id: 'ImagePart' });
 export const videoPart = z.strictObject({
   type: z.literal('video'), index, ...mediaFields, ...dims,
-  duration_ms: z.number().int().nullable().default(null), size_bytes: z.number().int().nullable().default(null), thumbnail_uri: nullableString.default(null),
+  duration_ms: z.int32().nullable().default(null), size_bytes: z.int32().nullable().default(null), thumbnail_uri: nullableString.default(null),
 }).meta({ id: 'VideoPart' });
 export const STATUS_LEVELS = ['thinking', 'working', 'waiting', 'idle', 'done'] as const;
 export const statusPart = z.strictObject({

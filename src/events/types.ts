@@ -33,7 +33,7 @@ export const sessionErrorDetail = z.strictObject({
   type: z.string().describe('e.g. pod_unavailable, rate_limited, engine_unavailable'),
   message: z.string(),
   retry_status: z.enum(['retrying', 'exhausted']).meta({ id: 'RetryStatus' }),
-  attempt: z.number().int().min(1).optional().describe('Which attempt of the model call failed'),
+  attempt: z.int32().min(1).optional().describe('Which attempt of the model call failed'),
 }).meta({ id: 'SessionErrorDetail' });
 
 const streamed = {

@@ -9,7 +9,7 @@ export const fileBody = z.strictObject({
   created_at: dateTime(z.string()),
   filename: z.string(),
   mime_type: z.string(),
-  size_bytes: z.number().int(),
+  size_bytes: z.int32(),
   downloadable: z.boolean().describe('false for uploads (write-once); true for per-session copies'),
   expires_at: dateTime(z.string()).nullable(),
 }).meta({ id: 'File' });

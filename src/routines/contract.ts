@@ -105,7 +105,7 @@ const manualTrigger = z.strictObject({ type: z.literal('manual') }).meta({ id: '
 const triggerContext = z.discriminatedUnion('type', [scheduleTrigger, manualTrigger]).meta({ id: 'RoutineTriggerContext' });
 
 const routineRunAgent = z.strictObject({
-  id: z.string(), name: z.string(), version: z.number().int().describe('The agent version at fire time'),
+  id: z.string(), name: z.string(), version: z.int32().describe('The agent version at fire time'),
 }).meta({ id: 'RoutineRunAgent', description: 'The agent the fire resolved' });
 export type RoutineRunAgent = z.output<typeof routineRunAgent>;
 

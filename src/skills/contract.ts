@@ -28,7 +28,7 @@ export const skillBody = z.strictObject({
 export type SkillView = z.output<typeof skillBody>;
 
 const skillFile = z.strictObject({
-  path: z.string(), size: z.number().int(), sha256: z.string(), executable: z.boolean(),
+  path: z.string(), size: z.int32(), sha256: z.string(), executable: z.boolean(),
 }).meta({ id: 'SkillFile' });
 
 export const skillRevisionBody = z.strictObject({

@@ -26,7 +26,7 @@ const endpointFields = {
   url: z.string(),
   events: z.array(webhookEventType),
   status: webhookEndpointStatus,
-  failure_count: z.number().int().min(0).describe('Consecutive failed attempts'),
+  failure_count: z.int32().min(0).describe('Consecutive failed attempts'),
   created_at: dateTime(z.string()),
 };
 export const webhookEndpointBody = z.strictObject(endpointFields).meta({ id: 'WebhookEndpoint' });
