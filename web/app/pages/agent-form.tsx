@@ -48,7 +48,7 @@ export function AgentFieldsForm({ value, onChange, engineLocked }: { value: Agen
         <Field label="Model">{(id) => (
           <select id={id} value={value.llm} onChange={(e) => set('llm', e.currentTarget.value)}>
             {!engine ? <option value={value.llm}>{value.llm || 'engine default'}</option> : null}
-            {engine?.models.map((m) => <option key={m.id} value={m.id}>{m.id}{m.id === engine.defaultModel ? ' (default)' : ''}</option>)}
+            {engine?.models.map((m) => <option key={m.id} value={m.id}>{m.id}{m.id === engine.defaultModel ? ' (default)' : ''}{m.provider === 'demo' ? ' (demo: echoes your message, no key, no cost)' : ''}</option>)}
           </select>
         )}</Field>
         <Field label="Reasoning effort">{(id) => (
