@@ -294,10 +294,16 @@ describe('posting, deliveries, capabilities, bindings', () => {
     expect((await s.api('GET', '/channels/bindings')).body.data.map((b: any) => b.id)).not.toContain(again.id);
   });
 
-  it('deleting a connection removes it and its bindings', async () => {
+  it('deleting a connection removes it and its bindings; a connected one emits channel.disconnected, a pending one does not', async () => {
     const { session } = await readySession(s);
-    const conn = await connectedLoopback({ destination: { session: session.id } });
+    await s.api('POST', '/channels/webhooks', { body: { url: `${receiverUrl}/gone`, events: ['channel.disconnected'] } });
+    const conn = await connectedLoopback({ destination: { session: session.id }, metadata: { tenant: 't-del' } });
+    const pending = (await s.api('POST', '/channels/connections', { body: { platform: 'loopback' } })).body;
+    expect((await s.api('DELETE', `/channels/connections/${pending.id}`)).body).toEqual({ ok: true });
     expect((await s.api('DELETE', `/channels/connections/${conn.id}`)).body).toEqual({ ok: true });
+    await waitFor(async () => deliveriesOf('channel.disconnected').some((d) => d.event.data.connection_id === conn.id), 10_000, 'channel.disconnected');
+    expect(deliveriesOf('channel.disconnected').find((d) => d.event.data.connection_id === conn.id)!.event.data).toMatchObject({ platform: 'loopback', channel_id: conn.channel_id, metadata: { tenant: 't-del' } });
+    expect(deliveriesOf('channel.disconnected').some((d) => d.event.data.connection_id === pending.id)).toBe(false);
     expectError(await s.api('GET', `/channels/connections/${conn.id}`), 404, 'not_found');
     expect((await s.api('GET', '/channels/bindings')).body.data.map((b: any) => b.connection_id)).not.toContain(conn.id);
   });

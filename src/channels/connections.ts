@@ -131,6 +131,13 @@ export async function deleteConnection(viewer: Viewer, id: string): Promise<void
     prisma.loopbackMessage.deleteMany({ where: { connectionId: row.id } }),
     prisma.channelConnection.delete({ where: { id: row.id } }),
   ]);
+  // A connected surface is gone for subscribers too: the same event as a platform's disconnect.
+  if (row.status === 'CONNECTED') {
+    await emitChannelEvent(row.universeId, {
+      type: 'channel.disconnected',
+      data: { connection_id: row.id, platform: row.platform, app_id: row.appId, channel_id: row.channelId, reason: 'the connection was deleted', metadata: row.metadata },
+    });
+  }
 }
 
 export function capabilitiesOf(platform: string): Capabilities {
