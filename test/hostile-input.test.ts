@@ -270,6 +270,21 @@ describe('multipart uploads', () => {
     expectError(await s.api('POST', '/skills/skill_nothere/revisions', { form }), 400, 'invalid_request');
   });
 
+  it('expires_in_seconds sent as a part with a filename (as python-requests sends fields) is read, and checked', async () => {
+    const upload = (expires: string) => {
+      const form = new FormData();
+      form.append('file', new Blob(['a,b\n']), 'e.csv');
+      form.append('expires_in_seconds', new Blob([expires]), 'expires_in_seconds');
+      return s.api('POST', '/files', { form });
+    };
+    const ok = await upload('7200');
+    expect(ok.status).toBe(200);
+    expect(ok.body.expires_at).not.toBeNull();
+    // two hours after creation (the two timestamps are taken a moment apart)
+    expect(Math.abs(Date.parse(ok.body.expires_at) - Date.parse(ok.body.created_at) - 7_200_000)).toBeLessThan(60_000);
+    for (const bad of ['12', 'soon', '9'.repeat(100)]) expectError(await upload(bad), 400, 'invalid_request');
+  });
+
   it('twenty hostile uploads at once leave the process serving and no blob behind', async () => {
     const blobs = blobFiles().length;
     await Promise.all(Array.from({ length: 20 }, (_, i) => {

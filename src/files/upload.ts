@@ -1,4 +1,5 @@
-// Streams a multipart upload (part `file`, optional `expires_in_seconds`) into the blob store,
+// Streams a multipart upload (part `file`, optional `expires_in_seconds` as a field or as a part
+// with a filename) into the blob store,
 // never holding the whole file in memory. Exactly 32 MiB is accepted; one byte more answers 413
 // file_too_large. Every way an upload can go wrong (malformed or truncated multipart, a huge
 // part header, the client leaving mid-upload) rejects with a 4xx and leaves no blob behind.
@@ -37,7 +38,8 @@ export function parseUpload(req: Request): Promise<ParsedUpload> {
     try {
       // fileSize one over the limit: busboy reports 'limit' on reaching fileSize, and a file of
       // exactly MAX_FILE_BYTES is allowed.
-      bb = busboy({ headers: req.headers, limits: { fileSize: MAX_FILE_BYTES + 1, files: 1, fields: 10, fieldSize: 1024, parts: 20, headerPairs: 20 } });
+      // files: 2, the `file` part and `expires_in_seconds` sent as a part with a filename.
+      bb = busboy({ headers: req.headers, limits: { fileSize: MAX_FILE_BYTES + 1, files: 2, fields: 10, fieldSize: 1024, parts: 20, headerPairs: 20 } });
     } catch (err) {
       return reject(malformed(err));
     }
@@ -64,6 +66,9 @@ export function parseUpload(req: Request): Promise<ParsedUpload> {
 
     bb.on('file', (name, stream: Readable & { truncated?: boolean }, info) => {
       stream.on('error', () => undefined); // reported through busboy's own 'error' / the blob write
+      // python-requests (`files=`) and other clients send form fields as parts with a filename:
+      // `expires_in_seconds` is read the same whichever way it comes (it was silently dropped).
+      if (name === 'expires_in_seconds') return void readSmallPart(stream, (value) => (expires = value));
       if (name !== 'file' || stored) return void stream.resume();
       meta = { filename: info.filename || 'upload', mimeType: info.mimeType || 'application/octet-stream' };
       const bad = textProblem(meta.filename) ?? textProblem(meta.mimeType);
@@ -72,6 +77,16 @@ export function parseUpload(req: Request): Promise<ParsedUpload> {
       stored = blobStore().put(stream, { maxBytes: MAX_FILE_BYTES });
       stored.catch(() => undefined);
     });
+    /** A field sent as a file part: its text (at most 64 bytes; more can be no valid value). */
+    function readSmallPart(stream: Readable, done: (value: string) => void) {
+      const chunks: Buffer[] = [];
+      let size = 0;
+      stream.on('data', (chunk: Buffer) => {
+        size += chunk.length;
+        if (size <= 64) chunks.push(chunk);
+      });
+      stream.on('end', () => done(size <= 64 ? Buffer.concat(chunks).toString('utf8') : 'too long'));
+    }
     bb.on('field', (name, value) => {
       if (name === 'expires_in_seconds') expires = value;
     });
