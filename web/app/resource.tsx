@@ -25,7 +25,8 @@ export interface FieldSpec {
 
 /** Readers for a form's values (what the GraphQL inputs want). */
 export const text = (v: FormValue | undefined): string => (typeof v === 'string' ? v.trim() : '');
-export const optional = (v: FormValue | undefined): string | null => text(v) || null;
+/** An optional text: undefined (left out of the input) when empty. */
+export const optional = (v: FormValue | undefined): string | undefined => text(v) || undefined;
 export const lines = (v: FormValue | undefined): string[] => text(v).split('\n').map((s) => s.trim()).filter(Boolean);
 export const list = (v: FormValue | undefined): string[] => (Array.isArray(v) ? v : []);
 

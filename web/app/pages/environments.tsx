@@ -24,8 +24,9 @@ const fields: FieldSpec[] = [
   { name: 'hosts', label: 'Allowed hosts', kind: 'lines', hint: 'One host a line (*.example.com for subdomains); empty: no outbound access but the model gateway.' },
 ];
 
+// An emptied description is cleared (null); on create it is simply left out.
 const input = (v: Values) => ({
-  name: text(v.name), description: optional(v.description),
+  name: text(v.name), description: text(v.description) || null,
   packages: { apt: lines(v.apt), npm: lines(v.npm), pip: lines(v.pip) },
   network: { allowedHosts: lines(v.hosts) },
 });

@@ -5,7 +5,7 @@ import { useAsync } from '../lib/use-async.js';
 import { href } from '../lib/router.js';
 import { when } from '../lib/format.js';
 import { Badge, ErrorNote, Loading } from '../ui.js';
-import { ResourcePage, optional, text, type FieldSpec, type Values } from '../resource.js';
+import { ResourcePage, text, type FieldSpec, type Values } from '../resource.js';
 import { Table } from '../table.js';
 
 interface Routine {
@@ -50,7 +50,7 @@ function input(v: Values) {
   const cron = text(v.cron);
   return {
     name: text(v.name),
-    description: optional(v.description),
+    description: text(v.description) || null,
     target: { newSession: { agent: text(v.agent) } },
     initialEvents: [{ content: [{ text: { text: text(v.message) } }] }],
     schedule: cron ? { expression: cron, timezone: text(v.timezone) || 'UTC' } : null,

@@ -38,12 +38,11 @@ function Credentials({ vault, reload }: { vault: Vault; reload: () => void }) {
           { name: 'key', label: 'Key', required: true, placeholder: 'e.g. GITHUB', hint: 'A new key adds a credential; an existing key replaces it.' },
           { name: 'host', label: 'Host', required: true, placeholder: 'api.example.com' },
           { name: 'header', label: 'Header', placeholder: 'Authorization' },
-          { name: 'prefix', label: 'Value prefix', placeholder: 'Bearer ' },
+          { name: 'prefix', label: 'Value prefix', placeholder: 'Bearer', hint: 'Empty: “Bearer ” (a space follows it).' },
           { name: 'value', label: 'Value', kind: 'password', required: true, hint: 'Write-only: stored encrypted, never shown again, never placed in a sandbox.' },
         ]}
         onSubmit={async (v) => {
-          const prefix = typeof v.prefix === 'string' ? v.prefix : '';
-          await gql(PUT, { vaultId: vault.id, key: text(v.key), input: { host: text(v.host), header: optional(v.header), prefix: prefix || null, value: typeof v.value === 'string' ? v.value : '' } });
+          await gql(PUT, { vaultId: vault.id, key: text(v.key), input: { host: text(v.host), header: optional(v.header), prefix: optional(v.prefix), value: typeof v.value === 'string' ? v.value : '' } });
           reload();
         }} />
     </>
