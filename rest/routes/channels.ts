@@ -128,6 +128,7 @@ export const channelRoutes = [
     body: postMessageBody,
     document: `mutation Post($id: String!, $thread_id: String!, $input: PostChannelMessageInput!) { posted: postChannelMessage(connectionId: $id, threadId: $thread_id, input: $input) { ${selectionOf(postedMessage)} } }`,
     pick: (data) => data.posted,
+    idempotent: true,
     response: postedMessage,
     errors: ['invalid_request', 'invalid_spec', 'conflict'],
   }),

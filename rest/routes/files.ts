@@ -8,6 +8,7 @@ import { fileBody, fileList, fileDeleted, type FileView } from '../../src/files/
 import { selectionOf } from '../../src/contract/values.js';
 import { blobStore } from '../../src/files/blob-store.js';
 import { sendBlob } from '../../src/files/send-blob.js';
+import { answerOnce } from '../idempotency.js';
 
 const FILE = selectionOf(fileBody);
 
@@ -32,12 +33,18 @@ export const fileRoutes = [
     document: '',
     raw: async (req, res, ctx) => {
       const upload = await parseUpload(req);
-      const file = await recordUpload(ctx.viewer!, upload.blob, upload).catch(async (err: unknown) => {
-        await blobStore().delete(upload.blob.key).catch(() => undefined); // no blob without its row
-        throw err;
-      });
-      res.status(200).json(fileJson(file) satisfies FileView);
+      const dropBlob = () => blobStore().delete(upload.blob.key).catch(() => undefined); // no blob without its row
+      // The body as read: its file part's name, type and content, and the expiry asked for.
+      const fingerprint = { filename: upload.filename, mimeType: upload.mimeType, size: upload.blob.size, sha256: upload.blob.sha256, expiresInSeconds: upload.expiresInSeconds };
+      await answerOnce(req, res, ctx, fingerprint, async () => {
+        const file = await recordUpload(ctx.viewer!, upload.blob, upload).catch(async (err: unknown) => {
+          await dropBlob();
+          throw err;
+        });
+        return { status: 200, body: fileJson(file) satisfies FileView };
+      }, dropBlob);
     },
+    idempotent: true,
     rawRequestBody: {
       required: true,
       content: { 'multipart/form-data': { schema: { type: 'object', required: ['file'], properties: { file: { type: 'string', format: 'binary' }, expires_in_seconds: { type: 'integer', minimum: 3600, maximum: 7776000 } } } } },

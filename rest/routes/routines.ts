@@ -59,6 +59,7 @@ export const routineRoutes = [
     summary: 'Fire the routine now (trigger_context manual)',
     document: `mutation Run($id: String!) { run: runRoutine(id: $id) { ${RUN} } }`,
     pick: (data) => data.run,
+    idempotent: true,
     response: routineRunBody,
     errors: ['conflict'],
   }),

@@ -139,6 +139,7 @@ export const sessionResourceRoutes = [
     body: resourceInput,
     document: `mutation Add($id: String!, $input: ResourceInput!) { resource: addSessionResource(sessionId: $id, input: $input) { ${RESOURCE} } }`,
     pick: (data) => data.resource,
+    idempotent: true,
     response: sessionResource,
     errors: ['invalid_request', 'too_many_resources', 'session_archived'],
   }),

@@ -1,6 +1,7 @@
 // /skills: bundles with immutable revisions. The two uploads read their own body (multipart
 // parts or the JSON bundle, both validated in src/skills/upload.ts); every other route runs a
 // GraphQL document whose answer converts by the zod schemas of src/skills/contract.ts.
+import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { defineRoute } from '../route.js';
 import { Ok } from '../schemas.js';
@@ -10,6 +11,7 @@ import { skillBundleBody, skillBody, skillRevisionBody, createdSkillBody, skillA
 import { selectionOf } from '../../src/contract/values.js';
 import { connectionCursor } from '../../src/pagination/page-token.js';
 import { nextCursorOf, nodesOf } from '../connections.js';
+import { answerOnce } from '../idempotency.js';
 
 const SKILL = selectionOf(skillBody);
 const REVISION = selectionOf(skillRevisionBody);
@@ -27,6 +29,14 @@ function inlineJsonSchema(schema: z.ZodType): JsonSchema {
     return target ? { ...(inline(target) as JsonSchema), ...own } : { ...own, ...($ref !== undefined ? { $ref } : {}) };
   };
   return inline(root) as JsonSchema;
+}
+
+/** What an upload's Idempotency-Key is checked against: the bundle read, each file by its content hash. */
+function uploadFingerprint(upload: Awaited<ReturnType<typeof readSkillUpload>>): unknown {
+  return {
+    displayName: upload.displayName ?? null,
+    files: upload.files.map((f) => ({ path: f.path, executable: f.executable, sha256: createHash('sha256').update(f.data).digest('hex') })),
+  };
 }
 
 const uploadBody = {
@@ -52,9 +62,13 @@ export const skillRoutes = [
     summary: 'Create a skill and upload revision 1 (SKILL.md with name and description front-matter required)',
     document: '',
     raw: async (req, res, ctx) => {
-      const { skill, revision } = await createSkill(ctx.viewer!, await readSkillUpload(req));
-      res.status(201).json({ skill: skillView(skill), revision: skillRevisionView(revision) } satisfies z.output<typeof createdSkillBody>);
+      const upload = await readSkillUpload(req);
+      await answerOnce(req, res, ctx, uploadFingerprint(upload), async () => {
+        const { skill, revision } = await createSkill(ctx.viewer!, upload);
+        return { status: 201, body: { skill: skillView(skill), revision: skillRevisionView(revision) } satisfies z.output<typeof createdSkillBody> };
+      });
     },
+    idempotent: true,
     rawRequestBody: uploadBody,
     status: 201,
     response: createdSkillBody,
@@ -84,9 +98,13 @@ export const skillRoutes = [
     summary: "Upload a complete new snapshot; its SKILL.md name must equal the skill's name",
     document: '',
     raw: async (req, res, ctx) => {
-      const revision = await addRevision(ctx.viewer!, String(req.params.skillId), await readSkillUpload(req));
-      res.status(201).json({ revision: skillRevisionView(revision) } satisfies z.output<typeof revisionAnswer>);
+      const upload = await readSkillUpload(req);
+      await answerOnce(req, res, ctx, uploadFingerprint(upload), async () => {
+        const revision = await addRevision(ctx.viewer!, String(req.params.skillId), upload);
+        return { status: 201, body: { revision: skillRevisionView(revision) } satisfies z.output<typeof revisionAnswer> };
+      });
     },
+    idempotent: true,
     rawRequestBody: uploadBody,
     status: 201,
     response: revisionAnswer,
