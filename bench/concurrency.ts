@@ -131,6 +131,7 @@ async function main() {
     ADMIN_TOKEN: token, ADMIN_PASSWORD: 'bench password here', DATA_DIR: dataDir,
     ANTHROPIC_API_KEY: 'sk-ant-bench', ANTHROPIC_BASE_URL: fake.anthropicBaseUrl,
     RATE_LIMIT_PER_MINUTE: '1000000', LOG_LEVEL: 'warn', STARTING_CREDITS_CENTS: '100000000',
+    ...(process.env.DATABASE_POOL_SIZE ? { DATABASE_POOL_SIZE: process.env.DATABASE_POOL_SIZE } : {}),
     ...(db ? { DATABASE_URL: `${db}${db.includes('?') ? '&' : '?'}schema=${schema}` } : {}),
     ...(process.env.TEST_REDIS_URL ? { REDIS_URL: process.env.TEST_REDIS_URL } : {}),
   }, [...(profDir ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : []), ...(process.env.BENCH_NODE_ARGS ? process.env.BENCH_NODE_ARGS.split(' ') : [])]);
