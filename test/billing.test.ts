@@ -232,6 +232,28 @@ describe('model subscriptions', () => {
     expectError(await s.api('PATCH', '/model-subscriptions/anthropic', { body: { label: 'x' } }), 404, 'not_found');
   });
 
+  it('modelBilling account without a connected subscription for the model is refused (422 invalid_spec), on PATCH and create', async () => {
+    // The previous test removed the anthropic subscription.
+    const { session } = await readySession(s);
+    expect(session.modelBilling).toBe('platform');
+    const patched = await s.api('PATCH', `/sessions/${session.id}`, { body: { modelBilling: 'account' } });
+    expectError(patched, 422, 'invalid_spec');
+    expect(patched.body.error.message).toContain('/v1/model-subscriptions/anthropic');
+    expect((await s.api('GET', `/sessions/${session.id}`)).body.session.modelBilling).toBe('platform');
+    const agent = (await s.api('POST', '/agents', { body: {} })).body.agent;
+    expectError(await s.api('POST', '/sessions', { body: { agent: agent.id, modelBilling: 'account' } }), 422, 'invalid_spec');
+    // A subscription that needs reconnecting cannot be chosen either.
+    await s.api('PUT', '/model-subscriptions/anthropic', { body: { credential: 'sk-ant-later' } });
+    await prisma.modelSubscription.updateMany({ where: { provider: 'anthropic' }, data: { status: 'needs_reconnect' } });
+    expectError(await s.api('PATCH', `/sessions/${session.id}`, { body: { modelBilling: 'account' } }), 422, 'invalid_spec');
+    // Connected: accepted.
+    await s.api('PUT', '/model-subscriptions/anthropic', { body: { credential: 'sk-ant-later' } });
+    expect((await s.api('PATCH', `/sessions/${session.id}`, { body: { modelBilling: 'account' } })).body.session.modelBilling).toBe('account');
+    // Moving an account-billed session to another provider's model needs that provider's subscription.
+    expectError(await s.api('PATCH', `/sessions/${session.id}`, { body: { llm: 'gpt-5' } }), 422, 'invalid_spec');
+    expect((await s.api('DELETE', '/model-subscriptions/anthropic')).body).toEqual({ ok: true });
+  });
+
   it('no response ever contained the subscription credential', () => {
     for (const b of bodies) expect(b).not.toContain(CREDENTIAL);
   });

@@ -17,6 +17,7 @@ import { materializeContent } from './attachments.js';
 import { planResources } from '../resources/resources.js';
 import { vaultsForNewSession } from '../vaults/session-vaults.js';
 import { autoBilling } from '../billing/subscriptions.js';
+import { assertAccountBillable } from '../billing/account-billing.js';
 import { assertCanStartTurn } from '../billing/spend-gate.js';
 import { modelProvider } from '../runtime/models.js';
 import { environmentForNewSession } from '../environments/environments.js';
@@ -59,6 +60,7 @@ export async function createSession(viewer: Viewer, body: CreateSessionBody): Pr
   const budgetMax = body.budget ? budgetCents(body.budget.max_list_cost.amount) : null;
   // The model is resolved first; then billing: explicit, or a subscription set for new agents.
   const modelBilling = body.modelBilling ?? (await autoBilling(viewer.universe.id, modelProvider(llm)));
+  if (body.modelBilling === 'account') await assertAccountBillable(viewer.universe.id, llm);
   if (budgetMax !== null && budgetMax <= 0n) throw new AppError('invalid_request', 'budget amount must be above zero');
   // initial_events are all-or-nothing with the create: refused by the spend gate, no session is made.
   if (body.initial_events?.length) await assertCanStartTurn(viewer.universe.id, modelBilling);
@@ -132,6 +134,10 @@ export async function patchSession(viewer: Viewer, idOrAgent: string, body: Patc
   const session = await resolveSession(viewer, idOrAgent);
   if (body.llm !== undefined) checkModelForEngine(session.agentType, body.llm);
   if (body.reasoningEffort) checkEffortForEngine(session.agentType, body.reasoningEffort);
+  // Account billing needs a connected subscription for the (new) model's provider.
+  const llm = body.llm ?? session.llm;
+  const billing = body.modelBilling ?? session.modelBilling;
+  if (billing === 'account' && (body.modelBilling === 'account' || modelProvider(llm) !== modelProvider(session.llm))) await assertAccountBillable(session.universeId, llm);
   const data: Record<string, unknown> = {};
   if (body.title !== undefined) data.title = body.title;
   if (body.llm !== undefined) data.llm = body.llm;
