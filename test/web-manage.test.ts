@@ -335,6 +335,26 @@ describe.skipIf(!chromiumInstalled)('the management pages in Chromium (skipped w
     expect(((await s.api('GET', '/channels/connections')).body.data as { label: string }[]).map((c) => c.label)).not.toContain('web loop');
   });
 
+  it('at phone width every management page fits the screen (rows as cards, the sections a menu)', async () => {
+    expect((await s.api('POST', '/environments', { body: { name: 'phone-env', packages: { apt: ['git'] }, network: { allowed_hosts: ['pypi.org'] } } })).status).toBe(201);
+    expect((await s.api('POST', '/webhooks', { body: { url: 'https://example.com/a-rather-long/path/for/a/phone/screen', events: ['agent.created', 'session.status_idle'] } })).status).toBe(201);
+    expect((await s.api('POST', '/vaults', { body: { name: 'phone-vault' } })).status).toBe(201);
+    const phone = await offlineContext(browser, { viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true, deviceScaleFactor: 2 });
+    const p = await phone.context.newPage();
+    await signIn(p, s);
+    for (const [hash, heading] of [['environments', 'Environments'], ['vaults', 'Vaults'], ['routines', 'Routines'], ['webhooks', 'Webhooks'], ['files', 'Files'], ['skills', 'Skills'], ['subscriptions', 'Model subscriptions'], ['channels', 'Channel connections']] as const) {
+      await p.goto(`${s.url}/#/${hash}`);
+      await p.getByRole('heading', { level: 1, name: heading }).waitFor();
+      await expectCount(p.getByRole('status').filter({ hasText: 'Loading' }), 0);
+      const wide = await p.evaluate(() => [document.documentElement, ...document.querySelectorAll('nav, .table-wrap, td')]
+        .filter((el) => el.scrollWidth > el.clientWidth + 1 || el.getBoundingClientRect().right > window.innerWidth + 1).map((el) => el.tagName + '.' + el.className));
+      expect(wide, `${hash}: wider than the screen`).toEqual([]);
+      await screenshot(p, `40-phone-${hash}`);
+    }
+    await phone.context.close();
+    expect(phone.external).toEqual([]);
+  });
+
   it('no page asked for anything beyond loopback', () => {
     expect(desk.external).toEqual([]);
   });

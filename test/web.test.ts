@@ -177,6 +177,7 @@ describe.skipIf(!chromiumInstalled)('the web in Chromium (skipped without /usr/b
     await expectText(page.getByTestId('session-status'), 'idle', 20_000);
     // A new session says what to do instead of showing an empty box.
     await expectContains(page.getByTestId('session-hint'), 'Write a first message below');
+    await page.locator('main').getByRole('link', { name: 'Web Helper 2', exact: true }).waitFor();
     await screenshot(page, '06a-session-new');
 
     await page.getByLabel('Message').fill('Hello from the browser');

@@ -16,6 +16,7 @@ interface Info {
   wallet: { balance: { amount: string; currency: string } };
 }
 const INFO = doc`query SessionInfo($id: String!) { session(id: $id) { ${SESSION_FIELDS} } wallet { balance { amount currency } } }`;
+const AGENT_NAME = doc`query SessionAgent($id: String!) { agent(id: $id) { displayName } }`;
 
 type Phase = { kind: 'history'; loaded: number } | { kind: 'live' } | { kind: 'stopped'; error: Error };
 
@@ -137,6 +138,9 @@ export function SessionPage({ id }: { id: string }) {
   const [text, setText] = useState('');
   const [announce, setAnnounce] = useState('');
   const session = info.data?.session;
+  // The agent by name (a deleted agent keeps showing its id).
+  const agentId = session?.agentId ?? null;
+  const agentName = useAsync(() => (agentId ? gql<{ agent: { displayName: string } }>(AGENT_NAME, { id: agentId }).then((d) => d.agent.displayName) : Promise.resolve(null)), [agentId]);
   const status = timeline.status ?? session?.status ?? null;
 
   // Provisioning ends without an event: look again until the sandbox is ready.
@@ -181,7 +185,7 @@ export function SessionPage({ id }: { id: string }) {
   const closed = status === 'terminated' || status === 'deleted';
   return (
     <Page title={session?.title || 'Session'} actions={status ? <span data-testid="session-status">{statusBadge(status)}</span> : null}>
-      <p><a href={href('sessions')}>← All sessions</a>{session?.agentId ? <> · agent <a href={href('agents', session.agentId)}><code>{session.agentId}</code></a></> : null} · <code>{id}</code></p>
+      <p><a href={href('sessions')}>← All sessions</a>{session?.agentId ? <> · agent <a href={href('agents', session.agentId)}>{agentName.data ?? <code>{session.agentId}</code>}</a></> : null} · <code>{id}</code></p>
       <ErrorNote error={info.error} />
       {session ? (
         <dl className="stats card compact">
