@@ -279,7 +279,7 @@ describe.skipIf(!chromiumInstalled)('the management pages in Chromium (skipped w
     expect((await subscriptions()).map((m) => m.provider)).not.toContain('openai');
   });
 
-  it('channels: an app registered with the platform, a loopback connection claimed through its connect link, a binding, all deleted', async () => {
+  it('channels: a loopback connection claimed through its connect link, a binding, a channel webhook, an app registered with the platform, all deleted', async () => {
     await open('Channels', 'Channel connections');
     await page.getByRole('button', { name: 'New connection' }).click();
     await page.getByLabel('Label').fill('web loop');
@@ -314,6 +314,26 @@ describe.skipIf(!chromiumInstalled)('the management pages in Chromium (skipped w
     await screenshot(page, '38-channel-bindings');
     await audit('channel bindings page');
     await remove('thread-42');
+
+    await page.locator('nav[aria-label="Channels"]').getByRole('link', { name: 'Webhooks' }).click();
+    await page.getByRole('heading', { level: 1, name: 'Channel webhooks' }).waitFor();
+    await page.getByRole('button', { name: 'New channel webhook' }).click();
+    await page.getByLabel('URL').fill(`${receiverUrl}/channel-events`);
+    await page.getByRole('checkbox', { name: 'message_received' }).check();
+    await page.getByRole('button', { name: 'Create channel webhook' }).click();
+    await noAlert();
+    await expectText(page.getByTestId('secret-value'), /^whsec_/);
+    await page.getByRole('button', { name: 'Done' }).click();
+    await expectContains(row(`${receiverUrl}/channel-events`), 'message_received');
+    await row(`${receiverUrl}/channel-events`).getByRole('button', { name: 'Edit' }).click();
+    await page.getByRole('combobox', { name: 'Status' }).selectOption('disabled');
+    await page.getByRole('button', { name: 'Save' }).click();
+    await expectContains(row(`${receiverUrl}/channel-events`), 'disabled');
+    expect(((await s.api('GET', '/channels/webhooks')).body.data as { status: string }[]).map((w) => w.status)).toEqual(['disabled']);
+    await screenshot(page, '38a-channel-webhooks');
+    await audit('channel webhooks page');
+    await remove(`${receiverUrl}/channel-events`);
+    expect((await s.api('GET', '/channels/webhooks')).body.data).toEqual([]);
 
     await page.getByRole('link', { name: 'Apps' }).click();
     await page.getByRole('heading', { level: 1, name: 'Channel apps' }).waitFor();

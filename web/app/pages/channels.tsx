@@ -1,11 +1,12 @@
-// Channels: messaging platforms wired to sessions. Three tabs: apps (your own platform
+// Channels: messaging platforms wired to sessions. Four tabs: apps (your own platform
 // credentials, write-only), connections (a conversation on a platform, claimed by the end user
-// through its connect link) and bindings (which session or channel webhook a thread routes to).
+// through its connect link), bindings (which session or channel webhook a thread routes to) and
+// channel webhooks (endpoints that receive channel events; the secret is shown once).
 import { doc, gql } from '../../shared/graphql.js';
 import { href } from '../lib/router.js';
 import { when } from '../lib/format.js';
 import { Badge } from '../ui.js';
-import { ResourcePage, optional, text, type Values } from '../resource.js';
+import { ResourcePage, list, optional, text, type FieldSpec, type Values } from '../resource.js';
 
 interface App { id: string; platform: string; label: string; status: string; credentialKeys: string[]; createdAt: string; setup: Record<string, unknown> }
 interface Connection {
@@ -28,6 +29,12 @@ const SET_DEFAULT = doc`mutation SetConnectionBinding($id: String!, $input: SetC
 const DELETE_BINDING = doc`mutation DeleteChannelBinding($id: String!) { deleteChannelBinding(id: $id) }`;
 const CLEAR_DEFAULT = doc`mutation ClearConnectionBinding($id: String!) { clearChannelConnectionBinding(id: $id) }`;
 
+interface ChannelWebhook { id: string; url: string; status: string; events: string[] }
+const WEBHOOKS = doc`query ChannelWebhooks { channelWebhooks { id url status events } channelEventTypes }`;
+const CREATE_WEBHOOK = doc`mutation CreateChannelWebhook($input: CreateChannelWebhookInput!) { createChannelWebhook(input: $input) { id secret } }`;
+const UPDATE_WEBHOOK = doc`mutation UpdateChannelWebhook($id: String!, $input: UpdateChannelWebhookInput!) { updateChannelWebhook(id: $id, input: $input) { id } }`;
+const DELETE_WEBHOOK = doc`mutation DeleteChannelWebhook($id: String!) { deleteChannelWebhook(id: $id) }`;
+
 const APP_PLATFORMS = [['slack', 'Slack'], ['discord', 'Discord'], ['telegram', 'Telegram'], ['whatsapp', 'WhatsApp']] as const;
 const PLATFORMS = [['loopback', 'Loopback (in-process, for trying it out)'], ...APP_PLATFORMS] as const;
 
@@ -46,7 +53,7 @@ function destination(v: Values) {
   return session ? { session } : { webhook: text(v.webhook) };
 }
 
-const TABS = [['connections', 'Connections'], ['bindings', 'Bindings'], ['apps', 'Apps']] as const;
+const TABS = [['connections', 'Connections'], ['bindings', 'Bindings'], ['webhooks', 'Webhooks'], ['apps', 'Apps']] as const;
 function Tabs({ tab }: { tab: string }) {
   return (
     <nav className="tabs" aria-label="Channels">
@@ -172,8 +179,54 @@ function BindingsTab() {
   );
 }
 
+let channelEvents: string[] = [];
+
+function WebhooksTab() {
+  const fields = (withStatus: boolean): FieldSpec[] => [
+    { name: 'url', label: 'URL', kind: 'url', required: true, placeholder: 'https://example.com/channel-events' },
+    { name: 'events', label: 'Events', kind: 'checks', options: channelEvents.map((e) => [e, e] as const), hint: 'None chosen: every event.' },
+    ...(withStatus ? [{ name: 'status', label: 'Status', kind: 'select' as const, options: [['active', 'active'], ['disabled', 'disabled']] as const }] : []),
+  ];
+  return (
+    <ResourcePage<ChannelWebhook> title="Channel webhooks" noun="channel webhook" nav={<Tabs tab="webhooks" />} rowKey={(w) => w.id} rowName={(w) => w.url}
+      intro={<>Endpoints that receive channel events (message.received when a binding routes to them, channel.connected …), signed with their secret.</>}
+      empty="No channel webhooks."
+      load={async () => {
+        const d = await gql<{ channelWebhooks: ChannelWebhook[]; channelEventTypes: string[] }>(WEBHOOKS);
+        // The catalog names events as the wire does (message.received); the GraphQL enum as message_received.
+        channelEvents = d.channelEventTypes.map((e) => e.replace(/\./g, '_'));
+        return d.channelWebhooks;
+      }}
+      columns={[
+        { label: 'Endpoint', cell: (w) => <><code>{w.url}</code><br /><small className="muted"><code>{w.id}</code></small></> },
+        { label: 'Events', cell: (w) => w.events.join(', ') },
+        { label: 'Status', cell: (w) => <Badge tone={w.status === 'active' ? 'good' : 'warn'}>{w.status}</Badge> },
+      ]}
+      // A getter: the event types are read when the form opens (after the list loaded them).
+      create={{
+        get fields() { return fields(false); },
+        submit: async (v) => {
+          const events = list(v.events);
+          const d = await gql<{ createChannelWebhook: { secret: string } }>(CREATE_WEBHOOK, { input: { url: text(v.url), ...(events.length ? { events } : {}) } });
+          return { secret: { label: 'Signing secret', value: d.createChannelWebhook.secret } };
+        },
+      }}
+      edit={{
+        fields: () => fields(true),
+        initial: (w) => ({ url: w.url, events: w.events, status: w.status }),
+        submit: (w, v) => {
+          const events = list(v.events);
+          return gql(UPDATE_WEBHOOK, { id: w.id, input: { url: text(v.url), status: text(v.status), ...(events.length ? { events } : {}) } });
+        },
+      }}
+      remove={{ run: (w) => gql(DELETE_WEBHOOK, { id: w.id }) }}
+    />
+  );
+}
+
 export function ChannelsPage({ tab }: { tab: string }) {
   if (tab === 'apps') return <AppsTab />;
+  if (tab === 'webhooks') return <WebhooksTab />;
   if (tab === 'bindings') return <BindingsTab />;
   return <ConnectionsTab />;
 }
