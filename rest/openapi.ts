@@ -25,6 +25,44 @@ function edgeErrors(route: RestRoute): string[] {
   ];
 }
 
+/** Keys whose value is a map of names to schemas (not a schema itself). */
+const SCHEMA_MAPS = new Set(['properties', 'patternProperties', '$defs', 'dependentSchemas']);
+
+/**
+ * A request schema as client generators read it. With openapi-typescript's defaults a property
+ * that has a `default` is non-optional in its generated type (right for a response, which the
+ * server fills; wrong for a request, which may leave it out): in request schemas the default
+ * moves into the description, so an omitted field stays optional in generated clients. And a
+ * binary part is described the OpenAPI 3.1 way (contentMediaType, no `type: string`), so it is not
+ * typed as a string (openapi-typescript gives it `unknown`: a Blob or a Buffer is accepted).
+ */
+export function forRequests(node: unknown, keepOwnDefault = false): unknown {
+  if (Array.isArray(node)) return node.map((n) => forRequests(n));
+  if (!node || typeof node !== 'object') return node;
+  const out: JsonSchema = {};
+  for (const [key, value] of Object.entries(node as JsonSchema)) {
+    if (SCHEMA_MAPS.has(key) && value && typeof value === 'object') {
+      out[key] = Object.fromEntries(Object.entries(value as JsonSchema).map(([name, sub]) => [name, forRequests(sub)]));
+    } else if (key === 'default' && !keepOwnDefault) {
+      continue;
+    } else {
+      out[key] = forRequests(value);
+    }
+  }
+  const source = node as JsonSchema;
+  if ('default' in source && !keepOwnDefault) {
+    const said = typeof source.description === 'string' ? source.description : '';
+    // Said once: many descriptions already name their default in words.
+    if (!/default/i.test(said)) out.description = `${said ? `${said.replace(/\.?$/, '.')} ` : ''}Default: \`${JSON.stringify(source.default)}\`.`;
+  }
+  if (out.type === 'string' && out.format === 'binary') {
+    delete out.type;
+    delete out.format;
+    out.contentMediaType = 'application/octet-stream';
+  }
+  return out;
+}
+
 function toSchema(schema: z.ZodType, io: 'input' | 'output', components: Record<string, JsonSchema>): JsonSchema {
   const json = z.toJSONSchema(schema, {
     io,
@@ -47,11 +85,18 @@ function toSchema(schema: z.ZodType, io: 'input' | 'output', components: Record<
     JSON.parse(JSON.stringify(value).replace(/"#\/\$defs\/([^"]+)"/g, (_m, name: string) => `"#/components/schemas/${componentName(name)}"`));
   for (const [name, def] of Object.entries(json.$defs ?? {})) {
     delete def.id;
-    components[componentName(name)] = toComponents(def);
+    components[componentName(name)] = io === 'input' ? (forRequests(toComponents(def)) as JsonSchema) : toComponents(def);
   }
   delete json.$defs;
   return toComponents(json);
 }
+
+/** How a stream's event schema is named to a reader: its component, else plain words. */
+const eventTypeName = (schema: JsonSchema) =>
+  typeof schema.$ref === 'string' ? `a ${schema.$ref.replace('#/components/schemas/', '')} (${schema.$ref})` : 'one event as JSON';
+
+/** A request body's schema as clients read it (forRequests). */
+const requestSchema = (schema: z.ZodType, components: Record<string, JsonSchema>) => forRequests(toSchema(schema, 'input', components)) as JsonSchema;
 
 function queryParameters(route: RestRoute, components: Record<string, JsonSchema>) {
   if (!route.query) return [];
@@ -85,8 +130,11 @@ export function buildOpenApi(routes: RestRoute[], serverUrl = '/v1'): Record<str
             description: 'Server-sent events: each frame has `id:` (event id), `event:` (event type) and `data:` (the event JSON, whose schema is `x-event-schema` of this media type); a comment ping at least every 15 s',
             content: {
               'text/event-stream': {
-                schema: { type: 'string' },
-                // OpenAPI 3.1 cannot type the items of a stream (3.2's itemSchema): an extension does.
+                // OpenAPI 3.1 cannot type the items of a stream (3.2's itemSchema, which today's
+                // generators and linters refuse in a 3.1 document): `x-event-schema` does, naming a
+                // component so a generated client has the event's type; the stream's own schema
+                // names it too, for whoever reads the generated code.
+                schema: { type: 'string', description: `Server-sent event frames; the data of each is ${eventTypeName(toSchema(route.response, 'output', components))}, as this media type's x-event-schema says` },
                 'x-event-schema': toSchema(route.response, 'output', components),
                 example: 'id: <event id>\nevent: <event type>\ndata: {"id": "<event id>", "type": "<event type>", ...}\n\n',
               },
@@ -115,8 +163,8 @@ export function buildOpenApi(routes: RestRoute[], serverUrl = '/v1'): Record<str
         ...queryParameters(route, components),
         ...(route.idempotent ? [{ name: 'Idempotency-Key', in: 'header', required: false, schema: { type: 'string', maxLength: 255 }, description: 'A retry with the same key and body within 24 h returns the first answer' }] : []),
       ],
-      ...(route.rawRequestBody ? { requestBody: route.rawRequestBody } : {}),
-      ...(route.body ? { requestBody: { required: false, content: { 'application/json': { schema: toSchema(route.body, 'input', components) } } } } : {}),
+      ...(route.rawRequestBody ? { requestBody: forRequests(route.rawRequestBody) } : {}),
+      ...(route.body ? { requestBody: { required: false, content: { 'application/json': { schema: requestSchema(route.body, components) } } } } : {}),
       responses,
     };
     if (!(op.parameters as unknown[]).length) delete op.parameters;
