@@ -19,6 +19,7 @@ import type { WebhookEventType } from '../webhooks/catalog.js';
 import { checkSkillRefs } from './skill-refs.js';
 import { storedMcpServers } from '../tools/mcp/auth.js';
 import { checkSecretChange, EgressHeaderConflictError, publishPolicyChange } from '../egress/session-policy.js';
+import { checkDefaultChoice } from '../sessions/default-session.js';
 
 type Tx = Prisma.TransactionClient;
 
@@ -149,6 +150,7 @@ export async function updateAgent(viewer: Viewer, id: string, body: PatchAgentBo
     if (body.llm !== undefined) checkModelForEngine(agent.agentType, body.llm);
     if (body.reasoningEffort) checkEffortForEngine(agent.agentType, body.reasoningEffort);
     if (body.skills && attempt === 0) await checkSkillRefs(agent.universeId, body.skills);
+    if (body.defaultSessionId !== undefined) await checkDefaultChoice(agent.id, body.defaultSessionId);
     const data: Prisma.AgentUpdateManyMutationInput = { version: { increment: 1 } };
     if (body.displayName !== undefined) data.displayName = body.displayName;
     if (body.name !== undefined) data.name = body.name;
@@ -164,6 +166,7 @@ export async function updateAgent(viewer: Viewer, id: string, body: PatchAgentBo
     if (body.skills !== undefined) data.skills = body.skills as Prisma.InputJsonValue;
     if (body.mcpServers !== undefined) data.mcpServers = storedMcpServers(body.mcpServers, agent.mcpServers) as unknown as Prisma.InputJsonValue;
     if (body.customData !== undefined) data.customData = body.customData as Prisma.InputJsonValue;
+    if (body.defaultSessionId !== undefined) data.defaultSessionId = body.defaultSessionId;
 
     const written = await announced(async (tx) => {
       const n = await tx.agent.updateMany({ where: { id: agent.id, version: agent.version, archived: false }, data });

@@ -91,7 +91,7 @@ export const createAgentBody = strict({
 }).meta({ id: 'CreateAgentInput', description: 'Every field optional: an empty input creates a hermes agent with no capabilities' });
 export type CreateAgentBody = z.output<typeof createAgentBody>;
 
-const PATCH_HINT = 'PATCH accepts displayName, name, description, llm, capabilities, metadata, harnessVersion, reasoningEffort, instructions, skills, mcpServers, customData, expectedVersion (the prompt is saved with PUT /agents/{id}/prompt)';
+const PATCH_HINT = 'PATCH accepts displayName, name, description, llm, capabilities, metadata, harnessVersion, reasoningEffort, instructions, skills, mcpServers, customData, defaultSessionId, expectedVersion (the prompt is saved with PUT /agents/{id}/prompt)';
 
 // The spec's PATCH fields, plus name, description, llm, instructions and customData (every
 // creatable field except agentType, which would invalidate llm and reasoningEffort, and prompt,
@@ -109,6 +109,7 @@ export const patchAgentBody = strict({
   skills: z.array(skillAttachmentInput).max(LIMITS.skills).optional().describe('replaces the whole array'),
   mcpServers: z.array(mcpServerInput).max(LIMITS.mcpServers).optional().describe('replaces the whole list'),
   customData: z.array(customDataInput).max(LIMITS.customData).optional(),
+  defaultSessionId: nonEmpty.max(128).optional().describe('choose the session that verbs addressed by the agent id act on: a live session of this agent (it stays the default until archived or deleted)'),
   expectedVersion: z.int32().min(1).optional().describe('optimistic concurrency: 409 version_conflict when the agent moved on'),
 }, PATCH_HINT).meta({ id: 'UpdateAgentInput', description: 'Omitted fields are preserved; every update bumps version' });
 export type PatchAgentBody = z.output<typeof patchAgentBody>;
@@ -188,7 +189,7 @@ export const agentBody = z.strictObject({
   instructions: z.array(instructionFileBody),
   customData: z.array(customDataBody),
   metadata: z.record(z.string(), z.unknown()).describe('client metadata, key-merged on update'),
-  defaultSessionId: z.string().nullable().describe('the session the service verbs target when addressed by agent id'),
+  defaultSessionId: z.string().nullable().describe('the session the service verbs target when addressed by agent id: a live session of the agent (the first one created, or the one chosen with PATCH; when it is archived or deleted, the newest live one), null when the agent has none'),
   universe: z.string().describe('slug of the universe'),
 }).meta({ id: 'Agent' });
 export type AgentView = z.output<typeof agentBody>;

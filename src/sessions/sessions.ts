@@ -1,5 +1,5 @@
 // Session rules: create (with the agent's defaults and up-front provisioning), read, patch,
-// archive, delete, and the agent's default session that agent-id addressing resolves to.
+// archive, delete; each keeps the agent's default session (default-session.ts) live.
 import { prisma } from '../db/client.js';
 import { AppError } from '../errors.js';
 import { newId } from '../ids.js';
@@ -24,17 +24,13 @@ import { environmentForNewSession } from '../environments/environments.js';
 import { warmSandboxes, type WarmRequest } from '../runtime/warm-sandboxes.js';
 import { mcpRelayFor } from '../engines/cli/mcp-relay.js';
 import { currentHarness } from '../catalog/catalog.js';
+import { claimDefaultIfVacant, defaultSessionOf, moveDefaultFrom } from './default-session.js';
 
 const notFound = () => new AppError('not_found', 'session not found');
 
-/** Resolves `sess_…` or `agent_…` (the agent's default session) within the viewer's universe. */
+/** Resolves `sess_…` or `agent_…` (the agent's default session, default-session.ts) within the viewer's universe. */
 export async function resolveSession(viewer: Viewer, idOrAgent: string): Promise<Session> {
-  if (idOrAgent.startsWith('agent_')) {
-    const agent = await prisma.agent.findFirst({ where: { id: idOrAgent, universeId: viewer.universe.id }, select: { defaultSessionId: true } });
-    if (!agent) throw new AppError('not_found', 'agent not found');
-    if (!agent.defaultSessionId) throw new AppError('not_found', 'the agent has no default session yet; create a session first');
-    idOrAgent = agent.defaultSessionId;
-  }
+  if (idOrAgent.startsWith('agent_')) idOrAgent = await defaultSessionOf(viewer.universe.id, idOrAgent);
   const session = await prisma.session.findFirst({ where: { id: idOrAgent, universeId: viewer.universe.id } });
   if (!session) throw notFound();
   return session;
@@ -91,9 +87,6 @@ async function createSessionRow(
   const vaultIds = await vaultsForNewSession(viewer.universe.id, body.vault_ids ?? [], agent.id, body.resources ?? []);
   const planned = await planResources(viewer.universe.id, id, body.resources ?? [], [], { agentId: agent.id });
   const { session, batch } = await prisma.$transaction(async (tx) => {
-    const claimDefault = !agent.defaultSessionId
-      ? (await tx.agent.updateMany({ where: { id: agent.id, defaultSessionId: null }, data: { defaultSessionId: id } })).count === 1
-      : false;
     const session = await tx.session.create({
       data: {
         id,
@@ -105,7 +98,6 @@ async function createSessionRow(
         llm,
         reasoningEffort: body.reasoningEffort ?? null,
         modelBilling,
-        isDefault: claimDefault,
         metadata: (body.metadata ?? {}) as object,
         instructions: (body.instructions ?? []) as object,
         vcpus: body.vcpus ?? null,
@@ -116,6 +108,7 @@ async function createSessionRow(
         environmentId: environment?.id ?? null,
       },
     });
+    await claimDefaultIfVacant(tx, agent.id, id);
     const batch = await storeEvents(tx, id, initial);
     for (const p of planned) await tx.sessionResource.create({ data: { ...p.row, checkout: p.row.checkout ?? undefined } as never });
     return { session, batch };
@@ -183,6 +176,7 @@ export async function archiveSession(viewer: Viewer, idOrAgent: string): Promise
     return now;
   }
   await commitEvent(session.id, { type: 'session.status_terminated', fields: {} });
+  await moveDefaultFrom(prisma, session.id);
   await teardownSandbox(session.id);
   // A delete racing this archive may have removed the record meanwhile.
   const archived = await prisma.session.findFirst({ where: { id: session.id } });
@@ -196,7 +190,7 @@ export async function deleteSession(viewer: Viewer, idOrAgent: string): Promise<
   // Announce before removal so live streams learn of it; then the row and its events go.
   await commitEvent(session.id, { type: 'session.deleted', fields: {} });
   await prisma.$transaction(async (tx) => {
-    await tx.agent.updateMany({ where: { defaultSessionId: session.id }, data: { defaultSessionId: null } });
+    await moveDefaultFrom(tx, session.id);
     await tx.sessionResource.deleteMany({ where: { sessionId: session.id } });
     const removed = await tx.session.deleteMany({ where: { id: session.id, status: { in: movableFrom('delete') } } });
     if (removed.count !== 1) throw new AppError('session_running', 'the session started running; interrupt it first');

@@ -6,7 +6,7 @@ import { resourceView } from '../resources/resources.js';
 import type { Prisma, SessionResource } from '../generated/prisma/client.js';
 import type { SessionView } from './contract.js';
 
-const withAgentEffort = { agent: { select: { reasoningEffort: true } } } satisfies Prisma.SessionInclude;
+const withAgentEffort = { agent: { select: { reasoningEffort: true, defaultSessionId: true } } } satisfies Prisma.SessionInclude;
 type SessionRow = Prisma.SessionGetPayload<{ include: typeof withAgentEffort }>;
 
 const usd = (cents: bigint) => ({ amount: cents.toString(), currency: 'USD' as const });
@@ -21,7 +21,7 @@ function toView(s: SessionRow, resources: SessionResource[]): SessionView {
     llm: s.llm,
     reasoningEffort: s.reasoningEffort ?? s.agent?.reasoningEffort ?? null,
     modelBilling: s.modelBilling as SessionView['modelBilling'],
-    default: s.isDefault,
+    default: s.agent?.defaultSessionId === s.id,
     metadata: (s.metadata ?? {}) as Record<string, unknown>,
     budget: s.budgetMaxCents === null ? null : {
       max_list_cost: usd(s.budgetMaxCents),
