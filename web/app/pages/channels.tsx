@@ -2,6 +2,7 @@
 // credentials, write-only), connections (a conversation on a platform, claimed by the end user
 // through its connect link), bindings (which session or channel webhook a thread routes to) and
 // channel webhooks (endpoints that receive channel events; the secret is shown once).
+import { useState } from 'react';
 import { doc, gql } from '../../shared/graphql.js';
 import { href } from '../lib/router.js';
 import { when } from '../lib/format.js';
@@ -139,16 +140,16 @@ function ConnectionsTab() {
   );
 }
 
-let connectionNames = new Map<string, string>();
-
 function BindingsTab() {
+  // Loaded with the list (one request): the form's connection choices and the list's names.
+  const [connectionNames, setConnectionNames] = useState<ReadonlyMap<string, string>>(new Map());
   return (
     <ResourcePage<Binding> title="Channel bindings" noun="binding" nav={<Tabs tab="bindings" />} rowKey={(b) => b.id} rowName={(b) => (b.isDefault ? `${connectionNames.get(b.connectionId) ?? b.connectionId} (every thread)` : `thread ${b.threadId}`)}
       intro={<>Where a connection's messages go: a binding for one thread, or the connection-level binding every other thread follows.</>}
       empty="No bindings yet."
       load={async () => {
         const d = await gql<{ channelBindings: Binding[]; channelConnections: { id: string; label: string }[] }>(BINDINGS);
-        connectionNames = new Map(d.channelConnections.map((c) => [c.id, c.label]));
+        setConnectionNames(new Map(d.channelConnections.map((c) => [c.id, c.label])));
         return d.channelBindings;
       }}
       columns={[
@@ -159,15 +160,12 @@ function BindingsTab() {
         { label: 'Status', cell: (b) => b.status },
       ]}
       create={{
-        // A getter: the connection choices are read when the form opens (after the list loaded them).
-        get fields() {
-          return [
-            { name: 'connection', label: 'Connection', kind: 'select' as const, required: true, options: [['', 'Choose a connection'] as const, ...[...connectionNames].map(([id, label]) => [id, label] as const)] },
-            { name: 'thread', label: 'Thread id', hint: 'Empty: the connection-level binding (every thread without its own).' },
-            { name: 'session', label: 'Session id', placeholder: 'sess_…' },
-            { name: 'webhook', label: 'or channel webhook id', hint: 'Messages arrive at that endpoint as message.received.' },
-          ];
-        },
+        fields: [
+          { name: 'connection', label: 'Connection', kind: 'select', required: true, options: [['', 'Choose a connection'], ...[...connectionNames].map(([id, label]) => [id, label] as const)] },
+          { name: 'thread', label: 'Thread id', hint: 'Empty: the connection-level binding (every thread without its own).' },
+          { name: 'session', label: 'Session id', placeholder: 'sess_…' },
+          { name: 'webhook', label: 'or channel webhook id', hint: 'Messages arrive at that endpoint as message.received.' },
+        ],
         submit: async (v) => {
           const thread = optional(v.thread);
           if (thread) await gql(CREATE_BINDING, { input: { connectionId: text(v.connection), threadId: thread, destination: destination(v) } });
@@ -179,9 +177,9 @@ function BindingsTab() {
   );
 }
 
-let channelEvents: string[] = [];
-
 function WebhooksTab() {
+  // Loaded with the list (one request): the form's event choices.
+  const [channelEvents, setChannelEvents] = useState<string[]>([]);
   const fields = (withStatus: boolean): FieldSpec[] => [
     { name: 'url', label: 'URL', kind: 'url', required: true, placeholder: 'https://example.com/channel-events' },
     { name: 'events', label: 'Events', kind: 'checks', options: channelEvents.map((e) => [e, e] as const), hint: 'None chosen: every event.' },
@@ -194,7 +192,7 @@ function WebhooksTab() {
       load={async () => {
         const d = await gql<{ channelWebhooks: ChannelWebhook[]; channelEventTypes: string[] }>(WEBHOOKS);
         // The catalog names events as the wire does (message.received); the GraphQL enum as message_received.
-        channelEvents = d.channelEventTypes.map((e) => e.replace(/\./g, '_'));
+        setChannelEvents(d.channelEventTypes.map((e) => e.replace(/\./g, '_')));
         return d.channelWebhooks;
       }}
       columns={[
@@ -202,9 +200,8 @@ function WebhooksTab() {
         { label: 'Events', cell: (w) => w.events.join(', ') },
         { label: 'Status', cell: (w) => <Badge tone={w.status === 'active' ? 'good' : 'warn'}>{w.status}</Badge> },
       ]}
-      // A getter: the event types are read when the form opens (after the list loaded them).
       create={{
-        get fields() { return fields(false); },
+        fields: fields(false),
         submit: async (v) => {
           const events = list(v.events);
           const d = await gql<{ createChannelWebhook: { secret: string } }>(CREATE_WEBHOOK, { input: { url: text(v.url), ...(events.length ? { events } : {}) } });

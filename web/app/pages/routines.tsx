@@ -1,5 +1,6 @@
 // Routines: a message sent to an agent on a cron schedule or by hand. Create, edit, pause,
 // resume, run now, archive; each routine's runs (the session each fire started, or its error).
+import { useState } from 'react';
 import { doc, gql } from '../../shared/graphql.js';
 import { useAsync } from '../lib/use-async.js';
 import { href } from '../lib/router.js';
@@ -30,8 +31,6 @@ const RUN = doc`mutation RunRoutine($id: String!) { runRoutine(id: $id) { id } }
 const ARCHIVE = doc`mutation ArchiveRoutine($id: String!) { archiveRoutine(id: $id) { id } }`;
 const RUNS = doc`query RoutineRuns($id: String!) { routineRuns(routineId: $id, first: 20) { edges { node { id createdAt sessionId error { type message } triggerContext { __typename } agent { name } } } } }`;
 
-let agentNames = new Map<string, string>();
-
 function Runs({ routine }: { routine: Routine }) {
   const runs = useAsync(() => gql<{ routineRuns: { edges: { node: Run }[] } }>(RUNS, { id: routine.id }).then((d) => d.routineRuns.edges.map((e) => e.node)), [routine]);
   if (!runs.data) return runs.error ? <ErrorNote error={runs.error} /> : <Loading what="runs" />;
@@ -58,6 +57,8 @@ function input(v: Values) {
 }
 
 export function RoutinesPage() {
+  // Loaded with the list (one request): the form's agent choices and the list's agent names.
+  const [agentNames, setAgentNames] = useState<ReadonlyMap<string, string>>(new Map());
   const fields = (): FieldSpec[] => [
     { name: 'name', label: 'Name', required: true, maxLength: 256 },
     { name: 'description', label: 'Description', kind: 'textarea', rows: 2, maxLength: 2048 },
@@ -72,7 +73,7 @@ export function RoutinesPage() {
       empty="No routines yet."
       load={async () => {
         const d = await gql<{ routines: { edges: { node: Routine }[] }; agents: { edges: { node: { id: string; displayName: string } }[] } }>(LIST);
-        agentNames = new Map(d.agents.edges.map((e) => [e.node.id, e.node.displayName]));
+        setAgentNames(new Map(d.agents.edges.map((e) => [e.node.id, e.node.displayName])));
         return d.routines.edges.map((e) => e.node);
       }}
       columns={[
@@ -81,8 +82,7 @@ export function RoutinesPage() {
         { label: 'Schedule', cell: (r) => (r.schedule ? <><code>{r.schedule.expression}</code> ({r.schedule.timezone})<br /><small className="muted">next {when(r.schedule.upcomingRunsAt[0])} · last {when(r.schedule.lastRunAt)}</small></> : 'by hand only') },
         { label: 'State', cell: (r) => (r.archivedAt ? <Badge tone="bad">archived</Badge> : r.status === 'active' ? <Badge tone="good">active</Badge> : <Badge tone="warn">{r.pausedReason?.__typename === 'RoutinePausedByError' ? 'paused by an error' : 'paused'}</Badge>) },
       ]}
-      // A getter: the agent choices are read when the form opens (after the list loaded them).
-      create={{ get fields() { return fields(); }, initial: { timezone: 'UTC' }, submit: async (v) => void await gql(CREATE, { input: input(v) }) }}
+      create={{ fields: fields(), initial: { timezone: 'UTC' }, submit: async (v) => void await gql(CREATE, { input: input(v) }) }}
       edit={{
         fields, show: (r) => !r.archivedAt,
         initial: (r) => ({

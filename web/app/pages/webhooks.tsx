@@ -1,5 +1,6 @@
 // Outbound webhook endpoints: create (the signing secret is shown once), edit url/events,
 // disable or re-enable, delete; each endpoint's deliveries with their attempts and answers.
+import { useState } from 'react';
 import { doc, gql } from '../../shared/graphql.js';
 import { useAsync } from '../lib/use-async.js';
 import { when } from '../lib/format.js';
@@ -16,8 +17,6 @@ const CREATE = doc`mutation CreateWebhook($input: CreateWebhookEndpointInput!) {
 const UPDATE = doc`mutation UpdateWebhook($id: String!, $input: UpdateWebhookEndpointInput!) { updateWebhookEndpoint(id: $id, input: $input) { id } }`;
 const DELETE = doc`mutation DeleteWebhook($id: String!) { deleteWebhookEndpoint(id: $id) }`;
 const DELIVERIES = doc`query Deliveries($id: String!) { webhookEndpoint(id: $id) { deliveries(first: 25) { edges { node { id eventType status attempts lastStatusCode lastError createdAt nextAttemptAt } } } } }`;
-
-let eventTypes: string[] = [];
 
 function Deliveries({ endpoint }: { endpoint: Endpoint }) {
   const rows = useAsync(() => gql<{ webhookEndpoint: { deliveries: { edges: { node: Delivery }[] } } }>(DELIVERIES, { id: endpoint.id }).then((d) => d.webhookEndpoint.deliveries.edges.map((e) => e.node)), [endpoint]);
@@ -36,6 +35,8 @@ function Deliveries({ endpoint }: { endpoint: Endpoint }) {
 }
 
 export function WebhooksPage() {
+  // Loaded with the list (one request): the form's event choices.
+  const [eventTypes, setEventTypes] = useState<string[]>([]);
   const fields = (withStatus: boolean): FieldSpec[] => [
     { name: 'url', label: 'URL', kind: 'url', required: true, placeholder: 'https://example.com/hooks', hint: 'https, or http for localhost (allowed only when OUTBOUND_ALLOW permits it).' },
     { name: 'events', label: 'Events', kind: 'checks', options: eventTypes.map((t) => [t, t] as const) },
@@ -47,7 +48,7 @@ export function WebhooksPage() {
       empty="No webhook endpoints."
       load={async () => {
         const d = await gql<{ webhookEndpoints: Endpoint[]; webhookEventTypes: string[] }>(LIST);
-        eventTypes = d.webhookEventTypes;
+        setEventTypes(d.webhookEventTypes);
         return d.webhookEndpoints;
       }}
       columns={[
@@ -56,9 +57,8 @@ export function WebhooksPage() {
         { label: 'Status', cell: (w) => <><Badge tone={w.status === 'active' ? 'good' : 'warn'}>{w.status}</Badge>{w.failureCount ? <> · {w.failureCount} failures</> : null}</> },
         { label: 'Created', cell: (w) => when(w.createdAt) },
       ]}
-      // Getters: the event types are read when the form opens (after the list loaded them).
       create={{
-        get fields() { return fields(false); },
+        fields: fields(false),
         submit: async (v) => {
           const d = await gql<{ createWebhookEndpoint: { id: string; secret: string } }>(CREATE, { input: { url: text(v.url), events: list(v.events) } });
           return { secret: { label: 'Signing secret', value: d.createWebhookEndpoint.secret } };
