@@ -301,7 +301,8 @@ describe('read', () => {
     const a = await create({ displayName: 'Listed', prompt: 'p' });
     const list = await s.api('GET', '/agents');
     expect(list.status).toBe(200);
-    expect(Object.keys(list.body)).toEqual(['agents']);
+    expect(Object.keys(list.body)).toEqual(['agents', 'nextCursor']);
+    expect(list.body.nextCursor).toBeNull();
     for (const item of list.body.agents) expect(Object.keys(item).sort()).toEqual([...LIST_KEYS].sort());
     const ids = list.body.agents.map((x: any) => x.id);
     expect(ids[0]).toBe(a.id);

@@ -8,18 +8,18 @@ import {
   agentAnswer, agentBody, agentList, agentListItem, createAgentBody, listAgentsQuery, patchAgentBody, promptUpdateResult,
   promptVersionBody, promptVersionList, putPromptBody, putSecretBody, secretKeyBody, secretKeyList,
 } from '../../src/agents/contract.js';
-import { nodesOf } from '../connections.js';
+import { nextCursorOf, nodesOf } from '../connections.js';
 
 const AGENT = selectionOf(agentBody);
 
 export const agentRoutes = [
   defineRoute({
     method: 'GET', path: '/agents', operationId: 'listAgents', tag: 'Agents', scope: 'read',
-    summary: 'List the agents of the universe (list items), newest first (at most 1000; GraphQL `agents` pages through any number)',
+    summary: 'List the agents of the universe (list items), newest first; pages of `limit` (default 1000), the next one by `?cursor=` with `nextCursor`',
     query: listAgentsQuery,
-    document: `query Agents($archived: Boolean) { agents(first: 1000, archived: $archived) { edges { node { ${selectionOf(agentListItem)} } } } }`,
-    variables: ({ query }) => ({ archived: query.archived === undefined ? null : query.archived === 'true' }),
-    pick: (data) => ({ agents: nodesOf(data.agents) }),
+    document: `query Agents($archived: Boolean, $first: Int, $after: String) { agents(first: $first, after: $after, archived: $archived) { edges { node { ${selectionOf(agentListItem)} } } pageInfo { hasNextPage endCursor } } }`,
+    variables: ({ query }) => ({ archived: query.archived === undefined ? null : query.archived === 'true', first: query.limit, after: query.cursor ?? null }),
+    pick: (data) => ({ agents: nodesOf(data.agents), nextCursor: nextCursorOf(data.agents) }),
     response: agentList,
   }),
   defineRoute({

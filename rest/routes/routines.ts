@@ -2,8 +2,8 @@
 // and answers are the zod schemas of src/routines/contract.ts; documents alias their root field.
 import { defineRoute } from '../route.js';
 import { selectionOf } from '../../src/contract/values.js';
-import { createRoutineBody, patchRoutineBody, routineBody, routineRunBody, routineList, routineRunList } from '../../src/routines/contract.js';
-import { nodesOf } from '../connections.js';
+import { createRoutineBody, patchRoutineBody, routineBody, routineRunBody, routineList, routineRunList, listRoutinesQuery } from '../../src/routines/contract.js';
+import { nextCursorOf, nodesOf } from '../connections.js';
 
 const ROUTINE = selectionOf(routineBody);
 const RUN = selectionOf(routineRunBody);
@@ -19,9 +19,12 @@ const verb = (name: string, path: string, summary: string) => defineRoute({
 export const routineRoutes = [
   defineRoute({
     method: 'GET', path: '/routines', operationId: 'listRoutines', tag: 'Routines', scope: 'read',
-    summary: 'Routines of the universe, newest first (at most 1000; GraphQL `routines` pages through any number)',
-    document: `query Routines { routines(first: 1000) { edges { node { ${ROUTINE} } } } }`,
-    pick: (data) => ({ data: nodesOf(data.routines) }),
+    summary: 'Routines of the universe, newest first; pages of `limit` (default 1000), the next one by `?page=` with `next_page`',
+    query: listRoutinesQuery('rtn'),
+    document: `query Routines($first: Int, $after: String) { routines(first: $first, after: $after) { edges { node { ${ROUTINE} } } pageInfo { hasNextPage endCursor } } }`,
+    variables: ({ query }) => ({ first: query.limit, after: query.page ?? null }),
+    // `pick` answers in GraphQL's field names (nextPage); the response schema converts to next_page.
+    pick: (data) => ({ data: nodesOf(data.routines), nextPage: nextCursorOf(data.routines) }),
     response: routineList,
   }),
   defineRoute({
@@ -65,9 +68,11 @@ export const routineRoutes = [
   }),
   defineRoute({
     method: 'GET', path: '/routines/{id}/runs', operationId: 'listRoutineRuns', tag: 'Routines', scope: 'read',
-    summary: 'Runs of the routine, newest first (at most 1000; GraphQL `routineRuns` pages through any number)',
-    document: `query Runs($id: String!) { routineRuns(routineId: $id, first: 1000) { edges { node { ${RUN} } } } }`,
-    pick: (data) => ({ data: nodesOf(data.routineRuns) }),
+    summary: 'Runs of the routine, newest first; pages of `limit` (default 1000), the next one by `?page=` with `next_page`',
+    query: listRoutinesQuery('rrun'),
+    document: `query Runs($id: String!, $first: Int, $after: String) { routineRuns(routineId: $id, first: $first, after: $after) { edges { node { ${RUN} } } pageInfo { hasNextPage endCursor } } }`,
+    variables: ({ params, query }) => ({ id: params.id, first: query.limit, after: query.page ?? null }),
+    pick: (data) => ({ data: nodesOf(data.routineRuns), nextPage: nextCursorOf(data.routineRuns) }),
     response: routineRunList,
   }),
 ];

@@ -6,6 +6,7 @@ import { dateTime } from '../contract/zod-walk.js';
 import { reasoningEffort } from '../sessions/contract.js';
 import { mcpServerAuth } from '../tools/mcp/auth.js';
 import { AGENT_TYPES, CAPABILITY_IDS, LIMITS, SECRET_KEY_PATTERN } from './rules.js';
+import { connectionCursor } from '../pagination/page-token.js';
 
 export const agentType = z.enum(AGENT_TYPES).meta({ id: 'AgentType', description: 'The engine an agent runs (default hermes)' });
 const customDataKind = z.enum(['spreadsheet', 'doc', 'private_api', 'other']).meta({ id: 'CustomDataKind' });
@@ -129,6 +130,9 @@ export type PutSecretBody = z.output<typeof putSecretBody>;
 // Query strings may carry unrelated parameters (cache busters): not strict.
 export const listAgentsQuery = z.object({
   archived: z.enum(['true', 'false']).optional().describe('only archived (true) or only active (false) agents; both when omitted'),
+  // Paged like GET /skills; the default keeps a plain GET answering up to 1000 agents at once.
+  cursor: connectionCursor('agent').optional().describe('the nextCursor of the previous answer'),
+  limit: z.coerce.number().int().min(1).max(1000).default(1000).describe('1 to 1000, default 1000'),
 });
 
 // ---- answers ----
@@ -208,6 +212,9 @@ export const secretKeyBody = z.strictObject({ key: z.string(), description: z.st
   .meta({ id: 'SecretKey', description: 'A declared agent secret; its value is never returned' });
 
 export const agentAnswer = z.strictObject({ agent: agentBody }).meta({ id: 'AgentAnswer' });
-export const agentList = z.strictObject({ agents: z.array(agentListItem).describe('Newest first') }).meta({ id: 'AgentList' });
+export const agentList = z.strictObject({
+  agents: z.array(agentListItem).describe('Newest first'),
+  nextCursor: z.string().nullable().describe('Pass back as ?cursor= for the next page; null on the last page'),
+}).meta({ id: 'AgentList' });
 export const promptVersionList = z.strictObject({ versions: z.array(promptVersionBody).describe('Newest first') }).meta({ id: 'PromptVersionList' });
 export const secretKeyList = z.strictObject({ secrets: z.array(secretKeyBody) }).meta({ id: 'SecretKeyList' });

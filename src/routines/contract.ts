@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { dateTime } from '../contract/zod-walk.js';
 import { contentBlock, userMessageEvent } from '../sessions/content.js';
 import { budgetInput } from '../sessions/contract.js';
+import { connectionCursor } from '../pagination/page-token.js';
 
 const ROUTINE_ERROR_TYPES = [
   'agent_archived_error', 'agent_not_found_error', 'session_archived_error', 'session_not_found_error', 'session_busy_error',
@@ -120,8 +121,15 @@ export const routineRunBody = z.strictObject({
 }).meta({ id: 'RoutineRun', description: 'One fire attempt: exactly one of session_id and error is non-null' });
 export type RoutineRunView = z.output<typeof routineRunBody>;
 
-export const routineList = z.strictObject({ data: z.array(routineBody).describe('Newest first') }).meta({ id: 'RoutineList' });
-export const routineRunList = z.strictObject({ data: z.array(routineRunBody).describe('Newest first') }).meta({ id: 'RoutineRunList' });
+// Paged like GET /files (snake_case: `limit`, `page` ← `next_page`); the default keeps a plain GET
+// answering up to 1000 at once.
+const nextPage = z.string().nullable().describe('Pass back as ?page= for the next page; null on the last page');
+export const routineList = z.strictObject({ data: z.array(routineBody).describe('Newest first'), next_page: nextPage }).meta({ id: 'RoutineList' });
+export const routineRunList = z.strictObject({ data: z.array(routineRunBody).describe('Newest first'), next_page: nextPage }).meta({ id: 'RoutineRunList' });
+export const listRoutinesQuery = (prefix: 'rtn' | 'rrun') => z.object({
+  limit: z.coerce.number().int().min(1).max(1000).default(1000).describe('1 to 1000, default 1000'),
+  page: connectionCursor(prefix).optional().describe('the next_page of the previous answer'),
+});
 
 export type NewSessionTargetValue = z.output<typeof newSessionTarget>;
 export type SessionTargetValue = z.output<typeof sessionTarget>;
