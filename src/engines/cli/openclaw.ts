@@ -132,7 +132,13 @@ export function openclawModelRef(model: string, warmUp: boolean): string {
 
 export const openclawAdapter: EngineAdapter = {
   agentType: 'openclaw',
-  cli: { npm: 'openclaw', version: OPENCLAW_VERSION, bin: 'openclaw', nodeMajor: 24 },
+  cli: { npm: 'openclaw', version: OPENCLAW_VERSION, bin: 'openclaw', nodeMajor: 24,
+    // Its postinstall completes the package (removes .openclaw-lifecycle-pending; without it
+    // every start tries to, and fails on the sandbox's read-only mount). Its dependencies'
+    // scripts are not needed: koffi's binary comes in its platform package, protobufjs' checks a CLI,
+    // @google/genai's is a no-op.
+    installScripts: { openclaw: true, koffi: false, protobufjs: false, '@google/genai': false },
+  },
   invocation(turn, { binPath, home, gatewayBaseUrl }) {
     const messageFile = `${home}/message.txt`;
     // OpenClaw keys a conversation by the id it is given: the first turn picks one.

@@ -59,7 +59,7 @@ export function opencodeConfig(gatewayBaseUrl: string, instructionsFile: string,
 export const opencodeAdapter: EngineAdapter = {
   agentType: 'opencode',
   // The platform binary comes as an optional dependency; the postinstall puts it in place of bin/opencode.exe.
-  cli: { npm: 'opencode-ai', version: OPENCODE_VERSION, bin: 'opencode', nodeMajor: null, installScripts: true },
+  cli: { npm: 'opencode-ai', version: OPENCODE_VERSION, bin: 'opencode', nodeMajor: null, installScripts: { 'opencode-ai': true } },
   invocation(turn, { binPath, home, gatewayBaseUrl }) {
     const configDir = `${home}/.config/opencode`;
     const promptFile = `${configDir}/agent-service-instructions.md`;
