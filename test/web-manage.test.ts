@@ -132,6 +132,9 @@ describe.skipIf(!chromiumInstalled)('the management pages in Chromium (skipped w
     await expectContains(row('github'), 'GITHUB → api.github.com');
     expect(await page.content()).not.toContain('ghp_never_shown_value');
     const vault = ((await s.api('GET', '/vaults')).body.data as { id: string; name: string; credentials: { key: string }[] }[]).find((v) => v.name === 'github')!;
+    // The prefix is kept as typed (its trailing space too): the header the sandbox's requests get.
+    const { vaultRules } = await import('../src/vaults/egress-rules.js');
+    expect((await vaultRules([vault.id])).map((r) => [r.host, r.header, r.value])).toEqual([['api.github.com', 'Authorization', 'Bearer ghp_never_shown_value']]);
     expect(vault.credentials.map((c) => c.key)).toEqual(['GITHUB']);
     await screenshot(page, '31-vaults');
     await audit('vaults page');

@@ -42,7 +42,8 @@ function Credentials({ vault, reload }: { vault: Vault; reload: () => void }) {
           { name: 'value', label: 'Value', kind: 'password', required: true, hint: 'Write-only: stored encrypted, never shown again, never placed in a sandbox.' },
         ]}
         onSubmit={async (v) => {
-          await gql(PUT, { vaultId: vault.id, key: text(v.key), input: { host: text(v.host), header: optional(v.header), prefix: optional(v.prefix), value: typeof v.value === 'string' ? v.value : '' } });
+          // The prefix untrimmed: "Bearer " keeps its space.
+          await gql(PUT, { vaultId: vault.id, key: text(v.key), input: { host: text(v.host), header: optional(v.header), prefix: typeof v.prefix === 'string' && v.prefix ? v.prefix : undefined, value: typeof v.value === 'string' ? v.value : '' } });
           reload();
         }} />
     </>
