@@ -33,4 +33,15 @@ describe('connection cursors', () => {
       expect(typeof error.message).toBe('string');
     }
   });
+
+  it.each([
+    ['an Int over 32 bits', '{ agents(first: $n) { totalCount } }', 'query($n: Int)', { n: 2 ** 31 }],
+    ['a null non-null variable', '{ agent(id: $id) { id } }', 'query($id: String!)', { id: null }],
+    ['a variable of the wrong type', '{ agent(id: $id) { id } }', 'query($id: String!)', { id: { a: 1 } }],
+  ])('%s answers invalid_request with status 400 (was 500 internal_error)', async (_name, selection, head, variables) => {
+    const res = await s.gql(`${head} ${selection}`, variables);
+    expect(res.status).toBe(400);
+    expect(res.body.errors?.[0]?.extensions?.code).toBe('invalid_request');
+    expect(res.body.errors?.[0]?.message).toMatch(/Variable/);
+  });
 });

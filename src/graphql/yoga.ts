@@ -30,6 +30,18 @@ export const yoga = createYoga<ServerContext, Context>({
       // Pothos checks connection arguments (`first: -1`, `before` with `first`) as it resolves:
       // the caller's mistake, a 400 with GraphQL's error shape, not a 500.
       if (original instanceof PothosValidationError) return new AppError('invalid_request', original.message);
+      // GraphQL's own errors before execution (a variable of the wrong type, a null for a
+      // non-null variable, an Int over 32 bits): no path and no cause but another GraphQL error
+      // (graphql-js wraps the coercion error), the caller's mistake (400).
+      // (An execution error without a cause, e.g. null for a non-null field, has a path: a bug.)
+      const cause = error instanceof GraphQLError ? error.originalError : undefined;
+      const ownError = !cause || (cause instanceof GraphQLError && !cause.originalError);
+      if (error instanceof GraphQLError && ownError && !error.path && (error.extensions?.code === undefined || error.extensions?.code === 'BAD_USER_INPUT')) {
+        return new GraphQLError(error.message, {
+          nodes: error.nodes, source: error.source, positions: error.positions,
+          extensions: { ...error.extensions, code: 'invalid_request', http: { status: 400 } },
+        });
+      }
       if (!(original instanceof GraphQLError) && !(error instanceof GraphQLError && !error.originalError)) {
         logger.error({ err: original ?? error }, 'unexpected error in GraphQL execution');
       }
