@@ -429,7 +429,7 @@ describe.skipIf(!chromiumInstalled)('the web in Chromium (skipped without /usr/b
     await p.getByRole('button', { name: /^Menu/ }).click();
     await p.locator('nav.nav').getByRole('link', { name: 'Environments' }).click();
     await p.getByRole('heading', { level: 1, name: 'Environments' }).waitFor();
-    expect(await p.locator('nav.nav ul').isVisible()).toBe(false);
+    await p.locator('nav.nav ul').waitFor({ state: 'hidden' });
     await screenshot(p, '26-phone-menu-closed');
     expect(phone.external).toEqual([]);
     await phone.context.close();

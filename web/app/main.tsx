@@ -123,7 +123,7 @@ function App() {
         </button>
         <ul id="sections" className={menuOpen ? 'open' : undefined}>
           {NAV.map(([key, label]) => (
-            <li key={key}><a href={href(key)} aria-current={section === key ? 'page' : undefined}>{label}</a></li>
+            <li key={key}><a href={href(key)} aria-current={section === key ? 'page' : undefined} onClick={() => setMenuOpen(false)}>{label}</a></li>
           ))}
           <li><a href="/graphql">GraphiQL</a></li>
         </ul>
