@@ -50,7 +50,8 @@ function input(v: Values) {
   return {
     name: text(v.name),
     description: text(v.description) || null,
-    target: { newSession: { agent: text(v.agent) } },
+    // A routine that targets a session (made through the API) keeps its target when edited here.
+    ...(text(v.agent) ? { target: { newSession: { agent: text(v.agent) } } } : {}),
     initialEvents: [{ content: [{ text: { text: text(v.message) } }] }],
     schedule: cron ? { expression: cron, timezone: text(v.timezone) || 'UTC' } : null,
   };
@@ -59,10 +60,11 @@ function input(v: Values) {
 export function RoutinesPage() {
   // Loaded with the list (one request): the form's agent choices and the list's agent names.
   const [agentNames, setAgentNames] = useState<ReadonlyMap<string, string>>(new Map());
-  const fields = (): FieldSpec[] => [
+  const agentField: FieldSpec = { name: 'agent', label: 'Agent', kind: 'select', required: true, options: [['', 'Choose an agent'], ...agentNames], hint: 'Each run starts a new session of this agent.' };
+  const fields = (r?: Routine): FieldSpec[] => [
     { name: 'name', label: 'Name', required: true, maxLength: 256 },
     { name: 'description', label: 'Description', kind: 'textarea', rows: 2, maxLength: 2048 },
-    { name: 'agent', label: 'Agent', kind: 'select', required: true, options: [['', 'Choose an agent'], ...[...agentNames].map(([id, name]) => [id, name] as const)], hint: 'Each run starts a new session of this agent.' },
+    ...(r?.target.__typename === 'SessionTarget' ? [] : [agentField]),
     { name: 'message', label: 'Message', kind: 'textarea', required: true, rows: 3, hint: 'The first message of every run.' },
     { name: 'cron', label: 'Schedule (cron)', placeholder: '0 9 * * 1-5', hint: 'Five fields, minute granularity; empty: runs only by hand.' },
     { name: 'timezone', label: 'Time zone', placeholder: 'UTC' },
