@@ -2,6 +2,7 @@
 // spec's limits) and responses (OpenAPI, GraphQL output types, the domain's return types).
 // Field names are the spec's (snake_case for channel resources).
 import { z } from 'zod';
+import { ABSOLUTE_HTTP_URL, JSON_OBJECT_STRING, exactlyOneOf } from '../contract/documented.js';
 import { dateTime } from '../contract/zod-walk.js';
 
 export const APP_PLATFORMS = ['telegram', 'slack', 'discord', 'whatsapp', 'imessage'] as const;
@@ -77,7 +78,7 @@ export const destination = z
     webhook: id.optional().describe('A channel webhook endpoint id: messages arrive as message.received'),
   })
   .refine((d) => (d.session === undefined) !== (d.webhook === undefined), 'destination must name exactly one of session or webhook')
-  .meta({ id: 'ChannelDestination' });
+  .meta({ id: 'ChannelDestination', ...exactlyOneOf('session', 'webhook') });
 export type Destination = z.output<typeof destination>;
 
 export const createConnectionBody = z.strictObject({
@@ -87,7 +88,7 @@ export const createConnectionBody = z.strictObject({
   destination: destination.optional().describe('Pre-binds the connection (its connection-level binding)'),
   app: id.optional().describe('The channel app (BYO) this connection uses; default the universe\'s only app of the platform'),
   invite_user: z.string().min(1).max(255).optional().describe('Slack only: a Slack user id who receives the connect link in a direct message'),
-  callback_url: z.string().min(1).max(2048).optional().describe('Link-flow platforms only (loopback, slack, discord): where the hosted connect page redirects after the claim'),
+  callback_url: z.string().min(1).max(2048).meta({ ...ABSOLUTE_HTTP_URL, description: 'Link-flow platforms only (loopback, slack, discord): where the hosted connect page redirects after the claim' }).optional(),
 }).meta({ id: 'CreateChannelConnection' });
 export type CreateConnectionBody = z.output<typeof createConnectionBody>;
 
@@ -149,7 +150,7 @@ const rawPayload = z.string().min(2).max(100_000).refine((s) => {
   } catch {
     return false;
   }
-}, 'payload must be a JSON object encoded as a string');
+}, 'payload must be a JSON object encoded as a string').meta(JSON_OBJECT_STRING);
 
 export const channelMessagePart = z.discriminatedUnion('type', [
   z.strictObject({ type: z.literal('text'), text: z.string().min(1).max(40_000) }).meta({ id: 'ChannelTextPart' }),
@@ -190,13 +191,13 @@ export type ChannelDeliveryJson = z.output<typeof channelDelivery>;
 
 const events = z.array(eventTypeEnum).min(1).max(32);
 export const createChannelWebhookBody = z.strictObject({
-  url: z.string().min(1).max(2048).describe('https, or http for localhost only'),
+  url: z.string().min(1).max(2048).meta({ ...ABSOLUTE_HTTP_URL, description: 'https, or http for localhost only' }),
   events: events.default(['message.received']),
 }).meta({ id: 'CreateChannelWebhook' });
 export type CreateChannelWebhookBody = z.output<typeof createChannelWebhookBody>;
 
 export const patchChannelWebhookBody = z.strictObject({
-  url: z.string().min(1).max(2048).optional(),
+  url: z.string().min(1).max(2048).meta(ABSOLUTE_HTTP_URL).optional(),
   events: events.optional(),
   status: endpointStatusEnum.optional().describe('active re-enables a failure-disabled endpoint (the secret is kept)'),
 }).meta({ id: 'UpdateChannelWebhook' });

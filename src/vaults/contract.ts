@@ -10,13 +10,14 @@ export const MAX_CREDENTIALS_PER_VAULT = 100;
 /** A credential's key, as it appears in the path. */
 export const CREDENTIAL_KEY = /^[A-Za-z0-9_.-]{1,128}$/;
 // `api.example.com`, `git.local:8080`, `127.0.0.1:9000`, `*.example.com` (every subdomain).
-const HOST = /^(\*\.)?[a-z0-9]([a-z0-9-]{0,62})(\.[a-z0-9]([a-z0-9-]{0,62}))*(:\d{1,5})?$/i;
+// (letters of both cases spelled out, not the `i` flag: the pattern is documented as JSON Schema)
+const HOST = /^(\*\.)?[a-zA-Z0-9]([a-zA-Z0-9-]{0,62})(\.[a-zA-Z0-9]([a-zA-Z0-9-]{0,62}))*(:\d{1,5})?$/;
 // The proxy's own headers (it authenticates the sandbox with Proxy-Authorization).
 const PROXY_HEADERS = new Set(['proxy-authenticate', 'proxy-authorization', 'proxy-connection']);
-const noLineBreaks = (v: string) => !/[\r\n\0]/.test(v);
+const NO_LINE_BREAKS = /^[^\r\n\0]*$/;
 
 const host = z.string().min(1).max(253 + 6)
-  .refine((h) => HOST.test(h), 'must be a host name or host:port (`*.` for every subdomain)')
+  .regex(HOST, 'must be a host name or host:port (`*.` for every subdomain)')
   .refine((h) => !h.includes(':') || (Number(h.split(':')[1]) >= 1 && Number(h.split(':')[1]) <= 65535), 'port must be 1 to 65535')
   .describe('Requests to this host get the header: `api.example.com`, `host:port` (port when not 443/80), or `*.example.com` for every subdomain');
 
@@ -26,12 +27,12 @@ export const createVaultBody = z.strictObject({
 export type CreateVaultBody = z.output<typeof createVaultBody>;
 
 export const putVaultCredentialBody = z.strictObject({
-  value: z.string().min(1).max(10_000).refine(noLineBreaks, 'must not contain line breaks').describe('Write-only: never returned, never placed in a sandbox'),
+  value: z.string().min(1).max(10_000).regex(NO_LINE_BREAKS, 'must not contain line breaks').describe('Write-only: never returned, never placed in a sandbox'),
   host,
   header: z.string().regex(HEADER_NAME, 'must be an HTTP header name')
     .refine((n) => !RESERVED.has(n.toLowerCase()) && !PROXY_HEADERS.has(n.toLowerCase()), 'is a transport or hop-by-hop header and cannot be injected')
     .default('Authorization'),
-  prefix: z.string().max(200).refine(noLineBreaks, 'must not contain line breaks').default('Bearer ').describe('Put before the value in the header ("" for the bare value)'),
+  prefix: z.string().max(200).regex(NO_LINE_BREAKS, 'must not contain line breaks').default('Bearer ').describe('Put before the value in the header ("" for the bare value)'),
 }).meta({ id: 'PutVaultCredentialInput' });
 export type PutVaultCredentialBody = z.output<typeof putVaultCredentialBody>;
 

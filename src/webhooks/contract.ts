@@ -1,6 +1,7 @@
 // Outbound webhook endpoints: the create/patch bodies and the endpoint as returned, with the
 // spec's limits. One definition each for REST validation, OpenAPI, GraphQL and the domain.
 import { z } from 'zod';
+import { ABSOLUTE_HTTP_URL } from '../contract/documented.js';
 import { dateTime } from '../contract/zod-walk.js';
 import { WEBHOOK_EVENT_TYPES } from './catalog.js';
 
@@ -9,7 +10,7 @@ export const webhookEventType = z.enum(WEBHOOK_EVENT_TYPES, { error: (i) => `unk
 const webhookEndpointStatus = z.enum(['active', 'disabled']).meta({ id: 'WebhookEndpointStatus' });
 
 const events = z.array(webhookEventType).min(1).max(32).describe('Event types to deliver (duplicates are kept once)');
-const url = z.string().min(1).max(2048).describe('https, or http for localhost only; private and link-local addresses are refused');
+const url = z.string().min(1).max(2048).meta({ ...ABSOLUTE_HTTP_URL, description: 'https, or http for localhost only; private and link-local addresses are refused' });
 
 export const createWebhookEndpointBody = z.strictObject({ url, events }).meta({ id: 'CreateWebhookEndpointInput' });
 export type CreateWebhookEndpointBody = z.output<typeof createWebhookEndpointBody>;
