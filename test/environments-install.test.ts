@@ -120,6 +120,17 @@ describe('packages that do not install', () => {
     expect(messages).toContain('pip package no-such-package-zz9');
     expect(messages).toContain('apt package no-such-package-zz9');
     expect(messages).not.toContain('left-pad');
+    // Progress and errors as message parts (agent.status): installing, then done naming the
+    // failures; each session.error followed by its `error` part.
+    const events = await history(s, id);
+    const statuses = events.filter((e) => e.type === 'agent.status' && e.part.type === 'status').map((e) => e.part);
+    expect(statuses).toEqual([
+      { type: 'status', index: 0, level: 'working', text: expect.stringMatching(/^installing the environment's packages \(apt: no-such-package-zz9; npm: left-pad@1\.3\.0 no-such-package-zz9-env-test; pip: no-such-package-zz9\)$/) },
+      { type: 'status', index: 0, level: 'done', text: expect.stringContaining('except 3') },
+    ]);
+    for (const [i, e] of events.entries()) {
+      if (e.type === 'session.error') expect(events[i + 1]).toMatchObject({ type: 'agent.status', part: { type: 'error', code: 'environment_install_failed', message: e.error.message, retryable: false } });
+    }
     const r = await sh(id, `node -e "process.stdout.write(require('left-pad')('z', 2, '+'))"`);
     expect(r.stdout, r.stderr).toBe('+z');
     // The failure is cached with the version: the next session is told again, without reinstalling.

@@ -185,6 +185,17 @@ describe('provider failures', () => {
     expect(errors.map((e) => e.error.retry_status)).toEqual(['retrying', 'retrying', 'exhausted']);
     expect(errors[0].error).toMatchObject({ type: 'provider_unavailable', message: expect.stringContaining('500') });
     expect(events.at(-1).stop_reason).toEqual({ type: 'retries_exhausted' });
+    // Each session.error is followed by its `error` message part (agent.status); retryable while the turn goes on.
+    for (const error of errors) {
+      const next = events[events.indexOf(error) + 1];
+      expect(next).toMatchObject({ type: 'agent.status', part: { type: 'error', index: 0, code: error.error.type, message: error.error.message, retryable: error.error.retry_status === 'retrying' } });
+    }
+    // Before each retry the turn says it waits (a `status` part), not after the last failure.
+    const waits = events.filter((e) => e.type === 'agent.status' && e.part.type === 'status');
+    expect(waits.map((e) => [e.part.level, e.part.text])).toEqual([
+      ['waiting', expect.stringMatching(/^retrying the model call in \d+ s \(attempt 2 of 3\)$/)],
+      ['waiting', expect.stringMatching(/\(attempt 3 of 3\)$/)],
+    ]);
   });
 
   it('a retry that succeeds continues the turn', async () => {
@@ -193,6 +204,10 @@ describe('provider failures', () => {
     await sendText(s, session.id, 'hello');
     const events = await waitForEvents(s, session.id, 'session.status_idle');
     expect(events.filter((e) => e.type === 'session.error').map((e) => e.error.retry_status)).toEqual(['retrying']);
+    expect(events.filter((e) => e.type === 'agent.status').map((e) => e.part)).toEqual([
+      { type: 'error', index: 0, code: 'provider_unavailable', message: expect.any(String), retryable: true },
+      { type: 'status', index: 0, level: 'waiting', text: expect.stringContaining('attempt 2 of 3') },
+    ]);
     expect(events.at(-1).stop_reason).toEqual({ type: 'end_turn' });
   });
 

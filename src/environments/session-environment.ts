@@ -2,12 +2,13 @@
 // environment version, install.ts) while the session is still `provisioning`, hands the driver
 // the read-only mount, and tells the session which packages failed — one session.error
 // `environment_install_failed` per package (retry_status exhausted); the session goes on
-// without them.
+// without them. agent.status events (a `status` part) say when installing starts and ends.
 import path from 'node:path';
 import { prisma } from '../db/client.js';
 import { config } from '../config.js';
 import { logger } from '../logger.js';
 import { commitEvent } from '../events/store.js';
+import { statusEvent } from '../events/status-parts.js';
 import type { EnvironmentMount } from '../sandbox/driver.js';
 import { hasPackages, prepareEnvironment, type InstallFailure } from './install.js';
 import { environmentMount } from './install-layout.js';
@@ -32,8 +33,13 @@ export async function prepareSessionEnvironment(sessionId: string): Promise<Sess
   if (!env) return null;
   const packages = packagesOf(env);
   if (!hasPackages(packages)) return { environmentId: env.id, mount: null, failures: [] };
+  // Progress on the session (agent.status): installing can take minutes, cached it takes none.
+  const named = (['apt', 'npm', 'pip'] as const).filter((m) => packages[m].length).map((m) => `${m}: ${packages[m].join(' ')}`).join('; ');
+  await commitEvent(sessionId, statusEvent('working', `installing the environment's packages (${named})`));
   try {
     const prepared = await prepareEnvironment({ root: environmentCacheRoot(), environmentId: env.id, version: env.version, packages });
+    const failed = prepared.failures.length;
+    await commitEvent(sessionId, statusEvent('done', failed ? `the environment's packages are installed except ${failed} (see the session.error events)` : "the environment's packages are installed"));
     return { environmentId: env.id, mount: environmentMount(prepared.dir), failures: prepared.failures };
   } catch (err) {
     logger.error({ err, sessionId, environmentId: env.id }, 'environment could not be prepared');

@@ -11,6 +11,7 @@ import { pubsub } from './pubsub.js';
 import { handOverLocalBatch } from './local-batches.js';
 import { nudgeDispatchers } from '../webhooks/outbox.js';
 import { SESSION_WEBHOOK_EVENTS } from '../webhooks/catalog.js';
+import { withErrorParts } from './status-parts.js';
 import type { NewEvent, SessionEvent, StoredEvent } from './types.js';
 
 export type { NewEvent, SessionEvent, StoredEvent } from './types.js';
@@ -113,11 +114,15 @@ export async function announceEvents(batch: StoredBatch): Promise<void> {
   await pubsub().publish(sessionChannel(batch.sessionId), `${stored[0]!.seq}-${stored[stored.length - 1]!.seq}`);
 }
 
-/** Stores (one statement: its own transaction) and announces. */
+/**
+ * Stores (one statement: its own transaction) and announces. Each session.error gets its
+ * agent.status `error` part right after it (status-parts.ts); the answer is the events given.
+ */
 export async function commitEvents(sessionId: string, events: NewEvent[]): Promise<StoredEvent[]> {
-  const batch = await storeEvents(prisma, sessionId, events);
+  const expanded = withErrorParts(events);
+  const batch = await storeEvents(prisma, sessionId, expanded.events);
   await announceEvents(batch);
-  return batch.stored;
+  return expanded.events === events ? batch.stored : expanded.positions.map((i) => batch.stored[i]!);
 }
 
 /** One event, stored and announced. */

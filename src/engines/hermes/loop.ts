@@ -119,7 +119,10 @@ export async function runHermesTurn(t: HermesTurn): Promise<StopReason> {
           },
         });
         if (!retry) return { type: 'retries_exhausted' };
-        await sleep(t.retryDelayMs(attempt), t.signal);
+        // Progress while nothing else happens: the turn waits, then calls the model again.
+        const delayMs = t.retryDelayMs(attempt);
+        await t.emit('agent.status', { part: { type: 'status', index: 0, level: 'waiting', text: `retrying the model call in ${Math.max(1, Math.round(delayMs / 1000))} s (attempt ${attempt + 1} of ${t.maxAttempts})` } });
+        await sleep(delayMs, t.signal);
       }
     }
     if (t.signal.aborted) return { type: 'end_turn' };
