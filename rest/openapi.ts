@@ -3,6 +3,11 @@ import { z } from 'zod';
 import type { RestRoute } from './route.js';
 import { ErrorEnvelope } from './schemas.js';
 import { STATUS_BY_CODE } from '../src/errors.js';
+import { PATH_PARAM_SHAPES } from '../src/http/input-hygiene.js';
+import { SECRET_KEY_PATTERN } from '../src/agents/rules.js';
+import { CREDENTIAL_KEY } from '../src/vaults/contract.js';
+import { SESSION_COOKIE } from '../src/auth/viewer.js';
+import { REQUEST_EXAMPLES } from './examples.js';
 
 type JsonSchema = Record<string, unknown>;
 
@@ -98,6 +103,37 @@ const eventTypeName = (schema: JsonSchema) =>
 /** A request body's schema as clients read it (forRequests). */
 const requestSchema = (schema: z.ZodType, components: Record<string, JsonSchema>) => forRequests(toSchema(schema, 'input', components)) as JsonSchema;
 
+/**
+ * A path parameter's schema: the shape the edge checks (src/http/input-hygiene.ts; an id of
+ * another shape is 404 after the token check), a key's pattern where the route checks one.
+ */
+const PATH_PARAM_PATTERNS: Record<string, RegExp> = {
+  ...PATH_PARAM_SHAPES,
+  'secrets/{key}': SECRET_KEY_PATTERN,
+  'credentials/{key}': CREDENTIAL_KEY,
+};
+function pathParameters(path: string) {
+  const segments = path.split('/');
+  return segments.flatMap((seg, i) => {
+    const m = /^\{(\w+)\}$/.exec(seg);
+    if (!m) return [];
+    const pattern = PATH_PARAM_PATTERNS[`${segments[i - 1]}/${seg}`];
+    return [{ name: m[1], in: 'path', required: true, schema: pattern ? { type: 'string', pattern: pattern.source } : { type: 'string', minLength: 1, maxLength: 256 } }];
+  });
+}
+
+const X_UNIVERSE = {
+  name: 'X-Universe', in: 'header', required: false, schema: { type: 'string', maxLength: 64 },
+  description: 'The slug of one of your universes to act in (default: the token\'s universe, else your personal one); a token bound to another universe answers 403 universe_mismatch',
+};
+const LAST_EVENT_ID = {
+  name: 'Last-Event-ID', in: 'header', required: false, schema: { type: 'string', maxLength: 64 },
+  description: 'Resume after this event id (what an EventSource sends on reconnect); `?after=` wins when both are given',
+};
+
+/** The rules the edge applies to every request, whatever the operation's schemas say. */
+const EDGE_RULES = 'Every request, before its operation\'s rules: a query string must be valid percent-encoded UTF-8 without control characters (U+0000 to U+001F, U+007F); a JSON body must be valid UTF-8, at most 1 MiB (413 payload_too_large), nested at most 64 levels, without a NUL character or an unpaired UTF-16 surrogate in any string or key and without a `__proto__` key (each 400 invalid_request); a body `null` is not an object (400). A missing or unknown token is 401 before a path id of the wrong shape is 404.';
+
 function queryParameters(route: RestRoute, components: Record<string, JsonSchema>) {
   if (!route.query) return [];
   const json = toSchema(route.query, 'input', components) as { properties?: Record<string, JsonSchema>; required?: string[] };
@@ -105,6 +141,12 @@ function queryParameters(route: RestRoute, components: Record<string, JsonSchema
     name, in: 'query', required: json.required?.includes(name) ?? false,
     schema, ...(schema.description ? { description: schema.description } : {}),
   }));
+}
+
+/** A request example, where rest/examples.ts has one for the operation. */
+function exampleOf(route: RestRoute): { example?: unknown } {
+  const example = REQUEST_EXAMPLES[route.operationId];
+  return example === undefined ? {} : { example };
 }
 
 export function buildOpenApi(routes: RestRoute[], serverUrl = '/v1'): Record<string, unknown> {
@@ -115,7 +157,7 @@ export function buildOpenApi(routes: RestRoute[], serverUrl = '/v1'): Record<str
 
   for (const route of routes) {
     tags.add(route.tag);
-    const params = [...route.path.matchAll(/\{(\w+)\}/g)].map((m) => ({ name: m[1], in: 'path', required: true, schema: { type: 'string' } }));
+    const params = pathParameters(route.path);
     const errorCodes = [...new Set([...edgeErrors(route), ...(route.errors ?? []), 'not_found'])];
     const byStatus = new Map<number, string[]>();
     for (const code of errorCodes) {
@@ -161,10 +203,13 @@ export function buildOpenApi(routes: RestRoute[], serverUrl = '/v1'): Record<str
       parameters: [
         ...params,
         ...queryParameters(route, components),
+        ...(route.scope ? [X_UNIVERSE] : []),
+        ...(route.feed ? [LAST_EVENT_ID] : []),
         ...(route.idempotent ? [{ name: 'Idempotency-Key', in: 'header', required: false, schema: { type: 'string', maxLength: 255 }, description: 'A retry with the same key and body within 24 h returns the first answer' }] : []),
       ],
       ...(route.rawRequestBody ? { requestBody: forRequests(route.rawRequestBody) } : {}),
-      ...(route.body ? { requestBody: { required: false, content: { 'application/json': { schema: requestSchema(route.body, components) } } } } : {}),
+      // required when the server refuses a request without one (no body reads as `{}`)
+      ...(route.body ? { requestBody: { required: !route.body.safeParse({}).success, content: { 'application/json': { schema: requestSchema(route.body, components), ...exampleOf(route) } } } } : {}),
       responses,
     };
     if (!(op.parameters as unknown[]).length) delete op.parameters;
@@ -190,15 +235,21 @@ export function buildOpenApi(routes: RestRoute[], serverUrl = '/v1'): Record<str
     info: {
       title: 'Agent Service API',
       version: '1.0.0',
-      description: 'Hosts long-lived AI agents over HTTP. Every error body is `{error: {code, message}}`. Every request is limited to 120 per minute per token.',
+      description: `Hosts long-lived AI agents over HTTP. Every error body is \`{error: {code, message}}\`. Every request is limited to 120 per minute per token. ${EDGE_RULES}`,
       license: { name: 'Proprietary', identifier: 'LicenseRef-Proprietary' },
     },
     servers: [{ url: serverUrl }],
-    security: [{ bearerAuth: [] }],
+    security: [{ bearerAuth: [] }, { cookieAuth: [] }],
     tags: [...tags].map((name) => ({ name, description: `${name} operations` })),
     paths,
     components: {
-      securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', description: 'API token beginning ast_' } },
+      securitySchemes: {
+        bearerAuth: { type: 'http', scheme: 'bearer', description: 'API token beginning ast_' },
+        cookieAuth: {
+          type: 'apiKey', in: 'cookie', name: SESSION_COOKIE,
+          description: 'The sign-in cookie of the web pages (POST /auth/login); the bearer header wins when both are sent. A change (any method but GET/HEAD) with the cookie must come from the service\'s own origin (403 otherwise)',
+        },
+      },
       schemas: components,
     },
   };

@@ -75,6 +75,47 @@ describe('OpenAPI document', () => {
     expect(seen.size).toBeGreaterThan(0);
     expect(unbounded).toEqual([]);
   });
+  it('marks a request body required exactly where the server refuses a request without one', () => {
+    const optional = ['createAgent', 'updateAgent', 'updateSession'];
+    for (const r of routes.filter((x) => x.body)) {
+      const op = doc.paths[r.path][r.method.toLowerCase()];
+      expect(op.requestBody.required, r.operationId).toBe(!r.body!.safeParse({}).success);
+    }
+    for (const id of ['createSession', 'createRoutine', 'createWebhookEndpoint', 'createVault', 'createEnvironment', 'createUniverse', 'putVaultCredential', 'createChannelWebhook']) {
+      const r = routes.find((x) => x.operationId === id)!;
+      expect(doc.paths[r.path][r.method.toLowerCase()].requestBody.required, id).toBe(true);
+    }
+    for (const id of optional) {
+      const r = routes.find((x) => x.operationId === id)!;
+      expect(doc.paths[r.path][r.method.toLowerCase()].requestBody.required, id).toBe(false);
+    }
+  });
+  it('documents X-Universe, Last-Event-ID, cookie sign-in, path id shapes and the edge rules', () => {
+    expect(doc.components.securitySchemes.cookieAuth).toMatchObject({ type: 'apiKey', in: 'cookie', name: 'as_session' });
+    expect(doc.security).toEqual([{ bearerAuth: [] }, { cookieAuth: [] }]);
+    expect(doc.info.description).toMatch(/control characters/);
+    expect(doc.info.description).toMatch(/unpaired UTF-16 surrogate/);
+    for (const r of routes.filter((x) => x.scope)) {
+      const names = (doc.paths[r.path][r.method.toLowerCase()].parameters ?? []).map((p: { name: string }) => p.name);
+      expect(names, r.operationId).toContain('X-Universe');
+      if (r.feed) expect(names, r.operationId).toContain('Last-Event-ID');
+    }
+    const agentId = doc.paths['/agents/{id}'].get.parameters.find((p: { name: string }) => p.name === 'id');
+    expect(new RegExp(agentId.schema.pattern).test('agent_01abc')).toBe(true);
+    expect(new RegExp(agentId.schema.pattern).test('0')).toBe(false);
+    const key = doc.paths['/agents/{id}/secrets/{key}'].put.parameters.find((p: { name: string }) => p.name === 'key');
+    expect(new RegExp(key.schema.pattern).test('bad-key')).toBe(false);
+    expect(doc.paths['/sessions'].post.responses['400'].description).toMatch(/too_many_resources/);
+  });
+  it('has request examples the server takes (each parses with its route\'s body schema)', () => {
+    const withExample = routes.filter((r) => r.body && doc.paths[r.path][r.method.toLowerCase()].requestBody.content['application/json'].example !== undefined);
+    expect(withExample.length).toBeGreaterThanOrEqual(12);
+    for (const r of withExample) {
+      const example = doc.paths[r.path][r.method.toLowerCase()].requestBody.content['application/json'].example;
+      const parsed = r.body!.safeParse(example);
+      expect(parsed.success, `${r.operationId}: ${parsed.success ? '' : JSON.stringify(parsed.error.issues)}`).toBe(true);
+    }
+  });
   it('carries the spec paths built so far', () => {
     const paths = Object.keys(doc.paths);
     for (const p of ['/whoami', '/universes', '/universes/{slug}', '/openapi.json']) expect(paths).toContain(p);

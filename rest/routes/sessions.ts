@@ -35,7 +35,7 @@ export const sessionRoutes = [
     status: 201,
     idempotent: true,
     response: sessionAnswer,
-    errors: ['invalid_request', 'invalid_spec', 'conflict', 'egress_header_conflict', 'insufficient_credits'],
+    errors: ['invalid_request', 'invalid_spec', 'conflict', 'egress_header_conflict', 'insufficient_credits', 'too_many_resources'],
   }),
   defineRoute({
     method: 'GET', path: '/sessions/{id}', operationId: 'getSession', tag: 'Sessions', scope: 'read',
