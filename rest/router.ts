@@ -21,7 +21,7 @@ import { inputHygiene, pathParamProblem } from '../src/http/input-hygiene.js';
 import { consumeRateLimit, limitKey, rateCounter } from '../src/ratelimit/limiter.js';
 import { bearerOf } from '../src/auth/viewer.js';
 import { hashToken } from '../src/auth/tokens.js';
-import { claimKey, requestHash, storeAnswer } from './idempotency.js';
+import { claimKey, idempotencyKey, requestHash, storeAnswer } from './idempotency.js';
 import { logger } from '../src/logger.js';
 import { STREAM_SHUTDOWN_FRAME, trackStream } from '../src/http/open-streams.js';
 import { parseQuery, plainUrl } from '../src/http/plain-url.js';
@@ -114,10 +114,8 @@ async function serveRoute(route: RestRoute, req: Request, res: Response, bearerH
 
     const header = req.headers['idempotency-key'];
     if (route.idempotent && header) {
-      if (header.length > 255) throw new AppError('invalid_request', 'Idempotency-Key is longer than 255 characters');
-      const who = ctx.viewer?.tokenId ?? ctx.viewer?.user.id ?? 'anonymous';
       const path = url?.path ?? req.path;
-      idemKey = `${who}:${ctx.viewer?.universe.id}:${route.method} ${path}:${header}`;
+      idemKey = idempotencyKey(ctx, route.method, path, String(header));
       const replay = await claimKey(idemKey, requestHash(route.method, path, req.body));
       if (replay) {
         idemKey = null;

@@ -124,7 +124,7 @@ describe('the default session', () => {
     expect(res.body.errors, JSON.stringify(res.body.errors)).toBeUndefined();
     expect(res.body.data.updateAgent.defaultSessionId).toBe(second);
     const bad = await s.gql<any>(`mutation($id: String!) { updateAgent(id: $id, input: { defaultSessionId: "sess_nope" }) { defaultSessionId } }`, { id: agent.id });
-    expect(bad.body.errors[0].extensions.code).toBe('invalid_request');
+    expect(bad.body.errors?.[0]?.extensions.code).toBe('invalid_request');
     expect((await s.api('GET', `/sessions/${second}`)).body.session.default).toBe(true);
   });
 });

@@ -48,7 +48,7 @@ export const createRoutineBody = z.strictObject({
   target: routineTarget,
   initial_events: initialEvents,
   schedule: cronScheduleInput.nullish().describe('null or omitted: manual runs only'),
-  budget: budgetInput.nullish().describe('Per-run cap'),
+  budget: budgetInput.nullish().describe('Per-run cap: copied onto each new session (target new_session); for target session, an allowance on top of the cost the session has consumed when the run fires, for that run\'s turn only (the session\'s own budget is never changed)'),
 }).meta({ id: 'CreateRoutineInput' });
 export type CreateRoutineBody = z.output<typeof createRoutineBody>;
 
@@ -92,7 +92,7 @@ export const routineBody = z.strictObject({
   target: routineTarget,
   initial_events: z.array(routineInitialEvent),
   schedule: routineSchedule.nullable().describe('null: manual runs only'),
-  budget: budgetInput.nullable().describe('Per-run cap'),
+  budget: budgetInput.nullable().describe('Per-run cap: copied onto each new session (target new_session); for target session, an allowance on top of the cost the session has consumed when the run fires, for that run\'s turn only (the session\'s own budget is never changed)'),
   status: routineStatus,
   paused_reason: pausedReason.nullable().describe('Non-null exactly when paused'),
   archived_at: dateTime(z.string()).nullable(),
