@@ -175,6 +175,24 @@ describe('the end of a turn', () => {
   });
 });
 
+describe('a sandbox that is gone', () => {
+  it('the next turn starts a new one and says so (agent.status working) before the engine\'s events', async () => {
+    const { session } = await readySession(s);
+    const { sandboxDriver } = await import('../src/runtime/sandboxes.js');
+    await sandboxDriver().destroy(session.id);
+    expect(await sandboxDriver().get(session.id)).toBeNull();
+    fake.enqueue({ kind: 'text', text: 'on a new sandbox' });
+    await sendText(s, session.id, 'hello again');
+    const events = await waitForEvents(s, session.id, 'session.status_idle');
+    const status = events.find((e) => e.type === 'agent.status');
+    expect(status.part).toEqual({ type: 'status', index: 0, level: 'working', text: expect.stringContaining('starting a new sandbox') });
+    const order = types(events);
+    expect(order.indexOf('session.status_running')).toBeLessThan(events.indexOf(status));
+    expect(events.indexOf(status)).toBeLessThan(order.indexOf('agent.message'));
+    expect(events.filter((e) => e.type === 'agent.message' && e.final).map((e) => e.text)).toEqual(['on a new sandbox']);
+  });
+});
+
 describe('provider failures', () => {
   it('500s are retried (session.error retrying), then exhausted, then idle retries_exhausted', async () => {
     const { session } = await readySession(s);

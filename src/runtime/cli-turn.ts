@@ -25,6 +25,7 @@ import { cliSystemPrompt, turnPrompt } from '../engines/cli/turn-input.js';
 import { EGRESS_ENDPOINT } from '../egress/env.js';
 import { modelProvider } from './models.js';
 import { sandboxDriver } from './sandboxes.js';
+import { newTurnSandbox } from './turn-sandbox.js';
 import { syncResources } from '../resources/resources.js';
 import { installedSkills } from '../skills/materialize.js';
 import { engineHome } from '../engines/cli/engine-home.js';
@@ -70,7 +71,7 @@ export async function runCliEngineTurn(ctx: CliTurnContext): Promise<StopReason>
   const version = agent?.harnessVersion ?? currentHarness(session.agentType);
   const installing = installEngine(adapter.cli, version);
   installing.catch(() => undefined); // awaited below; a failure must not go unhandled meanwhile
-  const sandbox = (await sandboxDriver().get(session.id)) ?? (await sandboxDriver().provision({ sessionId: session.id, vcpus: session.vcpus, memoryMb: session.memoryMb }));
+  const sandbox = (await sandboxDriver().get(session.id)) ?? (await newTurnSandbox(session, emit));
   if (!sandbox.spawn) return exhausted(emit, 'engine_unavailable', `the ${sandboxDriver().name} sandbox driver cannot start CLI engines`);
   try {
     await syncResources(session.id, sandbox);

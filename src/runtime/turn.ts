@@ -8,6 +8,7 @@ import { buildConversation } from '../engines/hermes/history.js';
 import { runCliEngineTurn } from './cli-turn.js';
 import { runHermesTurn, type StopReason } from '../engines/hermes/loop.js';
 import { sandboxDriver } from './sandboxes.js';
+import { newTurnSandbox } from './turn-sandbox.js';
 import { meteredModelStream } from '../gateway/metering.js';
 import { modelProvider } from './models.js';
 import { systemPromptFor } from '../engines/hermes/system-prompt.js';
@@ -36,7 +37,7 @@ export async function runTurn(sessionId: string, turn: number, signal: AbortSign
       : null,
     sandboxDriver().get(sessionId),
   ]);
-  const sandbox = placed ?? (await sandboxDriver().provision({ sessionId, vcpus: session.vcpus, memoryMb: session.memoryMb }));
+  const sandbox = placed ?? (await newTurnSandbox(session, emit));
   try {
     await syncResources(sessionId, sandbox);
   } catch (err) {
