@@ -296,6 +296,20 @@ describe("a routine's budget on a target session (a per-fire allowance on top of
     expect(row.consumedNanoUsd).toBeGreaterThan(20_000_000n); // both calls' 1.5 cents (the first cut at its allowance)
   });
 
+  it("a session whose own budget is reached is not reopened by a fire: run_rejected_error, the session's budget unchanged", async () => {
+    const { session } = await readySession(s, {}, { budget: { type: 'limit', max_list_cost: { amount: '1', currency: 'USD' } } });
+    fake.enqueue(expensive);
+    await sendText(s, session.id, 'spend it all');
+    await waitForEvents(s, session.id, 'session.status_idle');
+    expect((await s.api('GET', `/sessions/${session.id}`)).body.session.budget).toMatchObject({ max_list_cost: { amount: '1' }, reached: true });
+    const r = await routine({ name: 'reached', target: { type: 'session', session_id: session.id }, initial_events: hello, budget: { type: 'limit', max_list_cost: { amount: '50', currency: 'USD' } } });
+    const run = await s.api('POST', `/routines/${r.id}/run`);
+    expect(run.body).toMatchObject({ session_id: null, error: { type: 'run_rejected_error' } });
+    expect(run.body.error.message).toMatch(/budget/);
+    expect((await s.api('GET', `/sessions/${session.id}`)).body.session.budget).toMatchObject({ max_list_cost: { amount: '1' }, reached: true });
+    expect((await s.api('GET', `/routines/${r.id}`)).body.paused_reason).toEqual({ type: 'error', error: { type: 'run_rejected_error' } });
+  });
+
   it('a session without a budget gets none, and one whose budget was removed stays without', async () => {
     const { session: none } = await readySession(s);
     const { session: removed } = await readySession(s, {}, { budget: { type: 'limit', max_list_cost: { amount: '100', currency: 'USD' } } });
