@@ -38,9 +38,8 @@ const DOMAIN_REFUSALS: Record<string, { message: RegExp; why: string }[]> = {
   updateSession: [{ message: /budget can only be attached at create/, why: 'the session\'s state: a budget is set at create only' }],
   rotateSessionResourceToken: [{ message: /only a repository resource/, why: 'the kind of the resource named in the path' }],
   addSessionResource: [{ message: /repositories attach at session create/, why: 'the resource union is shared with session create; repositories are refused here (open: a schema of its own)' }],
-  sendLegacyMessage: [{ message: /deprecated send delivers/, why: 'the deprecated send\'s parts (its schema is the event part union; open)' }],
-  createChannelApp: [{ message: /credentials: \w+ needs/, why: 'the credential keys each platform needs (open: per-platform schemas)' }],
-  createChannelConnection: [{ message: /invite_user: Slack only/, why: 'a field of one platform (open: per-platform schemas)' }],
+  sendLegacyMessage: [{ message: /deprecated send delivers|needs its bytes/, why: 'the deprecated send\'s parts (its schema is the event part union; open)' }],
+  updateAgent: [{ message: /defaultSessionId: .* is not a session of this agent/, why: 'another row: the session must be one of this agent\'s' }],
   listFiles: [{ message: /ids\[\] cannot be combined/, why: 'a combination of query parameters' }],
 };
 
@@ -69,8 +68,13 @@ interface Operation {
 interface GeneratedRequest {
   target: string;
   query: Record<string, string>;
-  /** A path id that names nothing, or an opaque value the service never handed out: a 4xx. */
+  /** A path id that names nothing: a 4xx. */
   brokenPath: boolean;
+  /**
+   * An opaque value (cursor, event id) the service never handed out: most lists refuse it (400),
+   * some read it as "nothing after it" (200); either way no 5xx and a documented answer.
+   */
+  undetermined: boolean;
   body: { kind: 'none' } | { kind: 'json'; value: unknown } | { kind: 'form'; fields: Record<string, unknown> } | { kind: 'urlencoded'; fields: Record<string, unknown> };
 }
 
@@ -207,7 +211,7 @@ function requestArbitrary(op: Operation, broken: boolean): fc.Arbitrary<Generate
     return values.map((v) => ({ kind, fields: v && typeof v === 'object' && !Array.isArray(v) ? v as Record<string, unknown> : {} }));
   };
   return fc.constantFrom(...breakable(op, broken)).chain((what) => fc.tuple(pathArb(what === 'path'), queryArb(what.startsWith('query:') ? what.slice(6) : null), bodyArb(what === 'body'))
-    .map(([target, q, body]) => ({ target, query: q, body, brokenPath: what === 'path' || (what.startsWith('query:') && OPAQUE.has(what.slice(6))) })));
+    .map(([target, q, body]) => ({ target, query: q, body, brokenPath: what === 'path', undetermined: what.startsWith('query:') && OPAQUE.has(what.slice(6)) })));
 }
 
 /** What a broken request of the operation breaks: its body, one query parameter or a path id. */
@@ -328,7 +332,10 @@ describe('requests generated from the OpenAPI document', () => {
             } catch (err) {
               throw new Error(`${(err as Error).message.split('\n')[0]}\n  ${where}`);
             }
-            if (!valid && (answer.status < 400 || answer.status >= 500)) throw new Error(`the document refuses this request, the server answered ${answer.status}\n  ${where}`);
+            if (req.undetermined) return;
+            // (501 coming_soon, the one 5xx the spec names, answers imessage before any other check)
+            const comingSoon = answer.status === 501 && (answer.parsed as { error?: { code?: string } } | null)?.error?.code === 'coming_soon';
+            if (!valid && (answer.status < 400 || (answer.status >= 500 && !comingSoon))) throw new Error(`the document refuses this request, the server answered ${answer.status}\n  ${where}`);
             if (valid) {
               const code = (answer.parsed as { error?: { code?: string } } | null)?.error?.code;
               const message = (answer.parsed as { error?: { message?: string } } | null)?.error?.message ?? '';

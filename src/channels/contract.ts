@@ -51,7 +51,12 @@ const metadata = z.record(z.string().max(64), z.unknown()).describe('Client meta
 
 // ---- apps ----
 
-export const createAppBody = z.strictObject({ platform: platformEnum, label, credentials }).meta({ id: 'CreateChannelApp' });
+// The credential keys each platform needs (checked in apps.ts), stated in the document as one
+// branch per platform.
+const credentialsPerPlatform = {
+  oneOf: APP_PLATFORMS.map((p) => ({ properties: { platform: { const: p }, credentials: { required: [...REQUIRED_CREDENTIALS[p]] } } })),
+};
+export const createAppBody = z.strictObject({ platform: platformEnum, label, credentials }).meta({ id: 'CreateChannelApp', ...credentialsPerPlatform });
 export type CreateAppBody = z.output<typeof createAppBody>;
 
 export const patchAppBody = z
@@ -89,7 +94,14 @@ export const createConnectionBody = z.strictObject({
   app: id.optional().describe('The channel app (BYO) this connection uses; default the universe\'s only app of the platform'),
   invite_user: z.string().min(1).max(255).optional().describe('Slack only: a Slack user id who receives the connect link in a direct message'),
   callback_url: z.string().min(1).max(2048).meta({ ...ABSOLUTE_HTTP_URL, description: 'Link-flow platforms only (loopback, slack, discord): where the hosted connect page redirects after the claim' }).optional(),
-}).meta({ id: 'CreateChannelConnection' });
+}).meta({
+  id: 'CreateChannelConnection',
+  // invite_user is Slack's only, a loopback connection takes no app (checked in connections.ts)
+  allOf: [
+    { anyOf: [{ properties: { platform: { const: 'slack' } } }, { not: { required: ['invite_user'] } }] },
+    { anyOf: [{ properties: { platform: { not: { const: 'loopback' } } } }, { not: { required: ['app'] } }] },
+  ],
+});
 export type CreateConnectionBody = z.output<typeof createConnectionBody>;
 
 export const connectInfo = z.strictObject({

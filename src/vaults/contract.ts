@@ -11,14 +11,13 @@ export const MAX_CREDENTIALS_PER_VAULT = 100;
 export const CREDENTIAL_KEY = /^[A-Za-z0-9_.-]{1,128}$/;
 // `api.example.com`, `git.local:8080`, `127.0.0.1:9000`, `*.example.com` (every subdomain).
 // (letters of both cases spelled out, not the `i` flag: the pattern is documented as JSON Schema)
-const HOST = /^(\*\.)?[a-zA-Z0-9]([a-zA-Z0-9-]{0,62})(\.[a-zA-Z0-9]([a-zA-Z0-9-]{0,62}))*(:\d{1,5})?$/;
+const HOST = /^(\*\.)?[a-zA-Z0-9]([a-zA-Z0-9-]{0,62})(\.[a-zA-Z0-9]([a-zA-Z0-9-]{0,62}))*(:([1-9][0-9]{0,3}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5]))?$/;
 // The proxy's own headers (it authenticates the sandbox with Proxy-Authorization).
 const PROXY_HEADERS = new Set(['proxy-authenticate', 'proxy-authorization', 'proxy-connection']);
 const NO_LINE_BREAKS = /^[^\r\n\0]*$/;
 
 const host = z.string().min(1).max(253 + 6)
-  .regex(HOST, 'must be a host name or host:port (`*.` for every subdomain)')
-  .refine((h) => !h.includes(':') || (Number(h.split(':')[1]) >= 1 && Number(h.split(':')[1]) <= 65535), 'port must be 1 to 65535')
+  .regex(HOST, 'must be a host name or host:port, port 1 to 65535 (`*.` for every subdomain)')
   .describe('Requests to this host get the header: `api.example.com`, `host:port` (port when not 443/80), or `*.example.com` for every subdomain');
 
 export const createVaultBody = z.strictObject({

@@ -68,7 +68,13 @@ export class SchemaArbitraries {
 
   private merge(a: JsonSchema, b: JsonSchema): JsonSchema {
     const out: JsonSchema = { ...a, ...b };
-    if (a.properties || b.properties) out.properties = { ...(a.properties as object), ...(b.properties as object) };
+    if (a.properties || b.properties) {
+      const pa = (a.properties ?? {}) as Record<string, JsonSchema>;
+      const pb = (b.properties ?? {}) as Record<string, JsonSchema>;
+      // a branch narrows a property (`platform: {const}`, `credentials: {required}`): merged deeply
+      out.properties = Object.fromEntries([...new Set([...Object.keys(pa), ...Object.keys(pb)])]
+        .map((k) => [k, pa[k] && pb[k] ? this.merge(this.resolve(pa[k]), pb[k]) : (pb[k] ?? pa[k])]));
+    }
     if (a.required || b.required) out.required = [...new Set([...((a.required as string[]) ?? []), ...((b.required as string[]) ?? [])])];
     return out;
   }
@@ -104,10 +110,15 @@ export class SchemaArbitraries {
     const known = keys.length
       ? fc.record(Object.fromEntries(keys.map((k) => [k, this.valid(props[k], depth + 1)])), { requiredKeys: required })
       : fc.constant({});
+    // required keys of a map (`credentials: {required: [...]}` over additionalProperties)
+    const mapRequired = ((schema.required as string[] | undefined) ?? []).filter((k) => !keys.includes(k));
+    const requiredOfMap = isObject(schema.additionalProperties) && mapRequired.length
+      ? fc.record(Object.fromEntries(mapRequired.map((k) => [k, this.valid(schema.additionalProperties as JsonSchema, depth + 1)])))
+      : fc.constant({});
     const extra = isObject(schema.additionalProperties)
       ? fc.dictionary(this.keyArbitrary(schema), this.valid(schema.additionalProperties, depth + 1), { maxKeys: Math.min(numberOr(schema.maxProperties, 3), 3) })
       : fc.constant({});
-    return fc.tuple(known, extra).map(([k, e]) => ({ ...e, ...k }) as Record<string, unknown>);
+    return fc.tuple(known, extra, requiredOfMap).map(([k, e, r]) => ({ ...e, ...r, ...k }) as Record<string, unknown>);
   }
 
   private keyArbitrary(schema: JsonSchema): fc.Arbitrary<string> {
