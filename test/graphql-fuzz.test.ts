@@ -4,7 +4,7 @@
 // type allows), sent as variables over /graphql with a selection of the field's scalar fields
 // (connections: their edges' cursors and nodes' scalars). For every answer: no 5xx, a GraphQL
 // response (`data` and/or `errors`, each error with a string message and, where present, a code
-// of the error table), and no error masked as internal_error. Fixed seed and FUZZ_RUNS (3) per field
+// of the error table), and no error masked as internal_error. Fixed seed and FUZZ_RUNS (6) per field
 // in CI; `npm run fuzz` runs 40 with a new seed (a failure names its seed to replay).
 import fc from 'fast-check';
 import {
@@ -17,7 +17,7 @@ import { schema } from '../src/graphql/schema.js';
 import { isErrorCode } from '../src/errors.js';
 
 const SEED = Number(process.env.FUZZ_SEED || 20261128);
-const RUNS = Number(process.env.FUZZ_RUNS || 3);
+const RUNS = Number(process.env.FUZZ_RUNS || 6);
 const PARALLEL = 4;
 /** Fields whose effects would end the run for every other field (the caller's own sign-in). */
 const SKIPPED = new Set(['revokeApiToken', 'signOut', 'logout']);

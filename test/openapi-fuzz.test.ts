@@ -7,7 +7,7 @@
 //   - a request the document refuses answers 4xx in the envelope;
 //   - a request the document accepts is not refused as malformed (400 invalid_request): what the
 //     server enforces, the document says (the few rules it cannot say are listed below).
-// Fixed seed and FUZZ_RUNS (2) requests per operation and kind in CI; `npm run fuzz` runs 40 with a
+// Fixed seed and FUZZ_RUNS (3) requests per operation and kind in CI; `npm run fuzz` runs 40 with a
 // new seed each time (FUZZ_SEED, FUZZ_RUNS override; a failure names its seed to replay).
 import fc from 'fast-check';
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
@@ -22,7 +22,7 @@ type FormatsPlugin = (ajv: Ajv2020) => Ajv2020;
 const addFormats = ((addFormatsModule as unknown as { default?: FormatsPlugin }).default ?? addFormatsModule) as unknown as FormatsPlugin;
 
 const SEED = Number(process.env.FUZZ_SEED || 20261127);
-const RUNS = Number(process.env.FUZZ_RUNS || 2);
+const RUNS = Number(process.env.FUZZ_RUNS || 3);
 const PARALLEL = 4;
 
 /**
