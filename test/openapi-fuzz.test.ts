@@ -40,6 +40,8 @@ const DOMAIN_REFUSALS: Record<string, { message: RegExp; why: string }[]> = {
   addSessionResource: [{ message: /repositories attach at session create/, why: 'the resource union is shared with session create; repositories are refused here (open: a schema of its own)' }],
   sendLegacyMessage: [{ message: /deprecated send delivers|needs its bytes/, why: 'the deprecated send\'s parts (its schema is the event part union; open)' }],
   updateAgent: [{ message: /defaultSessionId: .* is not a session of this agent/, why: 'another row: the session must be one of this agent\'s' }],
+  createEnvironment: [{ message: /is listed twice/, why: 'a package named twice (names compare case-insensitively)' }],
+  updateEnvironment: [{ message: /is listed twice/, why: 'a package named twice (names compare case-insensitively)' }],
   listFiles: [{ message: /ids\[\] cannot be combined/, why: 'a combination of query parameters' }],
 };
 

@@ -7,6 +7,8 @@ import { compileQuery, isCompiledQuery } from 'graphql-jit';
 import { schema } from '../src/graphql/schema.js';
 import { routes } from '../rest/routes/index.js';
 import { buildOpenApi } from '../rest/openapi.js';
+import { CONNECTION_PLATFORMS, LINK_FLOW_PLATFORMS } from '../src/channels/contract.js';
+import { flowOf } from '../src/channels/connections.js';
 
 describe('REST route table', () => {
   const withDocument = routes.filter((r) => r.parsed);
@@ -114,6 +116,11 @@ describe('OpenAPI document', () => {
       const example = doc.paths[r.path][r.method.toLowerCase()].requestBody.content['application/json'].example;
       const parsed = r.body!.safeParse(example);
       expect(parsed.success, `${r.operationId}: ${parsed.success ? '' : JSON.stringify(parsed.error.issues)}`).toBe(true);
+    }
+  });
+  it('names the link-flow platforms (callback_url) as the connections code decides them', () => {
+    for (const p of CONNECTION_PLATFORMS.filter((x) => x !== 'imessage')) {
+      expect((LINK_FLOW_PLATFORMS as readonly string[]).includes(p), p).toBe(flowOf(p) === 'link');
     }
   });
   it('carries the spec paths built so far', () => {

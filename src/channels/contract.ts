@@ -2,13 +2,15 @@
 // spec's limits) and responses (OpenAPI, GraphQL output types, the domain's return types).
 // Field names are the spec's (snake_case for channel resources).
 import { z } from 'zod';
-import { ABSOLUTE_HTTP_URL, JSON_OBJECT_STRING, exactlyOneOf } from '../contract/documented.js';
+import { ABSOLUTE_HTTP_URL, JSON_OBJECT_STRING, exactlyOneOf, without } from '../contract/documented.js';
 import { dateTime } from '../contract/zod-walk.js';
 
 export const APP_PLATFORMS = ['telegram', 'slack', 'discord', 'whatsapp', 'imessage'] as const;
 /** Connections also accept the in-process `loopback` surface. */
 export const CONNECTION_PLATFORMS = [...APP_PLATFORMS, 'loopback'] as const;
 export type AppPlatform = (typeof APP_PLATFORMS)[number];
+/** Platforms claimed through the hosted connect page (connections.ts flowOf 'link'): the only ones a callback_url applies to. */
+export const LINK_FLOW_PLATFORMS = ['loopback', 'slack', 'discord'] as const;
 export type ConnectionPlatform = (typeof CONNECTION_PLATFORMS)[number];
 /** The platforms this service talks to (imessage answers 501 coming_soon). */
 export type LivePlatform = Exclude<ConnectionPlatform, 'imessage'>;
@@ -54,7 +56,13 @@ const metadata = z.record(z.string().max(64), z.unknown()).describe('Client meta
 // The credential keys each platform needs (checked in apps.ts), stated in the document as one
 // branch per platform.
 const credentialsPerPlatform = {
-  oneOf: APP_PLATFORMS.map((p) => ({ properties: { platform: { const: p }, credentials: { required: [...REQUIRED_CREDENTIALS[p]] } } })),
+  oneOf: APP_PLATFORMS.map((p) => ({
+    required: ['platform', 'credentials'],
+    properties: {
+      platform: { const: p },
+      credentials: { properties: Object.fromEntries(REQUIRED_CREDENTIALS[p].map((k) => [k, { type: 'string', minLength: 1 }])), required: [...REQUIRED_CREDENTIALS[p]] },
+    },
+  })),
 };
 export const createAppBody = z.strictObject({ platform: platformEnum, label, credentials }).meta({ id: 'CreateChannelApp', ...credentialsPerPlatform });
 export type CreateAppBody = z.output<typeof createAppBody>;
@@ -96,10 +104,12 @@ export const createConnectionBody = z.strictObject({
   callback_url: z.string().min(1).max(2048).meta({ ...ABSOLUTE_HTTP_URL, description: 'Link-flow platforms only (loopback, slack, discord): where the hosted connect page redirects after the claim' }).optional(),
 }).meta({
   id: 'CreateChannelConnection',
-  // invite_user is Slack's only, a loopback connection takes no app (checked in connections.ts)
+  // invite_user is Slack's only, a loopback connection takes no app, callback_url is for link-flow
+  // platforms (checked in connections.ts)
   allOf: [
-    { anyOf: [{ properties: { platform: { const: 'slack' } } }, { not: { required: ['invite_user'] } }] },
-    { anyOf: [{ properties: { platform: { not: { const: 'loopback' } } } }, { not: { required: ['app'] } }] },
+    { anyOf: [{ properties: { platform: { enum: [...LINK_FLOW_PLATFORMS] } } }, without('callback_url')] },
+    { anyOf: [{ properties: { platform: { const: 'slack' } } }, without('invite_user')] },
+    { anyOf: [{ properties: { platform: { not: { const: 'loopback' } } } }, without('app')] },
   ],
 });
 export type CreateConnectionBody = z.output<typeof createConnectionBody>;
@@ -249,7 +259,13 @@ export const loopbackInboundBody = z.strictObject({
     mime_type: z.string().min(1).max(255),
     data: z.string().min(1).describe('base64'),
   }).meta({ id: 'LoopbackAttachment' })).max(10).optional(),
-}).refine((b) => b.text.length > 0 || (b.attachments?.length ?? 0) > 0, 'text or attachments are required').meta({ id: 'LoopbackInbound' });
+}).refine((b) => b.text.length > 0 || (b.attachments?.length ?? 0) > 0, 'text or attachments are required').meta({
+  id: 'LoopbackInbound',
+  anyOf: [
+    { properties: { text: { type: 'string', minLength: 1 } }, required: ['text'] },
+    { properties: { attachments: { type: 'array', minItems: 1 } }, required: ['attachments'] },
+  ],
+});
 export type LoopbackInboundBody = z.output<typeof loopbackInboundBody>;
 
 export const loopbackAccepted = z.strictObject({

@@ -8,5 +8,10 @@ export const ABSOLUTE_HTTP_URL = { format: 'uri', pattern: '^[hH][tT][tT][pP][sS
 /** A string holding a JSON object (`"{\"k\": 1}"`), as 2020-12's content keywords say it. */
 export const JSON_OBJECT_STRING = { contentMediaType: 'application/json', contentSchema: { type: 'object' } } as const;
 
-/** Exactly one of two optional fields. */
-export const exactlyOneOf = (a: string, b: string) => ({ oneOf: [{ required: [a] }, { required: [b] }] });
+/** Exactly one of two optional string fields (each branch names what it requires, for linters). */
+export const exactlyOneOf = (a: string, b: string) => ({
+  oneOf: [a, b].map((k) => ({ properties: { [k]: { type: 'string' } }, required: [k] })),
+});
+
+/** The object has no `key` (in a `not`, naming the property it requires, for linters). */
+export const without = (key: string) => ({ not: { properties: { [key]: {} }, required: [key] } });
