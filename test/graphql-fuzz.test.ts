@@ -8,8 +8,21 @@
 // in CI; `npm run fuzz` runs 40 with a new seed (a failure names its seed to replay).
 import fc from 'fast-check';
 import {
-  getNamedType, getNullableType, isEnumType, isInputObjectType, isInterfaceType, isLeafType, isListType, isNonNullType,
-  isObjectType, isScalarType, isUnionType, type GraphQLField, type GraphQLInputType, type GraphQLNamedType, type GraphQLObjectType,
+  getNamedType,
+  getNullableType,
+  isEnumType,
+  isInputObjectType,
+  isInterfaceType,
+  isLeafType,
+  isListType,
+  isNonNullType,
+  isObjectType,
+  isScalarType,
+  isUnionType,
+  type GraphQLField,
+  type GraphQLInputType,
+  type GraphQLNamedType,
+  type GraphQLObjectType,
 } from 'graphql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from './helpers/server.js';
@@ -29,7 +42,15 @@ beforeAll(async () => {
   s = await startTestServer();
   const agent = (await s.api('POST', '/agents', { body: { displayName: 'GraphQL fuzz' } })).body.agent;
   const session = (await s.api('POST', '/sessions', { body: { agent: agent.id } })).body.session;
-  const routine = (await s.api('POST', '/routines', { body: { name: 'fuzz', target: { type: 'new_session', agent: agent.id }, initial_events: [{ type: 'user.message', content: [{ type: 'text', text: 'x' }] }] } })).body;
+  const routine = (
+    await s.api('POST', '/routines', {
+      body: {
+        name: 'fuzz',
+        target: { type: 'new_session', agent: agent.id },
+        initial_events: [{ type: 'user.message', content: [{ type: 'text', text: 'x' }] }],
+      },
+    })
+  ).body;
   const vault = (await s.api('POST', '/vaults', { body: { name: 'fuzz' } })).body;
   const environment = (await s.api('POST', '/environments', { body: { name: 'fuzz' } })).body;
   ids.push(agent.id, session.id, routine.id, vault.id, environment.id, (await s.api('GET', '/whoami')).body.universe.slug);
@@ -39,7 +60,19 @@ afterAll(async () => {
   await s?.stop();
 });
 
-const HOSTILE = ['', ' ', 'a\u0000b', 'x\ud800y', '__proto__', "' OR 1=1 --", '../../etc/passwd', 'agent_01aaaaaaaaaaaaaaaaaaaaaaaa', 'h'.repeat(5000), '{"a":1}', 'https://example.com/x'];
+const HOSTILE = [
+  '',
+  ' ',
+  'a\u0000b',
+  'x\ud800y',
+  '__proto__',
+  "' OR 1=1 --",
+  '../../etc/passwd',
+  'agent_01aaaaaaaaaaaaaaaaaaaaaaaa',
+  'h'.repeat(5000),
+  '{"a":1}',
+  'https://example.com/x',
+];
 const INTS = [-1, 0, 1, 2, 100, 2 ** 31 - 1, 2 ** 31, -(2 ** 31) - 1, 1.5];
 
 function inputArbitrary(type: GraphQLInputType, depth = 0): fc.Arbitrary<unknown> {
@@ -51,22 +84,30 @@ function inputArbitrary(type: GraphQLInputType, depth = 0): fc.Arbitrary<unknown
 function nullableArbitrary(type: GraphQLInputType, depth: number): fc.Arbitrary<unknown> {
   const t = getNullableType(type) as GraphQLInputType;
   if (isListType(t)) return depth > 4 ? fc.constant([]) : fc.array(inputArbitrary(t.ofType as GraphQLInputType, depth + 1), { maxLength: 3 });
-  if (isEnumType(t)) return fc.oneof({ weight: 6, arbitrary: fc.constantFrom(...t.getValues().map((v) => v.name)) }, { weight: 1, arbitrary: fc.constant('NOT_A_VALUE') });
+  if (isEnumType(t))
+    return fc.oneof({ weight: 6, arbitrary: fc.constantFrom(...t.getValues().map((v) => v.name)) }, { weight: 1, arbitrary: fc.constant('NOT_A_VALUE') });
   if (isInputObjectType(t)) {
     if (depth > 4) return fc.constant({});
     const fields = Object.values(t.getFields());
-    return fc.record(
-      Object.fromEntries(fields.map((f) => [f.name, inputArbitrary(f.type, depth + 1)])),
-      { requiredKeys: fields.filter((f) => isNonNullType(f.type)).map((f) => f.name) },
-    );
+    return fc.record(Object.fromEntries(fields.map((f) => [f.name, inputArbitrary(f.type, depth + 1)])), {
+      requiredKeys: fields.filter((f) => isNonNullType(f.type)).map((f) => f.name),
+    });
   }
   if (isScalarType(t)) {
     switch (t.name) {
-      case 'Int': return fc.oneof(fc.integer({ min: -3, max: 50 }), fc.constantFrom(...INTS));
-      case 'Float': return fc.oneof(fc.double({ noNaN: true, noDefaultInfinity: true, min: -1e6, max: 1e6 }), fc.constantFrom(-1, 0, 1e300));
-      case 'Boolean': return fc.oneof({ weight: 8, arbitrary: fc.boolean() }, { weight: 1, arbitrary: fc.constant('yes') });
-      case 'DateTime': return fc.oneof(fc.constantFrom('2026-01-01T00:00:00Z', 'not a date', ''), fc.date({ noInvalidDate: true }).map((d) => d.toISOString()));
-      case 'JSON': return fc.jsonValue({ maxDepth: 2 });
+      case 'Int':
+        return fc.oneof(fc.integer({ min: -3, max: 50 }), fc.constantFrom(...INTS));
+      case 'Float':
+        return fc.oneof(fc.double({ noNaN: true, noDefaultInfinity: true, min: -1e6, max: 1e6 }), fc.constantFrom(-1, 0, 1e300));
+      case 'Boolean':
+        return fc.oneof({ weight: 8, arbitrary: fc.boolean() }, { weight: 1, arbitrary: fc.constant('yes') });
+      case 'DateTime':
+        return fc.oneof(
+          fc.constantFrom('2026-01-01T00:00:00Z', 'not a date', ''),
+          fc.date({ noInvalidDate: true }).map((d) => d.toISOString()),
+        );
+      case 'JSON':
+        return fc.jsonValue({ maxDepth: 2 });
       default: // String, ID and other string-like scalars
         return fc.oneof(
           { weight: 4, arbitrary: fc.constantFrom(...ids) },
@@ -122,42 +163,58 @@ function graphqlProblem(status: number, text: string): string | null {
 }
 
 describe('requests generated from the GraphQL schema', () => {
-  it(`every query and mutation field × ${RUNS} generated requests: no 5xx, GraphQL's error shape, nothing masked`, async () => {
-    const fields = [
-      ...Object.values(schema.getQueryType()!.getFields()).map((f) => ['query', f] as const),
-      ...Object.values(schema.getMutationType()!.getFields()).map((f) => ['mutation', f] as const),
-    ].filter(([, f]) => !SKIPPED.has(f.name));
-    expect(fields.length).toBeGreaterThan(100);
-    // queries first, then mutations (deletes last), so reads meet rows before they are removed
-    const queue = [...fields].sort((a, b) => (a[0] === b[0] ? Number(/^delete/.test(a[1].name)) - Number(/^delete/.test(b[1].name)) : a[0] === 'query' ? -1 : 1));
-    const failures: string[] = [];
-    const statuses = new Map<number, number>();
-    let index = 0;
-    const worker = async () => {
-      for (let next = queue.shift(); next; next = queue.shift()) {
-        const [kind, field] = next;
-        const seed = SEED + index++;
-        const query = documentFor(kind, field);
-        const variables = fc.tuple(...field.args.map((a) => inputArbitrary(a.type))).map((values) => Object.fromEntries(values.map((v, i) => [`a${i}`, v])));
-        const run = await fc.check(fc.asyncProperty(field.args.length ? variables : fc.constant({}), async (vars) => {
-          const res = await fetch(`${s.url}/graphql`, {
-            method: 'POST',
-            headers: { authorization: `Bearer ${s.adminToken}`, 'content-type': 'application/json', accept: 'application/graphql-response+json, application/json' },
-            body: JSON.stringify({ query, variables: vars }),
-          });
-          const text = await res.text();
-          statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1);
-          const problem = graphqlProblem(res.status, text);
-          if (problem) throw new Error(`${problem}\n  ${query}\n  variables: ${JSON.stringify(vars).slice(0, 400)}`);
-        }), { seed, numRuns: RUNS, endOnFailure: true });
-        if (run.failed) failures.push(`${kind} ${field.name} (seed ${seed}): ${run.errorInstance instanceof Error ? run.errorInstance.message : String(run.errorInstance)}`);
-      }
-    };
-    await Promise.all(Array.from({ length: PARALLEL }, worker));
-    if (process.env.FUZZ_VERBOSE) console.log(Object.fromEntries(statuses));
-    expect(failures, failures.join('\n\n')).toEqual([]);
-    // both sides reached: answers with data and refusals of the caller's mistakes
-    expect(statuses.get(200) ?? 0).toBeGreaterThan(fields.length / 4);
-    expect(statuses.get(400) ?? 0).toBeGreaterThan(0);
-  }, Math.max(300_000, RUNS * 20_000));
+  it(
+    `every query and mutation field × ${RUNS} generated requests: no 5xx, GraphQL's error shape, nothing masked`,
+    async () => {
+      const fields = [
+        ...Object.values(schema.getQueryType()!.getFields()).map((f) => ['query', f] as const),
+        ...Object.values(schema.getMutationType()!.getFields()).map((f) => ['mutation', f] as const),
+      ].filter(([, f]) => !SKIPPED.has(f.name));
+      expect(fields.length).toBeGreaterThan(100);
+      // queries first, then mutations (deletes last), so reads meet rows before they are removed
+      const queue = [...fields].sort((a, b) =>
+        a[0] === b[0] ? Number(/^delete/.test(a[1].name)) - Number(/^delete/.test(b[1].name)) : a[0] === 'query' ? -1 : 1,
+      );
+      const failures: string[] = [];
+      const statuses = new Map<number, number>();
+      let index = 0;
+      const worker = async () => {
+        for (let next = queue.shift(); next; next = queue.shift()) {
+          const [kind, field] = next;
+          const seed = SEED + index++;
+          const query = documentFor(kind, field);
+          const variables = fc.tuple(...field.args.map((a) => inputArbitrary(a.type))).map((values) => Object.fromEntries(values.map((v, i) => [`a${i}`, v])));
+          const run = await fc.check(
+            fc.asyncProperty(field.args.length ? variables : fc.constant({}), async (vars) => {
+              const res = await fetch(`${s.url}/graphql`, {
+                method: 'POST',
+                headers: {
+                  authorization: `Bearer ${s.adminToken}`,
+                  'content-type': 'application/json',
+                  accept: 'application/graphql-response+json, application/json',
+                },
+                body: JSON.stringify({ query, variables: vars }),
+              });
+              const text = await res.text();
+              statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1);
+              const problem = graphqlProblem(res.status, text);
+              if (problem) throw new Error(`${problem}\n  ${query}\n  variables: ${JSON.stringify(vars).slice(0, 400)}`);
+            }),
+            { seed, numRuns: RUNS, endOnFailure: true },
+          );
+          if (run.failed)
+            failures.push(
+              `${kind} ${field.name} (seed ${seed}): ${run.errorInstance instanceof Error ? run.errorInstance.message : String(run.errorInstance)}`,
+            );
+        }
+      };
+      await Promise.all(Array.from({ length: PARALLEL }, worker));
+      if (process.env.FUZZ_VERBOSE) console.log(Object.fromEntries(statuses));
+      expect(failures, failures.join('\n\n')).toEqual([]);
+      // both sides reached: answers with data and refusals of the caller's mistakes
+      expect(statuses.get(200) ?? 0).toBeGreaterThan(fields.length / 4);
+      expect(statuses.get(400) ?? 0).toBeGreaterThan(0);
+    },
+    Math.max(300_000, RUNS * 20_000),
+  );
 });

@@ -33,13 +33,18 @@ const PARALLEL = 4;
 const DOMAIN_REFUSALS: Record<string, { message: RegExp; why: string }[]> = {
   createSkill: [{ message: /./, why: 'the bundle must hold a SKILL.md with front matter (the bytes of an upload)' }],
   createSkillRevision: [{ message: /./, why: 'the bundle must hold a SKILL.md with front matter (the bytes of an upload)' }],
-  createRoutine: [{ message: /schedule\.expression/, why: 'the values of a cron expression\'s fields' }],
-  updateRoutine: [{ message: /schedule\.expression/, why: 'the values of a cron expression\'s fields' }],
-  updateSession: [{ message: /budget can only be attached at create/, why: 'the session\'s state: a budget is set at create only' }],
+  createRoutine: [{ message: /schedule\.expression/, why: "the values of a cron expression's fields" }],
+  updateRoutine: [{ message: /schedule\.expression/, why: "the values of a cron expression's fields" }],
+  updateSession: [{ message: /budget can only be attached at create/, why: "the session's state: a budget is set at create only" }],
   rotateSessionResourceToken: [{ message: /only a repository resource/, why: 'the kind of the resource named in the path' }],
-  addSessionResource: [{ message: /repositories attach at session create/, why: 'the resource union is shared with session create; repositories are refused here (open: a schema of its own)' }],
-  sendLegacyMessage: [{ message: /deprecated send delivers|needs its bytes/, why: 'the deprecated send\'s parts (its schema is the event part union; open)' }],
-  updateAgent: [{ message: /defaultSessionId: .* is not a session of this agent/, why: 'another row: the session must be one of this agent\'s' }],
+  addSessionResource: [
+    {
+      message: /repositories attach at session create/,
+      why: 'the resource union is shared with session create; repositories are refused here (open: a schema of its own)',
+    },
+  ],
+  sendLegacyMessage: [{ message: /deprecated send delivers|needs its bytes/, why: "the deprecated send's parts (its schema is the event part union; open)" }],
+  updateAgent: [{ message: /defaultSessionId: .* is not a session of this agent/, why: "another row: the session must be one of this agent's" }],
   createEnvironment: [{ message: /is listed twice/, why: 'a package named twice (names compare case-insensitively)' }],
   updateEnvironment: [{ message: /is listed twice/, why: 'a package named twice (names compare case-insensitively)' }],
   listFiles: [{ message: /ids\[\] cannot be combined/, why: 'a combination of query parameters' }],
@@ -77,7 +82,11 @@ interface GeneratedRequest {
    * some read it as "nothing after it" (200); either way no 5xx and a documented answer.
    */
   undetermined: boolean;
-  body: { kind: 'none' } | { kind: 'json'; value: unknown } | { kind: 'form'; fields: Record<string, unknown> } | { kind: 'urlencoded'; fields: Record<string, unknown> };
+  body:
+    | { kind: 'none' }
+    | { kind: 'json'; value: unknown }
+    | { kind: 'form'; fields: Record<string, unknown> }
+    | { kind: 'urlencoded'; fields: Record<string, unknown> };
 }
 
 let s: TestServer;
@@ -100,7 +109,9 @@ beforeAll(async () => {
     // 2020-12's content keywords are annotations to Ajv; the document uses them for JSON-in-a-string
     a.removeKeyword('contentSchema');
     a.addKeyword({
-      keyword: 'contentSchema', type: 'string', schemaType: 'object',
+      keyword: 'contentSchema',
+      type: 'string',
+      schemaType: 'object',
       validate: (schema: { type?: string }, data: string) => {
         try {
           const v: unknown = JSON.parse(data);
@@ -110,7 +121,10 @@ beforeAll(async () => {
         }
       },
     });
-    a.addSchema({ $id: 'https://fuzz.test/components.json', $defs: JSON.parse(JSON.stringify(doc.components.schemas).replaceAll('"#/components/schemas/', '"https://fuzz.test/components.json#/$defs/')) });
+    a.addSchema({
+      $id: 'https://fuzz.test/components.json',
+      $defs: JSON.parse(JSON.stringify(doc.components.schemas).replaceAll('"#/components/schemas/', '"https://fuzz.test/components.json#/$defs/')),
+    });
     return a;
   };
   ajv = makeAjv(false);
@@ -131,7 +145,11 @@ beforeAll(async () => {
   const skillForm = new FormData();
   skillForm.append('files', new Blob(['---\nname: fuzz-skill\ndescription: fuzzed\n---\n']), 'SKILL.md');
   const skill = (await s.api('POST', '/skills', { form: skillForm })).body;
-  const routine = await ok('POST', '/routines', { name: 'fuzz', target: { type: 'new_session', agent: agent.id }, initial_events: [{ type: 'user.message', content: [{ type: 'text', text: 'x' }] }] });
+  const routine = await ok('POST', '/routines', {
+    name: 'fuzz',
+    target: { type: 'new_session', agent: agent.id },
+    initial_events: [{ type: 'user.message', content: [{ type: 'text', text: 'x' }] }],
+  });
   const webhook = await ok('POST', '/webhooks', { url: 'https://hooks.example.com/h', events: ['agent.created'] });
   const environment = await ok('POST', '/environments', { name: 'fuzz-env' });
   const vault = await ok('POST', '/vaults', { name: 'fuzz-vault' });
@@ -171,14 +189,17 @@ function operations(): Operation[] {
   for (const [path, ops] of Object.entries(doc.paths)) {
     for (const [method, raw] of Object.entries(ops)) {
       const op = raw as unknown as {
-        operationId: string; parameters?: Operation['parameters'];
+        operationId: string;
+        parameters?: Operation['parameters'];
         requestBody?: { required?: boolean; content: Record<string, { schema: JsonSchema }> };
         responses: Record<string, { content?: Record<string, unknown> }>;
       };
       const content = op.requestBody?.content ?? {};
       const mediaType = ['application/json', 'multipart/form-data', 'application/x-www-form-urlencoded'].find((t) => content[t]);
       out.push({
-        method: method.toUpperCase(), path, operationId: op.operationId,
+        method: method.toUpperCase(),
+        path,
+        operationId: op.operationId,
         parameters: (op.parameters ?? []).filter((p) => p.in === 'path' || p.in === 'query'),
         body: mediaType ? { mediaType, schema: content[mediaType]!.schema, required: op.requestBody?.required ?? false } : undefined,
         feed: Object.values(op.responses).some((r) => r.content?.['text/event-stream']),
@@ -191,29 +212,55 @@ function operations(): Operation[] {
 /** Path, query and body of a request; `broken`: one part of it is generated invalid. */
 function requestArbitrary(op: Operation, broken: boolean): fc.Arbitrary<GeneratedRequest> {
   const segments = op.path.split('/').filter(Boolean);
-  const pathArb = (brokenId: boolean) => fc.tuple(...segments.map((seg, i) => {
-    if (!seg.startsWith('{')) return fc.constant(seg);
-    const ids = known[`${segments[i - 1]}/${seg}`] ?? ['x'];
-    // a broken id: one that names nothing (wrong shape, or the right shape and no row)
-    if (brokenId) return fc.constantFrom('0', '%00', 'x'.repeat(300), `${ids[0]!.split('_')[0]}_01zzzzzzzzzzzzzzzzzzzzzzzz`).map((v) => (v === '%00' ? v : encodeURIComponent(v)));
-    return fc.constantFrom(...ids).map(encodeURIComponent);
-  })).map((parts) => `/${parts.join('/')}`);
+  const pathArb = (brokenId: boolean) =>
+    fc
+      .tuple(
+        ...segments.map((seg, i) => {
+          if (!seg.startsWith('{')) return fc.constant(seg);
+          const ids = known[`${segments[i - 1]}/${seg}`] ?? ['x'];
+          // a broken id: one that names nothing (wrong shape, or the right shape and no row)
+          if (brokenId)
+            return fc
+              .constantFrom('0', '%00', 'x'.repeat(300), `${ids[0]!.split('_')[0]}_01zzzzzzzzzzzzzzzzzzzzzzzz`)
+              .map((v) => (v === '%00' ? v : encodeURIComponent(v)));
+          return fc.constantFrom(...ids).map(encodeURIComponent);
+        }),
+      )
+      .map((parts) => `/${parts.join('/')}`);
   const query = op.parameters.filter((p) => p.in === 'query');
-  const queryArb = (brokenName: string | null) => fc.record(
-    Object.fromEntries(query.filter((p) => !OPAQUE.has(p.name) || p.name === brokenName)
-      // an opaque value broken: one never handed out (not empty, which some lists read as absent)
-      .map((p) => [p.name, (p.name === brokenName ? arbs.invalid(p.schema) : arbs.valid(p.schema)).map(queryValue).map((v) => (OPAQUE.has(p.name) && v === '' ? 'x' : v))])),
-    { requiredKeys: query.filter((p) => p.required || p.name === brokenName).map((p) => p.name) },
-  ) as fc.Arbitrary<Record<string, string>>;
+  const queryArb = (brokenName: string | null) =>
+    fc.record(
+      Object.fromEntries(
+        query
+          .filter((p) => !OPAQUE.has(p.name) || p.name === brokenName)
+          // an opaque value broken: one never handed out (not empty, which some lists read as absent)
+          .map((p) => [
+            p.name,
+            (p.name === brokenName ? arbs.invalid(p.schema) : arbs.valid(p.schema)).map(queryValue).map((v) => (OPAQUE.has(p.name) && v === '' ? 'x' : v)),
+          ]),
+      ),
+      { requiredKeys: query.filter((p) => p.required || p.name === brokenName).map((p) => p.name) },
+    ) as fc.Arbitrary<Record<string, string>>;
   const bodyArb = (invalid: boolean): fc.Arbitrary<GeneratedRequest['body']> => {
     if (!op.body) return fc.constant({ kind: 'none' as const });
     const values = invalid ? fc.oneof(fc.constant(null), arbs.invalid(op.body.schema)) : arbs.valid(op.body.schema);
     if (op.body.mediaType === 'application/json') return values.map((value) => ({ kind: 'json' as const, value }));
-    const kind = op.body.mediaType === 'multipart/form-data' ? 'form' as const : 'urlencoded' as const;
-    return values.map((v) => ({ kind, fields: v && typeof v === 'object' && !Array.isArray(v) ? v as Record<string, unknown> : {} }));
+    const kind = op.body.mediaType === 'multipart/form-data' ? ('form' as const) : ('urlencoded' as const);
+    return values.map((v) => ({ kind, fields: v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : {} }));
   };
-  return fc.constantFrom(...breakable(op, broken)).chain((what) => fc.tuple(pathArb(what === 'path'), queryArb(what.startsWith('query:') ? what.slice(6) : null), bodyArb(what === 'body'))
-    .map(([target, q, body]) => ({ target, query: q, body, brokenPath: what === 'path', undetermined: what.startsWith('query:') && OPAQUE.has(what.slice(6)) })));
+  return fc
+    .constantFrom(...breakable(op, broken))
+    .chain((what) =>
+      fc
+        .tuple(pathArb(what === 'path'), queryArb(what.startsWith('query:') ? what.slice(6) : null), bodyArb(what === 'body'))
+        .map(([target, q, body]) => ({
+          target,
+          query: q,
+          body,
+          brokenPath: what === 'path',
+          undetermined: what.startsWith('query:') && OPAQUE.has(what.slice(6)),
+        })),
+    );
 }
 
 /** What a broken request of the operation breaks: its body, one query parameter or a path id. */
@@ -303,61 +350,82 @@ async function send(op: Operation, req: GeneratedRequest) {
 }
 
 describe('requests generated from the OpenAPI document', () => {
-  it(`every operation × ${RUNS} valid and ${RUNS} broken requests: documented answers, 4xx for what the document refuses, never 5xx`, async () => {
-    const ops = operations().filter((op) => op.operationId !== 'getOpenApi');
-    expect(ops.length).toBeGreaterThan(90);
-    const failures: string[] = [];
-    const tally = { accepted: 0, refused: 0, validSent: 0, invalidSent: 0 };
-    // One worker per resource family, deletes last, as test/fuzz.test.ts does.
-    const groups = new Map<string, Operation[]>();
-    for (const op of ops) {
-      const key = op.path.split('/')[1]!;
-      groups.set(key, [...(groups.get(key) ?? []), op]);
-    }
-    const queue = [...groups.values()].map((g) => [...g.filter((o) => o.method !== 'DELETE'), ...g.filter((o) => o.method === 'DELETE')]);
-    let index = 0;
-    const worker = async () => {
-      for (let group = queue.shift(); group; group = queue.shift()) for (const op of group) {
-        const seed = SEED + index++;
-        for (const broken of [false, true]) {
-          if (!breakable(op, broken).length) continue;
-          const run = await fc.check(fc.asyncProperty(requestArbitrary(op, broken), async (req) => {
-            const valid = documentAccepts(op, req);
-            if (valid) tally.validSent++;
-            else tally.invalidSent++;
-            const answer = await send(op, req);
-            const where = `${op.method} ${op.path} (${op.operationId}) → ${answer.status} ${answer.text.slice(0, 300)}\n  request: ${answer.target} ${JSON.stringify(req.body).slice(0, 400)}`;
-            const problem = answerProblem({ status: answer.status, contentType: answer.contentType, text: answer.text });
-            if (problem) throw new Error(`${problem}\n  ${where}`);
-            try {
-              responses.check({ method: op.method, path: answer.target, status: answer.status, contentType: answer.contentType, body: answer.parsed, empty: answer.text === '' && !answer.contentType?.startsWith('text/event-stream') });
-            } catch (err) {
-              throw new Error(`${(err as Error).message.split('\n')[0]}\n  ${where}`);
-            }
-            if (req.undetermined) return;
-            // (501 coming_soon, the one 5xx the spec names, answers imessage before any other check)
-            const comingSoon = answer.status === 501 && (answer.parsed as { error?: { code?: string } } | null)?.error?.code === 'coming_soon';
-            if (!valid && (answer.status < 400 || (answer.status >= 500 && !comingSoon))) throw new Error(`the document refuses this request, the server answered ${answer.status}\n  ${where}`);
-            if (valid) {
-              const code = (answer.parsed as { error?: { code?: string } } | null)?.error?.code;
-              const message = (answer.parsed as { error?: { message?: string } } | null)?.error?.message ?? '';
-              const excused = DOMAIN_REFUSALS[op.operationId]?.some((r) => r.message.test(message));
-              if (answer.status === 400 && code === 'invalid_request' && !excused) {
-                throw new Error(`the document accepts this request, the server refused it as invalid: the document is looser than the server\n  ${where}`);
-              }
-              if (answer.status < 300) tally.accepted++;
-            } else tally.refused++;
-          }), { seed: seed * 2 + (broken ? 1 : 0), numRuns: RUNS, endOnFailure: true });
-          if (run.failed) failures.push(`${op.method} ${op.path} ${broken ? 'broken' : 'valid'} (seed ${seed * 2 + (broken ? 1 : 0)}): ${run.errorInstance instanceof Error ? run.errorInstance.message : String(run.errorInstance)}`);
-        }
+  it(
+    `every operation × ${RUNS} valid and ${RUNS} broken requests: documented answers, 4xx for what the document refuses, never 5xx`,
+    async () => {
+      const ops = operations().filter((op) => op.operationId !== 'getOpenApi');
+      expect(ops.length).toBeGreaterThan(90);
+      const failures: string[] = [];
+      const tally = { accepted: 0, refused: 0, validSent: 0, invalidSent: 0 };
+      // One worker per resource family, deletes last, as test/fuzz.test.ts does.
+      const groups = new Map<string, Operation[]>();
+      for (const op of ops) {
+        const key = op.path.split('/')[1]!;
+        groups.set(key, [...(groups.get(key) ?? []), op]);
       }
-    };
-    await Promise.all(Array.from({ length: PARALLEL }, worker));
-    if (process.env.FUZZ_VERBOSE) console.log(tally);
-    expect(failures, failures.join('\n\n')).toEqual([]);
-    // the generators reach both sides
-    expect(tally.validSent).toBeGreaterThan(ops.length);
-    expect(tally.invalidSent).toBeGreaterThan(ops.length / 2);
-    expect(tally.accepted).toBeGreaterThan(ops.length / 2);
-  }, Math.max(300_000, RUNS * 40_000));
+      const queue = [...groups.values()].map((g) => [...g.filter((o) => o.method !== 'DELETE'), ...g.filter((o) => o.method === 'DELETE')]);
+      let index = 0;
+      const worker = async () => {
+        for (let group = queue.shift(); group; group = queue.shift())
+          for (const op of group) {
+            const seed = SEED + index++;
+            for (const broken of [false, true]) {
+              if (!breakable(op, broken).length) continue;
+              const run = await fc.check(
+                fc.asyncProperty(requestArbitrary(op, broken), async (req) => {
+                  const valid = documentAccepts(op, req);
+                  if (valid) tally.validSent++;
+                  else tally.invalidSent++;
+                  const answer = await send(op, req);
+                  const where = `${op.method} ${op.path} (${op.operationId}) → ${answer.status} ${answer.text.slice(0, 300)}\n  request: ${answer.target} ${JSON.stringify(req.body).slice(0, 400)}`;
+                  const problem = answerProblem({ status: answer.status, contentType: answer.contentType, text: answer.text });
+                  if (problem) throw new Error(`${problem}\n  ${where}`);
+                  try {
+                    responses.check({
+                      method: op.method,
+                      path: answer.target,
+                      status: answer.status,
+                      contentType: answer.contentType,
+                      body: answer.parsed,
+                      empty: answer.text === '' && !answer.contentType?.startsWith('text/event-stream'),
+                    });
+                  } catch (err) {
+                    throw new Error(`${(err as Error).message.split('\n')[0]}\n  ${where}`);
+                  }
+                  if (req.undetermined) return;
+                  // (501 coming_soon, the one 5xx the spec names, answers imessage before any other check)
+                  const comingSoon = answer.status === 501 && (answer.parsed as { error?: { code?: string } } | null)?.error?.code === 'coming_soon';
+                  if (!valid && (answer.status < 400 || (answer.status >= 500 && !comingSoon)))
+                    throw new Error(`the document refuses this request, the server answered ${answer.status}\n  ${where}`);
+                  if (valid) {
+                    const code = (answer.parsed as { error?: { code?: string } } | null)?.error?.code;
+                    const message = (answer.parsed as { error?: { message?: string } } | null)?.error?.message ?? '';
+                    const excused = DOMAIN_REFUSALS[op.operationId]?.some((r) => r.message.test(message));
+                    if (answer.status === 400 && code === 'invalid_request' && !excused) {
+                      throw new Error(
+                        `the document accepts this request, the server refused it as invalid: the document is looser than the server\n  ${where}`,
+                      );
+                    }
+                    if (answer.status < 300) tally.accepted++;
+                  } else tally.refused++;
+                }),
+                { seed: seed * 2 + (broken ? 1 : 0), numRuns: RUNS, endOnFailure: true },
+              );
+              if (run.failed)
+                failures.push(
+                  `${op.method} ${op.path} ${broken ? 'broken' : 'valid'} (seed ${seed * 2 + (broken ? 1 : 0)}): ${run.errorInstance instanceof Error ? run.errorInstance.message : String(run.errorInstance)}`,
+                );
+            }
+          }
+      };
+      await Promise.all(Array.from({ length: PARALLEL }, worker));
+      if (process.env.FUZZ_VERBOSE) console.log(tally);
+      expect(failures, failures.join('\n\n')).toEqual([]);
+      // the generators reach both sides
+      expect(tally.validSent).toBeGreaterThan(ops.length);
+      expect(tally.invalidSent).toBeGreaterThan(ops.length / 2);
+      expect(tally.accepted).toBeGreaterThan(ops.length / 2);
+    },
+    Math.max(300_000, RUNS * 40_000),
+  );
 });

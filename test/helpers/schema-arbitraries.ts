@@ -36,12 +36,16 @@ export class SchemaArbitraries {
       return fc.oneof(...union.map((branch) => this.valid(own ? this.merge(base, this.resolve(branch)) : branch, depth)));
     }
     if (Array.isArray(schema.allOf) && schema.allOf.length) {
-      return this.valid((schema.allOf as JsonSchema[]).reduce((a, b) => this.merge(a, this.resolve(b)), { ...schema, allOf: undefined }), depth);
+      return this.valid(
+        (schema.allOf as JsonSchema[]).reduce((a, b) => this.merge(a, this.resolve(b)), { ...schema, allOf: undefined }),
+        depth,
+      );
     }
     const type = schema.type;
     if (Array.isArray(type)) return fc.oneof(...type.map((t) => this.valid({ ...schema, type: t }, depth)));
     switch (type) {
-      case 'string': return this.validString(schema);
+      case 'string':
+        return this.validString(schema);
       case 'integer': {
         const min = Math.max(numberOr(schema.minimum, -1000), numberOr(schema.exclusiveMinimum, -Infinity) + 1);
         const max = Math.min(numberOr(schema.maximum, 1_000_000), numberOr(schema.exclusiveMaximum, Infinity) - 1);
@@ -49,8 +53,10 @@ export class SchemaArbitraries {
       }
       case 'number':
         return fc.double({ noNaN: true, noDefaultInfinity: true, min: numberOr(schema.minimum, -1e6), max: numberOr(schema.maximum, 1e6) });
-      case 'boolean': return fc.boolean();
-      case 'null': return fc.constant(null);
+      case 'boolean':
+        return fc.boolean();
+      case 'null':
+        return fc.constant(null);
       case 'array': {
         const minLength = numberOr(schema.minItems, 0);
         const maxLength = Math.max(minLength, Math.min(numberOr(schema.maxItems, 3), minLength + 3));
@@ -72,8 +78,9 @@ export class SchemaArbitraries {
       const pa = (a.properties ?? {}) as Record<string, JsonSchema>;
       const pb = (b.properties ?? {}) as Record<string, JsonSchema>;
       // a branch narrows a property (`platform: {const}`, `credentials: {required}`): merged deeply
-      out.properties = Object.fromEntries([...new Set([...Object.keys(pa), ...Object.keys(pb)])]
-        .map((k) => [k, pa[k] && pb[k] ? this.merge(this.resolve(pa[k]), pb[k]) : (pb[k] ?? pa[k])]));
+      out.properties = Object.fromEntries(
+        [...new Set([...Object.keys(pa), ...Object.keys(pb)])].map((k) => [k, pa[k] && pb[k] ? this.merge(this.resolve(pa[k]), pb[k]) : (pb[k] ?? pa[k])]),
+      );
     }
     if (a.required || b.required) out.required = [...new Set([...((a.required as string[]) ?? []), ...((b.required as string[]) ?? [])])];
     return out;
@@ -86,16 +93,25 @@ export class SchemaArbitraries {
       return this.valid(schema.contentSchema, 1).map((v) => JSON.stringify(v) ?? 'null');
     }
     switch (schema.format) {
-      case 'uri': case 'url': return fc.constantFrom('https://hooks.example.com/h', 'https://example.com/callback');
-      case 'date-time': return fc.date({ min: new Date('2020-01-01'), max: new Date('2030-01-01'), noInvalidDate: true }).map((d) => d.toISOString());
-      case 'email': return fc.constantFrom('fuzz@example.com', 'a.b@example.org');
-      case 'binary': return fc.string({ maxLength: 32 });
-      default: break;
+      case 'uri':
+      case 'url':
+        return fc.constantFrom('https://hooks.example.com/h', 'https://example.com/callback');
+      case 'date-time':
+        return fc.date({ min: new Date('2020-01-01'), max: new Date('2030-01-01'), noInvalidDate: true }).map((d) => d.toISOString());
+      case 'email':
+        return fc.constantFrom('fuzz@example.com', 'a.b@example.org');
+      case 'binary':
+        return fc.string({ maxLength: 32 });
+      default:
+        break;
     }
     if (typeof schema.pattern === 'string') {
       try {
         // the pattern as JSON Schema means it: unanchored unless it anchors itself
-        return fc.stringMatching(new RegExp(schema.pattern)).filter((v) => v.length >= min && v.length <= numberOr(schema.maxLength, Infinity)).map((v) => v);
+        return fc
+          .stringMatching(new RegExp(schema.pattern))
+          .filter((v) => v.length >= min && v.length <= numberOr(schema.maxLength, Infinity))
+          .map((v) => v);
       } catch {
         /* a pattern fast-check cannot generate from: plain strings, judged by Ajv */
       }
@@ -112,11 +128,14 @@ export class SchemaArbitraries {
       : fc.constant({});
     // required keys of a map (`credentials: {required: [...]}` over additionalProperties)
     const mapRequired = ((schema.required as string[] | undefined) ?? []).filter((k) => !keys.includes(k));
-    const requiredOfMap = isObject(schema.additionalProperties) && mapRequired.length
-      ? fc.record(Object.fromEntries(mapRequired.map((k) => [k, this.valid(schema.additionalProperties as JsonSchema, depth + 1)])))
-      : fc.constant({});
+    const requiredOfMap =
+      isObject(schema.additionalProperties) && mapRequired.length
+        ? fc.record(Object.fromEntries(mapRequired.map((k) => [k, this.valid(schema.additionalProperties as JsonSchema, depth + 1)])))
+        : fc.constant({});
     const extra = isObject(schema.additionalProperties)
-      ? fc.dictionary(this.keyArbitrary(schema), this.valid(schema.additionalProperties, depth + 1), { maxKeys: Math.min(numberOr(schema.maxProperties, 3), 3) })
+      ? fc.dictionary(this.keyArbitrary(schema), this.valid(schema.additionalProperties, depth + 1), {
+          maxKeys: Math.min(numberOr(schema.maxProperties, 3), 3),
+        })
       : fc.constant({});
     return fc.tuple(known, extra, requiredOfMap).map(([k, e, r]) => ({ ...e, ...r, ...k }) as Record<string, unknown>);
   }
@@ -165,7 +184,8 @@ export class SchemaArbitraries {
     // a missing required field
     if (required.length) options.push(fc.tuple(base, fc.constantFrom(...required)).map(([v, k]) => omit(v, k)));
     // one field broken
-    if (keys.length) options.push(fc.constantFrom(...keys).chain((k) => fc.tuple(base, this.invalid(props[k], depth + 1)).map(([v, bad]) => ({ ...v, [k]: bad }))));
+    if (keys.length)
+      options.push(fc.constantFrom(...keys).chain((k) => fc.tuple(base, this.invalid(props[k], depth + 1)).map(([v, bad]) => ({ ...v, [k]: bad }))));
     // an unknown field on a closed object
     if (schema.additionalProperties === false) options.push(base.map((v) => ({ ...v, notAField: 1 })));
     return options.length ? fc.oneof(...options) : fc.constant(null);
