@@ -143,7 +143,9 @@ function documentFor(kind: 'query' | 'mutation', field: GraphQLField<unknown, un
 
 /** Why a /graphql answer breaks the rules, or null. */
 function graphqlProblem(status: number, text: string): string | null {
-  if (status >= 500) return `status ${status}: ${text.slice(0, 300)}`;
+  // the one 5xx the spec names: 501 coming_soon (an imessage channel app or connection)
+  const comingSoon = status === 501 && text.includes('"code":"coming_soon"');
+  if (status >= 500 && !comingSoon) return `status ${status}: ${text.slice(0, 300)}`;
   let body: { data?: unknown; errors?: { message?: unknown; extensions?: { code?: unknown } }[] };
   try {
     body = JSON.parse(text) as typeof body;
