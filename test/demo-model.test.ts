@@ -14,10 +14,18 @@ afterAll(async () => {
   await s?.stop();
 });
 
-interface CatalogModel { id: string; provider: string; description: string | null; inputPerMillion: number; outputPerMillion: number; cacheReadPerMillion: number; cacheWritePerMillion: number }
+interface CatalogModel {
+  id: string;
+  provider: string;
+  description: string | null;
+  inputPerMillion: number;
+  outputPerMillion: number;
+  cacheReadPerMillion: number;
+  cacheWritePerMillion: number;
+}
 
 describe('the demo model', () => {
-  it('is a hermes model labelled as a demo with no cost, and no engine\'s default', async () => {
+  it("is a hermes model labelled as a demo with no cost, and no engine's default", async () => {
     const res = await s.gql<{ engines: { agentType: string; defaultModel: string; models: CatalogModel[] }[] }>(
       '{ engines { agentType defaultModel models { id provider description inputPerMillion outputPerMillion cacheReadPerMillion cacheWritePerMillion } } }',
     );

@@ -26,7 +26,11 @@ function quickstartBlocks(): string[] {
 /** SSE frames of a text: `id:`, `event:` and the parsed `data:`. */
 function framesOf(text: string): { id: string | null; event: string | null; data: unknown }[] {
   return text.split(/\n\n+/).flatMap((chunk) => {
-    const field = (name: string) => chunk.split('\n').find((l) => l.startsWith(`${name}: `))?.slice(name.length + 2) ?? null;
+    const field = (name: string) =>
+      chunk
+        .split('\n')
+        .find((l) => l.startsWith(`${name}: `))
+        ?.slice(name.length + 2) ?? null;
     const data = field('data');
     return data === null ? [] : [{ id: field('id'), event: field('event'), data: JSON.parse(data) as unknown }];
   });
@@ -49,7 +53,7 @@ afterAll(async () => {
 });
 
 describe('the README quickstart', () => {
-  it('runs block by block with bash and streams the demo model\'s reply', async () => {
+  it("runs block by block with bash and streams the demo model's reply", async () => {
     const curl = spawnSync('curl', ['--version'], { encoding: 'utf8' });
     expect(curl.status, 'the quickstart needs curl: apt-get install -y curl').toBe(0);
     const blocks = quickstartBlocks();

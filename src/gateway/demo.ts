@@ -7,7 +7,11 @@ import { emptyUsage, type ModelEvent, type ModelRequest } from './types.js';
 /** The reply to `req`: fixed words around the text of the latest user message. */
 export function demoReply(req: ModelRequest): string {
   const lastUser = [...req.messages].reverse().find((m) => m.role === 'user' && m.content.some((b) => b.type === 'text'));
-  const said = lastUser?.content.flatMap((b) => (b.type === 'text' ? [b.text] : [])).join('\n').trim() ?? '';
+  const said =
+    lastUser?.content
+      .flatMap((b) => (b.type === 'text' ? [b.text] : []))
+      .join('\n')
+      .trim() ?? '';
   const echo = said ? `You said: ${said}` : 'Send a text message and it is echoed back.';
   return `[demo model: no provider was called, nothing was charged] ${echo}`;
 }
