@@ -194,7 +194,7 @@ describe.skipIf(!bwrapAvailable())('egress through the service', () => {
     expect(after.stdout).toBe(before.stdout);
   });
 
-  it('a rotation that would set a second Authorization value on the host is egress_header_conflict', async () => {
+  it('a repository token and an agent secret setting two Authorization values on one host are egress_header_conflict', async () => {
     const second = git.createRepo('acme/second', { 'x.txt': 'x' });
     const agent = (await s.api('POST', '/agents', { body: {} })).body.agent;
     // Two tokens for one host at create: refused.
@@ -203,21 +203,29 @@ describe.skipIf(!bwrapAvailable())('egress through the service', () => {
       { type: 'github_repository', url: second.url, authorization_token: ROTATED, mount_path: '/b' },
     ] } });
     expectError(both, 400, 'egress_header_conflict');
-    // One with a token, one without: rotating the second to another value conflicts, to the same value does not.
+    // A live session's repository token and an agent secret for the same host with another value:
+    // the secret is refused while the session lives (PUT secret), and a session whose token would
+    // meet an existing secret is refused at create.
     const ok = await s.api('POST', '/sessions', { body: { agent: agent.id, resources: [
       { type: 'github_repository', url: repo.url, authorization_token: TOKEN, mount_path: '/a' },
     ] } });
     expect(ok.status).toBe(201);
-    const rid = (await s.api('GET', `/sessions/${ok.body.session.id}/resources`)).body.data[0].id;
-    const otherSecret = await s.api('PUT', `/agents/${agent.id}/secrets/GIT_PAT`, { body: { value: 'another-value', description: `egress: ${new URL(repo.url).host}` } });
-    expect(otherSecret.status).toBe(200);
-    const conflict = await s.api('POST', `/sessions/${ok.body.session.id}/resources/${rid}`, { body: { authorization_token: ROTATED } });
+    const host = new URL(repo.url).host;
+    const refused = await s.api('PUT', `/agents/${agent.id}/secrets/GIT_PAT`, { body: { value: 'another-value', description: `egress: ${host}` } });
+    expectError(refused, 400, 'egress_header_conflict');
+    expect(refused.body.error.message).not.toContain('another-value');
+    expect(refused.body.error.message).not.toContain(TOKEN);
+    const withSecret = (await s.api('POST', '/agents', { body: {} })).body.agent;
+    expect((await s.api('PUT', `/agents/${withSecret.id}/secrets/GIT_PAT`, { body: { value: 'another-value', description: `egress: ${host}` } })).status).toBe(200);
+    const conflict = await s.api('POST', '/sessions', { body: { agent: withSecret.id, resources: [
+      { type: 'github_repository', url: repo.url, authorization_token: ROTATED, mount_path: '/a' },
+    ] } });
     expectError(conflict, 400, 'egress_header_conflict');
     expect(conflict.body.error.message).toMatch(/secret GIT_PAT/);
     expect(conflict.body.error.message).not.toContain(ROTATED);
     // At create the same check runs when the session's agent is known (planResources' agentId).
-    const universeId = (await prisma.agent.findUniqueOrThrow({ where: { id: agent.id } })).universeId;
-    await expect(planResources(universeId, 'sess_not_made', [{ type: 'github_repository', url: repo.url, authorization_token: TOKEN }], [], { agentId: agent.id }))
+    const universeId = (await prisma.agent.findUniqueOrThrow({ where: { id: withSecret.id } })).universeId;
+    await expect(planResources(universeId, 'sess_not_made', [{ type: 'github_repository', url: repo.url, authorization_token: TOKEN }], [], { agentId: withSecret.id }))
       .rejects.toMatchObject({ code: 'egress_header_conflict', message: expect.stringMatching(/secret GIT_PAT/) });
   });
 
