@@ -37,12 +37,6 @@ const DOMAIN_REFUSALS: Record<string, { message: RegExp; why: string }[]> = {
   updateRoutine: [{ message: /schedule\.expression/, why: "the values of a cron expression's fields" }],
   updateSession: [{ message: /budget can only be attached at create/, why: "the session's state: a budget is set at create only" }],
   rotateSessionResourceToken: [{ message: /only a repository resource/, why: 'the kind of the resource named in the path' }],
-  addSessionResource: [
-    {
-      message: /repositories attach at session create/,
-      why: 'the resource union is shared with session create; repositories are refused here (open: a schema of its own)',
-    },
-  ],
   sendLegacyMessage: [{ message: /deprecated send delivers|needs its bytes/, why: "the deprecated send's parts (its schema is the event part union; open)" }],
   updateAgent: [{ message: /defaultSessionId: .* is not a session of this agent/, why: "another row: the session must be one of this agent's" }],
   createEnvironment: [{ message: /is listed twice/, why: 'a package named twice (names compare case-insensitively)' }],

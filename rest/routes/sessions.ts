@@ -9,8 +9,8 @@ import { sendEventsBody, legacySendBody } from '../../src/sessions/content.js';
 import { eventsPageBody } from '../../src/sessions/history.js';
 import { sessionEventFeed } from '../../src/sessions/feed.js';
 import { sessionEvent } from '../../src/events/types.js';
-import { resourceInput, rotateTokenBody, sessionResource, resourcePage, resourceDeleted } from '../../src/resources/contract.js';
-import { selectionOf } from '../../src/contract/values.js';
+import { fileResourceInput, resourceInput, rotateTokenBody, sessionResource, resourcePage, resourceDeleted } from '../../src/resources/contract.js';
+import { selectionOf, toGraphQLInput } from '../../src/contract/values.js';
 import { Ok } from '../schemas.js';
 
 const SESSION = selectionOf(sessionBody);
@@ -136,7 +136,9 @@ export const sessionResourceRoutes = [
   defineRoute({
     method: 'POST', path: '/sessions/{id}/resources', operationId: 'addSessionResource', tag: 'Session resources', scope: 'write',
     summary: 'Add a file resource (copied read-only before the next turn); repositories attach only at create',
-    body: resourceInput,
+    // file resources only (repositories attach at create): the body says so, the mutation takes the union
+    body: fileResourceInput,
+    variables: ({ params, body }) => ({ id: params.id, input: toGraphQLInput(resourceInput, body) }),
     document: `mutation Add($id: String!, $input: ResourceInput!) { resource: addSessionResource(sessionId: $id, input: $input) { ${RESOURCE} } }`,
     pick: (data) => data.resource,
     idempotent: true,
