@@ -191,7 +191,11 @@ export function buildOpenApi(routes: RestRoute[], serverUrl = '/v1'): Record<str
       responses[String(status)] = {
         description: `Error: ${codes.join(', ')}`,
         ...(status === 429 ? { headers: { 'Retry-After': { schema: { type: 'integer' }, description: 'Seconds to wait' } } } : {}),
-        content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
+        content: {
+          'application/json': { schema: { $ref: '#/components/schemas/Error' } },
+          // pages (the hosted connect page) answer a browser's request with an HTML page
+          ...(route.rawResponseContent?.['text/html'] ? { 'text/html': { schema: { type: 'string' } } } : {}),
+        },
       };
     }
     const op: Record<string, unknown> = {

@@ -37,7 +37,7 @@ const DOMAIN_REFUSALS: Record<string, { message: RegExp; why: string }[]> = {
   updateRoutine: [{ message: /schedule\.expression/, why: "the values of a cron expression's fields" }],
   updateSession: [{ message: /budget can only be attached at create/, why: "the session's state: a budget is set at create only" }],
   rotateSessionResourceToken: [{ message: /only a repository resource/, why: 'the kind of the resource named in the path' }],
-  sendLegacyMessage: [{ message: /deprecated send delivers|needs its bytes/, why: "the deprecated send's parts (its schema is the event part union; open)" }],
+  sendLegacyMessage: [{ message: /deprecated send delivers|needs its bytes|parts must contain/, why: "the deprecated send's parts (its schema is the event part union; open)" }],
   updateAgent: [{ message: /defaultSessionId: .* is not a session of this agent/, why: "another row: the session must be one of this agent's" }],
   createEnvironment: [{ message: /is listed twice/, why: 'a package named twice (names compare case-insensitively)' }],
   updateEnvironment: [{ message: /is listed twice/, why: 'a package named twice (names compare case-insensitively)' }],
@@ -53,7 +53,7 @@ const NOT_TEXT = /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])
 function edgeRefuses(value: unknown): boolean {
   if (typeof value === 'string') return NOT_TEXT.test(value);
   if (Array.isArray(value)) return value.some(edgeRefuses);
-  if (value && typeof value === 'object') return Object.entries(value).some(([k, v]) => NOT_TEXT.test(k) || edgeRefuses(v));
+  if (value && typeof value === 'object') return Object.entries(value).some(([k, v]) => k === '__proto__' || NOT_TEXT.test(k) || edgeRefuses(v));
   return false;
 }
 
