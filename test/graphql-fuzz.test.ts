@@ -75,45 +75,56 @@ const HOSTILE = [
 ];
 const INTS = [-1, 0, 1, 2, 100, 2 ** 31 - 1, 2 ** 31, -(2 ** 31) - 1, 1.5];
 
-function inputArbitrary(type: GraphQLInputType, depth = 0): fc.Arbitrary<unknown> {
-  if (isNonNullType(type)) return inputArbitrary(type.ofType as GraphQLInputType, depth);
-  const inner = nullableArbitrary(type, depth);
-  return fc.oneof({ weight: 5, arbitrary: inner }, { weight: 1, arbitrary: fc.constant(null) });
+/**
+ * Values of an input type. `typed`: every value has its declared type (non-null where required,
+ * ints within 32 bits, enum members), so the request reaches the resolver and its own rules;
+ * otherwise any value may be of the wrong type, so GraphQL's coercion refuses it (400).
+ */
+function inputArbitrary(type: GraphQLInputType, typed: boolean, depth = 0): fc.Arbitrary<unknown> {
+  if (isNonNullType(type)) return nullableArbitrary(type.ofType as GraphQLInputType, typed, depth);
+  const inner = nullableArbitrary(type, typed, depth);
+  return fc.oneof({ weight: 5, arbitrary: inner }, { weight: 1, arbitrary: fc.constant(typed ? undefined : null) });
 }
 
-function nullableArbitrary(type: GraphQLInputType, depth: number): fc.Arbitrary<unknown> {
+function nullableArbitrary(type: GraphQLInputType, typed: boolean, depth: number): fc.Arbitrary<unknown> {
   const t = getNullableType(type) as GraphQLInputType;
-  if (isListType(t)) return depth > 4 ? fc.constant([]) : fc.array(inputArbitrary(t.ofType as GraphQLInputType, depth + 1), { maxLength: 3 });
-  if (isEnumType(t))
-    return fc.oneof({ weight: 6, arbitrary: fc.constantFrom(...t.getValues().map((v) => v.name)) }, { weight: 1, arbitrary: fc.constant('NOT_A_VALUE') });
+  const wrong = <T>(good: fc.Arbitrary<T>, bad: fc.Arbitrary<unknown>, weight = 6) =>
+    typed ? good : fc.oneof({ weight, arbitrary: good }, { weight: 1, arbitrary: bad });
+  if (isListType(t)) return depth > 4 ? fc.constant([]) : fc.array(inputArbitrary(t.ofType as GraphQLInputType, typed, depth + 1), { maxLength: 3 });
+  if (isEnumType(t)) return wrong(fc.constantFrom(...t.getValues().map((v) => v.name)), fc.constant('NOT_A_VALUE'));
   if (isInputObjectType(t)) {
     if (depth > 4) return fc.constant({});
     const fields = Object.values(t.getFields());
-    return fc.record(Object.fromEntries(fields.map((f) => [f.name, inputArbitrary(f.type, depth + 1)])), {
+    // @oneOf inputs take exactly one field
+    if (t.isOneOf) return fc.constantFrom(...fields).chain((f) => nullableArbitrary(f.type, typed, depth + 1).map((v) => ({ [f.name]: v })));
+    return fc.record(Object.fromEntries(fields.map((f) => [f.name, inputArbitrary(f.type, typed, depth + 1)])), {
       requiredKeys: fields.filter((f) => isNonNullType(f.type)).map((f) => f.name),
     });
   }
   if (isScalarType(t)) {
     switch (t.name) {
       case 'Int':
-        return fc.oneof(fc.integer({ min: -3, max: 50 }), fc.constantFrom(...INTS));
+        return fc.oneof(fc.integer({ min: -3, max: 50 }), fc.constantFrom(...INTS.filter((n) => !typed || (Number.isInteger(n) && Math.abs(n) < 2 ** 31))));
       case 'Float':
         return fc.oneof(fc.double({ noNaN: true, noDefaultInfinity: true, min: -1e6, max: 1e6 }), fc.constantFrom(-1, 0, 1e300));
       case 'Boolean':
-        return fc.oneof({ weight: 8, arbitrary: fc.boolean() }, { weight: 1, arbitrary: fc.constant('yes') });
+        return wrong(fc.boolean(), fc.constant('yes'));
       case 'DateTime':
-        return fc.oneof(
-          fc.constantFrom('2026-01-01T00:00:00Z', 'not a date', ''),
-          fc.date({ noInvalidDate: true }).map((d) => d.toISOString()),
+        return wrong(
+          fc.date({ noInvalidDate: true, min: new Date('2000-01-01'), max: new Date('2100-01-01') }).map((d) => d.toISOString()),
+          fc.constantFrom('not a date', ''),
         );
       case 'JSON':
         return fc.jsonValue({ maxDepth: 2 });
       default: // String, ID and other string-like scalars
-        return fc.oneof(
-          { weight: 4, arbitrary: fc.constantFrom(...ids) },
-          { weight: 3, arbitrary: fc.constantFrom(...HOSTILE) },
-          { weight: 3, arbitrary: fc.string({ maxLength: 16 }) },
-          { weight: 1, arbitrary: fc.constantFrom<unknown>(12, true, { a: 1 }) },
+        return wrong(
+          fc.oneof(
+            { weight: 4, arbitrary: fc.constantFrom(...ids) },
+            { weight: 3, arbitrary: fc.constantFrom(...HOSTILE) },
+            { weight: 3, arbitrary: fc.string({ maxLength: 16 }) },
+          ),
+          fc.constantFrom<unknown>(12, true, { a: 1 }),
+          10,
         );
     }
   }
@@ -185,7 +196,11 @@ describe('requests generated from the GraphQL schema', () => {
           const [kind, field] = next;
           const seed = SEED + index++;
           const query = documentFor(kind, field);
-          const variables = fc.tuple(...field.args.map((a) => inputArbitrary(a.type))).map((values) => Object.fromEntries(values.map((v, i) => [`a${i}`, v])));
+          // two in three requests well-typed (they reach the resolvers), the rest free-typed
+          const typed = fc.oneof({ weight: 2, arbitrary: fc.constant(true) }, { weight: 1, arbitrary: fc.constant(false) });
+          const variables = typed
+            .chain((t) => fc.tuple(...field.args.map((a) => inputArbitrary(a.type, t))))
+            .map((values) => Object.fromEntries(values.map((v, i) => [`a${i}`, v])));
           const run = await fc.check(
             fc.asyncProperty(field.args.length ? variables : fc.constant({}), async (vars) => {
               const res = await fetch(`${s.url}/graphql`, {
