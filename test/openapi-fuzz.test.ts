@@ -33,8 +33,8 @@ const PARALLEL = 4;
 const DOMAIN_REFUSALS: Record<string, { message: RegExp; why: string }[]> = {
   createSkill: [{ message: /./, why: 'the bundle must hold a SKILL.md with front matter (the bytes of an upload)' }],
   createSkillRevision: [{ message: /./, why: 'the bundle must hold a SKILL.md with front matter (the bytes of an upload)' }],
-  createRoutine: [{ message: /schedule\.expression/, why: "the values of a cron expression's fields" }],
-  updateRoutine: [{ message: /schedule\.expression/, why: "the values of a cron expression's fields" }],
+  createRoutine: [{ message: /schedule\.(expression|timezone)/, why: "the values of a cron expression's fields; IANA time zone names" }],
+  updateRoutine: [{ message: /schedule\.(expression|timezone)/, why: "the values of a cron expression's fields; IANA time zone names" }],
   updateSession: [{ message: /budget can only be attached at create/, why: "the session's state: a budget is set at create only" }],
   rotateSessionResourceToken: [{ message: /only a repository resource/, why: 'the kind of the resource named in the path' }],
   sendLegacyMessage: [{ message: /deprecated send delivers|needs its bytes|parts must contain/, why: "the deprecated send's parts (its schema is the event part union; open)" }],

@@ -35,7 +35,10 @@ export type RoutineTarget = z.output<typeof routineTarget>;
 
 const cronScheduleInput = z.strictObject({
   type: z.literal('cron'),
-  expression: z.string().min(1).max(256).describe('5-field POSIX cron, wall-clock, minute granularity'),
+  // five fields, as the document says (the values of each field are checked by cron.ts)
+  expression: z.string().min(1).max(256)
+    .regex(/^\s*\S+(\s+\S+){4}\s*$/, 'must have 5 fields (minute hour day-of-month month day-of-week)')
+    .describe('5-field POSIX cron, wall-clock, minute granularity'),
   timezone: z.string().min(1).max(64).default('UTC').describe('IANA time zone (default UTC)'),
 }).meta({ id: 'CronScheduleInput' });
 
