@@ -21,7 +21,7 @@ const CACHE = fs.mkdtempSync(path.join(os.tmpdir(), 'fresh-engine-cache-'));
 process.env.ENGINE_CACHE_DIR = CACHE;
 
 const wanted = process.env.FRESH_ENGINES?.split(',').map((s) => s.trim()).filter(Boolean);
-const cases = CLI_ENGINE_CASES.filter((c) => !wanted || wanted.includes(c.agentType));
+const cases = CLI_ENGINE_CASES.filter((c) => !wanted?.length || wanted.includes(c.agentType));
 /** An install from the registry (OpenClaw's is a few hundred packages), then a first turn. */
 const INSTALL_MS = 600_000;
 const FIRST_TURN_MS = 240_000;
@@ -40,7 +40,8 @@ describe('npm engines installed into an empty cache run their first turn', () =>
     await s?.stop();
     await fake?.close();
     fs.rmSync(CACHE, { recursive: true, force: true });
-  });
+    // The stop waits for a spare's warm-up that is under way (up to 60 s, src/runtime/warm-sandboxes.ts).
+  }, 180_000);
 
   it('the subset includes OpenClaw', () => {
     expect(cases.map((c) => c.agentType)).toContain('openclaw');
