@@ -26,12 +26,31 @@ const ms = (n: number) => n.toFixed(2);
 /** autocannon in its own process; `[<id>]` in the body becomes a fresh id per request. */
 async function cannon(url: string, headers: Record<string, string>, body: string) {
   const bin = new URL('../node_modules/autocannon/autocannon.js', import.meta.url).pathname;
-  const args = [bin, '-j', '-c', '16', '-d', String(DURATION), '-m', 'POST', '-I', '-b', body, ...Object.entries(headers).flatMap(([k, v]) => ['-H', `${k}=${v}`]), url];
+  const args = [
+    bin,
+    '-j',
+    '-c',
+    '16',
+    '-d',
+    String(DURATION),
+    '-m',
+    'POST',
+    '-I',
+    '-b',
+    body,
+    ...Object.entries(headers).flatMap(([k, v]) => ['-H', `${k}=${v}`]),
+    url,
+  ];
   const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'] });
   let out = '';
   child.stdout!.on('data', (chunk: Buffer) => (out += chunk.toString()));
   await new Promise((resolve) => child.once('exit', resolve));
-  const r = JSON.parse(out.trim().split('\n').pop()!) as { requests: { average: number }; latency: { p50: number; p99: number }; errors: number; non2xx: number };
+  const r = JSON.parse(out.trim().split('\n').pop()!) as {
+    requests: { average: number };
+    latency: { p50: number; p99: number };
+    errors: number;
+    non2xx: number;
+  };
   return `${r.requests.average.toFixed(0)} req/s, p50 ${r.latency.p50} ms, p99 ${r.latency.p99} ms, errors ${r.errors + r.non2xx}`;
 }
 
@@ -48,7 +67,10 @@ export async function channelBench(s: TestServer, fake: FakeProvider): Promise<[
 
   // 1. Acknowledgement under load (messages of an unbound surface: recorded, then unmapped).
   const unbound = await loopbackConnection(s, {});
-  rows.push(['loopback inbound acknowledged (202), 16 connections', await cannon(`${s.base}/channels/connections/${unbound.id}/loopback/inbound`, auth, '{"thread_id":"load","text":"hello","message_id":"[<id>]"}')]);
+  rows.push([
+    'loopback inbound acknowledged (202), 16 connections',
+    await cannon(`${s.base}/channels/connections/${unbound.id}/loopback/inbound`, auth, '{"thread_id":"load","text":"hello","message_id":"[<id>]"}'),
+  ]);
   const tg = await startFakeTelegram();
   const token = '900900:bench-token';
   tg.addBot(token, 'bench_bot');
@@ -58,8 +80,12 @@ export async function channelBench(s: TestServer, fake: FakeProvider): Promise<[
   overrideServices({ config: { ...config(), telegramApiBaseUrl: tg.url } });
   await s.api('POST', '/channels/apps', { body: { platform: 'telegram', label: 'bench', credentials: { bot_token: token } } });
   const hook = tg.bots.get(token)!.webhook!;
-  const update = '{"update_id":"[<id>]","message":{"message_id":1,"from":{"id":1,"is_bot":false,"first_name":"B"},"chat":{"id":1,"type":"private"},"date":1,"text":"hi"}}';
-  rows.push(['telegram inbound (secret-token verified) acknowledged (200), 16 connections', await cannon(hook.url, { 'content-type': 'application/json', 'x-telegram-bot-api-secret-token': hook.secret_token! }, update)]);
+  const update =
+    '{"update_id":"[<id>]","message":{"message_id":1,"from":{"id":1,"is_bot":false,"first_name":"B"},"chat":{"id":1,"type":"private"},"date":1,"text":"hi"}}';
+  rows.push([
+    'telegram inbound (secret-token verified) acknowledged (200), 16 connections',
+    await cannon(hook.url, { 'content-type': 'application/json', 'x-telegram-bot-api-secret-token': hook.secret_token! }, update),
+  ]);
   await tg.close();
   // Let the processing of the load drain before timing conversations.
   for (let i = 0; i < 600; i++) {
@@ -90,7 +116,11 @@ export async function channelBench(s: TestServer, fake: FakeProvider): Promise<[
     const text = `bench message ${i}`;
     fake.enqueue({ kind: 'text', text: `answer ${i}` });
     const t0 = performance.now();
-    const res = await fetch(`${s.base}/channels/connections/${conn.id}/loopback/inbound`, { method: 'POST', headers: auth, body: JSON.stringify({ thread_id: 'bench', text }) });
+    const res = await fetch(`${s.base}/channels/connections/${conn.id}/loopback/inbound`, {
+      method: 'POST',
+      headers: auth,
+      body: JSON.stringify({ thread_id: 'bench', text }),
+    });
     if (res.status !== 202) throw new Error(`inbound answered ${res.status}`);
     let posted = 0;
     for (;;) {

@@ -27,21 +27,31 @@ const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
 function call(base: string, token: string, method: string, p: string, body?: unknown): Promise<{ status: number; body: any }> {
   const data = body === undefined ? undefined : JSON.stringify(body);
   return new Promise((resolve, reject) => {
-    const req = http.request(`${base}${p}`, {
-      method, agent,
-      headers: { authorization: `Bearer ${token}`, ...(data ? { 'content-type': 'application/json', 'content-length': Buffer.byteLength(data) } : {}) },
-    }, (res) => {
-      let text = '';
-      res.setEncoding('utf8');
-      res.on('data', (c: string) => (text += c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text ? JSON.parse(text) : null }));
-    });
+    const req = http.request(
+      `${base}${p}`,
+      {
+        method,
+        agent,
+        headers: { authorization: `Bearer ${token}`, ...(data ? { 'content-type': 'application/json', 'content-length': Buffer.byteLength(data) } : {}) },
+      },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (c: string) => (text += c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text ? JSON.parse(text) : null }));
+      },
+    );
     req.on('error', reject);
     req.end(data);
   });
 }
 
-interface Watch { ids: string[]; running: Promise<number>; idle: Promise<number>; close: () => void }
+interface Watch {
+  ids: string[];
+  running: Promise<number>;
+  idle: Promise<number>;
+  close: () => void;
+}
 
 /** One session's stream: every frame id kept (gap and duplicate checks), the turn's first and last frames timed. */
 function watch(base: string, token: string, sessionId: string): Promise<Watch> {
@@ -88,7 +98,8 @@ async function level(server: ChildServer, fake: FakeProvider, token: string, age
     sessions.push(...batch.map((r) => r.body.session.id as string));
   }
   for (const id of sessions) {
-    for (let i = 0; i < 200 && (await call(server.base, token, 'GET', `/sessions/${id}`)).body.session.status !== 'idle'; i++) await new Promise((r) => setTimeout(r, 20));
+    for (let i = 0; i < 200 && (await call(server.base, token, 'GET', `/sessions/${id}`)).body.session.status !== 'idle'; i++)
+      await new Promise((r) => setTimeout(r, 20));
   }
   const streams = await Promise.all(sessions.map((id) => watch(server.base, token, id)));
   const text = Array.from({ length: WORDS }, (_, i) => `word${i}`).join(' ');
@@ -97,7 +108,9 @@ async function level(server: ChildServer, fake: FakeProvider, token: string, age
   const cpu0 = cpuOf(server.process.pid!);
   const rss0 = Number(/VmRSS:\s+(\d+)/.exec(fs.readFileSync(`/proc/${server.process.pid}/status`, 'utf8'))![1]) / 1024;
   const t0 = performance.now();
-  const sends = sessions.map((id) => call(server.base, token, 'POST', `/sessions/${id}/events`, { events: [{ type: 'user.message', content: [{ type: 'text', text: 'go' }] }] }));
+  const sends = sessions.map((id) =>
+    call(server.base, token, 'POST', `/sessions/${id}/events`, { events: [{ type: 'user.message', content: [{ type: 'text', text: 'go' }] }] }),
+  );
   const answers = await Promise.all(sends);
   const firsts = (await Promise.all(streams.map((s) => s.running))).map((t) => t - t0);
   const idles = (await Promise.all(streams.map((s) => s.idle))).map((t) => t - t0);
@@ -112,7 +125,10 @@ async function level(server: ChildServer, fake: FakeProvider, token: string, age
     const historyIds = (history.body.events as { id: string; type: string }[]).filter((e) => !/^(user|system)\.message$/.test(e.type)).map((e) => e.id);
     if (historyIds.join() !== streams[i]!.ids.join()) {
       mismatches++;
-      if (process.env.BENCH_DEBUG && mismatches === 1) console.error(JSON.stringify({ history: (history.body.events as { id: string; type: string }[]).map((e) => `${e.id} ${e.type}`), stream: streams[i]!.ids }));
+      if (process.env.BENCH_DEBUG && mismatches === 1)
+        console.error(
+          JSON.stringify({ history: (history.body.events as { id: string; type: string }[]).map((e) => `${e.id} ${e.type}`), stream: streams[i]!.ids }),
+        );
     }
   }
   streams.forEach((s) => s.close());
@@ -127,22 +143,34 @@ async function main() {
   const schema = `bench_${randomBytes(4).toString('hex')}`;
   const db = process.env.TEST_DATABASE_URL;
   const profDir = process.env.BENCH_CPU_PROF;
-  const server = await startChildServer({
-    ADMIN_TOKEN: token, ADMIN_PASSWORD: 'bench password here', DATA_DIR: dataDir,
-    ANTHROPIC_API_KEY: 'sk-ant-bench', ANTHROPIC_BASE_URL: fake.anthropicBaseUrl,
-    RATE_LIMIT_PER_MINUTE: '1000000', LOG_LEVEL: 'warn', STARTING_CREDITS_CENTS: '100000000',
-    ...(process.env.DATABASE_POOL_SIZE ? { DATABASE_POOL_SIZE: process.env.DATABASE_POOL_SIZE } : {}),
-    ...(db ? { DATABASE_URL: `${db}${db.includes('?') ? '&' : '?'}schema=${schema}` } : {}),
-    ...(process.env.TEST_REDIS_URL ? { REDIS_URL: process.env.TEST_REDIS_URL } : {}),
-  }, [...(profDir ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : []), ...(process.env.BENCH_NODE_ARGS ? process.env.BENCH_NODE_ARGS.split(' ') : [])]);
+  const server = await startChildServer(
+    {
+      ADMIN_TOKEN: token,
+      ADMIN_PASSWORD: 'bench password here',
+      DATA_DIR: dataDir,
+      ANTHROPIC_API_KEY: 'sk-ant-bench',
+      ANTHROPIC_BASE_URL: fake.anthropicBaseUrl,
+      RATE_LIMIT_PER_MINUTE: '1000000',
+      LOG_LEVEL: 'warn',
+      STARTING_CREDITS_CENTS: '100000000',
+      ...(process.env.DATABASE_POOL_SIZE ? { DATABASE_POOL_SIZE: process.env.DATABASE_POOL_SIZE } : {}),
+      ...(db ? { DATABASE_URL: `${db}${db.includes('?') ? '&' : '?'}schema=${schema}` } : {}),
+      ...(process.env.TEST_REDIS_URL ? { REDIS_URL: process.env.TEST_REDIS_URL } : {}),
+    },
+    [...(profDir ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : []), ...(process.env.BENCH_NODE_ARGS ? process.env.BENCH_NODE_ARGS.split(' ') : [])],
+  );
   try {
     const agentRes = await call(server.base, token, 'POST', '/agents', { displayName: 'bench' });
     const agentId = agentRes.body.agent.id as string;
-    console.log(`| C | first frame p50 / p99 | send → idle p50 / p99 | overhead p99 (− ${PROVIDER_MS} ms) | turns/s | service CPU per turn | RSS | errors | stream ≠ history |`);
+    console.log(
+      `| C | first frame p50 / p99 | send → idle p50 / p99 | overhead p99 (− ${PROVIDER_MS} ms) | turns/s | service CPU per turn | RSS | errors | stream ≠ history |`,
+    );
     console.log('|---|---|---|---|---|---|---|---|---|');
     for (const c of LEVELS) {
       const r = await level(server, fake, token, agentId, c);
-      console.log(`| ${c} | ${pct(r.firsts, 50).toFixed(0)} / ${pct(r.firsts, 99).toFixed(0)} ms | ${(pct(r.idles, 50) / 1000).toFixed(2)} / ${(pct(r.idles, 99) / 1000).toFixed(2)} s | ${((pct(r.idles, 99) - PROVIDER_MS) / 1000).toFixed(2)} s | ${(c / (r.wall / 1000)).toFixed(1)} | ${(r.cpu / c).toFixed(1)} ms | ${r.rss.toFixed(0)} MB | ${r.errors} | ${r.mismatches} |`);
+      console.log(
+        `| ${c} | ${pct(r.firsts, 50).toFixed(0)} / ${pct(r.firsts, 99).toFixed(0)} ms | ${(pct(r.idles, 50) / 1000).toFixed(2)} / ${(pct(r.idles, 99) / 1000).toFixed(2)} s | ${((pct(r.idles, 99) - PROVIDER_MS) / 1000).toFixed(2)} s | ${(c / (r.wall / 1000)).toFixed(1)} | ${(r.cpu / c).toFixed(1)} ms | ${r.rss.toFixed(0)} MB | ${r.errors} | ${r.mismatches} |`,
+      );
     }
   } finally {
     await server.kill('SIGINT');

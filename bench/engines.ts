@@ -100,8 +100,19 @@ async function measure(s: TestServer, name: string, agentBody: Record<string, un
   const split = sentAfter.map((r) => r.total);
   const rows: [string, string][] = [
     [`engine ${name}: cold — the first session after start (install excluded), create → first agent.message`, `${ms(cold.total)} ms`],
-    [`engine ${name}: warm — session create (initial_events) → first agent.message on the stream, p50 / max over ${TURNS}`, `${ms(pct(total, 50))} ms / ${ms(Math.max(...total))} ms`],
-    [`engine ${name}: warm — create, then send at once → first agent.message, p50 (of which from the send)`, `${ms(pct(split, 50))} ms (${ms(pct(sentAfter.map((r) => r.fromSend), 50))} ms)`],
+    [
+      `engine ${name}: warm — session create (initial_events) → first agent.message on the stream, p50 / max over ${TURNS}`,
+      `${ms(pct(total, 50))} ms / ${ms(Math.max(...total))} ms`,
+    ],
+    [
+      `engine ${name}: warm — create, then send at once → first agent.message, p50 (of which from the send)`,
+      `${ms(pct(split, 50))} ms (${ms(
+        pct(
+          sentAfter.map((r) => r.fromSend),
+          50,
+        ),
+      )} ms)`,
+    ],
   ];
   if (refills.length) {
     // Sessions faster than spares are made: the pool holds one per engine version.
@@ -123,7 +134,7 @@ export async function hermesBench(s: TestServer): Promise<[string, string][]> {
 /** The server must have the fake provider as both its Anthropic and OpenAI upstream. */
 export async function engineBench(s: TestServer): Promise<[string, string][]> {
   const rows: [string, string][] = [];
-  rows.push(...await hermesBench(s));
+  rows.push(...(await hermesBench(s)));
   for (const c of CLI_ENGINE_CASES) {
     const adapter = engineAdapter(c.agentType);
     if (!adapter || (ONLY && !ONLY.has(c.agentType))) continue;
@@ -131,7 +142,7 @@ export async function engineBench(s: TestServer): Promise<[string, string][]> {
       const t = performance.now();
       await installEngine(adapter.cli, currentHarness(c.agentType));
       rows.push([`engine ${c.agentType}: install or cache check (${adapter.cli.npm}@${currentHarness(c.agentType)})`, `${ms(performance.now() - t)} ms`]);
-      rows.push(...await measure(s, c.agentType, { agentType: c.agentType, llm: c.llm }));
+      rows.push(...(await measure(s, c.agentType, { agentType: c.agentType, llm: c.llm })));
     } catch (err) {
       rows.push([`engine ${c.agentType}`, `failed: ${(err as Error).message.slice(0, 200)}`]);
     }

@@ -45,7 +45,10 @@ export async function environmentBench(s: Pick<TestServer, 'api'>): Promise<[str
   }
   const ratio = pct(cached, 50) / pct(none, 50);
   return [
-    ['session create → idle, environment of 3 packages, first (installing)', `${ms(first)} ms (npm ${PACKAGES.npm.join(', ')}; apt ${PACKAGES.apt.join(', ')})`],
+    [
+      'session create → idle, environment of 3 packages, first (installing)',
+      `${ms(first)} ms (npm ${PACKAGES.npm.join(', ')}; apt ${PACKAGES.apt.join(', ')})`,
+    ],
     [`session create → idle, same environment cached (${SESSIONS} sessions)`, `p50 ${ms(pct(cached, 50))} ms, p99 ${ms(pct(cached, 99))} ms`],
     [`session create → idle, no environment (${SESSIONS} sessions, interleaved)`, `p50 ${ms(pct(none, 50))} ms, p99 ${ms(pct(none, 99))} ms`],
     ['ratio cached / no environment, p50 (target ≤ 1.20)', ratio.toFixed(2)],

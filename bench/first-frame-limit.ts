@@ -21,10 +21,22 @@ WITH s AS (
 )
 SELECT "seq", "payload" FROM ins ORDER BY "seq"`;
 
-export interface FrameLimitServer { base: string; close(): Promise<void> }
+export interface FrameLimitServer {
+  base: string;
+  close(): Promise<void>;
+}
 
-export async function startFrameLimitServer(opts: { databaseUrl: string; schema: string | undefined; redisUrl: string; token: string }): Promise<FrameLimitServer> {
-  const pool = new pg.Pool({ connectionString: opts.databaseUrl, max: 10, ...(opts.schema ? { options: `-c search_path="${opts.schema.replace(/"/g, '""')}"` } : {}) });
+export async function startFrameLimitServer(opts: {
+  databaseUrl: string;
+  schema: string | undefined;
+  redisUrl: string;
+  token: string;
+}): Promise<FrameLimitServer> {
+  const pool = new pg.Pool({
+    connectionString: opts.databaseUrl,
+    max: 10,
+    ...(opts.schema ? { options: `-c search_path="${opts.schema.replace(/"/g, '""')}"` } : {}),
+  });
   const redis = new Redis(opts.redisUrl);
   const tokenHash = createHash('sha256').update(opts.token).digest('hex');
   const streams = new Map<string, Set<http.ServerResponse>>();
@@ -64,7 +76,12 @@ export async function startFrameLimitServer(opts: { databaseUrl: string; schema:
         const { rows } = await pool.query({
           name: 'append_events',
           text: APPEND,
-          values: [sessionId, events.map((e) => e.id), events.map((e) => e.type), events.map((e) => JSON.stringify({ id: e.id, type: e.type, sessionId, at, ...e.fields }))],
+          values: [
+            sessionId,
+            events.map((e) => e.id),
+            events.map((e) => e.type),
+            events.map((e) => JSON.stringify({ id: e.id, type: e.type, sessionId, at, ...e.fields })),
+          ],
         });
         const running = rows[1] as { seq: number; payload: unknown };
         const frame = `id: ${running.seq}\nevent: session.status_running\ndata: ${JSON.stringify(running.payload)}\n\n`;

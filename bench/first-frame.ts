@@ -52,22 +52,29 @@ export function openStream(s: TestServer, sessionId: string, onFrame: (type: str
 export function sendText(s: TestServer, sessionId: string, text: string): Promise<void> {
   const body = JSON.stringify({ events: [{ type: 'user.message', content: [{ type: 'text', text }] }] });
   return new Promise((resolve, reject) => {
-    const req = http.request(`${s.base}/sessions/${sessionId}/events`, {
-      method: 'POST',
-      agent: keepAlive,
-      headers: { authorization: `Bearer ${s.adminToken}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
-    }, (res) => {
-      let answer = '';
-      res.setEncoding('utf8');
-      res.on('data', (c: string) => (answer += c));
-      res.on('end', () => (res.statusCode === 202 ? resolve() : reject(new Error(`send answered ${res.statusCode}: ${answer}`))));
-    });
+    const req = http.request(
+      `${s.base}/sessions/${sessionId}/events`,
+      {
+        method: 'POST',
+        agent: keepAlive,
+        headers: { authorization: `Bearer ${s.adminToken}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
+      },
+      (res) => {
+        let answer = '';
+        res.setEncoding('utf8');
+        res.on('data', (c: string) => (answer += c));
+        res.on('end', () => (res.statusCode === 202 ? resolve() : reject(new Error(`send answered ${res.statusCode}: ${answer}`))));
+      },
+    );
     req.on('error', reject);
     req.end(body);
   });
 }
 
-interface Client { base: string; adminToken: string }
+interface Client {
+  base: string;
+  adminToken: string;
+}
 
 /** A session's stream, opened once (a stream opened later would replay the earlier turns' frames). */
 async function watchTurns(c: Client, sessionId: string) {
@@ -85,7 +92,14 @@ async function watchTurns(c: Client, sessionId: string) {
 }
 
 /** One frame-latency loop on an idle session: `prepare` readies a turn, `settled` waits until the next may start. */
-async function measureFrames(c: Client, sessionId: string, watch: Awaited<ReturnType<typeof watchTurns>>, turns: number, warmUp: number, opts: { prepare: () => void; settled: (untilIdle: Promise<void>) => Promise<void> }) {
+async function measureFrames(
+  c: Client,
+  sessionId: string,
+  watch: Awaited<ReturnType<typeof watchTurns>>,
+  turns: number,
+  warmUp: number,
+  opts: { prepare: () => void; settled: (untilIdle: Promise<void>) => Promise<void> },
+) {
   const latencies: number[] = [];
   const cpu: number[] = [];
   for (let i = -warmUp; i < turns; i++) {
@@ -126,7 +140,12 @@ export async function startFrameLimit(s: TestServer, agentId: string) {
  * the machine's limit (bench/first-frame-limit.ts) is measured beside it, in alternating rounds
  * of 50 turns each (a neighbour's load on the shared machine falls on both).
  */
-export async function firstFrameBench(s: TestServer, fake: FakeProvider, agentId: string, limit?: { base: string; sessionId: string } | null): Promise<[string, string][]> {
+export async function firstFrameBench(
+  s: TestServer,
+  fake: FakeProvider,
+  agentId: string,
+  limit?: { base: string; sessionId: string } | null,
+): Promise<[string, string][]> {
   const sess = (await s.api('POST', '/sessions', { body: { agent: agentId } })).body.session;
   // Provisioning announces no event: poll the status until idle.
   for (let i = 0; i < 200; i++) {
@@ -171,8 +190,14 @@ export async function firstFrameBench(s: TestServer, fake: FakeProvider, agentId
     ['  of which CPU of this process (server and client) until the frame', `p50 ${fmt(pct(ours.cpu, 50))} ms, p99 ${fmt(pct(ours.cpu, 99))} ms`],
   ];
   if (limit) {
-    rows.push(['limit: node:http + Redis count + one SQL statement appending the two events, frame, 202', `${line(bare)} (${TURNS} sends), CPU p50 ${fmt(pct(bare.cpu, 50))} ms`]);
-    rows.push(['ratio first frame / limit', `p50 ${(pct(ours.latencies, 50) / pct(bare.latencies, 50)).toFixed(2)}, p99 ${(pct(ours.latencies, 99) / pct(bare.latencies, 99)).toFixed(2)}`]);
+    rows.push([
+      'limit: node:http + Redis count + one SQL statement appending the two events, frame, 202',
+      `${line(bare)} (${TURNS} sends), CPU p50 ${fmt(pct(bare.cpu, 50))} ms`,
+    ]);
+    rows.push([
+      'ratio first frame / limit',
+      `p50 ${(pct(ours.latencies, 50) / pct(bare.latencies, 50)).toFixed(2)}, p99 ${(pct(ours.latencies, 99) / pct(bare.latencies, 99)).toFixed(2)}`,
+    ]);
   }
   return rows;
 }

@@ -44,7 +44,14 @@ export async function fuzzBench(s: TestServer): Promise<[string, string][]> {
         /* not JSON: checked as text */
       }
       try {
-        validator.check({ method: req.method, path: req.target, status: answer.status, contentType: answer.contentType, body, empty: answer.text.length === 0 });
+        validator.check({
+          method: req.method,
+          path: req.target,
+          status: answer.status,
+          contentType: answer.contentType,
+          body,
+          empty: answer.text.length === 0,
+        });
       } catch (err) {
         documentViolations++;
         if (process.env.BENCH_VERBOSE) console.error((err as Error).message.slice(0, 500));
@@ -53,8 +60,10 @@ export async function fuzzBench(s: TestServer): Promise<[string, string][]> {
   };
   await Promise.all(Array.from({ length: CONCURRENCY }, client));
   const rps = sent / ((performance.now() - started) / 1000);
-  return [[
-    `fuzz throughput: generated requests to all ${routes.filter((r) => !r.feed).length} non-stream routes, ${CONCURRENCY} concurrent, ${SECONDS} s; every answer checked (envelope + OpenAPI)`,
-    `${rps.toFixed(0)} req/s (${sent} requests); 5xx or broken envelope ${envelopeViolations}; answers the OpenAPI document does not describe ${documentViolations}`,
-  ]];
+  return [
+    [
+      `fuzz throughput: generated requests to all ${routes.filter((r) => !r.feed).length} non-stream routes, ${CONCURRENCY} concurrent, ${SECONDS} s; every answer checked (envelope + OpenAPI)`,
+      `${rps.toFixed(0)} req/s (${sent} requests); 5xx or broken envelope ${envelopeViolations}; answers the OpenAPI document does not describe ${documentViolations}`,
+    ],
+  ];
 }

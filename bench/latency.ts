@@ -10,9 +10,18 @@ import { firstFrameBench, startFrameLimit } from './first-frame.js';
 import { engineBench, hermesBench } from './engines.js';
 
 const fake = await startFakeProvider();
-const s = await startTestServer({ anthropicApiKey: 'bench', anthropicBaseUrl: fake.anthropicBaseUrl, openaiApiKey: 'bench', openaiBaseUrl: fake.openaiBaseUrl });
+const s = await startTestServer({
+  anthropicApiKey: 'bench',
+  anthropicBaseUrl: fake.anthropicBaseUrl,
+  openaiApiKey: 'bench',
+  openaiBaseUrl: fake.openaiBaseUrl,
+});
 const agent = (await s.api('POST', '/agents', { body: { displayName: 'Bench', prompt: 'p' } })).body.agent;
-const load = () => os.loadavg().map((n) => n.toFixed(1)).join(' ');
+const load = () =>
+  os
+    .loadavg()
+    .map((n) => n.toFixed(1))
+    .join(' ');
 const rows: [string, string][] = [['load average at start', load()]];
 if (process.env.BENCH_ONLY === 'engines') rows.push(...(await engineBench(s)));
 else {
@@ -22,7 +31,9 @@ else {
   if (process.env.BENCH_ONLY !== 'frame') rows.push(...(await hermesBench(s)));
 }
 rows.push(['load average at end', load()]);
-console.log(`\n| measurement (${process.env.TEST_DATABASE_URL ? 'PostgreSQL' : 'PGlite'}${process.env.TEST_REDIS_URL ? ' + Redis' : ''}) | result |\n|---|---|`);
+console.log(
+  `\n| measurement (${process.env.TEST_DATABASE_URL ? 'PostgreSQL' : 'PGlite'}${process.env.TEST_REDIS_URL ? ' + Redis' : ''}) | result |\n|---|---|`,
+);
 for (const [k, v] of rows) console.log(`| ${k} | ${v} |`);
 await s.stop();
 await fake.close();

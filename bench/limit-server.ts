@@ -24,18 +24,36 @@ type Row = Record<string, unknown>;
 // Prisma stores DateTime as `timestamp(3)` in UTC; pg would read it as local time.
 const types = {
   getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
-    oid === 1114 ? (value: string) => new Date(`${value.replace(' ', 'T')}Z`) : pg.types.getTypeParser(oid, format as 'text')) as pg.CustomTypesConfig['getTypeParser'],
+    oid === 1114
+      ? (value: string) => new Date(`${value.replace(' ', 'T')}Z`)
+      : pg.types.getTypeParser(oid, format as 'text')) as pg.CustomTypesConfig['getTypeParser'],
 };
 
 /** The row in the REST route's field order and shapes. */
 function agentJson(r: Row) {
   return {
-    id: r.id, name: r.name, displayName: r.displayName, agentType: r.agentType, llm: r.llm, harnessVersion: r.harnessVersion,
-    reasoningEffort: r.reasoningEffort, capabilities: r.capabilities, version: r.version, archived: r.archived,
-    sessionCount: r.sessionCount, createdAt: (r.createdAt as Date).toISOString(), slug: r.slug, description: r.description,
-    prompt: r.prompt ?? null, promptVersion: r.promptVersion ?? null, metadata: metadataView(r.metadata),
-    defaultSessionId: r.defaultSessionId, universe: r.universe,
-    mcpServers: mcpServersView(r.mcpServers), skills: skillsView(r.skills), instructions: instructionsView(r.instructions),
+    id: r.id,
+    name: r.name,
+    displayName: r.displayName,
+    agentType: r.agentType,
+    llm: r.llm,
+    harnessVersion: r.harnessVersion,
+    reasoningEffort: r.reasoningEffort,
+    capabilities: r.capabilities,
+    version: r.version,
+    archived: r.archived,
+    sessionCount: r.sessionCount,
+    createdAt: (r.createdAt as Date).toISOString(),
+    slug: r.slug,
+    description: r.description,
+    prompt: r.prompt ?? null,
+    promptVersion: r.promptVersion ?? null,
+    metadata: metadataView(r.metadata),
+    defaultSessionId: r.defaultSessionId,
+    universe: r.universe,
+    mcpServers: mcpServersView(r.mcpServers),
+    skills: skillsView(r.skills),
+    instructions: instructionsView(r.instructions),
     customData: customDataView(r.customData),
   };
 }
@@ -46,7 +64,10 @@ function send(res: http.ServerResponse, status: number, body: unknown) {
   res.end(text);
 }
 
-export interface LimitServer { url: string; close(): Promise<void> }
+export interface LimitServer {
+  url: string;
+  close(): Promise<void>;
+}
 
 /** `schema`: the PostgreSQL schema the service's tables live in (the bench's test schema). */
 export async function startLimitServer(connectionString: string, schema: string | undefined): Promise<LimitServer> {

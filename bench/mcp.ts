@@ -64,15 +64,25 @@ export async function mcpBench(s: TestServer, fake: FakeProvider): Promise<[stri
     }
     idle.stop();
     await client.close();
-    const rows = await prisma.sessionEvent.findMany({ where: { sessionId: session.id, type: { in: ['agent.tool_use', 'agent.tool_result'] } }, orderBy: { seq: 'asc' }, select: { payload: true } });
+    const rows = await prisma.sessionEvent.findMany({
+      where: { sessionId: session.id, type: { in: ['agent.tool_use', 'agent.tool_result'] } },
+      orderBy: { seq: 'asc' },
+      select: { payload: true },
+    });
     const at = (p: unknown) => Date.parse((p as { at: string }).at);
     const spans: number[] = [];
     for (let i = 0; i + 1 < rows.length; i += 2) spans.push(at(rows[i + 1]!.payload) - at(rows[i]!.payload));
     const service = spans.slice(WARMUP);
     const added = pct(service, 50) - pct(bare, 50);
     return [
-      ['MCP tool call, bare SDK client → server (the server\'s own latency)', `p50 ${ms(pct(bare, 50))} ms, p99 ${ms(pct(bare, 99))} ms (${CALLS} calls after ${WARMUP} warm-up)`],
-      ['MCP tool call through the service (agent.tool_use → agent.tool_result)', `p50 ${ms(pct(service, 50))} ms, p99 ${ms(pct(service, 99))} ms (${service.length} calls; event stamps have 1 ms resolution)`],
+      [
+        "MCP tool call, bare SDK client → server (the server's own latency)",
+        `p50 ${ms(pct(bare, 50))} ms, p99 ${ms(pct(bare, 99))} ms (${CALLS} calls after ${WARMUP} warm-up)`,
+      ],
+      [
+        'MCP tool call through the service (agent.tool_use → agent.tool_result)',
+        `p50 ${ms(pct(service, 50))} ms, p99 ${ms(pct(service, 99))} ms (${service.length} calls; event stamps have 1 ms resolution)`,
+      ],
       ['MCP overhead added by the service at p50 (target < 5 ms)', `${ms(added)} ms — ${added < 5 ? 'met' : 'not met'}`],
     ];
   } finally {

@@ -29,7 +29,9 @@ async function settle(): Promise<void> {
 /** A multipart upload of `bytes` bytes, streamed (the body is never held in memory). */
 async function upload(s: TestServer, dispatcher: Agent, bytes: number): Promise<void> {
   const boundary = `bench${randomBytes(8).toString('hex')}`;
-  const head = Buffer.from(`--${boundary}\r\ncontent-disposition: form-data; name="file"; filename="big.bin"\r\ncontent-type: application/octet-stream\r\n\r\n`);
+  const head = Buffer.from(
+    `--${boundary}\r\ncontent-disposition: form-data; name="file"; filename="big.bin"\r\ncontent-type: application/octet-stream\r\n\r\n`,
+  );
   const tail = Buffer.from(`\r\n--${boundary}--\r\n`);
   const chunk = Buffer.alloc(64 * 1024, 0x61);
   let sent = 0;
@@ -60,10 +62,16 @@ async function upload(s: TestServer, dispatcher: Agent, bytes: number): Promise<
 /** Opens `n` SSE streams on a session (waiting for their headers), then drops them all. */
 async function abortedStreams(s: TestServer, dispatcher: Agent, sessionId: string, n: number): Promise<void> {
   const ctls = Array.from({ length: n }, () => new AbortController());
-  await Promise.all(ctls.map(async (ctl) => {
-    const res = await fetch(`${s.base}/sessions/${sessionId}/events/stream`, { headers: { authorization: `Bearer ${s.adminToken}` }, signal: ctl.signal, dispatcher });
-    if (res.status !== 200) throw new Error(`stream answered ${res.status}`);
-  }));
+  await Promise.all(
+    ctls.map(async (ctl) => {
+      const res = await fetch(`${s.base}/sessions/${sessionId}/events/stream`, {
+        headers: { authorization: `Bearer ${s.adminToken}` },
+        signal: ctl.signal,
+        dispatcher,
+      });
+      if (res.status !== 200) throw new Error(`stream answered ${res.status}`);
+    }),
+  );
   for (const ctl of ctls) ctl.abort();
 }
 
@@ -108,8 +116,17 @@ export async function memoryBench(s: TestServer): Promise<[string, string][]> {
 
   const within = (x: number) => (Math.abs(x - start.rss) / start.rss <= 0.1 ? 'met' : '**not met**');
   return [
-    ['RSS before → after 5 parallel 30 MiB uploads (after GC)', `${mb(start.rss)} → ${mb(afterUploads.rss)} MiB (${change(start.rss, afterUploads.rss)}; peak ${mb(peak)} MiB; sockets closed after ${(uploadsClosedIn / 1000).toFixed(1)} s); within 10 % — ${within(afterUploads.rss)}`],
-    ['RSS after 1,000 aborted SSE connections (after GC)', `${mb(afterStreams.rss)} MiB (${change(start.rss, afterStreams.rss)} from start; peak ${mb(ssePeak)} MiB; every socket closed ${(closedIn / 1000).toFixed(1)} s after the last abort); within 10 % — ${within(afterStreams.rss)}`],
-    ['open file descriptors: start → after uploads → after SSE', `${start.fds} → ${afterUploads.fds} → ${afterStreams.fds}; no growth — ${afterStreams.fds <= start.fds && afterUploads.fds <= start.fds ? 'met' : '**not met**'}`],
+    [
+      'RSS before → after 5 parallel 30 MiB uploads (after GC)',
+      `${mb(start.rss)} → ${mb(afterUploads.rss)} MiB (${change(start.rss, afterUploads.rss)}; peak ${mb(peak)} MiB; sockets closed after ${(uploadsClosedIn / 1000).toFixed(1)} s); within 10 % — ${within(afterUploads.rss)}`,
+    ],
+    [
+      'RSS after 1,000 aborted SSE connections (after GC)',
+      `${mb(afterStreams.rss)} MiB (${change(start.rss, afterStreams.rss)} from start; peak ${mb(ssePeak)} MiB; every socket closed ${(closedIn / 1000).toFixed(1)} s after the last abort); within 10 % — ${within(afterStreams.rss)}`,
+    ],
+    [
+      'open file descriptors: start → after uploads → after SSE',
+      `${start.fds} → ${afterUploads.fds} → ${afterStreams.fds}; no growth — ${afterStreams.fds <= start.fds && afterUploads.fds <= start.fds ? 'met' : '**not met**'}`,
+    ],
   ];
 }

@@ -61,7 +61,12 @@ async function cannon(url: string, headers: Record<string, string>) {
   child.stdout!.on('data', (chunk: Buffer) => (out += chunk.toString()));
   await new Promise((resolve) => child.once('exit', resolve));
   const cpu = process.cpuUsage(cpu0);
-  const result = JSON.parse(out.trim().split('\n').pop()!) as { requests: { average: number; total: number }; latency: { p99: number }; errors: number; non2xx: number };
+  const result = JSON.parse(out.trim().split('\n').pop()!) as {
+    requests: { average: number; total: number };
+    latency: { p99: number };
+    errors: number;
+    non2xx: number;
+  };
   // CPU of this process (the servers under test run here) per request served: less sensitive to
   // a neighbour's load than req/s.
   const cpuUs = (cpu.user + cpu.system) / Math.max(1, result.requests.total);
@@ -74,7 +79,13 @@ const statusEvent = (text: string): NewEvent => ({ type: 'agent.status', fields:
 const fake = await startFakeProvider();
 // The rate limit stays on (counted in Redis when configured) with a budget the REST rounds do not
 // exhaust: at ~3,500 req/s the tests' 100,000 a minute ran out and the rounds measured 429s.
-const s = await startTestServer({ anthropicApiKey: 'bench', anthropicBaseUrl: fake.anthropicBaseUrl, openaiApiKey: 'bench', openaiBaseUrl: fake.openaiBaseUrl, rateLimitPerMinute: 10_000_000 });
+const s = await startTestServer({
+  anthropicApiKey: 'bench',
+  anthropicBaseUrl: fake.anthropicBaseUrl,
+  openaiApiKey: 'bench',
+  openaiBaseUrl: fake.openaiBaseUrl,
+  rateLimitPerMinute: 10_000_000,
+});
 const rows: [string, string][] = [];
 if (process.env.BENCH_ONLY === 'engines') {
   rows.push(...(await engineBench(s)));
@@ -92,7 +103,11 @@ const bare = express();
 bare.get('/agents/:id', async (req, res) => {
   const a = await prisma.agent.findFirst({
     where: { id: req.params.id, universeId },
-    include: { promptVersions: { where: { active: true }, select: { version: true, content: true } }, universe: { select: { slug: true } }, _count: { select: { sessions: true } } },
+    include: {
+      promptVersions: { where: { active: true }, select: { version: true, content: true } },
+      universe: { select: { slug: true } },
+      _count: { select: { sessions: true } },
+    },
   });
   res.json({ agent: a });
 });
@@ -129,10 +144,19 @@ const mean = (runs: typeof restRuns) => ({
 const rest = mean(restRuns);
 const limit = limitServer ? mean(limitRuns) : null;
 const direct = await cannon(`http://127.0.0.1:${barePort}/agents/${agent.id}`, {});
-rows.push(['GET /v1/agents/{id} (REST → GraphQL)', `${fmt(rest.rps)} req/s (mean of ${REST_ROUNDS} rounds), p99 ${rest.p99} ms, errors ${rest.errors}, server CPU ${rest.cpuUs.toFixed(0)} µs/request`]);
+rows.push([
+  'GET /v1/agents/{id} (REST → GraphQL)',
+  `${fmt(rest.rps)} req/s (mean of ${REST_ROUNDS} rounds), p99 ${rest.p99} ms, errors ${rest.errors}, server CPU ${rest.cpuUs.toFixed(0)} µs/request`,
+]);
 if (limit) {
-  rows.push(['limit: node:http + pg, one SQL statement (token by hash), same JSON', `${fmt(limit.rps)} req/s, p99 ${limit.p99} ms, errors ${limit.errors}, server CPU ${limit.cpuUs.toFixed(0)} µs/request`]);
-  rows.push(['ratio REST / limit (target ≥ 0.6)', `${(rest.rps / limit.rps).toFixed(2)} (rounds: ${restRuns.map((r, i) => (r.rps / limitRuns[i]!.rps).toFixed(2)).join(', ')})`]);
+  rows.push([
+    'limit: node:http + pg, one SQL statement (token by hash), same JSON',
+    `${fmt(limit.rps)} req/s, p99 ${limit.p99} ms, errors ${limit.errors}, server CPU ${limit.cpuUs.toFixed(0)} µs/request`,
+  ]);
+  rows.push([
+    'ratio REST / limit (target ≥ 0.6)',
+    `${(rest.rps / limit.rps).toFixed(2)} (rounds: ${restRuns.map((r, i) => (r.rps / limitRuns[i]!.rps).toFixed(2)).join(', ')})`,
+  ]);
 } else {
   rows.push(['limit: node:http + pg', 'PostgreSQL only: set TEST_DATABASE_URL']);
 }
@@ -166,7 +190,11 @@ const closeT = await openStream(s, sess.id, (type) => {
 await new Promise((r) => setTimeout(r, 200));
 const tThroughput = performance.now();
 const all = new Promise<void>((r) => (allIn = r));
-for (let i = 0; i < N; i += 20) await commitEvents(sess.id, Array.from({ length: 20 }, () => statusEvent('tick')));
+for (let i = 0; i < N; i += 20)
+  await commitEvents(
+    sess.id,
+    Array.from({ length: 20 }, () => statusEvent('tick')),
+  );
 await all;
 const seconds = (performance.now() - tThroughput) / 1000;
 closeT();
@@ -178,7 +206,11 @@ const fan = (await s.api('POST', '/sessions', { body: { agent: agent2.id } })).b
 global.gc?.();
 await new Promise((r) => setTimeout(r, 500));
 const memBefore = process.memoryUsage();
-const clients = spawn(process.execPath, [new URL('./sse-clients.mjs', import.meta.url).pathname, `${s.base}/sessions/${fan.id}/events/stream`, s.adminToken, String(SUBSCRIBERS), 'agent.status'], { stdio: ['ignore', 'pipe', 'inherit'] });
+const clients = spawn(
+  process.execPath,
+  [new URL('./sse-clients.mjs', import.meta.url).pathname, `${s.base}/sessions/${fan.id}/events/stream`, s.adminToken, String(SUBSCRIBERS), 'agent.status'],
+  { stdio: ['ignore', 'pipe', 'inherit'] },
+);
 const arrivals: number[] = [];
 let opened: (() => void) | null = null;
 let allGot: (() => void) | null = null;
@@ -213,7 +245,10 @@ for (let round = -3; round < ROUNDS; round++) {
   if (round >= 0) delays.push(...arrivals.map((a) => a - tSend));
   await new Promise((r) => setTimeout(r, 100));
 }
-rows.push([`fan-out to ${SUBSCRIBERS} SSE subscribers (append → received; ${ROUNDS} events after 3 warm-up)`, `p50 ${fmt(pct(delays, 50))} ms, p99 ${fmt(pct(delays, 99))} ms`]);
+rows.push([
+  `fan-out to ${SUBSCRIBERS} SSE subscribers (append → received; ${ROUNDS} events after 3 warm-up)`,
+  `p50 ${fmt(pct(delays, 50))} ms, p99 ${fmt(pct(delays, 99))} ms`,
+]);
 const perStream = (k: 'rss' | 'heapUsed') => fmt((memAfter[k] - memBefore[k]) / SUBSCRIBERS / 1024);
 rows.push(['server memory per open stream (delta / streams, after GC)', `heap ${perStream('heapUsed')} KB, RSS ${perStream('rss')} KB`]);
 clients.kill();

@@ -8,7 +8,14 @@ import { createToIdle } from './sandboxes.js';
 
 const N = Number(process.env.BENCH_SANDBOX_SESSIONS || 20);
 const k8s = await startFakeKubernetes();
-Object.assign(process.env, { KUBECONFIG: k8s.kubeconfig, K8S_NAMESPACE: 'bench-sandboxes', K8S_WARM_POOL_SIZE: '3', EGRESS_LISTEN: '127.0.0.1:0', EGRESS_UPSTREAM: '127.0.0.1', LOG_LEVEL: 'warn' });
+Object.assign(process.env, {
+  KUBECONFIG: k8s.kubeconfig,
+  K8S_NAMESPACE: 'bench-sandboxes',
+  K8S_WARM_POOL_SIZE: '3',
+  EGRESS_LISTEN: '127.0.0.1:0',
+  EGRESS_UPSTREAM: '127.0.0.1',
+  LOG_LEVEL: 'warn',
+});
 const s = await startTestServer({ sandboxDriver: 'kubernetes' });
 const pool = kubernetesDriver()!.pool;
 await pool.ready(3, 120_000);

@@ -55,10 +55,22 @@ async function kubernetesCreateToIdle(): Promise<[string, string]> {
   let out = '';
   child.stdout!.on('data', (c: Buffer) => (out += c.toString()));
   const code = await new Promise<number | null>((r) => child.once('exit', r));
-  const last = out.trim().split('\n').reverse().find((l) => l.startsWith('{"n":')) ?? '';
-  if (code !== 0 || !last) return ['session create → idle, kubernetes driver, warm pool', `not measured (${process.getuid?.() === 0 ? 'the run failed' : 'the fake cluster needs root for its pods'})`];
+  const last =
+    out
+      .trim()
+      .split('\n')
+      .reverse()
+      .find((l) => l.startsWith('{"n":')) ?? '';
+  if (code !== 0 || !last)
+    return [
+      'session create → idle, kubernetes driver, warm pool',
+      `not measured (${process.getuid?.() === 0 ? 'the run failed' : 'the fake cluster needs root for its pods'})`,
+    ];
   const r = JSON.parse(last) as { p50: number; p99: number; claimP50: number; podReady: number; n: number };
-  return [`session create → idle, kubernetes driver claiming a warm pod (fake API server, ${r.n} sessions)`, `p50 ${ms(r.p50)} ms, p99 ${ms(r.p99)} ms; the driver's claim alone p50 ${ms(r.claimP50)} ms (target < 100 ms); a session outside the pool's shape (cold pod, no image pull here) ${ms(r.podReady)} ms`];
+  return [
+    `session create → idle, kubernetes driver claiming a warm pod (fake API server, ${r.n} sessions)`,
+    `p50 ${ms(r.p50)} ms, p99 ${ms(r.p99)} ms; the driver's claim alone p50 ${ms(r.claimP50)} ms (target < 100 ms); a session outside the pool's shape (cold pod, no image pull here) ${ms(r.podReady)} ms`,
+  ];
 }
 
 async function egressOverhead(s: TestServer): Promise<[string, string]> {
@@ -80,7 +92,9 @@ async function egressOverhead(s: TestServer): Promise<[string, string]> {
         const t = performance.now();
         const u = new URL(target);
         // Through the proxy: absolute-form on the session's socket; direct: origin-form to the upstream.
-        const options: http.RequestOptions = viaProxy ? { agent: pool, path: target, headers: { host: u.host } } : { agent: pool, host: u.hostname, port: u.port, path: u.pathname };
+        const options: http.RequestOptions = viaProxy
+          ? { agent: pool, path: target, headers: { host: u.host } }
+          : { agent: pool, host: u.hostname, port: u.port, path: u.pathname };
         const req = http.request(options, (res) => {
           res.resume();
           res.on('end', () => resolve(performance.now() - t));
@@ -98,7 +112,10 @@ async function egressOverhead(s: TestServer): Promise<[string, string]> {
     const direct = await run(false);
     const proxied = await run(true);
     const added = pct(proxied, 50) - pct(direct, 50);
-    return [`egress proxy added latency per request (keep-alive, ${REQUESTS} requests, loopback upstream)`, `p50 +${ms(added)} ms (direct ${ms(pct(direct, 50))} ms, through the proxy ${ms(pct(proxied, 50))} ms; p99 ${ms(pct(direct, 99))} → ${ms(pct(proxied, 99))} ms)`];
+    return [
+      `egress proxy added latency per request (keep-alive, ${REQUESTS} requests, loopback upstream)`,
+      `p50 +${ms(added)} ms (direct ${ms(pct(direct, 50))} ms, through the proxy ${ms(pct(proxied, 50))} ms; p99 ${ms(pct(direct, 99))} → ${ms(pct(proxied, 99))} ms)`,
+    ];
   } finally {
     if (savedAllow === undefined) delete process.env.OUTBOUND_ALLOW;
     else process.env.OUTBOUND_ALLOW = savedAllow;

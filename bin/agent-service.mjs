@@ -98,7 +98,11 @@ async function login(flags) {
   const deadline = Date.now() + grant.expires_in * 1000;
   while (Date.now() < deadline) {
     await sleep(grant.interval * 1000);
-    const poll = await call(`${url}/auth/device/token`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ device_code: grant.device_code }) });
+    const poll = await call(`${url}/auth/device/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ device_code: grant.device_code }),
+    });
     if (poll.res.ok) {
       writeConfig({ ...readConfig(), url, token: poll.body.token });
       process.stdout.write(`Logged in (${poll.body.scope} token${poll.body.universe ? ` for ${poll.body.universe}` : ''}); saved to ${CONFIG_FILE}\n`);
@@ -138,8 +142,15 @@ async function logout(flags) {
     if (!(err instanceof CliError)) throw err;
     throw new CliError(`${err.message}\nThe token was forgotten on this machine but is still valid: revoke it at ${url}/#/tokens`);
   }
-  if (!revoke.res.ok) throw new CliError(`the service refused to revoke the token (${revoke.body.error?.message || revoke.res.status}); it was forgotten on this machine: revoke it at ${url}/#/tokens`);
-  process.stdout.write(revoke.body.revoked ? `Logged out: the token is revoked at ${url} and forgotten on this machine.\n` : `Logged out on this machine (the service at ${url} no longer knew the token as live).\n`);
+  if (!revoke.res.ok)
+    throw new CliError(
+      `the service refused to revoke the token (${revoke.body.error?.message || revoke.res.status}); it was forgotten on this machine: revoke it at ${url}/#/tokens`,
+    );
+  process.stdout.write(
+    revoke.body.revoked
+      ? `Logged out: the token is revoked at ${url} and forgotten on this machine.\n`
+      : `Logged out on this machine (the service at ${url} no longer knew the token as live).\n`,
+  );
 }
 
 async function help() {

@@ -21,5 +21,5 @@ export function nodesOf(value: Json): Json[] {
 /** The cursor to pass back for the next page, or null on the last page. */
 export function nextCursorOf(value: Json): string | null {
   const info = asConnection(value).pageInfo;
-  return info?.hasNextPage ? info.endCursor ?? null : null;
+  return info?.hasNextPage ? (info.endCursor ?? null) : null;
 }

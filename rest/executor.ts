@@ -58,7 +58,8 @@ export function prepareDocument(document: DocumentNode): Runner {
 /** Errors without one of our codes are bugs: logged with their cause (the answer masks them). */
 function logUnexpected(result: ExecutionResult): ExecutionResult {
   for (const error of result.errors ?? []) {
-    if (!isErrorCode((error.extensions as { code?: unknown } | undefined)?.code)) logger.error({ err: error.originalError ?? error, path: error.path }, 'unexpected error in GraphQL execution');
+    if (!isErrorCode((error.extensions as { code?: unknown } | undefined)?.code))
+      logger.error({ err: error.originalError ?? error, path: error.path }, 'unexpected error in GraphQL execution');
   }
   return result;
 }

@@ -11,10 +11,15 @@ import type { Context } from '../src/graphql/context.js';
 const TTL_MS = 24 * 60 * 60 * 1000;
 const PENDING = 0;
 
-export interface StoredAnswer { status: number; body: unknown }
+export interface StoredAnswer {
+  status: number;
+  body: unknown;
+}
 
 export function requestHash(method: string, path: string, body: unknown): string {
-  return createHash('sha256').update(`${method} ${path}\n${JSON.stringify(body ?? null)}`).digest('hex');
+  return createHash('sha256')
+    .update(`${method} ${path}\n${JSON.stringify(body ?? null)}`)
+    .digest('hex');
 }
 
 /** Claims the key; returns a stored answer to replay, or null when this request should run. */
@@ -67,8 +72,12 @@ export function idempotencyKey(ctx: Context, method: string, path: string, heade
  * is created and `discard` drops what reading the body stored (an uploaded blob).
  */
 export async function answerOnce(
-  req: Request, res: Response, ctx: Context, fingerprint: unknown,
-  create: () => Promise<StoredAnswer>, discard: () => Promise<void> = async () => undefined,
+  req: Request,
+  res: Response,
+  ctx: Context,
+  fingerprint: unknown,
+  create: () => Promise<StoredAnswer>,
+  discard: () => Promise<void> = async () => undefined,
 ): Promise<void> {
   const header = req.headers['idempotency-key'];
   let key: string | null = null;

@@ -49,7 +49,6 @@ export function forRequests(node: unknown, keepOwnDefault = false): unknown {
     if (SCHEMA_MAPS.has(key) && value && typeof value === 'object') {
       out[key] = Object.fromEntries(Object.entries(value as JsonSchema).map(([name, sub]) => [name, forRequests(sub)]));
     } else if (key === 'default' && !keepOwnDefault) {
-      continue;
     } else {
       out[key] = forRequests(value);
     }
@@ -118,28 +117,46 @@ function pathParameters(path: string) {
     const m = /^\{(\w+)\}$/.exec(seg);
     if (!m) return [];
     const pattern = PATH_PARAM_PATTERNS[`${segments[i - 1]}/${seg}`];
-    return [{ name: m[1], in: 'path', required: true, schema: pattern ? { type: 'string', pattern: pattern.source } : { type: 'string', minLength: 1, maxLength: 256 } }];
+    return [
+      {
+        name: m[1],
+        in: 'path',
+        required: true,
+        schema: pattern ? { type: 'string', pattern: pattern.source } : { type: 'string', minLength: 1, maxLength: 256 },
+      },
+    ];
   });
 }
 
 const X_UNIVERSE = {
-  name: 'X-Universe', in: 'header', required: false, schema: { type: 'string', maxLength: 64 },
-  description: 'The slug of one of your universes to act in (default: the token\'s universe, else your personal one); a token bound to another universe answers 403 universe_mismatch',
+  name: 'X-Universe',
+  in: 'header',
+  required: false,
+  schema: { type: 'string', maxLength: 64 },
+  description:
+    "The slug of one of your universes to act in (default: the token's universe, else your personal one); a token bound to another universe answers 403 universe_mismatch",
 };
 const LAST_EVENT_ID = {
-  name: 'Last-Event-ID', in: 'header', required: false, schema: { type: 'string', maxLength: 64 },
+  name: 'Last-Event-ID',
+  in: 'header',
+  required: false,
+  schema: { type: 'string', maxLength: 64 },
   description: 'Resume after this event id (what an EventSource sends on reconnect); `?after=` wins when both are given',
 };
 
 /** The rules the edge applies to every request, whatever the operation's schemas say. */
-const EDGE_RULES = 'Every request, before its operation\'s rules: a query string must be valid percent-encoded UTF-8 without control characters (U+0000 to U+001F, U+007F); a JSON body must be valid UTF-8, at most 1 MiB (413 payload_too_large), nested at most 64 levels, without a NUL character or an unpaired UTF-16 surrogate in any string or key and without a `__proto__` key (each 400 invalid_request); a body `null` is not an object (400). A missing or unknown token is 401 before a path id of the wrong shape is 404.';
+const EDGE_RULES =
+  "Every request, before its operation's rules: a query string must be valid percent-encoded UTF-8 without control characters (U+0000 to U+001F, U+007F); a JSON body must be valid UTF-8, at most 1 MiB (413 payload_too_large), nested at most 64 levels, without a NUL character or an unpaired UTF-16 surrogate in any string or key and without a `__proto__` key (each 400 invalid_request); a body `null` is not an object (400). A missing or unknown token is 401 before a path id of the wrong shape is 404.";
 
 function queryParameters(route: RestRoute, components: Record<string, JsonSchema>) {
   if (!route.query) return [];
   const json = toSchema(route.query, 'input', components) as { properties?: Record<string, JsonSchema>; required?: string[] };
   return Object.entries(json.properties ?? {}).map(([name, schema]) => ({
-    name, in: 'query', required: json.required?.includes(name) ?? false,
-    schema, ...(schema.description ? { description: schema.description } : {}),
+    name,
+    in: 'query',
+    required: json.required?.includes(name) ?? false,
+    schema,
+    ...(schema.description ? { description: schema.description } : {}),
   }));
 }
 
@@ -168,24 +185,28 @@ export function buildOpenApi(routes: RestRoute[], serverUrl = '/v1'): Record<str
       [String(route.status ?? 200)]: route.rawResponseContent
         ? { description: 'Success', content: route.rawResponseContent }
         : route.feed
-        ? {
-            description: 'Server-sent events: each frame has `id:` (event id), `event:` (event type) and `data:` (the event JSON, whose schema is `x-event-schema` of this media type); a comment ping at least every 15 s',
-            content: {
-              'text/event-stream': {
-                // OpenAPI 3.1 cannot type the items of a stream (3.2's itemSchema, which today's
-                // generators and linters refuse in a 3.1 document): `x-event-schema` does, naming a
-                // component so a generated client has the event's type; the stream's own schema
-                // names it too, for whoever reads the generated code.
-                schema: { type: 'string', description: `Server-sent event frames; the data of each is ${eventTypeName(toSchema(route.response, 'output', components))}, as this media type's x-event-schema says` },
-                'x-event-schema': toSchema(route.response, 'output', components),
-                example: 'id: <event id>\nevent: <event type>\ndata: {"id": "<event id>", "type": "<event type>", ...}\n\n',
+          ? {
+              description:
+                'Server-sent events: each frame has `id:` (event id), `event:` (event type) and `data:` (the event JSON, whose schema is `x-event-schema` of this media type); a comment ping at least every 15 s',
+              content: {
+                'text/event-stream': {
+                  // OpenAPI 3.1 cannot type the items of a stream (3.2's itemSchema, which today's
+                  // generators and linters refuse in a 3.1 document): `x-event-schema` does, naming a
+                  // component so a generated client has the event's type; the stream's own schema
+                  // names it too, for whoever reads the generated code.
+                  schema: {
+                    type: 'string',
+                    description: `Server-sent event frames; the data of each is ${eventTypeName(toSchema(route.response, 'output', components))}, as this media type's x-event-schema says`,
+                  },
+                  'x-event-schema': toSchema(route.response, 'output', components),
+                  example: 'id: <event id>\nevent: <event type>\ndata: {"id": "<event id>", "type": "<event type>", ...}\n\n',
+                },
               },
+            }
+          : {
+              description: route.status === 410 ? 'Gone: the request was translated, then answered 410' : 'Success',
+              content: { 'application/json': { schema: toSchema(route.response, 'output', components) } },
             },
-          }
-        : {
-            description: route.status === 410 ? 'Gone: the request was translated, then answered 410' : 'Success',
-            content: { 'application/json': { schema: toSchema(route.response, 'output', components) } },
-          },
     };
     for (const [status, codes] of [...byStatus].sort((a, b) => a[0] - b[0])) {
       responses[String(status)] = {
@@ -201,7 +222,9 @@ export function buildOpenApi(routes: RestRoute[], serverUrl = '/v1'): Record<str
     const op: Record<string, unknown> = {
       operationId: route.operationId,
       summary: route.summary,
-      ...(route.note || route.scope ? { description: [route.scope ? `Scope: ${route.scope}.` : 'No authentication.', route.note].filter(Boolean).join(' ') } : {}),
+      ...(route.note || route.scope
+        ? { description: [route.scope ? `Scope: ${route.scope}.` : 'No authentication.', route.note].filter(Boolean).join(' ') }
+        : {}),
       tags: [route.tag],
       ...(route.scope ? {} : { security: [] }),
       parameters: [
@@ -209,11 +232,28 @@ export function buildOpenApi(routes: RestRoute[], serverUrl = '/v1'): Record<str
         ...queryParameters(route, components),
         ...(route.scope ? [X_UNIVERSE] : []),
         ...(route.feed ? [LAST_EVENT_ID] : []),
-        ...(route.idempotent ? [{ name: 'Idempotency-Key', in: 'header', required: false, schema: { type: 'string', maxLength: 255 }, description: 'A retry with the same key and body within 24 h returns the first answer' }] : []),
+        ...(route.idempotent
+          ? [
+              {
+                name: 'Idempotency-Key',
+                in: 'header',
+                required: false,
+                schema: { type: 'string', maxLength: 255 },
+                description: 'A retry with the same key and body within 24 h returns the first answer',
+              },
+            ]
+          : []),
       ],
       ...(route.rawRequestBody ? { requestBody: forRequests(route.rawRequestBody) } : {}),
       // required when the server refuses a request without one (no body reads as `{}`)
-      ...(route.body ? { requestBody: { required: !route.body.safeParse({}).success, content: { 'application/json': { schema: requestSchema(route.body, components), ...exampleOf(route) } } } } : {}),
+      ...(route.body
+        ? {
+            requestBody: {
+              required: !route.body.safeParse({}).success,
+              content: { 'application/json': { schema: requestSchema(route.body, components), ...exampleOf(route) } },
+            },
+          }
+        : {}),
       responses,
     };
     if (!(op.parameters as unknown[]).length) delete op.parameters;
@@ -250,8 +290,11 @@ export function buildOpenApi(routes: RestRoute[], serverUrl = '/v1'): Record<str
       securitySchemes: {
         bearerAuth: { type: 'http', scheme: 'bearer', description: 'API token beginning ast_' },
         cookieAuth: {
-          type: 'apiKey', in: 'cookie', name: SESSION_COOKIE,
-          description: 'The sign-in cookie of the web pages (POST /auth/login); the bearer header wins when both are sent. A change (any method but GET/HEAD) with the cookie must come from the service\'s own origin (403 otherwise)',
+          type: 'apiKey',
+          in: 'cookie',
+          name: SESSION_COOKIE,
+          description:
+            "The sign-in cookie of the web pages (POST /auth/login); the bearer header wins when both are sent. A change (any method but GET/HEAD) with the cookie must come from the service's own origin (403 otherwise)",
         },
       },
       schemas: components,

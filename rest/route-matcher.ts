@@ -76,7 +76,11 @@ export function compileRoutes(routes: RestRoute[]): (method: string, path: strin
     const methods = methodsByPath.get(route.path) ?? methodsByPath.set(route.path, []).get(route.path)!;
     if (!methods.includes(route.method)) methods.push(route.method);
   }
-  const pathEntries: PathEntry[] = [...methodsByPath].map(([path, methods]) => ({ compiled: compilePath(path), allow: methods.join(', '), first: firstSegment(path) }));
+  const pathEntries: PathEntry[] = [...methodsByPath].map(([path, methods]) => ({
+    compiled: compilePath(path),
+    allow: methods.join(', '),
+    first: firstSegment(path),
+  }));
   const groups = new Map<string, { routes: Entry[]; paths: PathEntry[] }>();
   const groupOf = (key: string) => ({
     routes: entries.filter((e) => e.first === key || e.first === ''),

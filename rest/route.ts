@@ -83,10 +83,12 @@ export interface RestRoute<B = any, Q = any> {
 
 export function defineRoute<B = unknown, Q = unknown>(route: RestRoute<B, Q>): RestRoute<B, Q> {
   const body = route.body;
-  const variables = route.variables ?? (({ params, body: value }: RouteInput<B, Q>) => ({
-    ...params,
-    ...(body ? { input: toGraphQLInput(body, value) } : {}),
-  }));
+  const variables =
+    route.variables ??
+    (({ params, body: value }: RouteInput<B, Q>) => ({
+      ...params,
+      ...(body ? { input: toGraphQLInput(body, value) } : {}),
+    }));
   const pick = route.pick ?? ((data: GraphQLData) => data);
   // The answer's conversion is compiled once per route (on first use), not walked per request.
   const convert = outputConverter(route.response);

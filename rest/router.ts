@@ -64,10 +64,13 @@ async function serveStream(iterator: AsyncIterator<StreamEvent>, req: Request, r
   req.on('close', stop);
   res.on('close', stop);
   // At shutdown: a last comment tells the client to reconnect (with Last-Event-ID), then the end.
-  res.on('close', trackStream(() => {
-    if (!closed) res.write(STREAM_SHUTDOWN_FRAME);
-    stop();
-  }));
+  res.on(
+    'close',
+    trackStream(() => {
+      if (!closed) res.write(STREAM_SHUTDOWN_FRAME);
+      stop();
+    }),
+  );
   try {
     for (;;) {
       const next = await iterator.next();
@@ -127,7 +130,9 @@ async function serveRoute(route: RestRoute, req: Request, res: Response, bearerH
     // The headers as one value each, built only for a route that reads them.
     let headers: Record<string, string | undefined> | undefined;
     const input = {
-      params, query, body,
+      params,
+      query,
+      body,
       get headers() {
         return (headers ??= Object.fromEntries(Object.entries(req.headers).map(([k, v]) => [k, Array.isArray(v) ? v[0] : v])));
       },

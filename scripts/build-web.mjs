@@ -24,7 +24,11 @@ function listFiles(p) {
 /** A hash of everything the build reads from the project (dependencies via the lockfile). */
 export function sourceHash() {
   const h = createHash('sha256');
-  for (const f of SOURCES.flatMap(listFiles).sort()) h.update(f).update('\0').update(fs.readFileSync(path.join(ROOT, f))).update('\0');
+  for (const f of SOURCES.flatMap(listFiles).sort())
+    h.update(f)
+      .update('\0')
+      .update(fs.readFileSync(path.join(ROOT, f)))
+      .update('\0');
   return h.digest('hex');
 }
 

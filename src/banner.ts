@@ -25,7 +25,8 @@ function sandboxLine(): string {
   if (forced === 'none') return 'NOT ISOLATED (SANDBOX_ISOLATION=none): sessions run as plain child processes';
   if (forced === 'unshare') return 'isolated with util-linux unshare (SANDBOX_ISOLATION=unshare)';
   if (bwrapUsable()) return 'isolated with bubblewrap (bwrap)';
-  if (forced !== 'bwrap' && unshareUsable()) return `isolated with util-linux unshare; bubblewrap is missing or cannot create namespaces here (the tighter jail: ${BWRAP_INSTALL_HINT})`;
+  if (forced !== 'bwrap' && unshareUsable())
+    return `isolated with util-linux unshare; bubblewrap is missing or cannot create namespaces here (the tighter jail: ${BWRAP_INSTALL_HINT})`;
   return `NOT ISOLATED: bubblewrap (bwrap) is missing or cannot create namespaces here, so sessions run as plain child processes. Install it: ${BWRAP_INSTALL_HINT}`;
 }
 

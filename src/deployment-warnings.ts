@@ -17,10 +17,14 @@ export function sharedStateWarnings(shape: DeploymentShape): string[] {
   const why = `${shared.join(' and ')} set (a deployment several API processes can share)`;
   const out: string[] = [];
   if ((shape.blobStore || 'local') === 'local') {
-    out.push(`${why} but blobs are local (BLOB_STORE=local, DATA_DIR/blobs): a file uploaded through one process cannot be used through another; run one API process or set BLOB_STORE=s3`);
+    out.push(
+      `${why} but blobs are local (BLOB_STORE=local, DATA_DIR/blobs): a file uploaded through one process cannot be used through another; run one API process or set BLOB_STORE=s3`,
+    );
   }
   if (shape.sandboxDriver === 'local') {
-    out.push(`${why} but sandboxes are local (SANDBOX_DRIVER=local, DATA_DIR/sandboxes): a session's sandbox lives only in the process that made it; run one API process per host or set SANDBOX_DRIVER=kubernetes`);
+    out.push(
+      `${why} but sandboxes are local (SANDBOX_DRIVER=local, DATA_DIR/sandboxes): a session's sandbox lives only in the process that made it; run one API process per host or set SANDBOX_DRIVER=kubernetes`,
+    );
   }
   return out;
 }

@@ -45,7 +45,7 @@ export type ErrorCode = keyof typeof ERROR_TABLE;
 export const STATUS_BY_CODE: Readonly<Record<string, number>> = ERROR_TABLE;
 
 export function isErrorCode(code: unknown): code is ErrorCode {
-  return typeof code === 'string' && Object.prototype.hasOwnProperty.call(ERROR_TABLE, code);
+  return typeof code === 'string' && Object.hasOwn(ERROR_TABLE, code);
 }
 
 export class AppError extends GraphQLError {

@@ -18,8 +18,26 @@ function pooledRandom(): number {
 export const nextUlid = monotonicFactory(pooledRandom);
 
 export type IdPrefix =
-  | 'usr' | 'uni' | 'tok' | 'agent' | 'sess' | 'evt' | 'pv' | 'dev' | 'ws'
-  | 'file' | 'sesrsc' | 'skill' | 'skr' | 'rtn' | 'rrun' | 'whep' | 'whdl' | 'msg' | 'vault' | 'env';
+  | 'usr'
+  | 'uni'
+  | 'tok'
+  | 'agent'
+  | 'sess'
+  | 'evt'
+  | 'pv'
+  | 'dev'
+  | 'ws'
+  | 'file'
+  | 'sesrsc'
+  | 'skill'
+  | 'skr'
+  | 'rtn'
+  | 'rrun'
+  | 'whep'
+  | 'whdl'
+  | 'msg'
+  | 'vault'
+  | 'env';
 
 export function newId(prefix: IdPrefix): string {
   return `${prefix}_${nextUlid().toLowerCase()}`;

@@ -14,6 +14,7 @@ const options: LoggerOptions = {
 
 const format = process.env.LOG_FORMAT || (process.stdout.isTTY && !process.env.VITEST ? 'pretty' : 'json');
 
-export const logger = format === 'pretty'
-  ? pino(options, pretty({ colorize: !!process.stdout.isTTY, translateTime: 'SYS:HH:MM:ss', ignore: 'pid,hostname', sync: true }))
-  : pino(options);
+export const logger =
+  format === 'pretty'
+    ? pino(options, pretty({ colorize: !!process.stdout.isTTY, translateTime: 'SYS:HH:MM:ss', ignore: 'pid,hostname', sync: true }))
+    : pino(options);

@@ -12,10 +12,21 @@ import { logger } from './logger.js';
 import { AppError } from './errors.js';
 
 const REQUEST_SCOPED_CODES = new Set([
-  'ECONNRESET', 'EPIPE', 'ECONNABORTED', 'ETIMEDOUT', 'ECANCELED',
-  'ERR_STREAM_PREMATURE_CLOSE', 'ERR_STREAM_DESTROYED', 'ERR_STREAM_WRITE_AFTER_END', 'ERR_STREAM_ALREADY_FINISHED',
-  'ERR_STREAM_PUSH_AFTER_EOF', 'ERR_STREAM_UNSHIFT_AFTER_END_EVENT',
-  'ERR_HTTP_HEADERS_SENT', 'ERR_HTTP_INVALID_HEADER_VALUE', 'ERR_INVALID_CHAR', 'ERR_HTTP_REQUEST_TIMEOUT',
+  'ECONNRESET',
+  'EPIPE',
+  'ECONNABORTED',
+  'ETIMEDOUT',
+  'ECANCELED',
+  'ERR_STREAM_PREMATURE_CLOSE',
+  'ERR_STREAM_DESTROYED',
+  'ERR_STREAM_WRITE_AFTER_END',
+  'ERR_STREAM_ALREADY_FINISHED',
+  'ERR_STREAM_PUSH_AFTER_EOF',
+  'ERR_STREAM_UNSHIFT_AFTER_END_EVENT',
+  'ERR_HTTP_HEADERS_SENT',
+  'ERR_HTTP_INVALID_HEADER_VALUE',
+  'ERR_INVALID_CHAR',
+  'ERR_HTTP_REQUEST_TIMEOUT',
 ]);
 // busboy reports a client's malformed multipart body with plain Errors carrying these messages.
 const MULTIPART_MESSAGES = /^(Unexpected end of (form|file)|Malformed (part header|urlencoded form)|Multipart: Boundary not found|Unsupported content type)/;

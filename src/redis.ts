@@ -31,7 +31,15 @@ export function openRedis(url: string): RedisConnections {
       all.push(r);
       return r;
     },
-    close: () => (closing ??= Promise.all(all.map((r) => r.quit().then(() => undefined, () => r.disconnect()))).then(() => undefined)),
+    close: () =>
+      (closing ??= Promise.all(
+        all.map((r) =>
+          r.quit().then(
+            () => undefined,
+            () => r.disconnect(),
+          ),
+        ),
+      ).then(() => undefined)),
   };
 }
 

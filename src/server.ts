@@ -111,7 +111,13 @@ export async function startServer(cfg: Config, opts: StartOptions = {}): Promise
   const parts = { server, timers: [recovery], scheduler, dispatcher, queue, pubsub, redis, database };
   const url = listenUrlOf(server)!;
   logger.info({ url, database: cfg.databaseUrl ? 'postgresql' : 'pglite', redis: !!cfg.redisUrl }, 'agent service listening');
-  for (const warning of sharedStateWarnings({ databaseUrl: cfg.databaseUrl, redisUrl: cfg.redisUrl, blobStore: process.env.BLOB_STORE, sandboxDriver: cfg.sandboxDriver })) logger.warn(warning);
+  for (const warning of sharedStateWarnings({
+    databaseUrl: cfg.databaseUrl,
+    redisUrl: cfg.redisUrl,
+    blobStore: process.env.BLOB_STORE,
+    sandboxDriver: cfg.sandboxDriver,
+  }))
+    logger.warn(warning);
   // Listening proves this instance's identity is ours alone: what its previous life held
   // (turns, webhook leases) is released now rather than after the heartbeat/lease timeout.
   const ownTurns = await recoverOwnTurns();

@@ -31,15 +31,32 @@ const ENDPOINTS: Endpoint[] = [
   { name: 'GET /agents', scope: 'read', status: 200, request: async () => ({ method: 'GET', path: '/agents' }) },
   { name: 'POST /agents', scope: 'write', status: 201, request: async () => ({ method: 'POST', path: '/agents', body: {} }) },
   { name: 'GET /agents/{id}', scope: 'read', status: 200, request: async (id) => ({ method: 'GET', path: `/agents/${id}` }) },
-  { name: 'PATCH /agents/{id}', scope: 'write', status: 200, request: async (id) => ({ method: 'PATCH', path: `/agents/${id}`, body: { metadata: { k: 1 } } }) },
+  {
+    name: 'PATCH /agents/{id}',
+    scope: 'write',
+    status: 200,
+    request: async (id) => ({ method: 'PATCH', path: `/agents/${id}`, body: { metadata: { k: 1 } } }),
+  },
   { name: 'DELETE /agents/{id}', scope: 'admin', status: 200, request: async (id) => ({ method: 'DELETE', path: `/agents/${id}` }) },
   { name: 'POST /agents/{id}/archive', scope: 'admin', status: 200, request: async (id) => ({ method: 'POST', path: `/agents/${id}/archive` }) },
-  { name: 'PUT /agents/{id}/prompt', scope: 'write', status: 200, request: async (id) => ({ method: 'PUT', path: `/agents/${id}/prompt`, body: { prompt: 'p' } }) },
+  {
+    name: 'PUT /agents/{id}/prompt',
+    scope: 'write',
+    status: 200,
+    request: async (id) => ({ method: 'PUT', path: `/agents/${id}/prompt`, body: { prompt: 'p' } }),
+  },
   { name: 'GET /agents/{id}/prompt/versions', scope: 'read', status: 200, request: async (id) => ({ method: 'GET', path: `/agents/${id}/prompt/versions` }) },
   { name: 'GET /agents/{id}/secrets', scope: 'read', status: 200, request: async (id) => ({ method: 'GET', path: `/agents/${id}/secrets` }) },
-  { name: 'PUT /agents/{id}/secrets/{key}', scope: 'write', status: 200, request: async (id) => ({ method: 'PUT', path: `/agents/${id}/secrets/K`, body: { value: 'v' } }) },
   {
-    name: 'DELETE /agents/{id}/secrets/{key}', scope: 'write', status: 200,
+    name: 'PUT /agents/{id}/secrets/{key}',
+    scope: 'write',
+    status: 200,
+    request: async (id) => ({ method: 'PUT', path: `/agents/${id}/secrets/K`, body: { value: 'v' } }),
+  },
+  {
+    name: 'DELETE /agents/{id}/secrets/{key}',
+    scope: 'write',
+    status: 200,
     request: async (id) => {
       await s.api('PUT', `/agents/${id}/secrets/GONE`, { body: { value: 'v' } });
       return { method: 'DELETE', path: `/agents/${id}/secrets/GONE` };
@@ -113,12 +130,18 @@ describe('universe isolation', () => {
     theirs = await createAgent(s, { displayName: 'B One' }, scopedB);
   });
 
-  const everyPath = (id: string) => [
-    ['GET', `/agents/${id}`, undefined], ['PATCH', `/agents/${id}`, { metadata: { x: 1 } }],
-    ['PUT', `/agents/${id}/prompt`, { prompt: 'x' }], ['GET', `/agents/${id}/prompt/versions`, undefined],
-    ['GET', `/agents/${id}/secrets`, undefined], ['PUT', `/agents/${id}/secrets/K`, { value: 'v' }],
-    ['DELETE', `/agents/${id}/secrets/K`, undefined], ['POST', `/agents/${id}/archive`, undefined], ['DELETE', `/agents/${id}`, undefined],
-  ] as const;
+  const everyPath = (id: string) =>
+    [
+      ['GET', `/agents/${id}`, undefined],
+      ['PATCH', `/agents/${id}`, { metadata: { x: 1 } }],
+      ['PUT', `/agents/${id}/prompt`, { prompt: 'x' }],
+      ['GET', `/agents/${id}/prompt/versions`, undefined],
+      ['GET', `/agents/${id}/secrets`, undefined],
+      ['PUT', `/agents/${id}/secrets/K`, { value: 'v' }],
+      ['DELETE', `/agents/${id}/secrets/K`, undefined],
+      ['POST', `/agents/${id}/archive`, undefined],
+      ['DELETE', `/agents/${id}`, undefined],
+    ] as const;
 
   it('agents carry their universe slug', async () => {
     const who = await s.api('GET', '/whoami');

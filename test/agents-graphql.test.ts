@@ -35,9 +35,19 @@ describe('GraphQL agents', () => {
     expect(res.body.errors).toBeUndefined();
     const a = res.body.data.createAgent;
     expect(a).toMatchObject({
-      slug: 'graph-one', agentType: 'claude_code', llm: 'claude-opus-4-5', reasoningEffort: 'high', prompt: 'hi', promptVersion: 1,
-      capabilities: ['exa.search'], metadata: { team: 'x' }, version: 1,
-      skills: [{ __typename: 'AgentSkillRef', type: 'skill', skillId, version: 'latest' }, { __typename: 'AgentGithubSkill', type: 'github', url: 'https://github.com/o/r', ref: null, tokenSecretRef: null }],
+      slug: 'graph-one',
+      agentType: 'claude_code',
+      llm: 'claude-opus-4-5',
+      reasoningEffort: 'high',
+      prompt: 'hi',
+      promptVersion: 1,
+      capabilities: ['exa.search'],
+      metadata: { team: 'x' },
+      version: 1,
+      skills: [
+        { __typename: 'AgentSkillRef', type: 'skill', skillId, version: 'latest' },
+        { __typename: 'AgentGithubSkill', type: 'github', url: 'https://github.com/o/r', ref: null, tokenSecretRef: null },
+      ],
       mcpServers: [{ type: 'url', name: 'm', url: 'https://m.example', tools: { include: [], exclude: ['rm'] } }],
       customData: [{ id: 'c', name: 'c_1', kind: 'doc', scope: 'creator', description: null, uri: null, config: { a: 'b' } }],
       instructions: [{ name: 'A.md', content: '' }],
@@ -50,7 +60,9 @@ describe('GraphQL agents', () => {
   it('createAgent with no input, and with variables', async () => {
     const bare = await s.gql<any>(`mutation { createAgent { agentType capabilities llm } }`);
     expect(bare.body.data.createAgent).toEqual({ agentType: 'hermes', capabilities: [], llm: 'claude-sonnet-4-5' });
-    const vars = await s.gql<any>(`mutation($input: CreateAgentInput) { createAgent(input: $input) { name description } }`, { input: { name: 'V', description: null } });
+    const vars = await s.gql<any>(`mutation($input: CreateAgentInput) { createAgent(input: $input) { name description } }`, {
+      input: { name: 'V', description: null },
+    });
     expect(vars.body.data.createAgent).toEqual({ name: 'V', description: null });
   });
 
@@ -62,7 +74,9 @@ describe('GraphQL agents', () => {
     expect(gqlCode(await s.gql(`mutation { createAgent(input: {skills: [{skill: {skillId: ""}}]}) { id } }`))).toBe('invalid_request');
     // An attachment without its skill id, or naming two kinds at once, never reaches the resolver.
     expect((await s.gql(`mutation { createAgent(input: {skills: [{skill: {}}]}) { id } }`)).body.errors).toHaveLength(1);
-    expect((await s.gql(`mutation { createAgent(input: {skills: [{skill: {skillId: "s"}, github: {url: "https://github.com/o/r"}}]}) { id } }`)).body.errors).toHaveLength(1);
+    expect(
+      (await s.gql(`mutation { createAgent(input: {skills: [{skill: {skillId: "s"}, github: {url: "https://github.com/o/r"}}]}) { id } }`)).body.errors,
+    ).toHaveLength(1);
     expect(gqlCode(await s.gql(`{ agent(id: "agent_missing") { id } }`))).toBe('not_found');
     // Wrong types are GraphQL validation errors (the document never runs).
     expect((await s.gql(`mutation { createAgent(input: {agentType: robot}) { id } }`)).body.errors).toHaveLength(1);
@@ -70,8 +84,10 @@ describe('GraphQL agents', () => {
 
   it('updateAgent: typed input, expectedVersion conflicts, metadata merge, archived is 409 conflict', async () => {
     const a = await createAgent(s, { metadata: { a: 1, b: 2 } });
-    const up = await s.gql<any>(`mutation($id: String!, $input: UpdateAgentInput!) { updateAgent(id: $id, input: $input) { version metadata capabilities reasoningEffort } }`,
-      { id: a.id, input: { metadata: { a: null, c: 3 }, capabilities: ['mm.i2v'], reasoningEffort: 'low', expectedVersion: 1 } });
+    const up = await s.gql<any>(
+      `mutation($id: String!, $input: UpdateAgentInput!) { updateAgent(id: $id, input: $input) { version metadata capabilities reasoningEffort } }`,
+      { id: a.id, input: { metadata: { a: null, c: 3 }, capabilities: ['mm.i2v'], reasoningEffort: 'low', expectedVersion: 1 } },
+    );
     expect(up.body.data.updateAgent).toEqual({ version: 2, metadata: { b: 2, c: 3 }, capabilities: ['mm.i2v'], reasoningEffort: 'low' });
     const stale = await s.gql(`mutation { updateAgent(id: "${a.id}", input: {expectedVersion: 1}) { version } }`);
     expect(gqlCode(stale)).toBe('version_conflict');
@@ -119,7 +135,9 @@ describe('the agents connection', () => {
     expect(all.body.data.agents.totalCount).toBe(ids.length);
     expect(page.body.data.agents.edges.map((e: any) => e.node.id)).toEqual(ids.slice(0, 2));
     expect(page.body.data.agents.pageInfo.hasNextPage).toBe(true);
-    const next = await s.gql<any>(`query($after: String) { agents(first: 2, after: $after) { edges { node { id } } } }`, { after: page.body.data.agents.pageInfo.endCursor });
+    const next = await s.gql<any>(`query($after: String) { agents(first: 2, after: $after) { edges { node { id } } } }`, {
+      after: page.body.data.agents.pageInfo.endCursor,
+    });
     expect(next.body.data.agents.edges.map((e: any) => e.node.id)).toEqual(ids.slice(2, 4));
     const archived = await s.gql<any>(`{ agents(archived: true) { totalCount edges { node { id } } } }`);
     expect(archived.body.data.agents.edges.map((e: any) => e.node.id)).toContain(made[0]);
@@ -134,7 +152,12 @@ describe('the agents connection', () => {
     const { skillId } = await seedSkill(s, 'count-b');
     const seed = async (n: number) => {
       for (let i = 0; i < n; i++) {
-        const a = (await s.api('POST', '/agents', { ...inB, body: { prompt: `p${i}`, skills: [{ type: 'skill', skillId }], mcpServers: [{ name: 'm', url: 'https://m.example' }] } })).body.agent;
+        const a = (
+          await s.api('POST', '/agents', {
+            ...inB,
+            body: { prompt: `p${i}`, skills: [{ type: 'skill', skillId }], mcpServers: [{ name: 'm', url: 'https://m.example' }] },
+          })
+        ).body.agent;
         await s.api('PUT', `/agents/${a.id}/prompt`, { ...inB, body: { prompt: `q${i}` } });
       }
     };

@@ -38,10 +38,21 @@ afterAll(async () => {
 describe('secrets', () => {
   it('are write-only: keys and descriptions listed in key order, values never returned', async () => {
     const a = await createAgent(s);
-    expect(await s.api('PUT', `/agents/${a.id}/secrets/API_KEY`, { body: { value: SECRET, description: 'the key' } })).toMatchObject({ status: 200, body: { ok: true } });
+    expect(await s.api('PUT', `/agents/${a.id}/secrets/API_KEY`, { body: { value: SECRET, description: 'the key' } })).toMatchObject({
+      status: 200,
+      body: { ok: true },
+    });
     expect((await s.api('PUT', `/agents/${a.id}/secrets/DB_PASSWORD`, { body: { value: OTHER_SECRET } })).body).toEqual({ ok: true });
     const list = await s.api('GET', `/agents/${a.id}/secrets`);
-    expect(list).toMatchObject({ status: 200, body: { secrets: [{ key: 'API_KEY', description: 'the key' }, { key: 'DB_PASSWORD', description: '' }] } });
+    expect(list).toMatchObject({
+      status: 200,
+      body: {
+        secrets: [
+          { key: 'API_KEY', description: 'the key' },
+          { key: 'DB_PASSWORD', description: '' },
+        ],
+      },
+    });
     for (const item of list.body.secrets) expect(Object.keys(item).sort()).toEqual(['description', 'key']);
     await s.api('GET', `/agents/${a.id}`);
     await s.api('GET', '/agents');
@@ -119,19 +130,31 @@ describe('secrets', () => {
     expect((await put('THIRD', { value: OTHER_SECRET, description: 'egress: api.two.test' })).status).toBe(200);
     expect((await put('FOURTH', { value: SECRET, description: 'egress: api.one.test' })).status).toBe(200);
     expect((await put('FIRST', { value: OTHER_SECRET })).status).toBe(400); // would now differ from FOURTH
-    const gql = await s.gql(`mutation($id: String!, $v: String!) { setAgentSecret(agentId: $id, key: "FIFTH", input: {value: $v, description: "egress: api.one.test"}) }`, { id: a.id, v: OTHER_SECRET });
+    const gql = await s.gql(
+      `mutation($id: String!, $v: String!) { setAgentSecret(agentId: $id, key: "FIFTH", input: {value: $v, description: "egress: api.one.test"}) }`,
+      { id: a.id, v: OTHER_SECRET },
+    );
     seen.push(JSON.stringify(gql.body));
     expect(gqlCode(gql)).toBe('egress_header_conflict');
   });
 
   it('through GraphQL: set, list, delete; errors carry the spec codes', async () => {
     const a = await createAgent(s);
-    const set = await s.gql(`mutation($id: String!, $v: String!) { setAgentSecret(agentId: $id, key: "GQL_KEY", input: {value: $v, description: "via graphql"}) }`, { id: a.id, v: SECRET });
+    const set = await s.gql(
+      `mutation($id: String!, $v: String!) { setAgentSecret(agentId: $id, key: "GQL_KEY", input: {value: $v, description: "via graphql"}) }`,
+      { id: a.id, v: SECRET },
+    );
     seen.push(JSON.stringify(set.body));
     expect(set.body).toEqual({ data: { setAgentSecret: true } });
-    const tooLong = await s.gql(`mutation($id: String!, $v: String!) { setAgentSecret(agentId: $id, key: "GQL_KEY", input: {value: $v}) }`, { id: a.id, v: 'x'.repeat(10_001) });
+    const tooLong = await s.gql(`mutation($id: String!, $v: String!) { setAgentSecret(agentId: $id, key: "GQL_KEY", input: {value: $v}) }`, {
+      id: a.id,
+      v: 'x'.repeat(10_001),
+    });
     expect(gqlCode(tooLong)).toBe('invalid_request');
-    const badKey = await s.gql(`mutation($id: String!, $v: String!) { setAgentSecret(agentId: $id, key: "no-dash", input: {value: $v}) }`, { id: a.id, v: SECRET });
+    const badKey = await s.gql(`mutation($id: String!, $v: String!) { setAgentSecret(agentId: $id, key: "no-dash", input: {value: $v}) }`, {
+      id: a.id,
+      v: SECRET,
+    });
     seen.push(JSON.stringify(badKey.body));
     expect(gqlCode(badKey)).toBe('invalid_request');
     const list = await s.gql(`query($id: String!) { agentSecrets(agentId: $id) { key description } }`, { id: a.id });
@@ -141,7 +164,11 @@ describe('secrets', () => {
     const again = await s.gql(`mutation($id: String!) { deleteAgentSecret(agentId: $id, key: "GQL_KEY") }`, { id: a.id });
     expect(gqlCode(again)).toBe('not_found');
     const read = await s.mintToken('read');
-    const refused = await s.gql(`mutation($id: String!, $v: String!) { setAgentSecret(agentId: $id, key: "K", input: {value: $v}) }`, { id: a.id, v: SECRET }, { token: read });
+    const refused = await s.gql(
+      `mutation($id: String!, $v: String!) { setAgentSecret(agentId: $id, key: "K", input: {value: $v}) }`,
+      { id: a.id, v: SECRET },
+      { token: read },
+    );
     seen.push(JSON.stringify(refused.body));
     expect(gqlCode(refused)).toBe('insufficient_scope');
   });

@@ -74,8 +74,14 @@ describe('create', () => {
 
   it('takes every field and returns them in the detail', async () => {
     const a = await create({
-      name: 'Researcher', description: 'finds things', agentType: 'claude_code', llm: 'claude-opus-4-5', reasoningEffort: 'high',
-      prompt: 'You research.', displayName: 'Research Bot', capabilities: ['exa.search', 'tinyfish.fetch'],
+      name: 'Researcher',
+      description: 'finds things',
+      agentType: 'claude_code',
+      llm: 'claude-opus-4-5',
+      reasoningEffort: 'high',
+      prompt: 'You research.',
+      displayName: 'Research Bot',
+      capabilities: ['exa.search', 'tinyfish.fetch'],
       instructions: [{ name: 'STYLE.md', content: 'be brief' }, { name: 'EMPTY.md' }],
       skills: [
         { type: 'skill', skillId: skillA.skillId },
@@ -94,11 +100,23 @@ describe('create', () => {
       metadata: { team: 'growth', nested: { a: [1, 2] } },
     });
     expect(a).toMatchObject({
-      name: 'Researcher', description: 'finds things', agentType: 'claude_code', llm: 'claude-opus-4-5', reasoningEffort: 'high',
-      harnessVersion: currentHarness('claude_code'), prompt: 'You research.', promptVersion: 1, displayName: 'Research Bot',
-      slug: 'research-bot', capabilities: ['exa.search', 'tinyfish.fetch'], version: 1,
+      name: 'Researcher',
+      description: 'finds things',
+      agentType: 'claude_code',
+      llm: 'claude-opus-4-5',
+      reasoningEffort: 'high',
+      harnessVersion: currentHarness('claude_code'),
+      prompt: 'You research.',
+      promptVersion: 1,
+      displayName: 'Research Bot',
+      slug: 'research-bot',
+      capabilities: ['exa.search', 'tinyfish.fetch'],
+      version: 1,
     });
-    expect(a.instructions).toEqual([{ name: 'STYLE.md', content: 'be brief' }, { name: 'EMPTY.md', content: '' }]);
+    expect(a.instructions).toEqual([
+      { name: 'STYLE.md', content: 'be brief' },
+      { name: 'EMPTY.md', content: '' },
+    ]);
     expect(a.skills).toEqual([
       { type: 'skill', skillId: skillA.skillId, version: 'latest' },
       { type: 'skill', skillId: skillB.skillId, version: skillB.revisionId },
@@ -116,14 +134,16 @@ describe('create', () => {
     expect(a.metadata).toEqual({ team: 'growth', nested: { a: [1, 2] } });
   });
 
-  it('a fetched agent\'s lists can be sent back unchanged', async () => {
+  it("a fetched agent's lists can be sent back unchanged", async () => {
     const a = await create({
       skills: [{ type: 'github', url: 'https://github.com/o/r' }],
       customData: [{ id: 'x', name: 'x', kind: 'doc' }],
       mcpServers: [{ name: 'm', url: 'https://m.example' }],
       instructions: [{ name: 'A.md' }],
     });
-    const back = await s.api('POST', '/agents', { body: { skills: a.skills, customData: a.customData, mcpServers: a.mcpServers, instructions: a.instructions } });
+    const back = await s.api('POST', '/agents', {
+      body: { skills: a.skills, customData: a.customData, mcpServers: a.mcpServers, instructions: a.instructions },
+    });
     expect(back.status, JSON.stringify(back.body)).toBe(201);
     expect(back.body.agent.skills).toEqual(a.skills);
     const patched = await s.api('PATCH', `/agents/${a.id}`, { body: { skills: a.skills, customData: a.customData, mcpServers: a.mcpServers } });
@@ -198,11 +218,27 @@ describe('create', () => {
     ['displayName', (n: number) => ({ displayName: 'd'.repeat(n) }), 60],
     ['description', (n: number) => ({ description: 'x'.repeat(n) }), 500],
     ['prompt', (n: number) => ({ prompt: 'p'.repeat(n) }), 100_000],
-    ['skills', (n: number) => ({ skills: Array.from({ length: n }, (_, i) => (i % 2 ? { type: 'skill', skillId: skillA.skillId } : { type: 'github', url: `https://github.com/o/r${i}` })) }), 20],
+    [
+      'skills',
+      (n: number) => ({
+        skills: Array.from({ length: n }, (_, i) =>
+          i % 2 ? { type: 'skill', skillId: skillA.skillId } : { type: 'github', url: `https://github.com/o/r${i}` },
+        ),
+      }),
+      20,
+    ],
     ['mcpServers', (n: number) => ({ mcpServers: Array.from({ length: n }, (_, i) => ({ name: `m${i}`, url: 'https://m.example' })) }), 20],
     ['mcp server name', (n: number) => ({ mcpServers: [{ name: 'm'.repeat(n), url: 'https://m.example' }] }), 255],
-    ['tools.include', (n: number) => ({ mcpServers: [{ name: 'm', url: 'https://m.example', tools: { include: Array.from({ length: n }, (_, i) => `t${i}`) } }] }), 200],
-    ['tools.exclude', (n: number) => ({ mcpServers: [{ name: 'm', url: 'https://m.example', tools: { exclude: Array.from({ length: n }, (_, i) => `t${i}`) } }] }), 200],
+    [
+      'tools.include',
+      (n: number) => ({ mcpServers: [{ name: 'm', url: 'https://m.example', tools: { include: Array.from({ length: n }, (_, i) => `t${i}`) } }] }),
+      200,
+    ],
+    [
+      'tools.exclude',
+      (n: number) => ({ mcpServers: [{ name: 'm', url: 'https://m.example', tools: { exclude: Array.from({ length: n }, (_, i) => `t${i}`) } }] }),
+      200,
+    ],
     ['instructions', (n: number) => ({ instructions: Array.from({ length: n }, (_, i) => ({ name: `i${i}.md` })) }), 20],
   ] as const)('%s: %i accepted, one more refused', async (_name, body, max) => {
     expect((await s.api('POST', '/agents', { body: body(max) })).status).toBe(201);
@@ -283,14 +319,20 @@ describe('skill attachments', () => {
       [{ type: 'skill', skillId: foreign.skillId }],
       [{ type: 'skill', skillId: skillA.skillId, version: skillB.revisionId }],
       [{ type: 'skill', skillId: skillA.skillId, version: 'skr_missing' }],
-      [{ type: 'skill', skillId: skillA.skillId }, { type: 'skill', skillId: 'skill_missing' }],
+      [
+        { type: 'skill', skillId: skillA.skillId },
+        { type: 'skill', skillId: 'skill_missing' },
+      ],
     ]) {
       expectError(await s.api('POST', '/agents', { body: { skills } }), 422, 'invalid_spec');
     }
     const a = await create({ skills: [{ type: 'skill', skillId: skillA.skillId, version: skillA.revisionId }] });
     expectError(await s.api('PATCH', `/agents/${a.id}`, { body: { skills: [{ type: 'skill', skillId: foreign.skillId }] } }), 422, 'invalid_spec');
     expect((await s.api('GET', `/agents/${a.id}`)).body.agent.skills).toEqual([{ type: 'skill', skillId: skillA.skillId, version: skillA.revisionId }]);
-    const inB = await s.api('POST', '/agents', { headers: { 'x-universe': 'skills-elsewhere' }, body: { skills: [{ type: 'skill', skillId: foreign.skillId }] } });
+    const inB = await s.api('POST', '/agents', {
+      headers: { 'x-universe': 'skills-elsewhere' },
+      body: { skills: [{ type: 'skill', skillId: foreign.skillId }] },
+    });
     expect(inB.status).toBe(201);
   });
 });
@@ -331,10 +373,15 @@ describe('read', () => {
   it('unknown ids are 404 not_found on every agent path; the slug is not an address', async () => {
     const a = await create({ displayName: 'Addressed' });
     for (const [method, path, body] of [
-      ['GET', '/agents/agent_nope', undefined], ['PATCH', '/agents/agent_nope', {}], ['DELETE', '/agents/agent_nope', undefined],
-      ['POST', '/agents/agent_nope/archive', undefined], ['PUT', '/agents/agent_nope/prompt', { prompt: 'x' }],
-      ['GET', '/agents/agent_nope/prompt/versions', undefined], ['GET', '/agents/agent_nope/secrets', undefined],
-      ['PUT', '/agents/agent_nope/secrets/K', { value: 'v' }], ['DELETE', '/agents/agent_nope/secrets/K', undefined],
+      ['GET', '/agents/agent_nope', undefined],
+      ['PATCH', '/agents/agent_nope', {}],
+      ['DELETE', '/agents/agent_nope', undefined],
+      ['POST', '/agents/agent_nope/archive', undefined],
+      ['PUT', '/agents/agent_nope/prompt', { prompt: 'x' }],
+      ['GET', '/agents/agent_nope/prompt/versions', undefined],
+      ['GET', '/agents/agent_nope/secrets', undefined],
+      ['PUT', '/agents/agent_nope/secrets/K', { value: 'v' }],
+      ['DELETE', '/agents/agent_nope/secrets/K', undefined],
       ['GET', `/agents/${a.slug}`, undefined],
     ] as const) {
       expectError(await s.api(method, path, { body }), 404, 'not_found');
@@ -344,7 +391,12 @@ describe('read', () => {
 
 describe('update', () => {
   it('replaces capabilities whole, [] revokes all; merges metadata with null deleting; replaces skills and mcpServers; bumps version', async () => {
-    const a = await create({ capabilities: ['exa.search', 'exa.contents'], metadata: { keep: 1, drop: 2 }, mcpServers: [{ name: 'a', url: 'https://a.example' }], skills: [{ type: 'skill', skillId: skillA.skillId }] });
+    const a = await create({
+      capabilities: ['exa.search', 'exa.contents'],
+      metadata: { keep: 1, drop: 2 },
+      mcpServers: [{ name: 'a', url: 'https://a.example' }],
+      skills: [{ type: 'skill', skillId: skillA.skillId }],
+    });
     let r = await s.api('PATCH', `/agents/${a.id}`, { body: { capabilities: ['mm.i2v'] } });
     expect(r.status).toBe(200);
     expect(Object.keys(r.body.agent).sort()).toEqual(DETAIL_KEYS);
@@ -355,7 +407,9 @@ describe('update', () => {
     expect(r.body.agent.metadata).toEqual({ keep: { now: 'an object' }, added: 'x' });
     r = await s.api('PATCH', `/agents/${a.id}`, { body: { metadata: { never: null } } });
     expect(r.body.agent.metadata).toEqual({ keep: { now: 'an object' }, added: 'x' });
-    r = await s.api('PATCH', `/agents/${a.id}`, { body: { mcpServers: [{ name: 'b', url: 'https://b.example' }], skills: [{ type: 'skill', skillId: skillB.skillId, version: skillB.revisionId }] } });
+    r = await s.api('PATCH', `/agents/${a.id}`, {
+      body: { mcpServers: [{ name: 'b', url: 'https://b.example' }], skills: [{ type: 'skill', skillId: skillB.skillId, version: skillB.revisionId }] },
+    });
     expect(r.body.agent.mcpServers).toEqual([{ type: 'url', name: 'b', url: 'https://b.example', tools: { include: [], exclude: [] } }]);
     expect(r.body.agent.skills).toEqual([{ type: 'skill', skillId: skillB.skillId, version: skillB.revisionId }]);
     expect(r.body.agent.version).toBe(6);
@@ -367,7 +421,16 @@ describe('update', () => {
   });
 
   it('omitted fields are preserved', async () => {
-    const a = await create({ displayName: 'Keep Me', description: 'd', prompt: 'p', capabilities: ['exa.search'], metadata: { m: 1 }, reasoningEffort: 'low', customData: [{ id: 'c', name: 'c', kind: 'doc' }], instructions: [{ name: 'I.md' }] });
+    const a = await create({
+      displayName: 'Keep Me',
+      description: 'd',
+      prompt: 'p',
+      capabilities: ['exa.search'],
+      metadata: { m: 1 },
+      reasoningEffort: 'low',
+      customData: [{ id: 'c', name: 'c', kind: 'doc' }],
+      instructions: [{ name: 'I.md' }],
+    });
     const r = await s.api('PATCH', `/agents/${a.id}`, { body: { displayName: 'Renamed' } });
     const { displayName, version, ...rest } = r.body.agent;
     const { displayName: _d, version: _v, ...before } = a;
@@ -379,9 +442,23 @@ describe('update', () => {
 
   it('also takes name, description (null clears), llm, instructions and customData; not agentType or prompt', async () => {
     const a = await create({ description: 'old' });
-    const r = await s.api('PATCH', `/agents/${a.id}`, { body: { name: 'New', description: null, llm: 'gpt-5', instructions: [{ name: 'N.md', content: 'n' }], customData: [{ id: 'd', name: 'd', kind: 'other' }] } });
+    const r = await s.api('PATCH', `/agents/${a.id}`, {
+      body: {
+        name: 'New',
+        description: null,
+        llm: 'gpt-5',
+        instructions: [{ name: 'N.md', content: 'n' }],
+        customData: [{ id: 'd', name: 'd', kind: 'other' }],
+      },
+    });
     expect(r.status, JSON.stringify(r.body)).toBe(200);
-    expect(r.body.agent).toMatchObject({ name: 'New', description: null, llm: 'gpt-5', instructions: [{ name: 'N.md', content: 'n' }], customData: [{ id: 'd', kind: 'other', scope: 'creator' }] });
+    expect(r.body.agent).toMatchObject({
+      name: 'New',
+      description: null,
+      llm: 'gpt-5',
+      instructions: [{ name: 'N.md', content: 'n' }],
+      customData: [{ id: 'd', kind: 'other', scope: 'creator' }],
+    });
     for (const body of [{ agentType: 'codex' }, { prompt: 'x' }, { slug: 'mine' }, { version: 3 }, { archived: true }, { unknown: 1 }]) {
       expectError(await s.api('PATCH', `/agents/${a.id}`, { body }), 400, 'invalid_request');
     }
@@ -428,7 +505,11 @@ describe('update', () => {
     ['description', (n: number) => ({ description: 'x'.repeat(n) }), 500],
     ['skills', (n: number) => ({ skills: Array.from({ length: n }, (_, i) => ({ type: 'github', url: `https://github.com/o/r${i}` })) }), 20],
     ['mcpServers', (n: number) => ({ mcpServers: Array.from({ length: n }, (_, i) => ({ name: `m${i}`, url: 'https://m.example' })) }), 20],
-    ['tools.include', (n: number) => ({ mcpServers: [{ name: 'm', url: 'https://m.example', tools: { include: Array.from({ length: n }, (_, i) => `t${i}`) } }] }), 200],
+    [
+      'tools.include',
+      (n: number) => ({ mcpServers: [{ name: 'm', url: 'https://m.example', tools: { include: Array.from({ length: n }, (_, i) => `t${i}`) } }] }),
+      200,
+    ],
   ] as const)('PATCH %s: %i accepted, one more refused', async (_name, body, max) => {
     const a = await create();
     expect((await s.api('PATCH', `/agents/${a.id}`, { body: body(max) })).status).toBe(200);
@@ -476,7 +557,11 @@ describe('prompt versions', () => {
     const versions = await s.api('GET', `/agents/${a.id}/prompt/versions`);
     expect(versions.status).toBe(200);
     expect(Object.keys(versions.body)).toEqual(['versions']);
-    expect(versions.body.versions.map((v: any) => [v.version, v.active, v.content, v.note])).toEqual([[3, true, 'v1', null], [2, false, 'v2', 'shorter'], [1, false, 'v1', null]]);
+    expect(versions.body.versions.map((v: any) => [v.version, v.active, v.content, v.note])).toEqual([
+      [3, true, 'v1', null],
+      [2, false, 'v2', 'shorter'],
+      [1, false, 'v1', null],
+    ]);
     for (const v of versions.body.versions) expect(Object.keys(v).sort()).toEqual(['active', 'content', 'createdAt', 'note', 'version']);
     const detail = (await s.api('GET', `/agents/${a.id}`)).body.agent;
     expect(detail).toMatchObject({ prompt: 'v1', promptVersion: 3, version: 3 });
@@ -522,8 +607,10 @@ describe('archive and delete', () => {
     const again = await s.api('POST', `/agents/${a.id}/archive`);
     expect(again.body.agent).toMatchObject({ archived: true, version: 3 });
     for (const [method, path, body] of [
-      ['PATCH', `/agents/${a.id}`, { metadata: { x: 1 } }], ['PATCH', `/agents/${a.id}`, {}],
-      ['PUT', `/agents/${a.id}/prompt`, { prompt: 'x' }], ['PUT', `/agents/${a.id}/secrets/K`, { value: 'x' }],
+      ['PATCH', `/agents/${a.id}`, { metadata: { x: 1 } }],
+      ['PATCH', `/agents/${a.id}`, {}],
+      ['PUT', `/agents/${a.id}/prompt`, { prompt: 'x' }],
+      ['PUT', `/agents/${a.id}/secrets/K`, { value: 'x' }],
       ['DELETE', `/agents/${a.id}/secrets/KEEP`, undefined],
     ] as const) {
       expectError(await s.api(method, path, { body }), 409, 'conflict');

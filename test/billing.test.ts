@@ -13,7 +13,12 @@ const bodies: string[] = [];
 beforeAll(async () => {
   process.env.MODEL_RETRY_BASE_MS = '10';
   fake = await startFakeProvider();
-  s = await startTestServer({ anthropicApiKey: 'sk-platform', anthropicBaseUrl: fake.anthropicBaseUrl, openaiApiKey: 'sk-platform-oai', openaiBaseUrl: fake.openaiBaseUrl });
+  s = await startTestServer({
+    anthropicApiKey: 'sk-platform',
+    anthropicBaseUrl: fake.anthropicBaseUrl,
+    openaiApiKey: 'sk-platform-oai',
+    openaiBaseUrl: fake.openaiBaseUrl,
+  });
   const api = s.api.bind(s);
   s.api = async (...args: Parameters<TestServer['api']>) => {
     const res = await api(...args);
@@ -66,7 +71,12 @@ describe('metering', () => {
     const res = await s.gql<any>(`{ engines { agentType defaultModel models { id provider inputPerMillion outputPerMillion } } }`);
     const hermes = res.body.data.engines.find((e: any) => e.agentType === 'hermes');
     expect(hermes.defaultModel).toBe('claude-sonnet-4-5');
-    expect(hermes.models.find((m: any) => m.id === 'claude-sonnet-4-5')).toEqual({ id: 'claude-sonnet-4-5', provider: 'anthropic', inputPerMillion: 3, outputPerMillion: 15 });
+    expect(hermes.models.find((m: any) => m.id === 'claude-sonnet-4-5')).toEqual({
+      id: 'claude-sonnet-4-5',
+      provider: 'anthropic',
+      inputPerMillion: 3,
+      outputPerMillion: 15,
+    });
   });
 });
 
@@ -87,7 +97,11 @@ describe('budgets', () => {
 
     // PATCH rules: at or below consumed is refused; strictly above resumes.
     const consumed = detail.budget.consumed_cost.amount;
-    expectError(await s.api('PATCH', `/sessions/${session.id}`, { body: { budget: { type: 'limit', max_list_cost: { amount: consumed, currency: 'USD' } } } }), 400, 'invalid_request');
+    expectError(
+      await s.api('PATCH', `/sessions/${session.id}`, { body: { budget: { type: 'limit', max_list_cost: { amount: consumed, currency: 'USD' } } } }),
+      400,
+      'invalid_request',
+    );
     const raised = await s.api('PATCH', `/sessions/${session.id}`, { body: { budget: { type: 'limit', max_list_cost: { amount: '100', currency: 'USD' } } } });
     expect(raised.status).toBe(200);
     expect(raised.body.session.budget).toMatchObject({ reached: false, reached_at: null, max_list_cost: { amount: '100', currency: 'USD' } });
@@ -101,10 +115,22 @@ describe('budgets', () => {
     const { session } = await readySession(s, {}, { budget: { type: 'limit', max_list_cost: { amount: '5', currency: 'USD' } } });
     const removed = await s.api('PATCH', `/sessions/${session.id}`, { body: { budget: null } });
     expect(removed.body.session.budget).toBeNull();
-    expectError(await s.api('PATCH', `/sessions/${session.id}`, { body: { budget: { type: 'limit', max_list_cost: { amount: '5', currency: 'USD' } } } }), 400, 'invalid_request');
+    expectError(
+      await s.api('PATCH', `/sessions/${session.id}`, { body: { budget: { type: 'limit', max_list_cost: { amount: '5', currency: 'USD' } } } }),
+      400,
+      'invalid_request',
+    );
     const plain = await readySession(s);
-    expectError(await s.api('PATCH', `/sessions/${plain.session.id}`, { body: { budget: { type: 'limit', max_list_cost: { amount: '5', currency: 'USD' } } } }), 400, 'invalid_request');
-    expectError(await s.api('PATCH', `/sessions/${plain.session.id}`, { body: { budget: { type: 'limit', max_list_cost: { amount: '5', currency: 'EUR' } } } }), 400, 'invalid_request');
+    expectError(
+      await s.api('PATCH', `/sessions/${plain.session.id}`, { body: { budget: { type: 'limit', max_list_cost: { amount: '5', currency: 'USD' } } } }),
+      400,
+      'invalid_request',
+    );
+    expectError(
+      await s.api('PATCH', `/sessions/${plain.session.id}`, { body: { budget: { type: 'limit', max_list_cost: { amount: '5', currency: 'EUR' } } } }),
+      400,
+      'invalid_request',
+    );
   });
 });
 
@@ -144,9 +170,15 @@ describe('wallet', () => {
     const universeId = await universeIdOf(a.session.id);
     // 15 cents: one call's hold (8192 output tokens at $15/M ≈ 12.3 cents) fits, two do not.
     await setBalanceCents(universeId, 15);
-    fake.enqueue({ kind: 'text', text: 'one', chunks: 5, delayMs: 60, usage: { input: 100, output: 100 } }, { kind: 'text', text: 'two', chunks: 5, delayMs: 60, usage: { input: 100, output: 100 } });
+    fake.enqueue(
+      { kind: 'text', text: 'one', chunks: 5, delayMs: 60, usage: { input: 100, output: 100 } },
+      { kind: 'text', text: 'two', chunks: 5, delayMs: 60, usage: { input: 100, output: 100 } },
+    );
     await Promise.all([sendText(scoped, a.session.id, 'race'), sendText(scoped, b.session.id, 'race')]);
-    const [ea, eb] = await Promise.all([waitForEvents(scoped, a.session.id, 'session.status_idle'), waitForEvents(scoped, b.session.id, 'session.status_idle')]);
+    const [ea, eb] = await Promise.all([
+      waitForEvents(scoped, a.session.id, 'session.status_idle'),
+      waitForEvents(scoped, b.session.id, 'session.status_idle'),
+    ]);
     const errors = [...ea, ...eb].filter((e) => e.type === 'session.error');
     expect(errors.map((e) => e.error.type)).toEqual(['insufficient_credits']);
     const u = await prisma.universe.findUniqueOrThrow({ where: { id: universeId } });
@@ -160,14 +192,23 @@ describe('wallet', () => {
   it('the owner grants credits; the ledger lists grants and charges; a write token cannot grant', async () => {
     const who = await s.api('GET', '/whoami');
     const before = (await s.gql<any>(`{ wallet { balance { amount } } }`)).body.data.wallet.balance.amount;
-    const granted = await s.gql<any>(`mutation($u: String!) { grantCredits(universe: $u, amountCents: "250", note: "top-up") { balance { amount currency } } }`, { u: who.body.universe.slug });
+    const granted = await s.gql<any>(
+      `mutation($u: String!) { grantCredits(universe: $u, amountCents: "250", note: "top-up") { balance { amount currency } } }`,
+      { u: who.body.universe.slug },
+    );
     expect(Number(granted.body.data.grantCredits.balance.amount)).toBe(Number(before) + 250);
     const ledger = await s.gql<any>(`{ walletEntries(first: 50) { edges { node { kind amount { amount } note } } } }`);
     expect(ledger.body.data.walletEntries.edges.map((e: any) => e.node)).toContainEqual({ kind: 'grant', amount: { amount: '250' }, note: 'top-up' });
     const write = await s.mintToken('write');
-    const refused = await s.gql<any>(`mutation($u: String!) { grantCredits(universe: $u, amountCents: "1") { balance { amount } } }`, { u: who.body.universe.slug }, { token: write });
+    const refused = await s.gql<any>(
+      `mutation($u: String!) { grantCredits(universe: $u, amountCents: "1") { balance { amount } } }`,
+      { u: who.body.universe.slug },
+      { token: write },
+    );
     expect(refused.body.errors![0].extensions.code).toBe('insufficient_scope');
-    const bad = await s.gql<any>(`mutation($u: String!) { grantCredits(universe: $u, amountCents: "-5") { balance { amount } } }`, { u: who.body.universe.slug });
+    const bad = await s.gql<any>(`mutation($u: String!) { grantCredits(universe: $u, amountCents: "-5") { balance { amount } } }`, {
+      u: who.body.universe.slug,
+    });
     expect(bad.body.errors![0].extensions.code).toBe('invalid_request');
   });
 
@@ -184,7 +225,16 @@ describe('model subscriptions', () => {
   it('PUT connects (credential never echoed), PATCH changes label/useForNewAgents, GET lists, DELETE removes', async () => {
     const put = await s.api('PUT', '/model-subscriptions/anthropic', { body: { credential: CREDENTIAL, label: 'My Max plan' } });
     expect(put.status).toBe(200);
-    expect(put.body).toEqual({ provider: 'anthropic', label: 'My Max plan', status: 'connected', expiresAt: null, lastUsedAt: null, useForNewAgents: false, createdAt: expect.any(String), agents: [] });
+    expect(put.body).toEqual({
+      provider: 'anthropic',
+      label: 'My Max plan',
+      status: 'connected',
+      expiresAt: null,
+      lastUsedAt: null,
+      useForNewAgents: false,
+      createdAt: expect.any(String),
+      agents: [],
+    });
     const patched = await s.api('PATCH', '/model-subscriptions/anthropic', { body: { useForNewAgents: true, label: 'Max' } });
     expect(patched.body).toMatchObject({ useForNewAgents: true, label: 'Max' });
     expect((await s.api('GET', '/model-subscriptions')).body.subscriptions.map((x: any) => x.provider)).toEqual(['anthropic']);

@@ -19,8 +19,10 @@ beforeAll(async () => {
   fake = await startFakeProvider();
   vendors = await startFakeVendors();
   Object.assign(process.env, {
-    EXA_API_KEY: vendors.keys.exa, EXA_BASE_URL: vendors.exaBaseUrl,
-    GPTIMAGE_API_KEY: vendors.keys.openai, GPTIMAGE_BASE_URL: vendors.openaiBaseUrl,
+    EXA_API_KEY: vendors.keys.exa,
+    EXA_BASE_URL: vendors.exaBaseUrl,
+    GPTIMAGE_API_KEY: vendors.keys.openai,
+    GPTIMAGE_BASE_URL: vendors.openaiBaseUrl,
   });
   s = await startTestServer({ anthropicApiKey: 'sk-ant-test', anthropicBaseUrl: fake.anthropicBaseUrl });
 });
@@ -57,7 +59,13 @@ describe('granted capabilities', () => {
     const [r] = results(events);
     expect(r).toMatchObject({ tool_name: 'exa_search', status: 'ok', result: { request_id: 'req_search_1' } });
     expect(r.result.results).toHaveLength(12);
-    expect(r.result.results[0]).toEqual({ title: 'Result 0 for agent platforms', url: 'https://example.com/0', published_date: '2026-01-01T00:00:00.000Z', author: null, text: expect.any(String) });
+    expect(r.result.results[0]).toEqual({
+      title: 'Result 0 for agent platforms',
+      url: 'https://example.com/0',
+      published_date: '2026-01-01T00:00:00.000Z',
+      author: null,
+      text: expect.any(String),
+    });
     expect(r.result.results[0].text.length).toBeLessThanOrEqual(2000);
     // The vendor got its wire format and the platform key.
     const req = vendors.requests.find((q) => q.path === '/exa/search')!;
@@ -69,7 +77,11 @@ describe('granted capabilities', () => {
   });
 
   it('gptimage.generate stores the image as a session file, shows it as an image part, and charges consumed_cost and the wallet', async () => {
-    const { session } = await readySession(s, { capabilities: ['gptimage.generate'] }, { budget: { type: 'limit', max_list_cost: { amount: '1000', currency: 'USD' } } });
+    const { session } = await readySession(
+      s,
+      { capabilities: ['gptimage.generate'] },
+      { budget: { type: 'limit', max_list_cost: { amount: '1000', currency: 'USD' } } },
+    );
     const { prisma } = await import('../src/db/client.js');
     const universeId = (await prisma.session.findUniqueOrThrow({ where: { id: session.id } })).universeId;
     const balanceBefore = (await prisma.universe.findUniqueOrThrow({ where: { id: universeId } })).balanceNanoUsd;
@@ -80,12 +92,26 @@ describe('granted capabilities', () => {
     expect(r).toMatchObject({ status: 'ok', result: { size: '1024x1024', quality: 'high' } });
     expect(r.result.files).toHaveLength(2);
     expect(vendors.requests.find((q) => q.path === '/openai/v1/images/generations')!.body).toEqual({
-      model: 'gpt-image-1', prompt: 'a red fox', n: 2, size: '1024x1024', quality: 'high', output_format: 'png',
+      model: 'gpt-image-1',
+      prompt: 'a red fox',
+      n: 2,
+      size: '1024x1024',
+      quality: 'high',
+      output_format: 'png',
     });
     const shown = events.find((e) => e.type === 'agent.message' && e.parts?.[0]?.type === 'image');
-    expect(shown.parts).toEqual(r.result.files.map((f: any, i: number) => ({
-      type: 'image', index: i, media_type: 'image/png', uri: `/v1/files/${f.file_id}/content`, data: null, alt: 'a red fox', width: 1024, height: 1024,
-    })));
+    expect(shown.parts).toEqual(
+      r.result.files.map((f: any, i: number) => ({
+        type: 'image',
+        index: i,
+        media_type: 'image/png',
+        uri: `/v1/files/${f.file_id}/content`,
+        data: null,
+        alt: 'a red fox',
+        width: 1024,
+        height: 1024,
+      })),
+    );
     const listed = (await s.api('GET', `/files?scope_id=${session.id}`)).body.data;
     expect(listed.map((f: any) => f.id).sort()).toEqual(r.result.files.map((f: any) => f.file_id).sort());
     expect(listed.every((f: any) => f.downloadable && f.mime_type === 'image/png' && f.size_bytes === TINY_PNG.length)).toBe(true);
@@ -102,7 +128,11 @@ describe('granted capabilities', () => {
   });
 
   it('a capability reaching the budget ends the turn with budget_reached', async () => {
-    const { session } = await readySession(s, { capabilities: ['gptimage.generate'] }, { budget: { type: 'limit', max_list_cost: { amount: '2', currency: 'USD' } } });
+    const { session } = await readySession(
+      s,
+      { capabilities: ['gptimage.generate'] },
+      { budget: { type: 'limit', max_list_cost: { amount: '2', currency: 'USD' } } },
+    );
     fake.enqueue({ kind: 'tool_call', name: 'gptimage_generate', input: { prompt: 'a fox', quality: 'medium' } }, { kind: 'text', text: 'never' });
     await sendText(s, session.id, 'draw');
     const events = await waitForEvents(s, session.id, 'session.status_idle');
@@ -119,18 +149,27 @@ describe('ungranted, revoked, unavailable', () => {
     await sendText(s, session.id, 'read');
     const events = await waitForEvents(s, session.id, 'session.status_idle');
     expect(toolNames()).not.toContain('exa_contents');
-    expect(results(events)[0]).toMatchObject({ status: 'error', result: { error: expect.stringContaining('exa.contents is not granted'), capability: 'exa.contents' } });
+    expect(results(events)[0]).toMatchObject({
+      status: 'error',
+      result: { error: expect.stringContaining('exa.contents is not granted'), capability: 'exa.contents' },
+    });
     expect(vendors.requests).toHaveLength(0);
   });
 
   it('PATCH revoking a capability mid-session refuses its next call, without a restart', async () => {
     const { agent, session } = await readySession(s, { capabilities: ['exa.contents'] });
-    fake.enqueue({ kind: 'tool_call', name: 'exa_contents', input: { urls: ['https://example.com/a', 'https://example.com/missing'] } }, { kind: 'text', text: 'read one' });
+    fake.enqueue(
+      { kind: 'tool_call', name: 'exa_contents', input: { urls: ['https://example.com/a', 'https://example.com/missing'] } },
+      { kind: 'text', text: 'read one' },
+    );
     await sendText(s, session.id, 'read');
     let events = await waitForEvents(s, session.id, 'session.status_idle');
     expect(results(events)[0]).toMatchObject({
       status: 'ok',
-      result: { results: [{ url: 'https://example.com/a', title: 'Title of https://example.com/a', text: 'Content of https://example.com/a' }], failed: [{ url: 'https://example.com/missing', error: 'CRAWL_NOT_FOUND', http_status: 404 }] },
+      result: {
+        results: [{ url: 'https://example.com/a', title: 'Title of https://example.com/a', text: 'Content of https://example.com/a' }],
+        failed: [{ url: 'https://example.com/missing', error: 'CRAWL_NOT_FOUND', http_status: 404 }],
+      },
     });
     expect((await usageRows(session.id))[0]).toMatchObject({ model: 'exa.contents', costNanoUsd: 1_000_000n });
 
@@ -151,7 +190,10 @@ describe('ungranted, revoked, unavailable', () => {
       fake.enqueue({ kind: 'tool_call', name: 'exa_search', input: { query: 'x' } }, { kind: 'text', text: 'ok' });
       await sendText(s, session.id, 'search');
       const events = await waitForEvents(s, session.id, 'session.status_idle');
-      expect(results(events)[0]).toMatchObject({ status: 'error', result: { error: 'exa.search is unavailable: the service has no Exa credentials: the operator must set EXA_API_KEY' } });
+      expect(results(events)[0]).toMatchObject({
+        status: 'error',
+        result: { error: 'exa.search is unavailable: the service has no Exa credentials: the operator must set EXA_API_KEY' },
+      });
       expect(await usageRows(session.id)).toHaveLength(0);
     } finally {
       process.env.EXA_API_KEY = saved;

@@ -24,7 +24,14 @@ describe('channels over GraphQL', () => {
     );
     expect(created.body.errors).toBeUndefined();
     const conn = created.body.data!.createChannelConnection;
-    expect(conn).toMatchObject({ platform: 'loopback', status: 'PENDING', label: 'From GraphQL', channelId: null, boundSession: null, connect: { url: expect.stringContaining('/v1/connect/') } });
+    expect(conn).toMatchObject({
+      platform: 'loopback',
+      status: 'PENDING',
+      label: 'From GraphQL',
+      channelId: null,
+      boundSession: null,
+      connect: { url: expect.stringContaining('/v1/connect/') },
+    });
     expect((await fetch(conn.connect.url, { method: 'POST' })).status).toBe(200);
 
     const posted = await s.gql<{ postChannelMessage: any }>(
@@ -33,22 +40,38 @@ describe('channels over GraphQL', () => {
     );
     expect(posted.body.errors).toBeUndefined();
     expect(posted.body.data!.postChannelMessage).toMatchObject({ connectionId: conn.id, threadId: 'g', messageId: expect.stringMatching(/^lbmsg_/) });
-    const outbox = await s.gql<{ loopbackOutbox: any[] }>(`query($id: String!) { loopbackOutbox(connectionId: $id) { kind text displayName parts { ... on ChannelMarkdownPart { type text } } } }`, { id: conn.id });
-    expect(outbox.body.data!.loopbackOutbox).toEqual([{ kind: 'message', text: '**hello**', displayName: 'Bot', parts: [{ type: 'markdown', text: '**hello**' }] }]);
+    const outbox = await s.gql<{ loopbackOutbox: any[] }>(
+      `query($id: String!) { loopbackOutbox(connectionId: $id) { kind text displayName parts { ... on ChannelMarkdownPart { type text } } } }`,
+      { id: conn.id },
+    );
+    expect(outbox.body.data!.loopbackOutbox).toEqual([
+      { kind: 'message', text: '**hello**', displayName: 'Bot', parts: [{ type: 'markdown', text: '**hello**' }] },
+    ]);
 
-    const caps = await s.gql<{ channelCapabilities: any }>(`query($id: String!) { channelCapabilities(connectionId: $id) { platform capabilities { threads markers modals } } }`, { id: conn.id });
+    const caps = await s.gql<{ channelCapabilities: any }>(
+      `query($id: String!) { channelCapabilities(connectionId: $id) { platform capabilities { threads markers modals } } }`,
+      { id: conn.id },
+    );
     expect(caps.body.data!.channelCapabilities).toEqual({ platform: 'loopback', capabilities: { threads: true, markers: true, modals: false } });
   });
 
   it('validates like REST: label length, exactly one destination, unknown enum values', async () => {
-    const long = await s.gql(`mutation($input: CreateChannelConnectionInput!) { createChannelConnection(input: $input) { id } }`, { input: { platform: 'loopback', label: 'x'.repeat(121) } });
+    const long = await s.gql(`mutation($input: CreateChannelConnectionInput!) { createChannelConnection(input: $input) { id } }`, {
+      input: { platform: 'loopback', label: 'x'.repeat(121) },
+    });
     expect(gqlCode(long)).toBe('invalid_request');
-    const both = await s.gql(`mutation($input: CreateChannelConnectionInput!) { createChannelConnection(input: $input) { id } }`, { input: { platform: 'loopback', destination: { session: 'sess_a', webhook: 'whep_b' } } });
+    const both = await s.gql(`mutation($input: CreateChannelConnectionInput!) { createChannelConnection(input: $input) { id } }`, {
+      input: { platform: 'loopback', destination: { session: 'sess_a', webhook: 'whep_b' } },
+    });
     expect(gqlCode(both)).toBe('invalid_request');
     expect(both.body.errors![0].message).toContain('exactly one of session or webhook');
-    const platform = await s.gql(`mutation($input: CreateChannelConnectionInput!) { createChannelConnection(input: $input) { id } }`, { input: { platform: 'myspace' } });
+    const platform = await s.gql(`mutation($input: CreateChannelConnectionInput!) { createChannelConnection(input: $input) { id } }`, {
+      input: { platform: 'myspace' },
+    });
     expect(platform.body.errors?.length).toBeGreaterThan(0);
-    const app = await s.gql(`mutation($input: CreateChannelAppInput!) { createChannelApp(input: $input) { id } }`, { input: { platform: 'imessage', label: 'x', credentials: { api_key: 'k', phone_number: 'p', webhook_secret: 'w' } } });
+    const app = await s.gql(`mutation($input: CreateChannelAppInput!) { createChannelApp(input: $input) { id } }`, {
+      input: { platform: 'imessage', label: 'x', credentials: { api_key: 'k', phone_number: 'p', webhook_secret: 'w' } },
+    });
     expect(gqlCode(app)).toBe('coming_soon');
   });
 

@@ -13,7 +13,10 @@ import { startFakeProvider, type FakeProvider } from './fake-provider/server.js'
 import { readySession, waitFor, history } from './helpers/sessions.js';
 import { expectError } from './helpers/agents.js';
 
-interface Received { headers: http.IncomingHttpHeaders; body: string }
+interface Received {
+  headers: http.IncomingHttpHeaders;
+  body: string;
+}
 
 let s: TestServer;
 let fake: FakeProvider;
@@ -64,7 +67,13 @@ describe('hosted connect page', () => {
     });
     expect(created.status, JSON.stringify(created.body)).toBe(201);
     const conn = created.body;
-    expect(conn).toMatchObject({ platform: 'loopback', status: 'PENDING', channel_id: null, bound_session: null, connect: { url: `${s.url}/v1/connect/${tokenOf(conn)}`, expires_at: expect.any(String) } });
+    expect(conn).toMatchObject({
+      platform: 'loopback',
+      status: 'PENDING',
+      channel_id: null,
+      bound_session: null,
+      connect: { url: `${s.url}/v1/connect/${tokenOf(conn)}`, expires_at: expect.any(String) },
+    });
     const page = await fetch(conn.connect.url, { headers: { accept: 'text/html' } });
     expect(page.status).toBe(200);
     expect(page.headers.get('content-type')).toContain('text/html');
@@ -73,7 +82,12 @@ describe('hosted connect page', () => {
     expect(html).toMatch(/<form method="post">/);
     expect(html).not.toMatch(/https?:\/\/(?!app\.example)[a-z]/i); // nothing loaded from elsewhere: works offline
 
-    const claim = await fetch(conn.connect.url, { method: 'POST', redirect: 'manual', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: '' });
+    const claim = await fetch(conn.connect.url, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: '',
+    });
     expect(claim.status).toBe(303);
     const location = new URL(claim.headers.get('location')!);
     expect(location.origin + location.pathname).toBe('https://app.example.com/done');
@@ -104,11 +118,27 @@ describe('routing', () => {
   it('a thread bound to a channel webhook gets message.received, signed so stripe verifies it; posting answers into the thread', async () => {
     const hook = await s.api('POST', '/channels/webhooks', { body: { url: `${receiverUrl}/route` } });
     expect(hook.status, JSON.stringify(hook.body)).toBe(201);
-    expect(hook.body).toEqual({ id: expect.stringMatching(/^whep_/), url: `${receiverUrl}/route`, events: ['message.received'], status: 'active', secret: expect.stringMatching(/^whsec_/) });
+    expect(hook.body).toEqual({
+      id: expect.stringMatching(/^whep_/),
+      url: `${receiverUrl}/route`,
+      events: ['message.received'],
+      status: 'active',
+      secret: expect.stringMatching(/^whsec_/),
+    });
     const conn = await connectedLoopback({ label: 'Helpdesk', metadata: { tenant: 'acme' } });
-    const binding = await s.api('POST', '/channels/bindings', { body: { connection_id: conn.id, thread_id: 'T-1', destination: { webhook: hook.body.id }, route_key: 'support' } });
+    const binding = await s.api('POST', '/channels/bindings', {
+      body: { connection_id: conn.id, thread_id: 'T-1', destination: { webhook: hook.body.id }, route_key: 'support' },
+    });
     expect(binding.status, JSON.stringify(binding.body)).toBe(201);
-    expect(binding.body).toEqual({ id: expect.stringMatching(/^chbind_/), connection_id: conn.id, thread_id: 'T-1', destination: { webhook: hook.body.id }, is_default: false, status: 'active', route_key: 'support' });
+    expect(binding.body).toEqual({
+      id: expect.stringMatching(/^chbind_/),
+      connection_id: conn.id,
+      thread_id: 'T-1',
+      destination: { webhook: hook.body.id },
+      is_default: false,
+      status: 'active',
+      route_key: 'support',
+    });
 
     const played = await play(conn.id, { thread_id: 'T-1', text: 'my order is late', author: 'Grace', message_id: 'm-100' });
     expect(played.status).toBe(202);
@@ -116,11 +146,19 @@ describe('routing', () => {
     await waitFor(async () => deliveriesOf('message.received').length > 0, 10_000, 'delivery');
     const got = deliveriesOf('message.received')[0]!;
     expect(got.event).toEqual({
-      id: expect.stringMatching(/^evt_/), type: 'message.received', createdAt: expect.any(String),
+      id: expect.stringMatching(/^evt_/),
+      type: 'message.received',
+      createdAt: expect.any(String),
       data: expect.objectContaining({
-        connection_id: conn.id, app_id: null, thread_id: 'T-1', message_id: 'm-100', text: 'my order is late',
-        conversation: { id: 'T-1', is_dm: true, type: 'loopback', title: null }, author: { id: 'Grace', name: 'Grace', username: null },
-        metadata: { tenant: 'acme' }, route_key: 'support',
+        connection_id: conn.id,
+        app_id: null,
+        thread_id: 'T-1',
+        message_id: 'm-100',
+        text: 'my order is late',
+        conversation: { id: 'T-1', is_dm: true, type: 'loopback', title: null },
+        author: { id: 'Grace', name: 'Grace', username: null },
+        metadata: { tenant: 'acme' },
+        route_key: 'support',
       }),
     });
     expect(got.headers['x-service-event']).toBe('message.received');
@@ -132,12 +170,27 @@ describe('routing', () => {
 
     // A working marker went up for the message; the integrator answers and says done.
     await waitFor(async () => (await outbox(conn.id)).some((m) => m.kind === 'typing'), 5000, 'marker');
-    const posted = await s.api('POST', `/channels/connections/${conn.id}/threads/T-1/messages`, { body: { parts: [{ type: 'text', text: 'Sorry!' }, { type: 'markdown', text: 'It ships **today**.' }], display_name: 'Ops', done: true } });
+    const posted = await s.api('POST', `/channels/connections/${conn.id}/threads/T-1/messages`, {
+      body: {
+        parts: [
+          { type: 'text', text: 'Sorry!' },
+          { type: 'markdown', text: 'It ships **today**.' },
+        ],
+        display_name: 'Ops',
+        done: true,
+      },
+    });
     expect(posted.status, JSON.stringify(posted.body)).toBe(200);
     expect(posted.body).toEqual({ connection_id: conn.id, thread_id: 'T-1', message_id: expect.stringMatching(/^lbmsg_/) });
     const box = await outbox(conn.id);
     const message = box.find((m) => m.kind === 'message')!;
-    expect(message).toMatchObject({ thread_id: 'T-1', text: 'Sorry!\n\nIt ships **today**.', display_name: 'Ops', reply_to: 'm-100', parts: [{ type: 'markdown', text: 'Sorry!\n\nIt ships **today**.' }] });
+    expect(message).toMatchObject({
+      thread_id: 'T-1',
+      text: 'Sorry!\n\nIt ships **today**.',
+      display_name: 'Ops',
+      reply_to: 'm-100',
+      parts: [{ type: 'markdown', text: 'Sorry!\n\nIt ships **today**.' }],
+    });
     expect(box.at(-1)).toMatchObject({ kind: 'typing_done', reply_to: 'm-100' });
 
     // The same message id again: accepted as a duplicate, delivered once.
@@ -150,10 +203,16 @@ describe('routing', () => {
     const hook = (await s.api('POST', '/channels/webhooks', { body: { url: `${receiverUrl}/unmapped`, events: ['channel.unmapped_conversation'] } })).body;
     const conn = await connectedLoopback();
     await play(conn.id, { thread_id: 'lost', text: 'anyone?', message_id: 'u-1' });
-    await waitFor(async () => received.some((r) => JSON.parse(r.body).type === 'channel.unmapped_conversation' && JSON.parse(r.body).data.connection_id === conn.id), 10_000, 'unmapped');
+    await waitFor(
+      async () => received.some((r) => JSON.parse(r.body).type === 'channel.unmapped_conversation' && JSON.parse(r.body).data.connection_id === conn.id),
+      10_000,
+      'unmapped',
+    );
     const event = deliveriesOf('channel.unmapped_conversation').find((d) => d.event.data.connection_id === conn.id)!;
     expect(event.event.data).toMatchObject({ thread_id: 'lost', message_id: 'u-1', text: 'anyone?' });
-    expect(stripe.webhooks.constructEvent(event.body, `t=${event.headers['x-service-timestamp']},${event.headers['x-service-signature']}`, hook.secret).type).toBe('channel.unmapped_conversation');
+    expect(
+      stripe.webhooks.constructEvent(event.body, `t=${event.headers['x-service-timestamp']},${event.headers['x-service-signature']}`, hook.secret).type,
+    ).toBe('channel.unmapped_conversation');
     expect((await outbox(conn.id)).filter((m) => m.kind === 'message')).toHaveLength(0);
   });
 
@@ -206,7 +265,11 @@ describe('routing', () => {
     await s.api('POST', `/sessions/${session.id}/archive`);
     await play(conn.id, { thread_id: 'r', text: 'are you there?' });
     await waitFor(async () => deliveriesOf('turn.refused').some((d) => d.event.data.connection_id === conn.id), 10_000, 'turn.refused');
-    expect(deliveriesOf('turn.refused').find((d) => d.event.data.connection_id === conn.id)!.event.data).toMatchObject({ session_id: session.id, thread_id: 'r', error: { code: 'session_archived' } });
+    expect(deliveriesOf('turn.refused').find((d) => d.event.data.connection_id === conn.id)!.event.data).toMatchObject({
+      session_id: session.id,
+      thread_id: 'r',
+      error: { code: 'session_archived' },
+    });
     await waitFor(async () => (await outbox(conn.id)).some((m) => m.kind === 'message'), 5000, 'notice');
     expect((await outbox(conn.id)).find((m) => m.kind === 'message')!.text).toMatch(/closed/);
     // Binding to an archived session is refused up front.
@@ -221,7 +284,9 @@ describe('routing', () => {
     await waitFor(async () => deliveriesOf('message.received').some((d) => d.event.data.connection_id === conn.id), 10_000, 'file delivery');
     const data = deliveriesOf('message.received').find((d) => d.event.data.connection_id === conn.id)!.event.data;
     expect(data.text).toBe('');
-    expect(data.attachments).toEqual([{ file_id: expect.stringMatching(/^file_/), type: 'document', name: 'data.csv', mime_type: 'text/csv', size_bytes: csv.length }]);
+    expect(data.attachments).toEqual([
+      { file_id: expect.stringMatching(/^file_/), type: 'document', name: 'data.csv', mime_type: 'text/csv', size_bytes: csv.length },
+    ]);
     const content = await s.fetch(`${s.base}/files/${data.attachments[0].file_id}/content`, { headers: { authorization: `Bearer ${s.adminToken}` } });
     expect(Buffer.from(await content.arrayBuffer()).equals(csv)).toBe(true);
     // It is not one of the universe's uploads (GET /files without scope_id lists only those).
@@ -237,14 +302,26 @@ describe('posting, deliveries, capabilities, bindings', () => {
   it('a proactive delivery posts into the latest thread and binds it to the destination', async () => {
     const { session } = await readySession(s);
     const conn = await connectedLoopback();
-    const res = await s.api('POST', `/channels/connections/${conn.id}/deliveries`, { body: { destination: { session: session.id }, parts: [{ type: 'text', text: 'Your report is ready.' }] } });
+    const res = await s.api('POST', `/channels/connections/${conn.id}/deliveries`, {
+      body: { destination: { session: session.id }, parts: [{ type: 'text', text: 'Your report is ready.' }] },
+    });
     expect(res.status, JSON.stringify(res.body)).toBe(202);
     expect(res.body).toEqual({ id: expect.stringMatching(/^chdlv_/), connection_id: conn.id, thread_id: 'default', status: 'queued' });
     await waitFor(async () => (await outbox(conn.id)).some((m) => m.text === 'Your report is ready.'), 5000, 'posted');
     const bindings = (await s.api('GET', `/channels/bindings?connection_id=${conn.id}`)).body.data;
     expect(bindings).toEqual([expect.objectContaining({ thread_id: 'default', destination: { session: session.id }, is_default: false })]);
-    expectError(await s.api('POST', `/channels/connections/${conn.id}/deliveries`, { body: { destination: { session: session.id, webhook: 'whep_x' }, parts: [{ type: 'text', text: 'x' }] } }), 400, 'invalid_request');
-    expectError(await s.api('POST', `/channels/connections/${conn.id}/deliveries`, { body: { destination: { session: session.id }, parts: [] } }), 400, 'invalid_request');
+    expectError(
+      await s.api('POST', `/channels/connections/${conn.id}/deliveries`, {
+        body: { destination: { session: session.id, webhook: 'whep_x' }, parts: [{ type: 'text', text: 'x' }] },
+      }),
+      400,
+      'invalid_request',
+    );
+    expectError(
+      await s.api('POST', `/channels/connections/${conn.id}/deliveries`, { body: { destination: { session: session.id }, parts: [] } }),
+      400,
+      'invalid_request',
+    );
   });
 
   it('posting validates parts, display_name and raw payloads; a PENDING connection cannot post', async () => {
@@ -256,9 +333,16 @@ describe('posting, deliveries, capabilities, bindings', () => {
     expectError(await post({ parts: [{ type: 'raw', platform: 'telegram', payload: '{"text":"x"}' }] }), 400, 'invalid_request');
     const raw = await post({ parts: [{ type: 'raw', platform: 'loopback', payload: '{"card":{"title":"Hi"}}' }] });
     expect(raw.status).toBe(200);
-    expect((await outbox(conn.id)).at(-1)).toMatchObject({ kind: 'message', parts: [{ type: 'raw', platform: 'loopback', payload: '{"card":{"title":"Hi"}}' }] });
+    expect((await outbox(conn.id)).at(-1)).toMatchObject({
+      kind: 'message',
+      parts: [{ type: 'raw', platform: 'loopback', payload: '{"card":{"title":"Hi"}}' }],
+    });
     const pending = (await s.api('POST', '/channels/connections', { body: { platform: 'loopback' } })).body;
-    expectError(await s.api('POST', `/channels/connections/${pending.id}/threads/t/messages`, { body: { parts: [{ type: 'text', text: 'x' }] } }), 409, 'conflict');
+    expectError(
+      await s.api('POST', `/channels/connections/${pending.id}/threads/t/messages`, { body: { parts: [{ type: 'text', text: 'x' }] } }),
+      409,
+      'conflict',
+    );
     expectError(await play(pending.id, { thread_id: 't', text: 'x' }), 409, 'conflict');
   });
 
@@ -266,7 +350,8 @@ describe('posting, deliveries, capabilities, bindings', () => {
     const conn = await connectedLoopback();
     const caps = await s.api('GET', `/channels/connections/${conn.id}/capabilities`);
     expect(caps.body).toEqual({
-      connection_id: conn.id, platform: 'loopback',
+      connection_id: conn.id,
+      platform: 'loopback',
       capabilities: { threads: true, reactions: false, markers: true, proactive: true, markdown: true, modals: false, ephemeral: false, streaming: false },
     });
   });
@@ -274,7 +359,8 @@ describe('posting, deliveries, capabilities, bindings', () => {
   it('binding rules: exactly one destination, thread_id and route_key limits, one binding per thread, unknown ids 404', async () => {
     const conn = await connectedLoopback();
     const hook = (await s.api('POST', '/channels/webhooks', { body: { url: `${receiverUrl}/rules` } })).body;
-    const bind = (body: Record<string, unknown>) => s.api('POST', '/channels/bindings', { body: { connection_id: conn.id, thread_id: 'x', destination: { webhook: hook.id }, ...body } });
+    const bind = (body: Record<string, unknown>) =>
+      s.api('POST', '/channels/bindings', { body: { connection_id: conn.id, thread_id: 'x', destination: { webhook: hook.id }, ...body } });
     expectError(await bind({ destination: {} }), 400, 'invalid_request');
     expectError(await bind({ destination: { webhook: hook.id, session: 'sess_x' } }), 400, 'invalid_request');
     expectError(await bind({ thread_id: undefined }), 400, 'invalid_request');
@@ -302,7 +388,11 @@ describe('posting, deliveries, capabilities, bindings', () => {
     expect((await s.api('DELETE', `/channels/connections/${pending.id}`)).body).toEqual({ ok: true });
     expect((await s.api('DELETE', `/channels/connections/${conn.id}`)).body).toEqual({ ok: true });
     await waitFor(async () => deliveriesOf('channel.disconnected').some((d) => d.event.data.connection_id === conn.id), 10_000, 'channel.disconnected');
-    expect(deliveriesOf('channel.disconnected').find((d) => d.event.data.connection_id === conn.id)!.event.data).toMatchObject({ platform: 'loopback', channel_id: conn.channel_id, metadata: { tenant: 't-del' } });
+    expect(deliveriesOf('channel.disconnected').find((d) => d.event.data.connection_id === conn.id)!.event.data).toMatchObject({
+      platform: 'loopback',
+      channel_id: conn.channel_id,
+      metadata: { tenant: 't-del' },
+    });
     expect(deliveriesOf('channel.disconnected').some((d) => d.event.data.connection_id === pending.id)).toBe(false);
     expectError(await s.api('GET', `/channels/connections/${conn.id}`), 404, 'not_found');
     expect((await s.api('GET', '/channels/bindings')).body.data.map((b: any) => b.connection_id)).not.toContain(conn.id);
@@ -314,14 +404,29 @@ describe('inbound messages a stopped process left behind', () => {
     const { prisma } = await import('../src/db/client.js');
     const universeId = (await prisma.universe.findFirstOrThrow()).id;
     const message = {
-      kind: 'message', dedupeId: 'x', surfaceId: 'loopback', threadId: 'left-behind', messageId: 'm1', text: 'hello',
-      conversation: { id: 'left-behind', is_dm: true, type: null, title: null }, author: { id: 'u1', name: null, username: null }, attachments: [],
+      kind: 'message',
+      dedupeId: 'x',
+      surfaceId: 'loopback',
+      threadId: 'left-behind',
+      messageId: 'm1',
+      text: 'hello',
+      conversation: { id: 'left-behind', is_dm: true, type: null, title: null },
+      author: { id: 'u1', name: null, username: null },
+      attachments: [],
     };
     // Rows as a process that stopped left them: its connection is gone meanwhile (so each is
     // recorded as ignored when processed).
-    const row = (id: string, data: Record<string, unknown>) => prisma.channelInbound.create({
-      data: { id, universeId, connectionId: 'chconn_gone', dedupeKey: `gone:${id}`, payload: { appId: null, connectionId: 'chconn_gone', message: { ...message, dedupeId: id } }, ...data },
-    });
+    const row = (id: string, data: Record<string, unknown>) =>
+      prisma.channelInbound.create({
+        data: {
+          id,
+          universeId,
+          connectionId: 'chconn_gone',
+          dedupeKey: `gone:${id}`,
+          payload: { appId: null, connectionId: 'chconn_gone', message: { ...message, dedupeId: id } },
+          ...data,
+        },
+      });
     const now = Date.now();
     await row('chin_left_received', { createdAt: new Date(now - 60_000) });
     await row('chin_left_expired', { status: 'processing', lockedUntil: new Date(now - 1_000), createdAt: new Date(now - 60_000) });

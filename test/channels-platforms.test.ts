@@ -26,8 +26,11 @@ beforeAll(async () => {
   wa.tokens.set('EAAG-good', '1098765');
   wa.phones.set('1098765', { display_phone_number: '+1 555-010-0199', verified_name: 'Agent Co' });
   s = await startTestServer({
-    anthropicApiKey: 'sk-ant', anthropicBaseUrl: fake.anthropicBaseUrl,
-    slackApiBaseUrl: slack.url, discordApiBaseUrl: discord.url, whatsappApiBaseUrl: wa.url,
+    anthropicApiKey: 'sk-ant',
+    anthropicBaseUrl: fake.anthropicBaseUrl,
+    slackApiBaseUrl: slack.url,
+    discordApiBaseUrl: discord.url,
+    whatsappApiBaseUrl: wa.url,
   });
 });
 afterAll(async () => {
@@ -47,17 +50,25 @@ describe('slack', () => {
   const SECRET = 'slack-signing-secret';
   let app: any;
 
-  it('registers with auth.test; a refused token is invalid_spec naming Slack\'s error', async () => {
-    const res = await s.api('POST', '/channels/apps', { body: { platform: 'slack', label: 'Acme Slack', credentials: { bot_token: 'xoxb-good', signing_secret: SECRET } } });
+  it("registers with auth.test; a refused token is invalid_spec naming Slack's error", async () => {
+    const res = await s.api('POST', '/channels/apps', {
+      body: { platform: 'slack', label: 'Acme Slack', credentials: { bot_token: 'xoxb-good', signing_secret: SECRET } },
+    });
     expect(res.status, JSON.stringify(res.body)).toBe(201);
     app = res.body;
     expect(app).toMatchObject({ platform: 'slack', credential_keys: ['bot_token', 'signing_secret'], setup: { events_url: inbound(app.id) } });
     expect(slack.sent('auth.test').length).toBe(1);
     expect(slack.calls[0]!.headers.authorization).toBe('Bearer xoxb-good');
-    const bad = await s.api('POST', '/channels/apps', { body: { platform: 'slack', label: 'x', credentials: { bot_token: 'xoxb-bad', signing_secret: SECRET } } });
+    const bad = await s.api('POST', '/channels/apps', {
+      body: { platform: 'slack', label: 'x', credentials: { bot_token: 'xoxb-bad', signing_secret: SECRET } },
+    });
     expectError(bad, 422, 'invalid_spec');
     expect(bad.body.error.message).toContain('invalid_auth');
-    expectError(await s.api('POST', '/channels/apps', { body: { platform: 'slack', label: 'x', credentials: { bot_token: 'xoxb-good' } } }), 400, 'invalid_request');
+    expectError(
+      await s.api('POST', '/channels/apps', { body: { platform: 'slack', label: 'x', credentials: { bot_token: 'xoxb-good' } } }),
+      400,
+      'invalid_request',
+    );
   });
 
   it('verifies v0 signatures (5-minute window) and answers url_verification', async () => {
@@ -80,7 +91,12 @@ describe('slack', () => {
 
     fake.enqueue({ kind: 'text', text: 'On it.' });
     const event = JSON.stringify({
-      token: 'legacy', team_id: 'T0ACME', api_app_id: 'A1', type: 'event_callback', event_id: 'Ev001', event_time: 1,
+      token: 'legacy',
+      team_id: 'T0ACME',
+      api_app_id: 'A1',
+      type: 'event_callback',
+      event_id: 'Ev001',
+      event_time: 1,
       event: { type: 'message', channel: 'C0GENERAL', channel_type: 'channel', user: 'U123', text: 'deploy please', ts: '1700000001.000100' },
     });
     const first = await slack.send(inbound(app.id), SECRET, event);
@@ -112,13 +128,27 @@ describe('discord', () => {
   let app: any;
 
   it('registers with GET /users/@me; setup names the interactions URL and the bot invite', async () => {
-    const res = await s.api('POST', '/channels/apps', { body: { platform: 'discord', label: 'Guild bot', credentials: { bot_token: 'discord-bot-token', public_key: discord.publicKeyHex } } });
+    const res = await s.api('POST', '/channels/apps', {
+      body: { platform: 'discord', label: 'Guild bot', credentials: { bot_token: 'discord-bot-token', public_key: discord.publicKeyHex } },
+    });
     expect(res.status, JSON.stringify(res.body)).toBe(201);
     app = res.body;
     expect(app.setup).toEqual({ webhook_url: inbound(app.id), invite_url: expect.stringContaining('client_id=112233445566778899') });
     expect(discord.sent('GET', '/users/@me')[0]!.headers.authorization).toBe('Bot discord-bot-token');
-    expectError(await s.api('POST', '/channels/apps', { body: { platform: 'discord', label: 'x', credentials: { bot_token: 'nope', public_key: discord.publicKeyHex } } }), 422, 'invalid_spec');
-    expectError(await s.api('POST', '/channels/apps', { body: { platform: 'discord', label: 'x', credentials: { bot_token: 'discord-bot-token', public_key: 'not-hex' } } }), 422, 'invalid_spec');
+    expectError(
+      await s.api('POST', '/channels/apps', {
+        body: { platform: 'discord', label: 'x', credentials: { bot_token: 'nope', public_key: discord.publicKeyHex } },
+      }),
+      422,
+      'invalid_spec',
+    );
+    expectError(
+      await s.api('POST', '/channels/apps', {
+        body: { platform: 'discord', label: 'x', credentials: { bot_token: 'discord-bot-token', public_key: 'not-hex' } },
+      }),
+      422,
+      'invalid_spec',
+    );
   });
 
   it('answers PING with PONG when the Ed25519 signature verifies; a forged or missing one is 401', async () => {
@@ -136,8 +166,14 @@ describe('discord', () => {
     expect(await claimLink(conn)).toMatchObject({ status: 'CONNECTED', channel_id: '112233445566778899' });
     fake.enqueue({ kind: 'text', text: 'Pong from the agent' });
     const res = await discord.interact(inbound(app.id), {
-      id: '900000000000000001', application_id: '112233445566778899', type: 2, token: 'interaction-token-abc', version: 1,
-      guild_id: '5000', channel_id: '6000', member: { user: { id: '42', username: 'ada', global_name: 'Ada' } },
+      id: '900000000000000001',
+      application_id: '112233445566778899',
+      type: 2,
+      token: 'interaction-token-abc',
+      version: 1,
+      guild_id: '5000',
+      channel_id: '6000',
+      member: { user: { id: '42', username: 'ada', global_name: 'Ada' } },
       data: { id: '77', name: 'ask', type: 1, options: [{ name: 'question', type: 3, value: 'are you there?' }] },
     });
     expect(res.status).toBe(200);
@@ -152,7 +188,9 @@ describe('discord', () => {
 
   it('posting into a thread uses POST /channels/{id}/messages with the bot token', async () => {
     const conn = (await s.api('GET', '/channels/connections')).body.data.find((c: any) => c.platform === 'discord' && c.status === 'CONNECTED');
-    const posted = await s.api('POST', `/channels/connections/${conn.id}/threads/6001/messages`, { body: { parts: [{ type: 'text', text: 'Build finished' }] } });
+    const posted = await s.api('POST', `/channels/connections/${conn.id}/threads/6001/messages`, {
+      body: { parts: [{ type: 'text', text: 'Build finished' }] },
+    });
     expect(posted.status, JSON.stringify(posted.body)).toBe(200);
     const sent = discord.sent('POST', '/channels/6001/messages')[0]!;
     expect(sent.headers.authorization).toBe('Bot discord-bot-token');
@@ -166,7 +204,9 @@ describe('whatsapp', () => {
   let app: any;
 
   it('registers with GET /{phone_number_id}; setup lists the webhook URL and verify token; the verification GET answers the challenge', async () => {
-    const res = await s.api('POST', '/channels/apps', { body: { platform: 'whatsapp', label: 'Support line', credentials: { access_token: 'EAAG-good', phone_number_id: '1098765', app_secret: APP_SECRET } } });
+    const res = await s.api('POST', '/channels/apps', {
+      body: { platform: 'whatsapp', label: 'Support line', credentials: { access_token: 'EAAG-good', phone_number_id: '1098765', app_secret: APP_SECRET } },
+    });
     expect(res.status, JSON.stringify(res.body)).toBe(201);
     app = res.body;
     expect(app.setup).toEqual({ webhook_url: inbound(app.id), verify_token: expect.stringMatching(/^[A-Za-z0-9_-]{16,}$/) });
@@ -174,7 +214,9 @@ describe('whatsapp', () => {
     expect(ok.status).toBe(200);
     expect(await ok.text()).toBe('1158201444');
     expect((await s.fetch(`${inbound(app.id)}?hub.mode=subscribe&hub.verify_token=wrong&hub.challenge=1`)).status).toBe(401);
-    const refused = await s.api('POST', '/channels/apps', { body: { platform: 'whatsapp', label: 'x', credentials: { access_token: 'EAAG-bad', phone_number_id: '1098765', app_secret: 'x' } } });
+    const refused = await s.api('POST', '/channels/apps', {
+      body: { platform: 'whatsapp', label: 'x', credentials: { access_token: 'EAAG-bad', phone_number_id: '1098765', app_secret: 'x' } },
+    });
     expectError(refused, 422, 'invalid_spec');
     expect(refused.body.error.message).toContain('Invalid OAuth access token');
   });
@@ -183,7 +225,10 @@ describe('whatsapp', () => {
     const { session } = await readySession(s);
     const conn = (await s.api('POST', '/channels/connections', { body: { platform: 'whatsapp', destination: { session: session.id } } })).body;
     expect(conn.connect).toEqual({
-      url: expect.stringMatching(/^https:\/\/wa\.me\/15550100199\?text=CONNECT-\d{6}$/), phone: '+1 555-010-0199', code: expect.stringMatching(/^CONNECT-\d{6}$/), expires_at: expect.any(String),
+      url: expect.stringMatching(/^https:\/\/wa\.me\/15550100199\?text=CONNECT-\d{6}$/),
+      phone: '+1 555-010-0199',
+      code: expect.stringMatching(/^CONNECT-\d{6}$/),
+      expires_at: expect.any(String),
     });
     expectError(await s.api('POST', '/channels/connections', { body: { platform: 'whatsapp', callback_url: 'https://x.example/cb' } }), 400, 'invalid_request');
     const claim = await wa.userMessage(inbound(app.id), APP_SECRET, '1098765', { from: '4915112345678', text: `Hi! ${conn.connect.code}` });
@@ -195,15 +240,25 @@ describe('whatsapp', () => {
     const msg = await wa.userMessage(inbound(app.id), APP_SECRET, '1098765', { from: '4915112345678', text: 'where is my parcel?' });
     await waitFor(async () => wa.sent().some((m) => m.text.body === 'Your parcel arrives Tuesday.'), 15_000, 'reply');
     expect(wa.sent().find((m) => m.text.body === 'Your parcel arrives Tuesday.')).toEqual({
-      messaging_product: 'whatsapp', recipient_type: 'individual', to: '4915112345678', type: 'text',
-      text: { body: 'Your parcel arrives Tuesday.', preview_url: false }, context: { message_id: msg.id },
+      messaging_product: 'whatsapp',
+      recipient_type: 'individual',
+      to: '4915112345678',
+      type: 'text',
+      text: { body: 'Your parcel arrives Tuesday.', preview_url: false },
+      context: { message_id: msg.id },
     });
     expect(wa.calls.some((c) => c.body?.status === 'read' && c.body.message_id === msg.id)).toBe(true);
   });
 
   it('a bad X-Hub-Signature-256 is 401 and records nothing; an image is fetched through the media API', async () => {
     const before = await prisma.channelInbound.count();
-    const forged = await wa.userMessage(inbound(app.id), APP_SECRET, '1098765', { from: '4915112345678', text: 'forged' }, { signature: 'sha256=' + 'a'.repeat(64) });
+    const forged = await wa.userMessage(
+      inbound(app.id),
+      APP_SECRET,
+      '1098765',
+      { from: '4915112345678', text: 'forged' },
+      { signature: 'sha256=' + 'a'.repeat(64) },
+    );
     expect(forged.status).toBe(401);
     expect(await prisma.channelInbound.count()).toBe(before);
 

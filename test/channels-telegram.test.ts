@@ -40,7 +40,8 @@ async function telegramApp(label = 'Support bot') {
 /** A connected chat bound to a fresh session. */
 async function connectedChat(chatId: number) {
   const { session } = await readySession(s);
-  const conn = (await s.api('POST', '/channels/connections', { body: { platform: 'telegram', label: `chat ${chatId}`, destination: { session: session.id } } })).body;
+  const conn = (await s.api('POST', '/channels/connections', { body: { platform: 'telegram', label: `chat ${chatId}`, destination: { session: session.id } } }))
+    .body;
   const token = new URL(conn.connect.url).searchParams.get('start')!;
   expect((await tg.userMessage(TOKEN, { chatId, text: `/start ${token}` })).status).toBe(200);
   await waitFor(async () => (await s.api('GET', `/channels/connections/${conn.id}`)).body.status === 'CONNECTED', 10_000, 'claim');
@@ -54,8 +55,13 @@ describe('telegram apps', () => {
     const app = await telegramApp();
     const inbound = `${s.url}/v1/channels/inbound/${app.id}`;
     expect(app).toEqual({
-      id: expect.stringMatching(/^chapp_/), platform: 'telegram', label: 'Support bot', status: 'active',
-      credential_keys: ['bot_token'], created_at: expect.any(String), setup: { webhook_url: inbound },
+      id: expect.stringMatching(/^chapp_/),
+      platform: 'telegram',
+      label: 'Support bot',
+      status: 'active',
+      credential_keys: ['bot_token'],
+      created_at: expect.any(String),
+      setup: { webhook_url: inbound },
     });
     const bot = tg.bots.get(TOKEN)!;
     expect(bot.webhook).toMatchObject({ url: inbound, secret_token: expect.stringMatching(/^[A-Za-z0-9_-]{16,256}$/) });
@@ -79,9 +85,19 @@ describe('telegram apps', () => {
 
   it('validates the body: required credential keys, label length, imessage is coming soon', async () => {
     expectError(await s.api('POST', '/channels/apps', { body: { platform: 'telegram', label: 'x', credentials: {} } }), 400, 'invalid_request');
-    expectError(await s.api('POST', '/channels/apps', { body: { platform: 'telegram', label: 'x'.repeat(121), credentials: { bot_token: TOKEN } } }), 400, 'invalid_request');
+    expectError(
+      await s.api('POST', '/channels/apps', { body: { platform: 'telegram', label: 'x'.repeat(121), credentials: { bot_token: TOKEN } } }),
+      400,
+      'invalid_request',
+    );
     expectError(await s.api('POST', '/channels/apps', { body: { platform: 'discord', label: 'x', credentials: { bot_token: 't' } } }), 400, 'invalid_request');
-    expectError(await s.api('POST', '/channels/apps', { body: { platform: 'imessage', label: 'x', credentials: { api_key: 'k', phone_number: '+1', webhook_secret: 's' } } }), 501, 'coming_soon');
+    expectError(
+      await s.api('POST', '/channels/apps', {
+        body: { platform: 'imessage', label: 'x', credentials: { api_key: 'k', phone_number: '+1', webhook_secret: 's' } },
+      }),
+      501,
+      'coming_soon',
+    );
     expectError(await s.api('POST', '/channels/apps', { body: { platform: 'loopback', label: 'x', credentials: {} } }), 400, 'invalid_request');
   });
 
@@ -112,12 +128,19 @@ describe('telegram conversations', () => {
 
   it('/start <token> claims the connection: CONNECTED with the chat id, channel.connected with the metadata', async () => {
     const { session } = await readySession(s);
-    const created = await s.api('POST', '/channels/connections', { body: { platform: 'telegram', label: 'Ada', metadata: { customer: '42' }, destination: { session: session.id } } });
+    const created = await s.api('POST', '/channels/connections', {
+      body: { platform: 'telegram', label: 'Ada', metadata: { customer: '42' }, destination: { session: session.id } },
+    });
     expect(created.status, JSON.stringify(created.body)).toBe(201);
     const conn = created.body;
     expect(conn).toEqual({
-      id: expect.stringMatching(/^chconn_/), platform: 'telegram', channel_id: null, label: 'Ada', status: 'PENDING',
-      bound_session: { id: session.id, label: session.id }, created_at: expect.any(String),
+      id: expect.stringMatching(/^chconn_/),
+      platform: 'telegram',
+      channel_id: null,
+      label: 'Ada',
+      status: 'PENDING',
+      bound_session: { id: session.id, label: session.id },
+      created_at: expect.any(String),
       connect: { url: expect.stringMatching(/^https:\/\/t\.me\/agent_test_bot\?start=[A-Za-z0-9_-]{16,64}$/), expires_at: expect.any(String) },
     });
     expect(Date.parse(conn.connect.expires_at) - Date.now()).toBeGreaterThan(23 * 3600_000);
@@ -127,7 +150,12 @@ describe('telegram conversations', () => {
     await new Promise((r) => setTimeout(r, 200));
     expect((await tg.userMessage(TOKEN, { chatId: 5551, text: `/start ${token}` })).status).toBe(200);
     const connected = (await frames).find((f) => f.event === 'channel.connected')!;
-    expect(connected.data).toMatchObject({ id: connected.id, type: 'channel.connected', createdAt: expect.any(String), data: { connection_id: conn.id, app_id: appId, channel_id: '5551', metadata: { customer: '42' } } });
+    expect(connected.data).toMatchObject({
+      id: connected.id,
+      type: 'channel.connected',
+      createdAt: expect.any(String),
+      data: { connection_id: conn.id, app_id: appId, channel_id: '5551', metadata: { customer: '42' } },
+    });
     const now = (await s.api('GET', `/channels/connections/${conn.id}`)).body;
     expect(now).toMatchObject({ status: 'CONNECTED', channel_id: '5551' });
     expect(now).not.toHaveProperty('connect');
@@ -184,7 +212,10 @@ describe('telegram conversations', () => {
   it('a wrong or missing secret token answers 401 invalid_token and records nothing', async () => {
     const { session } = await connectedChat(5553);
     const before = await prisma.channelInbound.count();
-    const update = { update_id: 9_000_001, message: { message_id: 1, from: { id: 5553, is_bot: false, first_name: 'Eve' }, chat: { id: 5553, type: 'private' }, date: 1, text: 'let me in' } };
+    const update = {
+      update_id: 9_000_001,
+      message: { message_id: 1, from: { id: 5553, is_bot: false, first_name: 'Eve' }, chat: { id: 5553, type: 'private' }, date: 1, text: 'let me in' },
+    };
     for (const secret of ['wrong-secret', null]) {
       const res = await tg.deliver(TOKEN, update, secret);
       expect(res.status).toBe(401);
@@ -193,7 +224,11 @@ describe('telegram conversations', () => {
     await new Promise((r) => setTimeout(r, 300));
     expect(await prisma.channelInbound.count()).toBe(before);
     expect((await history(s, session.id)).filter((e) => e.type === 'user.message')).toHaveLength(0);
-    const unknown = await s.fetch(`${s.base}/channels/inbound/chapp_01jz0000000000000000000000`, { method: 'POST', body: '{}', headers: { 'content-type': 'application/json' } });
+    const unknown = await s.fetch(`${s.base}/channels/inbound/chapp_01jz0000000000000000000000`, {
+      method: 'POST',
+      body: '{}',
+      headers: { 'content-type': 'application/json' },
+    });
     expect(unknown.status).toBe(404);
   });
 
@@ -207,7 +242,10 @@ describe('telegram conversations', () => {
     const files = (await s.api('GET', `/files?scope_id=${session.id}`)).body.data;
     expect(files).toEqual([expect.objectContaining({ mime_type: 'image/jpeg', size_bytes: bytes.length, downloadable: true })]);
     const content = (await history(s, session.id)).find((e) => e.type === 'user.message').content;
-    expect(content).toEqual([{ type: 'text', text: 'look at this' }, { type: 'image', source: { type: 'file', file_id: files[0].id } }]);
+    expect(content).toEqual([
+      { type: 'text', text: 'look at this' },
+      { type: 'image', source: { type: 'file', file_id: files[0].id } },
+    ]);
     const downloaded = await s.fetch(`${s.base}/files/${files[0].id}/content`, { headers: { authorization: `Bearer ${s.adminToken}` } });
     expect(Buffer.from(await downloaded.arrayBuffer()).equals(bytes)).toBe(true);
     expect(fake.requests.at(-1)!.body.messages.at(-1).content).toEqual([
@@ -218,7 +256,11 @@ describe('telegram conversations', () => {
 
   it('a file Telegram cannot hand over is never forwarded half: the end user is asked to send again', async () => {
     const { session } = await connectedChat(5555);
-    await tg.userMessage(TOKEN, { chatId: 5555, text: 'and this', document: { fileId: 'missing-file', name: 'report.pdf', mime: 'application/pdf', size: 1000 } });
+    await tg.userMessage(TOKEN, {
+      chatId: 5555,
+      text: 'and this',
+      document: { fileId: 'missing-file', name: 'report.pdf', mime: 'application/pdf', size: 1000 },
+    });
     await waitFor(async () => repliesTo(5555).some((m) => /send it again/.test(m.text)), 10_000, 'guidance');
     expect(repliesTo(5555).find((m) => /send it again/.test(m.text))!.text).toContain('report.pdf');
     expect((await history(s, session.id)).filter((e) => e.type === 'user.message')).toHaveLength(0);
@@ -226,15 +268,24 @@ describe('telegram conversations', () => {
 
   it('a proactive delivery Telegram refuses emits delivery.failed; a refused post answers invalid_spec', async () => {
     const { session, conn } = await connectedChat(5557);
-    const ok = await s.api('POST', `/channels/connections/${conn.id}/deliveries`, { body: { destination: { session: session.id }, parts: [{ type: 'text', text: 'Your order shipped.' }] } });
+    const ok = await s.api('POST', `/channels/connections/${conn.id}/deliveries`, {
+      body: { destination: { session: session.id }, parts: [{ type: 'text', text: 'Your order shipped.' }] },
+    });
     expect(ok.body).toMatchObject({ connection_id: conn.id, thread_id: '5557', status: 'queued' });
     await waitFor(async () => repliesTo(5557).some((m) => m.text === 'Your order shipped.'), 5000, 'proactive post');
     tg.blockedChats.add(5557);
-    const refused = await s.api('POST', `/channels/connections/${conn.id}/deliveries`, { body: { destination: { session: session.id }, parts: [{ type: 'text', text: 'Are you still there?' }] } });
+    const refused = await s.api('POST', `/channels/connections/${conn.id}/deliveries`, {
+      body: { destination: { session: session.id }, parts: [{ type: 'text', text: 'Are you still there?' }] },
+    });
     expect(refused.status).toBe(202);
     await waitFor(async () => (await prisma.channelEvent.count({ where: { type: 'delivery.failed' } })) > 0, 5000, 'delivery.failed');
     const failed = (await prisma.channelEvent.findFirstOrThrow({ where: { type: 'delivery.failed' } })).payload as any;
-    expect(failed.data).toMatchObject({ delivery_id: refused.body.id, connection_id: conn.id, thread_id: '5557', error: { message: expect.stringContaining('blocked') } });
+    expect(failed.data).toMatchObject({
+      delivery_id: refused.body.id,
+      connection_id: conn.id,
+      thread_id: '5557',
+      error: { message: expect.stringContaining('blocked') },
+    });
     const post = await s.api('POST', `/channels/connections/${conn.id}/threads/5557/messages`, { body: { parts: [{ type: 'text', text: 'hello?' }] } });
     expectError(post, 422, 'invalid_spec');
     expect(post.body.error.message).toContain('bot was blocked by the user');
@@ -244,7 +295,13 @@ describe('telegram conversations', () => {
     const { conn } = await connectedChat(5556);
     const res = await tg.deliver(TOKEN, {
       update_id: 9_100_000,
-      my_chat_member: { chat: { id: 5556, type: 'private' }, from: { id: 5556, is_bot: false, first_name: 'Ada' }, date: 1, old_chat_member: { status: 'member', user: { id: 1, is_bot: true, first_name: 'bot' } }, new_chat_member: { status: 'kicked', user: { id: 1, is_bot: true, first_name: 'bot' }, until_date: 0 } },
+      my_chat_member: {
+        chat: { id: 5556, type: 'private' },
+        from: { id: 5556, is_bot: false, first_name: 'Ada' },
+        date: 1,
+        old_chat_member: { status: 'member', user: { id: 1, is_bot: true, first_name: 'bot' } },
+        new_chat_member: { status: 'kicked', user: { id: 1, is_bot: true, first_name: 'bot' }, until_date: 0 },
+      },
     });
     expect(res.status).toBe(200);
     expect((await s.api('GET', `/channels/connections/${conn.id}`)).body.status).toBe('DISCONNECTED');

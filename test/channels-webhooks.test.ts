@@ -11,7 +11,12 @@ import { startTestServer, type TestServer } from './helpers/server.js';
 import { waitFor, collectSse, type SseFrame } from './helpers/sessions.js';
 import { expectError } from './helpers/agents.js';
 
-interface Received { at: number; path: string; headers: http.IncomingHttpHeaders; body: string }
+interface Received {
+  at: number;
+  path: string;
+  headers: http.IncomingHttpHeaders;
+  body: string;
+}
 
 let s: TestServer;
 let receiver: http.Server;
@@ -49,14 +54,21 @@ async function connectedLoopback(token = s.adminToken) {
   expect((await fetch(conn.connect.url, { method: 'POST' })).status).toBe(200);
   return conn;
 }
-const play = (connId: string, body: Record<string, unknown>, token = s.adminToken) => s.api('POST', `/channels/connections/${connId}/loopback/inbound`, { token, body });
+const play = (connId: string, body: Record<string, unknown>, token = s.adminToken) =>
+  s.api('POST', `/channels/connections/${connId}/loopback/inbound`, { token, body });
 const at = (path: string) => received.filter((r) => r.path === path);
 
 describe('endpoints', () => {
   it('create returns the secret once; list never does; PATCH url/events; DELETE', async () => {
     const created = await s.api('POST', '/channels/webhooks', { body: { url: `${receiverUrl}/crud`, events: ['channel.connected', 'turn.refused'] } });
     expect(created.status).toBe(201);
-    expect(created.body).toEqual({ id: expect.stringMatching(/^whep_/), url: `${receiverUrl}/crud`, events: ['channel.connected', 'turn.refused'], status: 'active', secret: expect.stringMatching(/^whsec_/) });
+    expect(created.body).toEqual({
+      id: expect.stringMatching(/^whep_/),
+      url: `${receiverUrl}/crud`,
+      events: ['channel.connected', 'turn.refused'],
+      status: 'active',
+      secret: expect.stringMatching(/^whsec_/),
+    });
     const list = await s.api('GET', '/channels/webhooks');
     expect(list.body.data).toContainEqual({ id: created.body.id, url: `${receiverUrl}/crud`, events: ['channel.connected', 'turn.refused'], status: 'active' });
     expect(JSON.stringify(list.body)).not.toContain(created.body.secret);
@@ -69,7 +81,14 @@ describe('endpoints', () => {
   });
 
   it('validates url (https, http for localhost only, no private addresses) and events', async () => {
-    for (const url of ['http://example.com/hook', 'https://10.0.0.5/x', 'https://169.254.169.254/latest', 'ftp://example.com/x', 'not a url', 'https://u:p@example.com/x']) {
+    for (const url of [
+      'http://example.com/hook',
+      'https://10.0.0.5/x',
+      'https://169.254.169.254/latest',
+      'ftp://example.com/x',
+      'not a url',
+      'https://u:p@example.com/x',
+    ]) {
       expectError(await s.api('POST', '/channels/webhooks', { body: { url } }), 400, 'invalid_request');
     }
     expectError(await s.api('POST', '/channels/webhooks', { body: { url: `${receiverUrl}/x`, events: [] } }), 400, 'invalid_request');
@@ -103,9 +122,19 @@ describe('delivery', () => {
     expect(offsets[2]! - offsets[0]!).toBeLessThan(33);
     const body = JSON.parse(attempts[2]!.body);
     expect(body).toMatchObject({ type: 'channel.connected', data: { connection_id: conn.id } });
-    expect(stripe.webhooks.constructEvent(attempts[2]!.body, `t=${attempts[2]!.headers['x-service-timestamp']},${attempts[2]!.headers['x-service-signature']}`, flaky.secret).id).toBe(body.id);
+    expect(
+      stripe.webhooks.constructEvent(
+        attempts[2]!.body,
+        `t=${attempts[2]!.headers['x-service-timestamp']},${attempts[2]!.headers['x-service-signature']}`,
+        flaky.secret,
+      ).id,
+    ).toBe(body.id);
 
-    await waitFor(async () => (await s.api('GET', '/channels/webhooks')).body.data.find((e: any) => e.id === dead.id).status === 'disabled', 10_000, 'disabled');
+    await waitFor(
+      async () => (await s.api('GET', '/channels/webhooks')).body.data.find((e: any) => e.id === dead.id).status === 'disabled',
+      10_000,
+      'disabled',
+    );
     expect(at('/dead').length).toBeGreaterThanOrEqual(20);
     // Disabled: new events do not reach it.
     const before = at('/dead').length;
@@ -120,7 +149,9 @@ describe('delivery', () => {
     await waitFor(async () => at('/dead').length > before, 10_000, 'delivery after re-enable');
     const last = at('/dead').at(-1)!;
     expect(JSON.parse(last.body).data.text).toBe('after re-enable');
-    expect(() => stripe.webhooks.constructEvent(last.body, `t=${last.headers['x-service-timestamp']},${last.headers['x-service-signature']}`, dead.secret)).not.toThrow();
+    expect(() =>
+      stripe.webhooks.constructEvent(last.body, `t=${last.headers['x-service-timestamp']},${last.headers['x-service-signature']}`, dead.secret),
+    ).not.toThrow();
   }, 60_000);
 });
 
@@ -134,7 +165,8 @@ describe('event mirror', () => {
     const frames = await first;
     expect(frames.map((f) => f.event)).toEqual(['channel.unmapped_conversation', 'channel.unmapped_conversation']);
     expect(frames.map((f) => f.data.data.text)).toEqual(['one', 'two']);
-    for (const f of frames) expect(f.data).toEqual({ id: f.id, type: f.event, createdAt: expect.any(String), data: expect.objectContaining({ connection_id: conn.id }) });
+    for (const f of frames)
+      expect(f.data).toEqual({ id: f.id, type: f.event, createdAt: expect.any(String), data: expect.objectContaining({ connection_id: conn.id }) });
 
     // Missed while disconnected: three, four.
     await play(conn.id, { thread_id: 'm', text: 'three', message_id: 'mirror-3' });
@@ -149,18 +181,26 @@ describe('event mirror', () => {
 });
 
 describe('universes', () => {
-  it('another universe\'s token gets 404 for our channel resources and its stream sees none of our events', async () => {
+  it("another universe's token gets 404 for our channel resources and its stream sees none of our events", async () => {
     const slug = `chan-${Date.now().toString(36)}`;
     expect((await s.api('POST', '/universes', { body: { slug, name: 'Other' } })).status).toBe(201);
     const other = await s.mintToken('write', { universe: slug });
     const conn = await connectedLoopback();
     const hook = (await s.api('POST', '/channels/webhooks', { body: { url: `${receiverUrl}/mine` } })).body;
-    for (const path of [`/channels/connections/${conn.id}`, `/channels/connections/${conn.id}/capabilities`, `/channels/connections/${conn.id}/loopback/outbox`]) {
+    for (const path of [
+      `/channels/connections/${conn.id}`,
+      `/channels/connections/${conn.id}/capabilities`,
+      `/channels/connections/${conn.id}/loopback/outbox`,
+    ]) {
       expectError(await s.api('GET', path, { token: other }), 404, 'not_found');
     }
     expectError(await s.api('PATCH', `/channels/webhooks/${hook.id}`, { token: other, body: { status: 'active' } }), 404, 'not_found');
     expectError(await play(conn.id, { thread_id: 'x', text: 'hi' }, other), 404, 'not_found');
-    expectError(await s.api('POST', '/channels/bindings', { token: other, body: { connection_id: conn.id, thread_id: 'x', destination: { webhook: hook.id } } }), 404, 'not_found');
+    expectError(
+      await s.api('POST', '/channels/bindings', { token: other, body: { connection_id: conn.id, thread_id: 'x', destination: { webhook: hook.id } } }),
+      404,
+      'not_found',
+    );
     expect((await s.api('GET', '/channels/connections', { token: other })).body.data).toEqual([]);
     expect((await s.api('GET', '/channels/webhooks', { token: other })).body.data).toEqual([]);
 

@@ -8,7 +8,18 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeProvider, type FakeProvider } from './fake-provider/server.js';
 import { startChildServer, api, type ChildServer } from './helpers/child-server.js';
-import { CONFIGS, deploymentEnv, dropSchemas, freePort, history, idleSession, say, startReceiver, waitForHistory, type Delivery } from './helpers/durability.js';
+import {
+  CONFIGS,
+  deploymentEnv,
+  dropSchemas,
+  freePort,
+  history,
+  idleSession,
+  say,
+  startReceiver,
+  waitForHistory,
+  type Delivery,
+} from './helpers/durability.js';
 
 let fake: FakeProvider;
 let receiver: Awaited<ReturnType<typeof startReceiver>>;
@@ -29,7 +40,8 @@ afterAll(async () => {
 const waitUntil = async (what: string, check: () => boolean | Promise<boolean>, timeoutMs = 30_000) => {
   const deadline = Date.now() + timeoutMs;
   while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; received: ${JSON.stringify(receiver.deliveries.map((d) => [d.path, d.type, d.answered]))}`);
+    if (Date.now() > deadline)
+      throw new Error(`timed out waiting for ${what}; received: ${JSON.stringify(receiver.deliveries.map((d) => [d.path, d.type, d.answered]))}`);
     await new Promise((r) => setTimeout(r, 50));
   }
 };
@@ -82,7 +94,15 @@ describe.each(CONFIGS)('kill -9 mid-turn with a queued message and webhooks pend
     const readyAt = Date.now();
 
     // The turn: ended as lost at once (not after RUNNER_STALE_MS), then the queued message ran.
-    const events = await waitForHistory(second.base, token, session.id, (ev) => ev.some((e) => e.type === 'agent.message' && e.final && e.text === 'after the restart') && ev.filter((e) => e.type === 'session.status_idle').length >= 2, 30_000);
+    const events = await waitForHistory(
+      second.base,
+      token,
+      session.id,
+      (ev) =>
+        ev.some((e) => e.type === 'agent.message' && e.final && e.text === 'after the restart') &&
+        ev.filter((e) => e.type === 'session.status_idle').length >= 2,
+      30_000,
+    );
     expect(Date.now() - readyAt).toBeLessThan(20_000);
     expect(events.filter((e) => e.type === 'user.message').map((e) => e.content[0].text)).toEqual(['long job', 'queued while running']);
     expect(events.filter((e) => e.type === 'session.error').map((e) => e.error.type)).toEqual(['runner_lost']);
@@ -118,7 +138,9 @@ describe.each(CONFIGS)('kill -9 mid-turn with a queued message and webhooks pend
     expect(at(`/flaky-${tag}`)).toHaveLength(2);
     expect(at(`/slow-${tag}`)).toHaveLength(2);
     const all = at(`/all-${tag}`);
-    const sessionEvents = (await history(second.base, token, session.id)).filter((e) => ['session.status_running', 'session.status_idle', 'session.error'].includes(e.type));
+    const sessionEvents = (await history(second.base, token, session.id)).filter((e) =>
+      ['session.status_running', 'session.status_idle', 'session.error'].includes(e.type),
+    );
     expect(all.map((d) => d.eventId).sort()).toEqual(sessionEvents.map((e) => e.id).sort());
     await second.kill('SIGTERM');
     expect(second.process.exitCode).toBe(0);

@@ -60,7 +60,10 @@ describe('the default session', () => {
     expect(chosen.status, JSON.stringify(chosen.body)).toBe(200);
     expect(chosen.body.agent).toMatchObject({ defaultSessionId: second, version: version + 1 });
     expect((await byAgent(agent.id)).body.session.id).toBe(second);
-    expect((await s.api('PATCH', `/sessions/${agent.id}`, { body: { title: 'the chosen one' } })).body.session).toMatchObject({ id: second, title: 'the chosen one' });
+    expect((await s.api('PATCH', `/sessions/${agent.id}`, { body: { title: 'the chosen one' } })).body.session).toMatchObject({
+      id: second,
+      title: 'the chosen one',
+    });
     expect(await flags(agent.id)).toEqual({ [first]: false, [second]: true });
 
     expectError(await s.api('PATCH', `/agents/${agent.id}`, { body: { defaultSessionId: foreign } }), 400, 'invalid_request');
@@ -120,10 +123,15 @@ describe('the default session', () => {
     const agent = await newAgent();
     await newSession(agent.id);
     const second = await newSession(agent.id);
-    const res = await s.gql<any>(`mutation($id: String!, $sid: String!) { updateAgent(id: $id, input: { defaultSessionId: $sid }) { defaultSessionId } }`, { id: agent.id, sid: second });
+    const res = await s.gql<any>(`mutation($id: String!, $sid: String!) { updateAgent(id: $id, input: { defaultSessionId: $sid }) { defaultSessionId } }`, {
+      id: agent.id,
+      sid: second,
+    });
     expect(res.body.errors, JSON.stringify(res.body.errors)).toBeUndefined();
     expect(res.body.data.updateAgent.defaultSessionId).toBe(second);
-    const bad = await s.gql<any>(`mutation($id: String!) { updateAgent(id: $id, input: { defaultSessionId: "sess_nope" }) { defaultSessionId } }`, { id: agent.id });
+    const bad = await s.gql<any>(`mutation($id: String!) { updateAgent(id: $id, input: { defaultSessionId: "sess_nope" }) { defaultSessionId } }`, {
+      id: agent.id,
+    });
     expect(bad.body.errors?.[0]?.extensions.code).toBe('invalid_request');
     expect((await s.api('GET', `/sessions/${second}`)).body.session.default).toBe(true);
   });

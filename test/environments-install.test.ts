@@ -33,7 +33,8 @@ afterAll(async () => {
 beforeEach(() => fake.reset());
 
 const installsLog = () => path.join(config().dataDir, 'environments', 'installs.log');
-const installsOf = (envId: string) => (fs.existsSync(installsLog()) ? fs.readFileSync(installsLog(), 'utf8') : '').split('\n').filter((l) => l.includes(` ${envId} `));
+const installsOf = (envId: string) =>
+  (fs.existsSync(installsLog()) ? fs.readFileSync(installsLog(), 'utf8') : '').split('\n').filter((l) => l.includes(` ${envId} `));
 
 async function environment(body: Record<string, unknown>) {
   const res = await s.api('POST', '/environments', { body });
@@ -72,7 +73,11 @@ describe('packages installed at provision, cached per environment version', () =
 
   it('the model uses them in a turn: node finds the npm package, PATH the Debian program; the directory is read-only', async () => {
     fake.enqueue(
-      { kind: 'tool_call', name: 'bash', input: { command: `node -e "console.log(require('left-pad')('x', 5, '.'))"; command -v sl; touch /opt/environment/mine 2>&1 || echo read-only` } },
+      {
+        kind: 'tool_call',
+        name: 'bash',
+        input: { command: `node -e "console.log(require('left-pad')('x', 5, '.'))"; command -v sl; touch /opt/environment/mine 2>&1 || echo read-only` },
+      },
       { kind: 'text', text: 'done' },
     );
     await sendText(s, sessions[0]!, 'use the tools');
@@ -108,37 +113,55 @@ describe('packages installed at provision, cached per environment version', () =
 });
 
 describe('packages that do not install', () => {
-  it('a session.error names each failed package; the session idles and has the rest', async () => {
-    const env = await environment({ name: 'broken', packages: { npm: ['left-pad@1.3.0', 'no-such-package-zz9-env-test'], pip: ['no-such-package-zz9'], apt: ['no-such-package-zz9'] } });
-    const id = await startSession(env.id);
-    await idle(id);
-    const errors = (await history(s, id)).filter((e) => e.type === 'session.error').map((e) => e.error);
-    expect(errors).toHaveLength(3);
-    for (const e of errors) expect(e).toMatchObject({ type: 'environment_install_failed', retry_status: 'exhausted' });
-    const messages = errors.map((e) => e.message).join('\n');
-    expect(messages).toContain('npm package no-such-package-zz9-env-test');
-    expect(messages).toContain('pip package no-such-package-zz9');
-    expect(messages).toContain('apt package no-such-package-zz9');
-    expect(messages).not.toContain('left-pad');
-    // Progress and errors as message parts (agent.status): installing, then done naming the
-    // failures; each session.error followed by its `error` part.
-    const events = await history(s, id);
-    const statuses = events.filter((e) => e.type === 'agent.status' && e.part.type === 'status').map((e) => e.part);
-    expect(statuses).toEqual([
-      { type: 'status', index: 0, level: 'working', text: expect.stringMatching(/^installing the environment's packages \(apt: no-such-package-zz9; npm: left-pad@1\.3\.0 no-such-package-zz9-env-test; pip: no-such-package-zz9\)$/) },
-      { type: 'status', index: 0, level: 'done', text: expect.stringContaining('except 3') },
-    ]);
-    for (const [i, e] of events.entries()) {
-      if (e.type === 'session.error') expect(events[i + 1]).toMatchObject({ type: 'agent.status', part: { type: 'error', code: 'environment_install_failed', message: e.error.message, retryable: false } });
-    }
-    const r = await sh(id, `node -e "process.stdout.write(require('left-pad')('z', 2, '+'))"`);
-    expect(r.stdout, r.stderr).toBe('+z');
-    // The failure is cached with the version: the next session is told again, without reinstalling.
-    const again = await startSession(env.id);
-    await idle(again);
-    expect(installsOf(env.id)).toHaveLength(1);
-    expect((await history(s, again)).filter((e) => e.type === 'session.error')).toHaveLength(3);
-  }, INSTALL_MS);
+  it(
+    'a session.error names each failed package; the session idles and has the rest',
+    async () => {
+      const env = await environment({
+        name: 'broken',
+        packages: { npm: ['left-pad@1.3.0', 'no-such-package-zz9-env-test'], pip: ['no-such-package-zz9'], apt: ['no-such-package-zz9'] },
+      });
+      const id = await startSession(env.id);
+      await idle(id);
+      const errors = (await history(s, id)).filter((e) => e.type === 'session.error').map((e) => e.error);
+      expect(errors).toHaveLength(3);
+      for (const e of errors) expect(e).toMatchObject({ type: 'environment_install_failed', retry_status: 'exhausted' });
+      const messages = errors.map((e) => e.message).join('\n');
+      expect(messages).toContain('npm package no-such-package-zz9-env-test');
+      expect(messages).toContain('pip package no-such-package-zz9');
+      expect(messages).toContain('apt package no-such-package-zz9');
+      expect(messages).not.toContain('left-pad');
+      // Progress and errors as message parts (agent.status): installing, then done naming the
+      // failures; each session.error followed by its `error` part.
+      const events = await history(s, id);
+      const statuses = events.filter((e) => e.type === 'agent.status' && e.part.type === 'status').map((e) => e.part);
+      expect(statuses).toEqual([
+        {
+          type: 'status',
+          index: 0,
+          level: 'working',
+          text: expect.stringMatching(
+            /^installing the environment's packages \(apt: no-such-package-zz9; npm: left-pad@1\.3\.0 no-such-package-zz9-env-test; pip: no-such-package-zz9\)$/,
+          ),
+        },
+        { type: 'status', index: 0, level: 'done', text: expect.stringContaining('except 3') },
+      ]);
+      for (const [i, e] of events.entries()) {
+        if (e.type === 'session.error')
+          expect(events[i + 1]).toMatchObject({
+            type: 'agent.status',
+            part: { type: 'error', code: 'environment_install_failed', message: e.error.message, retryable: false },
+          });
+      }
+      const r = await sh(id, `node -e "process.stdout.write(require('left-pad')('z', 2, '+'))"`);
+      expect(r.stdout, r.stderr).toBe('+z');
+      // The failure is cached with the version: the next session is told again, without reinstalling.
+      const again = await startSession(env.id);
+      await idle(again);
+      expect(installsOf(env.id)).toHaveLength(1);
+      expect((await history(s, again)).filter((e) => e.type === 'session.error')).toHaveLength(3);
+    },
+    INSTALL_MS,
+  );
 
   it('an environment without packages starts like a session without one (nothing installed)', async () => {
     const env = await environment({ name: 'empty' });

@@ -28,15 +28,20 @@ const many = (n: number, f: (i: number) => string) => Array.from({ length: n }, 
 describe('create and read', () => {
   it('all fields, as the contract shows them', async () => {
     const env = await environment({
-      name: 'data', description: 'pandas and jq',
+      name: 'data',
+      description: 'pandas and jq',
       packages: { apt: ['jq', 'libxml2=2.9.14+dfsg-1.3'], npm: ['left-pad', '@types/node@20', 'lodash@^4.17.0'], pip: ['pandas', 'requests==2.31.0'] },
       network: { allowed_hosts: ['API.GitHub.com', 'pypi.org', '*.example.com', 'git.local:8080'] },
     });
     expect(env).toEqual({
-      id: expect.stringMatching(/^env_[0-9a-z]{26}$/), name: 'data', description: 'pandas and jq',
+      id: expect.stringMatching(/^env_[0-9a-z]{26}$/),
+      name: 'data',
+      description: 'pandas and jq',
       packages: { apt: ['jq', 'libxml2=2.9.14+dfsg-1.3'], npm: ['left-pad', '@types/node@20', 'lodash@^4.17.0'], pip: ['pandas', 'requests==2.31.0'] },
       network: { allowed_hosts: ['api.github.com', 'pypi.org', '*.example.com', 'git.local:8080'] },
-      archived_at: null, created_at: expect.any(String), updated_at: expect.any(String),
+      archived_at: null,
+      created_at: expect.any(String),
+      updated_at: expect.any(String),
     });
     expect((await s.api('GET', `/environments/${env.id}`)).body).toEqual(env);
   });
@@ -56,7 +61,11 @@ describe('create and read', () => {
       expectError(await s.api('POST', '/environments', { body: { name: 'x', packages: { [manager]: many(101, (i) => `pkg${i}`) } } }), 400, 'invalid_request');
     }
     await environment({ name: 'hosts', network: { allowed_hosts: many(256, (i) => `h${i}.example.com`) } });
-    expectError(await s.api('POST', '/environments', { body: { name: 'x', network: { allowed_hosts: many(257, (i) => `h${i}.example.com`) } } }), 400, 'invalid_request');
+    expectError(
+      await s.api('POST', '/environments', { body: { name: 'x', network: { allowed_hosts: many(257, (i) => `h${i}.example.com`) } } }),
+      400,
+      'invalid_request',
+    );
   });
 
   it('refuses package specs that are not a name with an optional version (options, paths, URLs, shells)', async () => {
@@ -77,7 +86,18 @@ describe('create and read', () => {
   });
 
   it('refuses allow-list entries that are not hostnames or host:port', async () => {
-    for (const host of ['http://example.com', 'example.com/path', 'exa mple.com', '*', '*.', 'example.com:0', 'example.com:65536', '-bad.com', 'a..b', 'user@host']) {
+    for (const host of [
+      'http://example.com',
+      'example.com/path',
+      'exa mple.com',
+      '*',
+      '*.',
+      'example.com:0',
+      'example.com:65536',
+      '-bad.com',
+      'a..b',
+      'user@host',
+    ]) {
       const res = await s.api('POST', '/environments', { body: { name: 'x', network: { allowed_hosts: [host] } } });
       expect(res.status, host).toBe(400);
     }
@@ -133,7 +153,9 @@ describe('list, patch, archive', () => {
   });
 
   it('GraphQL: the same operations, typed', async () => {
-    const made = await s.gql('mutation { createEnvironment(input: { name: "gql", packages: { npm: ["left-pad"] }, network: { allowedHosts: ["example.com"] } }) { id name packages { apt npm pip } network { allowedHosts } archivedAt } }');
+    const made = await s.gql(
+      'mutation { createEnvironment(input: { name: "gql", packages: { npm: ["left-pad"] }, network: { allowedHosts: ["example.com"] } }) { id name packages { apt npm pip } network { allowedHosts } archivedAt } }',
+    );
     expect(made.body.errors).toBeUndefined();
     const env = made.body.data.createEnvironment;
     expect(env).toMatchObject({ name: 'gql', packages: { apt: [], npm: ['left-pad'], pip: [] }, network: { allowedHosts: ['example.com'] }, archivedAt: null });
@@ -191,9 +213,12 @@ describe('sessions and routines', () => {
 
   it('routines: a missing environment pauses with environment_not_found_error, an archived one with environment_archived_error', async () => {
     const agent = (await s.api('POST', '/agents', { body: {} })).body.agent;
-    const routine = async (environmentId: string) => (await s.api('POST', '/routines', {
-      body: { name: 'r', target: { type: 'new_session', agent: agent.id, environment_id: environmentId }, initial_events: hello },
-    })).body;
+    const routine = async (environmentId: string) =>
+      (
+        await s.api('POST', '/routines', {
+          body: { name: 'r', target: { type: 'new_session', agent: agent.id, environment_id: environmentId }, initial_events: hello },
+        })
+      ).body;
     const lastRun = async (id: string) => (await s.api('GET', `/routines/${id}/runs`)).body.data[0];
 
     const missing = await routine('env_missing');

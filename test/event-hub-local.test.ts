@@ -47,7 +47,10 @@ describe('local hand-over of committed batches', () => {
     const [first] = await take(follower, 1);
     expect(textOf(first!)).toBe('one');
     // Not in the store: only the hand-over can deliver it.
-    const synthetic: StoredEvent = { seq: first!.seq + 1, event: { ...first!.event, id: 'evt_handed_over_only', part: { type: 'status', index: 0, level: 'working', text: 'handed' } } as never };
+    const synthetic: StoredEvent = {
+      seq: first!.seq + 1,
+      event: { ...first!.event, id: 'evt_handed_over_only', part: { type: 'status', index: 0, level: 'working', text: 'handed' } } as never,
+    };
     handOverLocalBatch(id, [synthetic]);
     const [second] = await take(follower, 1);
     expect(second!.seq).toBe(first!.seq + 1);

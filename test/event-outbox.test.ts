@@ -46,13 +46,13 @@ describe('event outbox', () => {
     const sessionId = created.body.session.id as string;
 
     // Commit the event and its outbox row, then "crash": no announceEvents, no nudge.
-    const batch = await prisma.$transaction((tx) => storeEvents(tx, sessionId, [
-      { type: 'session.error', fields: { error: { type: 'engine_error', message: 'injected', retry_status: 'exhausted' } } },
-    ]));
+    const batch = await prisma.$transaction((tx) =>
+      storeEvents(tx, sessionId, [{ type: 'session.error', fields: { error: { type: 'engine_error', message: 'injected', retry_status: 'exhausted' } } }]),
+    );
     expect(batch.deliveries).toBe(1);
     const eventId = batch.stored[0]!.event.id;
     // The dispatcher's poll finds the row and delivers it (thin body, the event's own id).
-    await waitFor(async () => received.some((r) => r.id === eventId), 10_000, "the delivery");
+    await waitFor(async () => received.some((r) => r.id === eventId), 10_000, 'the delivery');
     expect(received.find((r) => r.id === eventId)).toMatchObject({ id: eventId, type: 'session.error', data: { type: 'session', id: sessionId } });
     // History has the event too: both or neither.
     const history = await s.api('GET', `/sessions/${sessionId}/events`);
@@ -67,9 +67,9 @@ describe('event outbox', () => {
     const toolUses = ['evt_01waitingcallnumberone00', 'evt_01waitingcallnumbertwo00'];
 
     // Commit the stop and "crash" before any announcement: the deliveries are already there.
-    const batch = await prisma.$transaction((tx) => storeEvents(tx, sessionId, [
-      { type: 'session.status_idle', fields: { stop_reason: { type: 'requires_action', event_ids: toolUses } } },
-    ]));
+    const batch = await prisma.$transaction((tx) =>
+      storeEvents(tx, sessionId, [{ type: 'session.status_idle', fields: { stop_reason: { type: 'requires_action', event_ids: toolUses } } }]),
+    );
     expect(batch.deliveries).toBe(2);
     const rows = await prisma.webhookDelivery.findMany({ where: { eventId: { in: toolUses } }, select: { eventId: true, eventType: true } });
     expect(rows.sort((a, b) => a.eventId.localeCompare(b.eventId))).toEqual(toolUses.map((eventId) => ({ eventId, eventType: 'session.requires_action' })));
@@ -77,7 +77,9 @@ describe('event outbox', () => {
     expect(received.find((r) => r.id === toolUses[0])).toMatchObject({ type: 'session.requires_action', data: { type: 'session', id: sessionId } });
 
     // An idle that stops for another reason derives nothing.
-    const other = await prisma.$transaction((tx) => storeEvents(tx, sessionId, [{ type: 'session.status_idle', fields: { stop_reason: { type: 'end_turn' } } }]));
+    const other = await prisma.$transaction((tx) =>
+      storeEvents(tx, sessionId, [{ type: 'session.status_idle', fields: { stop_reason: { type: 'end_turn' } } }]),
+    );
     expect(other.deliveries).toBe(0);
   });
 
@@ -86,10 +88,14 @@ describe('event outbox', () => {
     const created = await s.api('POST', '/sessions', { body: { agent: agent.id } });
     const sessionId = created.body.session.id as string;
     const before = await prisma.webhookDelivery.count();
-    await expect(prisma.$transaction(async (tx) => {
-      await storeEvents(tx, sessionId, [{ type: 'session.error', fields: { error: { type: 'engine_error', message: 'rolled back', retry_status: 'exhausted' } } }]);
-      throw new Error('crash inside the transaction');
-    })).rejects.toThrow('crash inside the transaction');
+    await expect(
+      prisma.$transaction(async (tx) => {
+        await storeEvents(tx, sessionId, [
+          { type: 'session.error', fields: { error: { type: 'engine_error', message: 'rolled back', retry_status: 'exhausted' } } },
+        ]);
+        throw new Error('crash inside the transaction');
+      }),
+    ).rejects.toThrow('crash inside the transaction');
     expect(await prisma.webhookDelivery.count()).toBe(before);
     const history = await s.api('GET', `/sessions/${sessionId}/events`);
     expect(history.body.events.filter((e: { type: string }) => e.type === 'session.error')).toEqual([]);

@@ -46,15 +46,24 @@ describe('upload', () => {
   it('stores a CSV and answers the File shape', async () => {
     const res = await upload('a,b\n1,2\n', 'in.csv', 'text/csv', { expires_in_seconds: '3600' });
     expect(res.status).toBe(200);
-    expect(res.body).toEqual({ type: 'file', id: expect.stringMatching(/^file_/), created_at: expect.any(String), filename: 'in.csv', mime_type: 'text/csv', size_bytes: 8, downloadable: false, expires_at: expect.any(String) });
+    expect(res.body).toEqual({
+      type: 'file',
+      id: expect.stringMatching(/^file_/),
+      created_at: expect.any(String),
+      filename: 'in.csv',
+      mime_type: 'text/csv',
+      size_bytes: 8,
+      downloadable: false,
+      expires_at: expect.any(String),
+    });
     const expires = new Date(res.body.expires_at).getTime() - Date.now();
     expect(expires).toBeGreaterThan(3590_000);
     expect((await s.api('GET', `/files/${res.body.id}`)).body).toEqual(res.body);
   });
 
   it('expires_in_seconds must be 3600 to 7776000', async () => {
-    expectError(await upload('x', 'x.txt', 'text/plain', { expires_in_seconds: '3599' }) as any, 400, 'invalid_request');
-    expectError(await upload('x', 'x.txt', 'text/plain', { expires_in_seconds: '7776001' }) as any, 400, 'invalid_request');
+    expectError((await upload('x', 'x.txt', 'text/plain', { expires_in_seconds: '3599' })) as any, 400, 'invalid_request');
+    expectError((await upload('x', 'x.txt', 'text/plain', { expires_in_seconds: '7776001' })) as any, 400, 'invalid_request');
     expect((await upload('x', 'x.txt', 'text/plain', { expires_in_seconds: '7776000' })).status).toBe(200);
   });
 
@@ -67,7 +76,7 @@ describe('upload', () => {
     expectError(await s.api('POST', '/files', { body: { file: 'nope' } }), 415, 'unsupported_media_type');
   });
 
-  it('a 33 MiB upload is refused with 413 while the server\'s memory stays flat', async () => {
+  it("a 33 MiB upload is refused with 413 while the server's memory stays flat", async () => {
     // The client is curl in another process, so this process's memory is the server's alone.
     const big = path.join(os.tmpdir(), `big-${Date.now()}.bin`);
     fs.writeFileSync(big, Buffer.alloc(33 * 1024 * 1024, 7));
@@ -76,7 +85,11 @@ describe('upload', () => {
     let peak = before;
     const sampler = setInterval(() => (peak = Math.max(peak, process.memoryUsage().rss)), 2);
     const out = await new Promise<string>((resolve, reject) => {
-      execFile('curl', ['-s', '-w', '\n%{http_code}', '-H', `authorization: Bearer ${s.adminToken}`, '-F', `file=@${big};type=application/octet-stream`, `${s.base}/files`], (err, stdout) => (err ? reject(err) : resolve(stdout)));
+      execFile(
+        'curl',
+        ['-s', '-w', '\n%{http_code}', '-H', `authorization: Bearer ${s.adminToken}`, '-F', `file=@${big};type=application/octet-stream`, `${s.base}/files`],
+        (err, stdout) => (err ? reject(err) : resolve(stdout)),
+      );
     });
     clearInterval(sampler);
     fs.rmSync(big);
@@ -148,7 +161,9 @@ describe('an upload whose bytes are missing (another process with its own DATA_D
     const asResource = await s.api('POST', '/sessions', { body: { agent: agent.id, resources: [{ type: 'file', file_id: f.id }] } });
     expectError(asResource, 404, 'not_found');
     expect(asResource.body.error.message).toContain(f.id);
-    const asAttachment = await s.api('POST', '/sessions', { body: { agent: agent.id, initial_events: [{ type: 'user.message', content: [{ type: 'document', source: { type: 'file', file_id: f.id } }] }] } });
+    const asAttachment = await s.api('POST', '/sessions', {
+      body: { agent: agent.id, initial_events: [{ type: 'user.message', content: [{ type: 'document', source: { type: 'file', file_id: f.id } }] }] },
+    });
     expectError(asAttachment, 404, 'not_found');
     expect(await prisma.session.count()).toBe(before);
   });
@@ -159,12 +174,21 @@ describe('message attachments', () => {
     const { session } = await readySession(s);
     const pdf = (await upload('%PDF-1.4 fake', 'report.pdf', 'application/pdf')).body;
     fake.enqueue({ kind: 'text', text: 'I see a pixel' });
-    const sent = await s.api('POST', `/sessions/${session.id}/events`, { body: { events: [{ type: 'user.message', content: [
-      { type: 'text', text: 'what is this?' },
-      { type: 'image', source: { type: 'base64', media_type: 'image/png', data: PNG.toString('base64') } },
-      { type: 'image', source: { type: 'url', url: imageUrl } },
-      { type: 'document', source: { type: 'file', file_id: pdf.id }, title: 'Report' },
-    ] }] } });
+    const sent = await s.api('POST', `/sessions/${session.id}/events`, {
+      body: {
+        events: [
+          {
+            type: 'user.message',
+            content: [
+              { type: 'text', text: 'what is this?' },
+              { type: 'image', source: { type: 'base64', media_type: 'image/png', data: PNG.toString('base64') } },
+              { type: 'image', source: { type: 'url', url: imageUrl } },
+              { type: 'document', source: { type: 'file', file_id: pdf.id }, title: 'Report' },
+            ],
+          },
+        ],
+      },
+    });
     expect(sent.status).toBe(202);
     const content = sent.body.data[0].content;
     for (const block of content.slice(1)) expect(block.source).toEqual({ type: 'file', file_id: expect.stringMatching(/^file_/) });
@@ -176,7 +200,12 @@ describe('message attachments', () => {
     expect(downloaded.headers.get('content-disposition')).toContain('attachment');
     expect(Buffer.from(downloaded.bytes)).toEqual(PNG);
     const scoped = await s.api('GET', `/files?scope_id=${session.id}`);
-    expect(scoped.body.data.map((f: any) => f.id).sort()).toEqual(content.slice(1).map((b: any) => b.source.file_id).sort());
+    expect(scoped.body.data.map((f: any) => f.id).sort()).toEqual(
+      content
+        .slice(1)
+        .map((b: any) => b.source.file_id)
+        .sort(),
+    );
     expect(scoped.body.data.every((f: any) => f.downloadable)).toBe(true);
 
     await waitForEvents(s, session.id, 'session.status_idle');
@@ -190,8 +219,20 @@ describe('message attachments', () => {
 
   it('an unknown file id is 404 and stores nothing; a blocked url is 400', async () => {
     const { session } = await readySession(s);
-    expectError(await s.api('POST', `/sessions/${session.id}/events`, { body: { events: [{ type: 'user.message', content: [{ type: 'image', source: { type: 'file', file_id: 'file_missing' } }] }] } }), 404, 'not_found');
-    expectError(await s.api('POST', `/sessions/${session.id}/events`, { body: { events: [{ type: 'user.message', content: [{ type: 'image', source: { type: 'url', url: 'http://169.254.169.254/latest/meta-data' } }] }] } }), 400, 'invalid_request');
+    expectError(
+      await s.api('POST', `/sessions/${session.id}/events`, {
+        body: { events: [{ type: 'user.message', content: [{ type: 'image', source: { type: 'file', file_id: 'file_missing' } }] }] },
+      }),
+      404,
+      'not_found',
+    );
+    expectError(
+      await s.api('POST', `/sessions/${session.id}/events`, {
+        body: { events: [{ type: 'user.message', content: [{ type: 'image', source: { type: 'url', url: 'http://169.254.169.254/latest/meta-data' } }] }] },
+      }),
+      400,
+      'invalid_request',
+    );
     expect((await s.api('GET', `/sessions/${session.id}/events`)).body.events).toEqual([]);
   });
 });

@@ -13,7 +13,8 @@ const ROOT = path.resolve(import.meta.dirname, '..');
 
 // Variables a newcomer's shell does not have: the suite's own (vitest.config.ts sets some) and
 // every optional one the service reads.
-const OPTIONAL = /^(VITEST|TEST_|ADMIN_|DATABASE_URL|REDIS_URL|OUTBOUND_ALLOW|SHUTDOWN_DRAIN_MS|LOG_|ANTHROPIC_|OPENAI_|SECRET_KEY|PUBLIC_URL|SANDBOX_|NODE_ENV)/;
+const OPTIONAL =
+  /^(VITEST|TEST_|ADMIN_|DATABASE_URL|REDIS_URL|OUTBOUND_ALLOW|SHUTDOWN_DRAIN_MS|LOG_|ANTHROPIC_|OPENAI_|SECRET_KEY|PUBLIC_URL|SANDBOX_|NODE_ENV)/;
 
 function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {

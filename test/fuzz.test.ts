@@ -30,7 +30,15 @@ beforeAll(async () => {
   const skillForm = new FormData();
   skillForm.append('files', new Blob(['---\nname: fuzz-skill\ndescription: fuzzed\n---\n']), 'SKILL.md');
   const skill = (await s.api('POST', '/skills', { form: skillForm })).body;
-  const routine = (await s.api('POST', '/routines', { body: { name: 'fuzz', target: { type: 'new_session', agent: agent.id }, initial_events: [{ type: 'user.message', content: [{ type: 'text', text: 'x' }] }] } })).body;
+  const routine = (
+    await s.api('POST', '/routines', {
+      body: {
+        name: 'fuzz',
+        target: { type: 'new_session', agent: agent.id },
+        initial_events: [{ type: 'user.message', content: [{ type: 'text', text: 'x' }] }],
+      },
+    })
+  ).body;
   const webhook = (await s.api('POST', '/webhooks', { body: { url: 'https://hooks.example.com/h', events: ['agent.created'] } })).body;
   const slug = (await s.api('GET', '/whoami')).body.universe.slug;
   Object.assign(known, {
@@ -46,59 +54,71 @@ beforeAll(async () => {
     'secrets/{key}': ['FUZZ_KEY'],
     'model-subscriptions/{provider}': ['anthropic', 'openai'],
   } satisfies KnownIds);
-  for (const [key, ids] of Object.entries(known)) expect(ids.every((id) => typeof id === 'string' && id.length > 0), key).toBe(true);
+  for (const [key, ids] of Object.entries(known))
+    expect(
+      ids.every((id) => typeof id === 'string' && id.length > 0),
+      key,
+    ).toBe(true);
 });
 afterAll(async () => {
   await s?.stop();
 });
 
 describe('fuzzing every route', () => {
-  it(`${routes.length} routes × ${RUNS} generated requests: never a 5xx, always the envelope`, async () => {
-    const failures: string[] = [];
-    // Routes of one resource run one after the other (deletes last), resources in parallel: the
-    // generated requests are the same on every run (fixed seeds) and their interleaving stays
-    // within what concurrent clients of different resources would do.
-    const groups = new Map<string, { route: (typeof routes)[number]; seed: number }[]>();
-    routes.forEach((route, i) => {
-      const key = route.path.split('/')[1]!;
-      groups.set(key, [...(groups.get(key) ?? []), { route, seed: SEED + i }]);
-    });
-    const queue = [...groups.values()].map((g) => [...g.filter((r) => r.route.method !== 'DELETE'), ...g.filter((r) => r.route.method === 'DELETE')]);
-    let sent = 0;
-    const statuses = new Map<number, number>();
-    const worker = async () => {
-      for (let group = queue.shift(); group; group = queue.shift()) for (const { route, seed } of group) {
-        const run = await fc.check(
-          fc.asyncProperty(requestArbitrary(route, known, s.adminToken), async (req) => {
-            sent++;
-            let answer;
-            try {
-              answer = await sendFuzzRequest(s.base, req);
-            } catch (err) {
-              throw new Error(`no answer (${(err as Error).message}) to ${describeRequest(req)}`);
-            }
-            statuses.set(answer.status, (statuses.get(answer.status) ?? 0) + 1);
-            // a page (the hosted connect page) answers a browser (Accept: text/html) with HTML, as documented
-            const page = route.rawResponseContent?.['text/html'] && req.headers.accept === 'text/html' && answer.contentType?.startsWith('text/html');
-            const problem = page ? null : answerProblem(answer);
-            if (problem) throw new Error(`${problem}\n  request: ${describeRequest(req)}`);
-          }),
-          { seed, numRuns: RUNS, endOnFailure: true },
-        );
-        if (run.failed) failures.push(`${route.method} ${route.path} (seed ${seed}): ${'errorInstance' in run && run.errorInstance instanceof Error ? run.errorInstance.message : 'interrupted'}`);
+  it(
+    `${routes.length} routes × ${RUNS} generated requests: never a 5xx, always the envelope`,
+    async () => {
+      const failures: string[] = [];
+      // Routes of one resource run one after the other (deletes last), resources in parallel: the
+      // generated requests are the same on every run (fixed seeds) and their interleaving stays
+      // within what concurrent clients of different resources would do.
+      const groups = new Map<string, { route: (typeof routes)[number]; seed: number }[]>();
+      routes.forEach((route, i) => {
+        const key = route.path.split('/')[1]!;
+        groups.set(key, [...(groups.get(key) ?? []), { route, seed: SEED + i }]);
+      });
+      const queue = [...groups.values()].map((g) => [...g.filter((r) => r.route.method !== 'DELETE'), ...g.filter((r) => r.route.method === 'DELETE')]);
+      let sent = 0;
+      const statuses = new Map<number, number>();
+      const worker = async () => {
+        for (let group = queue.shift(); group; group = queue.shift())
+          for (const { route, seed } of group) {
+            const run = await fc.check(
+              fc.asyncProperty(requestArbitrary(route, known, s.adminToken), async (req) => {
+                sent++;
+                let answer;
+                try {
+                  answer = await sendFuzzRequest(s.base, req);
+                } catch (err) {
+                  throw new Error(`no answer (${(err as Error).message}) to ${describeRequest(req)}`);
+                }
+                statuses.set(answer.status, (statuses.get(answer.status) ?? 0) + 1);
+                // a page (the hosted connect page) answers a browser (Accept: text/html) with HTML, as documented
+                const page = route.rawResponseContent?.['text/html'] && req.headers.accept === 'text/html' && answer.contentType?.startsWith('text/html');
+                const problem = page ? null : answerProblem(answer);
+                if (problem) throw new Error(`${problem}\n  request: ${describeRequest(req)}`);
+              }),
+              { seed, numRuns: RUNS, endOnFailure: true },
+            );
+            if (run.failed)
+              failures.push(
+                `${route.method} ${route.path} (seed ${seed}): ${'errorInstance' in run && run.errorInstance instanceof Error ? run.errorInstance.message : 'interrupted'}`,
+              );
+          }
+      };
+      await Promise.all(Array.from({ length: PARALLEL }, worker));
+      expect(failures, failures.join('\n\n')).toEqual([]);
+      expect(sent).toBeGreaterThanOrEqual(routes.length * RUNS);
+      // the generators reach both sides: accepted requests and every kind of refusal
+      const seen = [...statuses.keys()];
+      if (process.env.FUZZ_VERBOSE) console.log(Object.fromEntries([...statuses].sort((a, b) => a[0] - b[0])));
+      if (RUNS >= 10) {
+        for (const status of [200, 400, 401, 404, 413, 415]) expect(seen, `statuses seen: ${seen.join(', ')}`).toContain(status);
+        expect(seen.some((st) => st === 201 || st === 202)).toBe(true);
       }
-    };
-    await Promise.all(Array.from({ length: PARALLEL }, worker));
-    expect(failures, failures.join('\n\n')).toEqual([]);
-    expect(sent).toBeGreaterThanOrEqual(routes.length * RUNS);
-    // the generators reach both sides: accepted requests and every kind of refusal
-    const seen = [...statuses.keys()];
-    if (process.env.FUZZ_VERBOSE) console.log(Object.fromEntries([...statuses].sort((a, b) => a[0] - b[0])));
-    if (RUNS >= 10) {
-      for (const status of [200, 400, 401, 404, 413, 415]) expect(seen, `statuses seen: ${seen.join(', ')}`).toContain(status);
-      expect(seen.some((st) => st === 201 || st === 202)).toBe(true);
-    }
-  }, Math.max(120_000, RUNS * 15_000));
+    },
+    Math.max(120_000, RUNS * 15_000),
+  );
 
   it('left no prototype polluted and the service serving', async () => {
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();

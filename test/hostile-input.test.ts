@@ -29,7 +29,11 @@ const ENVELOPE = { error: { code: expect.any(String), message: expect.any(String
 
 /** fetch without the test helper's JSON encoding (raw bytes, any content type). */
 async function send(method: string, p: string, body?: Buffer | string, headers: Record<string, string> = {}): Promise<ApiResponse> {
-  const res = await fetch(s.base + p, { method, headers: { authorization: `Bearer ${s.adminToken}`, ...headers }, body: typeof body === 'string' ? body : body && new Uint8Array(body) });
+  const res = await fetch(s.base + p, {
+    method,
+    headers: { authorization: `Bearer ${s.adminToken}`, ...headers },
+    body: typeof body === 'string' ? body : body && new Uint8Array(body),
+  });
   const text = await res.text();
   let parsed: unknown = text;
   try {
@@ -62,7 +66,10 @@ const filePart = (name: string, filename: string, data: string) =>
 function blobFiles(): string[] {
   const root = path.join(config().dataDir, 'blobs');
   if (!fs.existsSync(root)) return [];
-  return fs.readdirSync(root, { recursive: true, withFileTypes: true }).filter((d) => d.isFile()).map((d) => path.join(d.parentPath, d.name));
+  return fs
+    .readdirSync(root, { recursive: true, withFileTypes: true })
+    .filter((d) => d.isFile())
+    .map((d) => path.join(d.parentPath, d.name));
 }
 
 /** Blob files appear and disappear asynchronously around a refused upload: wait for a steady count. */
@@ -100,7 +107,9 @@ describe('JSON bodies', () => {
   });
 
   it('bytes that are not UTF-8 answer 400', async () => {
-    const res = await send('POST', '/agents', Buffer.from([0x7b, 0x22, 0x6e, 0x61, 0x6d, 0x65, 0x22, 0x3a, 0x22, 0xff, 0xfe, 0x22, 0x7d]), { 'content-type': 'application/json' });
+    const res = await send('POST', '/agents', Buffer.from([0x7b, 0x22, 0x6e, 0x61, 0x6d, 0x65, 0x22, 0x3a, 0x22, 0xff, 0xfe, 0x22, 0x7d]), {
+      'content-type': 'application/json',
+    });
     expectError(res, 400, 'invalid_request');
     expect(res.body.error.message).toBe('the body is not valid UTF-8');
   });
@@ -151,7 +160,7 @@ describe('JSON bodies', () => {
     expect((await s.api('GET', `/agents/${agent.id}`)).body.agent.version).toBe(agent.version);
   });
 
-  it('an integer over 2^31-1 (GraphQL\'s Int, which the core takes) answers 400, not 500', async () => {
+  it("an integer over 2^31-1 (GraphQL's Int, which the core takes) answers 400, not 500", async () => {
     const agent = (await s.api('POST', '/agents', { body: { displayName: 'Int' } })).body.agent;
     for (const expectedVersion of [2 ** 31, 2 ** 53 - 1, -(2 ** 31) - 1]) {
       expectError(await s.api('PATCH', `/agents/${agent.id}`, { body: { displayName: 'x', expectedVersion } }), 400, 'invalid_request');
@@ -191,7 +200,19 @@ describe('query strings, path ids, cursors', () => {
   });
 
   it('path ids of the wrong shape answer 404 before the database, after the token check (no token: 401)', async () => {
-    const paths = ['/files/file_%00/content', '/routines/rtn_%00/runs', '/sessions/sess_01abc/resources/sesrsc_%00', '/agents/agent_%00', '/agents/x%ff', '/skills/skill_ABC', '/webhooks/rtn_abc', '/universes/%00%00%00', '/sessions/file_abc', `/agents/agent_${'a'.repeat(65)}`, '/sessions/0'];
+    const paths = [
+      '/files/file_%00/content',
+      '/routines/rtn_%00/runs',
+      '/sessions/sess_01abc/resources/sesrsc_%00',
+      '/agents/agent_%00',
+      '/agents/x%ff',
+      '/skills/skill_ABC',
+      '/webhooks/rtn_abc',
+      '/universes/%00%00%00',
+      '/sessions/file_abc',
+      `/agents/agent_${'a'.repeat(65)}`,
+      '/sessions/0',
+    ];
     for (const p of paths) {
       expectError(await s.api('GET', p), 404, 'not_found');
       // the spec: a missing (or unknown) token is 401, whatever the path names
@@ -210,7 +231,16 @@ describe('query strings, path ids, cursors', () => {
   it('garbage cursors and page tokens answer 400, never 500', async () => {
     const agent = (await s.api('POST', '/agents', { body: {} })).body.agent;
     const sid = (await s.api('POST', '/sessions', { body: { agent: agent.id } })).body.session.id;
-    for (const p of ['/skills?cursor=%00', '/skills?cursor=garbage', '/skills?cursor=R1BDOlM6Li4v', '/files?page=garbage%00', '/files?page=garbage', '/files?page=file_01abc', `/sessions/${sid}/resources?page=x`, `/sessions/${sid}/resources?limit=1&page=${Buffer.from('files:file_1').toString('base64url')}`]) {
+    for (const p of [
+      '/skills?cursor=%00',
+      '/skills?cursor=garbage',
+      '/skills?cursor=R1BDOlM6Li4v',
+      '/files?page=garbage%00',
+      '/files?page=garbage',
+      '/files?page=file_01abc',
+      `/sessions/${sid}/resources?page=x`,
+      `/sessions/${sid}/resources?limit=1&page=${Buffer.from('files:file_1').toString('base64url')}`,
+    ]) {
       expectError(await s.api('GET', p), 400, 'invalid_request');
     }
   });
@@ -223,7 +253,9 @@ describe('multipart uploads', () => {
       const body = filePart(target === '/files' ? 'file' : 'files', 'SKILL.md', 'hello');
       const answer = await rawRequest(multipartHead(target, body.length) + body);
       expect(answer).toMatch(/^HTTP\/1\.1 400 /);
-      expect(JSON.parse(answer.slice(answer.indexOf('{')))).toEqual({ error: { code: 'invalid_request', message: 'malformed multipart body: Unexpected end of form' } });
+      expect(JSON.parse(answer.slice(answer.indexOf('{')))).toEqual({
+        error: { code: 'invalid_request', message: 'malformed multipart body: Unexpected end of form' },
+      });
     }
     await stillServing();
     expect(await settledBlobCount(blobs)).toBe(blobs);
@@ -287,10 +319,14 @@ describe('multipart uploads', () => {
 
   it('twenty hostile uploads at once leave the process serving and no blob behind', async () => {
     const blobs = blobFiles().length;
-    await Promise.all(Array.from({ length: 20 }, (_, i) => {
-      const body = filePart('file', `f${i}`, 'y'.repeat(10_000 * (i + 1)));
-      return i % 2 ? rawRequest(multipartHead('/files', body.length) + body) : rawRequest(multipartHead('/files', body.length * 2) + body, { hangUpAfterMs: 100 });
-    }));
+    await Promise.all(
+      Array.from({ length: 20 }, (_, i) => {
+        const body = filePart('file', `f${i}`, 'y'.repeat(10_000 * (i + 1)));
+        return i % 2
+          ? rawRequest(multipartHead('/files', body.length) + body)
+          : rawRequest(multipartHead('/files', body.length * 2) + body, { hangUpAfterMs: 100 });
+      }),
+    );
     expect(await settledBlobCount(blobs)).toBe(blobs);
     await stillServing();
   });
@@ -301,7 +337,18 @@ describe('downloads', () => {
     const universe = await prisma.universe.findFirstOrThrow({ where: { slug: (await s.api('GET', '/whoami')).body.universe.slug } });
     const blob = await blobStore().put(Readable.from([bytes]));
     if (opts.missing) await blobStore().delete(blob.key);
-    return prisma.file.create({ data: { id: newId('file'), universeId: universe.id, filename: 'd.bin', mimeType: 'application/octet-stream', sizeBytes: blob.size, sha256: blob.sha256, blobKey: blob.key, downloadable: true } });
+    return prisma.file.create({
+      data: {
+        id: newId('file'),
+        universeId: universe.id,
+        filename: 'd.bin',
+        mimeType: 'application/octet-stream',
+        sizeBytes: blob.size,
+        sha256: blob.sha256,
+        blobKey: blob.key,
+        downloadable: true,
+      },
+    });
   }
   const openFds = () => fs.readdirSync('/proc/self/fd').length;
 
@@ -333,38 +380,62 @@ describe('downloads', () => {
 });
 
 describe('routines', () => {
-  it('a cron expression the scheduler\'s parser refuses (duplicate values) answers 400, not 500 on Redis', async () => {
+  it("a cron expression the scheduler's parser refuses (duplicate values) answers 400, not 500 on Redis", async () => {
     const agent = (await s.api('POST', '/agents', { body: {} })).body.agent;
-    const body = { name: 'dup', target: { type: 'new_session', agent: agent.id }, initial_events: [{ type: 'user.message', content: [{ type: 'text', text: 'x' }] }] };
+    const body = {
+      name: 'dup',
+      target: { type: 'new_session', agent: agent.id },
+      initial_events: [{ type: 'user.message', content: [{ type: 'text', text: 'x' }] }],
+    };
     const res = await s.api('POST', '/routines', { body: { ...body, schedule: { type: 'cron', expression: '0,0 * * * *', timezone: 'UTC' } } });
     expectError(res, 400, 'invalid_request');
     expect(res.body.error.message).toContain('duplicate');
     const ok = await s.api('POST', '/routines', { body: { ...body, schedule: { type: 'cron', expression: '0,30 9-17 * * 1-5', timezone: 'Europe/Berlin' } } });
     expect(ok.status).toBe(201);
-    expectError(await s.api('PATCH', `/routines/${ok.body.id}`, { body: { schedule: { type: 'cron', expression: '5,5 * * * *', timezone: 'UTC' } } }), 400, 'invalid_request');
+    expectError(
+      await s.api('PATCH', `/routines/${ok.body.id}`, { body: { schedule: { type: 'cron', expression: '5,5 * * * *', timezone: 'UTC' } } }),
+      400,
+      'invalid_request',
+    );
   });
 });
 
 describe('other entry points', () => {
   it('a NUL in a sign-in (JSON or form) answers 400 (it used to exit the process)', async () => {
-    const json = await fetch(`${s.url}/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json', origin: s.url }, body: JSON.stringify({ email: 'a\u0000b@x', password: 'p' }) });
+    const json = await fetch(`${s.url}/auth/login`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', origin: s.url },
+      body: JSON.stringify({ email: 'a\u0000b@x', password: 'p' }),
+    });
     expect(json.status).toBe(400);
     expect(await json.json()).toEqual(ENVELOPE);
-    const form = await fetch(`${s.url}/auth/login`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', origin: s.url }, body: 'email=a%00b&password=p' });
+    const form = await fetch(`${s.url}/auth/login`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', origin: s.url },
+      body: 'email=a%00b&password=p',
+    });
     expect(form.status).toBe(400);
     await stillServing();
   });
 
-  it('GraphQL: NUL in variables or in a string of the document answers 400 with a GraphQL error; malformed JSON stays Yoga\'s answer', async () => {
+  it("GraphQL: NUL in variables or in a string of the document answers 400 with a GraphQL error; malformed JSON stays Yoga's answer", async () => {
     const res = await s.gql('query($id: String!) { agent(id: $id) { id } }', { id: 'agent_\u0000' });
     expect(res.status).toBe(400);
     expect(res.body).toEqual({ errors: [{ message: 'variables.id contains a NUL character', extensions: { code: 'invalid_request' } }] });
     const literal = await s.gql('{ agent(id: "agent_\\u0000") { id } }');
     expect(literal.status).toBe(400);
-    expect(literal.body).toEqual({ errors: [{ message: 'a string in the GraphQL document contains a NUL character', extensions: { code: 'invalid_request' } }] });
-    const viaGet = await fetch(`${s.url}/graphql?query=${encodeURIComponent('{ agent(id: "x\\u0000") { id } }')}`, { headers: { authorization: `Bearer ${s.adminToken}` } });
+    expect(literal.body).toEqual({
+      errors: [{ message: 'a string in the GraphQL document contains a NUL character', extensions: { code: 'invalid_request' } }],
+    });
+    const viaGet = await fetch(`${s.url}/graphql?query=${encodeURIComponent('{ agent(id: "x\\u0000") { id } }')}`, {
+      headers: { authorization: `Bearer ${s.adminToken}` },
+    });
     expect(viaGet.status).toBe(400);
-    const malformed = await fetch(`${s.url}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${s.adminToken}` }, body: '{"query":' });
+    const malformed = await fetch(`${s.url}/graphql`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${s.adminToken}` },
+      body: '{"query":',
+    });
     expect(malformed.status).toBe(400);
     expect((await malformed.json()).errors[0].message).toContain('invalid JSON');
     expect((await s.gql('{ __typename }')).body).toEqual({ data: { __typename: 'Query' } });
@@ -374,7 +445,14 @@ describe('other entry points', () => {
 describe('process safety net', () => {
   it('tells request-scoped failures from the rest', () => {
     const withCode = (code: string) => Object.assign(new Error('x'), { code });
-    for (const err of [withCode('ECONNRESET'), withCode('EPIPE'), withCode('ERR_STREAM_PREMATURE_CLOSE'), withCode('HPE_INVALID_METHOD'), new Error('Unexpected end of form'), Object.assign(new Error('db'), { name: 'PrismaClientKnownRequestError' })]) {
+    for (const err of [
+      withCode('ECONNRESET'),
+      withCode('EPIPE'),
+      withCode('ERR_STREAM_PREMATURE_CLOSE'),
+      withCode('HPE_INVALID_METHOD'),
+      new Error('Unexpected end of form'),
+      Object.assign(new Error('db'), { name: 'PrismaClientKnownRequestError' }),
+    ]) {
       expect(isRequestScoped(err), String(err)).toBe(true);
     }
     for (const err of [new TypeError('Cannot read properties of undefined'), new RangeError('Maximum call stack size exceeded'), 'a string', null]) {

@@ -81,7 +81,12 @@ describe('multipart uploads', () => {
     expect(revAgain.body).toEqual(rev.body);
     expect((await s.api('GET', url)).body.revisions).toHaveLength(2);
     // The JSON form of the same upload route is keyed the same way.
-    const json = { files: [{ path: 'SKILL.md', content: skillMd('idem') }, { path: 'run.sh', content: 'echo 3' }] };
+    const json = {
+      files: [
+        { path: 'SKILL.md', content: skillMd('idem') },
+        { path: 'run.sh', content: 'echo 3' },
+      ],
+    };
     const jsonHeaders = key('revision-json');
     const viaJson = await s.api('POST', url, { body: json, headers: jsonHeaders });
     expect((await s.api('POST', url, { body: json, headers: jsonHeaders })).body).toEqual(viaJson.body);
@@ -104,7 +109,15 @@ describe('JSON creates', () => {
 
   it('POST /routines/{id}/run: a retry returns the first run and fires nothing more', async () => {
     const agent = (await s.api('POST', '/agents', { body: {} })).body.agent;
-    const routine = (await s.api('POST', '/routines', { body: { name: 'once', target: { type: 'new_session', agent: agent.id }, initial_events: [{ type: 'user.message', content: [{ type: 'text', text: 'hi' }] }] } })).body;
+    const routine = (
+      await s.api('POST', '/routines', {
+        body: {
+          name: 'once',
+          target: { type: 'new_session', agent: agent.id },
+          initial_events: [{ type: 'user.message', content: [{ type: 'text', text: 'hi' }] }],
+        },
+      })
+    ).body;
     const headers = key('run');
     const first = await s.api('POST', `/routines/${routine.id}/run`, { headers });
     expect(first.body).toMatchObject({ error: null, session_id: expect.stringMatching(/^sess_/) });
@@ -119,10 +132,18 @@ describe('JSON creates', () => {
 describe('the route table', () => {
   // POSTs that change an existing thing or act without creating one: no Idempotency-Key.
   const verbs = new Set([
-    'archiveAgent', 'archiveSession', 'archiveEnvironment', 'archiveRoutine', 'pauseRoutine', 'resumeRoutine',
-    'interruptSession', 'rotateSessionResourceToken',
+    'archiveAgent',
+    'archiveSession',
+    'archiveEnvironment',
+    'archiveRoutine',
+    'pauseRoutine',
+    'resumeRoutine',
+    'interruptSession',
+    'rotateSessionResourceToken',
     // Deduplicated by their own ids (a platform's message id, a loopback message_id, the connect token).
-    'receivePlatformInbound', 'playLoopbackInbound', 'claimConnectPage',
+    'receivePlatformInbound',
+    'playLoopbackInbound',
+    'claimConnectPage',
   ]);
   it('every other POST is marked idempotent, so the OpenAPI document lists the header', async () => {
     const posts = routes.filter((r) => r.method === 'POST');
@@ -131,7 +152,10 @@ describe('the route table', () => {
     const doc = (await s.api('GET', '/openapi.json')).body;
     for (const r of posts.filter((p) => p.idempotent)) {
       const op = doc.paths[r.path].post;
-      expect(op.parameters.map((p: { name: string }) => p.name), r.operationId).toContain('Idempotency-Key');
+      expect(
+        op.parameters.map((p: { name: string }) => p.name),
+        r.operationId,
+      ).toContain('Idempotency-Key');
     }
   });
 });

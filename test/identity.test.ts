@@ -63,7 +63,8 @@ describe('tokens', () => {
     const cookie = await s.login();
     const res = await s.gql<any>(
       `mutation { createApiToken(input: {name: "ci", scope: write}) { token apiToken { id name scope universe createdAt expiresAt } } }`,
-      {}, { token: null, cookie },
+      {},
+      { token: null, cookie },
     );
     expect(res.status).toBe(200);
     const created = res.body.data.createApiToken;
@@ -77,7 +78,11 @@ describe('tokens', () => {
 
   it('a token that authenticates gets its lastUsedAt, written at most once a minute per token', async () => {
     const cookie = await s.login();
-    const res = await s.gql<any>(`mutation { createApiToken(input: {name: "used", scope: read}) { token apiToken { id lastUsedAt } } }`, {}, { token: null, cookie });
+    const res = await s.gql<any>(
+      `mutation { createApiToken(input: {name: "used", scope: read}) { token apiToken { id lastUsedAt } } }`,
+      {},
+      { token: null, cookie },
+    );
     const { token, apiToken } = res.body.data.createApiToken;
     expect(apiToken.lastUsedAt).toBeNull();
     const lastUsed = async (): Promise<string | null> => {
@@ -117,7 +122,11 @@ describe('tokens', () => {
   it('an expired token answers 401', async () => {
     const cookie = await s.login();
     const soon = new Date(Date.now() + 1500).toISOString();
-    const res = await s.gql<any>(`mutation($at: DateTime) { createApiToken(input: {name: "short", scope: read, expiresAt: $at}) { token } }`, { at: soon }, { token: null, cookie });
+    const res = await s.gql<any>(
+      `mutation($at: DateTime) { createApiToken(input: {name: "short", scope: read, expiresAt: $at}) { token } }`,
+      { at: soon },
+      { token: null, cookie },
+    );
     const token = res.body.data.createApiToken.token;
     expect((await s.api('GET', '/whoami', { token })).status).toBe(200);
     await new Promise((r) => setTimeout(r, 1700));
@@ -200,7 +209,12 @@ describe('device login', () => {
   it('code → approve in the browser → the CLI poll receives a token once', async () => {
     const start = await s.api('POST', '/auth/device', { token: null, body: { scope: 'read', name: 'laptop' } });
     expect(start.status).toBe(200);
-    expect(start.body).toMatchObject({ device_code: expect.any(String), user_code: expect.stringMatching(/^[A-Z]{4}-[A-Z]{4}$/), verification_uri: expect.stringContaining('/auth/device/verify'), interval: expect.any(Number) });
+    expect(start.body).toMatchObject({
+      device_code: expect.any(String),
+      user_code: expect.stringMatching(/^[A-Z]{4}-[A-Z]{4}$/),
+      verification_uri: expect.stringContaining('/auth/device/verify'),
+      interval: expect.any(Number),
+    });
     const pending = await s.api('POST', '/auth/device/token', { token: null, body: { device_code: start.body.device_code } });
     expect(pending.status).toBe(400);
     expect(pending.body.error.code).toBe('authorization_pending');

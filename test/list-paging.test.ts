@@ -38,12 +38,24 @@ describe('GET /agents', () => {
     const all = await s.api('GET', '/agents', { headers: inU });
     expect(all.body.agents.map((a: any) => a.id)).toEqual([...made].reverse());
     expect(all.body.nextCursor).toBeNull();
-    const pages = await walk((c) => `/agents?limit=2${c ? `&cursor=${q(c)}` : ''}`, (b) => b.agents, (b) => b.nextCursor);
+    const pages = await walk(
+      (c) => `/agents?limit=2${c ? `&cursor=${q(c)}` : ''}`,
+      (b) => b.agents,
+      (b) => b.nextCursor,
+    );
     expect(pages.map((p) => p.length)).toEqual([2, 2, 1]);
     expect(pages.flat()).toEqual([...made].reverse());
     // The filter still applies across pages.
     await s.api('POST', `/agents/${made[0]}/archive`, { headers: inU });
-    expect((await walk((c) => `/agents?archived=false&limit=3${c ? `&cursor=${q(c)}` : ''}`, (b) => b.agents, (b) => b.nextCursor)).flat()).toEqual(made.slice(1).reverse());
+    expect(
+      (
+        await walk(
+          (c) => `/agents?archived=false&limit=3${c ? `&cursor=${q(c)}` : ''}`,
+          (b) => b.agents,
+          (b) => b.nextCursor,
+        )
+      ).flat(),
+    ).toEqual(made.slice(1).reverse());
     for (const bad of ['garbage', Buffer.from('GPC:S:rtn_01abc').toString('base64')]) {
       const res = await s.api('GET', `/agents?cursor=${q(bad)}`, { headers: inU });
       expect(res.status).toBe(400);
@@ -58,14 +70,25 @@ describe('GET /routines and /routines/{id}/runs', () => {
     const agent = (await s.api('POST', '/agents', { body: {}, headers: inU })).body.agent;
     const made: string[] = [];
     for (let i = 0; i < 3; i++) {
-      const res = await s.api('POST', '/routines', { headers: inU, body: { name: `r${i}`, target: { type: 'new_session', agent: agent.id }, initial_events: [{ type: 'user.message', content: [{ type: 'text', text: 'hi' }] }] } });
+      const res = await s.api('POST', '/routines', {
+        headers: inU,
+        body: {
+          name: `r${i}`,
+          target: { type: 'new_session', agent: agent.id },
+          initial_events: [{ type: 'user.message', content: [{ type: 'text', text: 'hi' }] }],
+        },
+      });
       expect(res.status, JSON.stringify(res.body)).toBe(201);
       made.push(res.body.id);
     }
     const all = await s.api('GET', '/routines', { headers: inU });
     expect(all.body).toEqual({ data: expect.any(Array), next_page: null });
     expect(all.body.data.map((r: any) => r.id)).toEqual([...made].reverse());
-    const pages = await walk((c) => `/routines?limit=2${c ? `&page=${q(c)}` : ''}`, (b) => b.data, (b) => b.next_page);
+    const pages = await walk(
+      (c) => `/routines?limit=2${c ? `&page=${q(c)}` : ''}`,
+      (b) => b.data,
+      (b) => b.next_page,
+    );
     expect(pages.map((p) => p.length)).toEqual([2, 1]);
     expect(pages.flat()).toEqual([...made].reverse());
 
@@ -77,7 +100,11 @@ describe('GET /routines and /routines/{id}/runs', () => {
       await prisma.routineRun.create({ data: { id, routineId: made[0]!, triggerType: 'manual', errorType: 'unknown_error', errorMessage: `run ${i}` } });
       runs.push(id);
     }
-    const walked = await walk((c) => `/routines/${made[0]}/runs?limit=2${c ? `&page=${q(c)}` : ''}`, (b) => b.data, (b) => b.next_page);
+    const walked = await walk(
+      (c) => `/routines/${made[0]}/runs?limit=2${c ? `&page=${q(c)}` : ''}`,
+      (b) => b.data,
+      (b) => b.next_page,
+    );
     expect(walked.map((p) => p.length)).toEqual([2, 2, 1]);
     expect(walked.flat()).toEqual([...runs].reverse());
     expect((await s.api('GET', `/routines/${made[0]}/runs`, { headers: inU })).body.next_page).toBeNull();

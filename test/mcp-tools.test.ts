@@ -49,7 +49,16 @@ describe('a turn with a remote tool server', () => {
     await sendText(s, session.id, 'look it up');
     const events = await waitForEvents(s, session.id, 'session.status_idle');
 
-    expect(toolNames()).toEqual(['bash', 'edit_file', 'mcp__docs__add', 'mcp__docs__fail', 'mcp__docs__picture', 'mcp__docs__search', 'read_file', 'write_file']);
+    expect(toolNames()).toEqual([
+      'bash',
+      'edit_file',
+      'mcp__docs__add',
+      'mcp__docs__fail',
+      'mcp__docs__picture',
+      'mcp__docs__search',
+      'read_file',
+      'write_file',
+    ]);
     const offered = fake.requests[0]!.body.tools.find((t: any) => t.name === 'mcp__docs__search');
     expect(offered.description).toContain('Search the documentation');
     expect(offered.input_schema).toMatchObject({ type: 'object', properties: { query: { type: 'string' } }, required: ['query'] });
@@ -58,7 +67,10 @@ describe('a turn with a remote tool server', () => {
     expect(use.part).toMatchObject({ type: 'tool_call', tool_name: 'mcp__docs__search', args: { query: 'vitest' } });
     expect(use.awaiting_confirmation).toBeUndefined();
     expect(resultOf(events)).toMatchObject({
-      type: 'tool_result', tool_name: 'mcp__docs__search', call_id: use.part.call_id, status: 'ok',
+      type: 'tool_result',
+      tool_name: 'mcp__docs__search',
+      call_id: use.part.call_id,
+      status: 'ok',
       result: { content: [{ type: 'text', text: '3 pages match "vitest"' }], structured_content: { hits: 3 } },
     });
     expect(mcp.calls).toEqual([{ name: 'search', args: { query: 'vitest' } }]);
@@ -72,12 +84,16 @@ describe('a turn with a remote tool server', () => {
     expect(mcp.requests.length).toBeGreaterThan(1);
     for (const r of mcp.requests) expect(r.headers.authorization).toBe(`Bearer ${TOKEN}`);
     const answers = [
-      await s.api('GET', `/agents/${agent.id}`), await s.api('GET', '/agents'), await s.api('GET', `/sessions/${session.id}`),
+      await s.api('GET', `/agents/${agent.id}`),
+      await s.api('GET', '/agents'),
+      await s.api('GET', `/sessions/${session.id}`),
       await s.api('GET', `/sessions/${session.id}/events?limit=1000`),
       await s.gql(`{ agent(id: "${agent.id}") { mcpServers { name url type tools { include exclude } } } }`),
     ];
     for (const a of answers) expect(JSON.stringify(a.body)).not.toContain(TOKEN);
-    expect((await s.api('GET', `/agents/${agent.id}`)).body.agent.mcpServers).toEqual([{ type: 'url', name: 'docs', url: mcp.url, tools: { include: [], exclude: ['explode', 'slow', 'big'] } }]);
+    expect((await s.api('GET', `/agents/${agent.id}`)).body.agent.mcpServers).toEqual([
+      { type: 'url', name: 'docs', url: mcp.url, tools: { include: [], exclude: ['explode', 'slow', 'big'] } },
+    ]);
     // Stored sealed, not in clear.
     const { prisma } = await import('../src/db/client.js');
     const row = await prisma.agent.findUniqueOrThrow({ where: { id: agent.id } });
@@ -90,7 +106,13 @@ describe('a turn with a remote tool server', () => {
     });
     fake.enqueue(
       { kind: 'tool_call', name: 'mcp__docs__add', input: { a: 2, b: 40 } },
-      { kind: 'tool_call', name: 'bash', input: { command: `env; cat /proc/self/environ 2>/dev/null | tr '\\0' '\\n'; grep -rl "${TOKEN.slice(0, 10)}" /workspace /tmp /etc 2>/dev/null | head -1; echo end` } },
+      {
+        kind: 'tool_call',
+        name: 'bash',
+        input: {
+          command: `env; cat /proc/self/environ 2>/dev/null | tr '\\0' '\\n'; grep -rl "${TOKEN.slice(0, 10)}" /workspace /tmp /etc 2>/dev/null | head -1; echo end`,
+        },
+      },
       { kind: 'text', text: '42' },
     );
     await sendText(s, session.id, 'add');
@@ -113,7 +135,10 @@ describe('a turn with a remote tool server', () => {
     );
     await sendText(s, session.id, 'try');
     const events = await waitForEvents(s, session.id, 'session.status_idle');
-    expect(resultOf(events, 0)).toMatchObject({ status: 'error', result: { error: 'the index is being rebuilt', content: [{ type: 'text', text: 'the index is being rebuilt' }] } });
+    expect(resultOf(events, 0)).toMatchObject({
+      status: 'error',
+      result: { error: 'the index is being rebuilt', content: [{ type: 'text', text: 'the index is being rebuilt' }] },
+    });
     expect(resultOf(events, 1)).toMatchObject({ status: 'error', result: { error: expect.stringContaining('kaboom') } });
     expect(resultOf(events, 2)).toMatchObject({ status: 'error', result: { error: 'unknown tool mcp__docs__nope' } });
     expect(events.at(-1).stop_reason).toEqual({ type: 'end_turn' });
@@ -253,10 +278,12 @@ describe('runtime authentication input', () => {
     expectError(await s.api('PATCH', `/agents/${agent.id}`, { body: { mcpServers: [{ name: 'a', url: a.url }, b] } }), 400, 'egress_header_conflict');
     // GraphQL (authentication as a @oneOf input) answers the same code.
     const gql = await s.gql(`mutation($i: CreateAgentInput!) { createAgent(input: $i) { id } }`, {
-      i: { mcpServers: [
-        { name: 'a', url: a.url, authentication: { bearer: { token: 'one' } } },
-        { name: 'b', url: b.url, authentication: { headers: { headers: [{ name: 'authorization', value: 'Bearer two' }] } } },
-      ] },
+      i: {
+        mcpServers: [
+          { name: 'a', url: a.url, authentication: { bearer: { token: 'one' } } },
+          { name: 'b', url: b.url, authentication: { headers: { headers: [{ name: 'authorization', value: 'Bearer two' }] } } },
+        ],
+      },
     });
     expect(gql.body.errors?.[0]?.extensions?.code).toBe('egress_header_conflict');
   });
@@ -273,7 +300,12 @@ describe('runtime authentication input', () => {
       { mcpServers: [{ name: 'x', url: 'http://tools.example/mcp' }] },
       { mcpServers: [{ name: 'x', url: 'https://user:pw@tools.example/mcp' }] },
       { mcpServers: [{ name: 'x', url: 'https://169.254.169.254/mcp' }] },
-      { mcpServers: [{ name: 'x', url: 'https://a.example/mcp' }, { name: 'x', url: 'https://b.example/mcp' }] },
+      {
+        mcpServers: [
+          { name: 'x', url: 'https://a.example/mcp' },
+          { name: 'x', url: 'https://b.example/mcp' },
+        ],
+      },
     ];
     for (const body of bad) expectError(await s.api('POST', '/agents', { body }), 400, 'invalid_request');
   });
@@ -281,10 +313,18 @@ describe('runtime authentication input', () => {
 
 describe('logs', () => {
   it("the service's own log (trace level) never carries the credential", async () => {
-    const { env, token } = deploymentEnv({ postgres: false, providerUrl: fake.anthropicBaseUrl, extra: { OUTBOUND_ALLOW: '127.0.0.0/8', LOG_LEVEL: 'trace', LOG_FORMAT: 'json' } });
+    const { env, token } = deploymentEnv({
+      postgres: false,
+      providerUrl: fake.anthropicBaseUrl,
+      extra: { OUTBOUND_ALLOW: '127.0.0.0/8', LOG_LEVEL: 'trace', LOG_FORMAT: 'json' },
+    });
     const child = await startChildServer(env);
     try {
-      const agent = (await api(child.base, token, 'POST', '/agents', { mcpServers: [docs({ tools: { include: ['add', 'fail'] }, authentication: { type: 'bearer', token: TOKEN } })] })).body.agent;
+      const agent = (
+        await api(child.base, token, 'POST', '/agents', {
+          mcpServers: [docs({ tools: { include: ['add', 'fail'] }, authentication: { type: 'bearer', token: TOKEN } })],
+        })
+      ).body.agent;
       const session = (await api(child.base, token, 'POST', '/sessions', { agent: agent.id })).body.session;
       await waitFor(async () => (await api(child.base, token, 'GET', `/sessions/${session.id}`)).body.session.status === 'idle', 20_000);
       fake.enqueue({ kind: 'tool_call', name: 'mcp__docs__fail', input: {} }, { kind: 'text', text: 'done' });

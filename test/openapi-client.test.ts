@@ -84,7 +84,7 @@ console.log(JSON.stringify({
 }));
 `;
 
-describe('a TypeScript client generated with openapi-typescript\'s defaults', () => {
+describe("a TypeScript client generated with openapi-typescript's defaults", () => {
   let s: TestServer;
   let dir: string;
   beforeAll(async () => {
@@ -94,10 +94,13 @@ describe('a TypeScript client generated with openapi-typescript\'s defaults', ()
     expect(doc.status).toBe(200);
     fs.writeFileSync(path.join(dir, 'openapi.json'), await doc.text());
     fs.writeFileSync(path.join(dir, 'package.json'), '{"type":"module"}\n');
-    fs.writeFileSync(path.join(dir, 'tsconfig.json'), JSON.stringify({
-      compilerOptions: { strict: true, noEmit: true, target: 'ES2022', module: 'NodeNext', moduleResolution: 'NodeNext', lib: ['ES2022', 'DOM'], types: [] },
-      files: ['sample.ts'],
-    }));
+    fs.writeFileSync(
+      path.join(dir, 'tsconfig.json'),
+      JSON.stringify({
+        compilerOptions: { strict: true, noEmit: true, target: 'ES2022', module: 'NodeNext', moduleResolution: 'NodeNext', lib: ['ES2022', 'DOM'], types: [] },
+        files: ['sample.ts'],
+      }),
+    );
     // No options: the generator's defaults are what a user gets.
     const gen = await run([GENERATOR, 'openapi.json', '-o', 'api.d.ts'], dir);
     expect(gen.code, gen.out).toBe(0);
@@ -150,7 +153,8 @@ describe('a TypeScript client generated with openapi-typescript\'s defaults', ()
       for (const [k, v] of Object.entries(node)) walk(v, `${at}/${k}`);
     };
     for (const [name, schema] of Object.entries(doc.components.schemas)) if (name.endsWith('Input')) walk(schema, `#/components/schemas/${name}`);
-    for (const [p, item] of Object.entries<Record<string, any>>(doc.paths)) for (const [m, op] of Object.entries<any>(item)) walk(op.requestBody, `${m} ${p} requestBody`);
+    for (const [p, item] of Object.entries<Record<string, any>>(doc.paths))
+      for (const [m, op] of Object.entries<any>(item)) walk(op.requestBody, `${m} ${p} requestBody`);
     expect(found).toEqual([]);
     expect(doc.components.schemas.CreateAgentInput.properties.capabilities.description).toMatch(/default/i);
   });

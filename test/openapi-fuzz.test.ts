@@ -37,7 +37,9 @@ const DOMAIN_REFUSALS: Record<string, { message: RegExp; why: string }[]> = {
   updateRoutine: [{ message: /schedule\.(expression|timezone)/, why: "the values of a cron expression's fields; IANA time zone names" }],
   updateSession: [{ message: /budget can only be attached at create/, why: "the session's state: a budget is set at create only" }],
   rotateSessionResourceToken: [{ message: /only a repository resource/, why: 'the kind of the resource named in the path' }],
-  sendLegacyMessage: [{ message: /deprecated send delivers|needs its bytes|parts must contain/, why: "the deprecated send's parts (its schema is the event part union; open)" }],
+  sendLegacyMessage: [
+    { message: /deprecated send delivers|needs its bytes|parts must contain/, why: "the deprecated send's parts (its schema is the event part union; open)" },
+  ],
   updateAgent: [{ message: /defaultSessionId: .* is not a session of this agent/, why: "another row: the session must be one of this agent's" }],
   createEnvironment: [{ message: /is listed twice/, why: 'a package named twice (names compare case-insensitively)' }],
   updateEnvironment: [{ message: /is listed twice/, why: 'a package named twice (names compare case-insensitively)' }],
@@ -242,19 +244,15 @@ function requestArbitrary(op: Operation, broken: boolean): fc.Arbitrary<Generate
     const kind = op.body.mediaType === 'multipart/form-data' ? ('form' as const) : ('urlencoded' as const);
     return values.map((v) => ({ kind, fields: v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : {} }));
   };
-  return fc
-    .constantFrom(...breakable(op, broken))
-    .chain((what) =>
-      fc
-        .tuple(pathArb(what === 'path'), queryArb(what.startsWith('query:') ? what.slice(6) : null), bodyArb(what === 'body'))
-        .map(([target, q, body]) => ({
-          target,
-          query: q,
-          body,
-          brokenPath: what === 'path',
-          undetermined: what.startsWith('query:') && OPAQUE.has(what.slice(6)),
-        })),
-    );
+  return fc.constantFrom(...breakable(op, broken)).chain((what) =>
+    fc.tuple(pathArb(what === 'path'), queryArb(what.startsWith('query:') ? what.slice(6) : null), bodyArb(what === 'body')).map(([target, q, body]) => ({
+      target,
+      query: q,
+      body,
+      brokenPath: what === 'path',
+      undetermined: what.startsWith('query:') && OPAQUE.has(what.slice(6)),
+    })),
+  );
 }
 
 /** What a broken request of the operation breaks: its body, one query parameter or a path id. */

@@ -21,10 +21,13 @@ let docFile = '';
 
 function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
-    const srv = net.createServer().once('error', reject).listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as net.AddressInfo;
-      srv.close(() => resolve(port));
-    });
+    const srv = net
+      .createServer()
+      .once('error', reject)
+      .listen(0, '127.0.0.1', () => {
+        const { port } = srv.address() as net.AddressInfo;
+        srv.close(() => resolve(port));
+      });
   });
 }
 
@@ -32,12 +35,20 @@ beforeAll(async () => {
   s = await startTestServer();
   const doc = (await s.api('GET', '/openapi.json')).body as { paths: Record<string, unknown> };
   // The probe: documented as answering 200, served as 404 by the service.
-  doc.paths[PROBE] = { get: { operationId: 'prismProbe', security: [], responses: { 200: { description: 'never served', content: { 'application/json': { schema: { type: 'object' } } } } } } };
+  doc.paths[PROBE] = {
+    get: {
+      operationId: 'prismProbe',
+      security: [],
+      responses: { 200: { description: 'never served', content: { 'application/json': { schema: { type: 'object' } } } } },
+    },
+  };
   docFile = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'prism-')), 'openapi.json');
   fs.writeFileSync(docFile, JSON.stringify(doc));
   const port = await freePort();
   // The binary directly (not npx), so this process owns it and can stop it.
-  prism = spawn(process.execPath, [PRISM, 'proxy', docFile, s.base, '--errors', '--host', '127.0.0.1', '--port', String(port)], { stdio: ['ignore', 'pipe', 'pipe'] });
+  prism = spawn(process.execPath, [PRISM, 'proxy', docFile, s.base, '--errors', '--host', '127.0.0.1', '--port', String(port)], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   prism.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
   prism.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
   const deadline = Date.now() + 60_000;
@@ -58,7 +69,11 @@ afterAll(async () => {
   await s?.stop();
 });
 
-interface Proxied { status: number; body: any; violations: unknown[] }
+interface Proxied {
+  status: number;
+  body: any;
+  violations: unknown[];
+}
 
 /** A call through Prism; `violations` are what Prism found in the response (header or --errors body). */
 async function viaPrism(method: string, p: string, body?: unknown, token: string | null = s.adminToken): Promise<Proxied> {
@@ -90,8 +105,11 @@ describe('Prism proxy against /v1/openapi.json', () => {
     clean(await viaPrism('GET', '/whoami'), 200);
     clean(await viaPrism('GET', '/universes'), 200);
     const created = await viaPrism('POST', '/agents', {
-      displayName: 'Prism', prompt: 'p', instructions: [{ name: 'a.md', content: 'x' }],
-      mcpServers: [{ type: 'url', name: 'docs', url: 'https://mcp.example.com/' }], metadata: { team: 'x' },
+      displayName: 'Prism',
+      prompt: 'p',
+      instructions: [{ name: 'a.md', content: 'x' }],
+      mcpServers: [{ type: 'url', name: 'docs', url: 'https://mcp.example.com/' }],
+      metadata: { team: 'x' },
     });
     clean(created, 201);
     const id = created.body.agent.id as string;

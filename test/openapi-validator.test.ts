@@ -9,7 +9,13 @@ const validator = new ResponseValidator(buildOpenApi(routes) as unknown as OpenA
 
 const universe = { slug: 'acme', name: 'Acme', isPersonal: false, createdAt: '2026-01-01T00:00:00.000Z' };
 const ok = (over: Partial<ObservedResponse> = {}): ObservedResponse => ({
-  method: 'GET', path: '/universes/acme', status: 200, contentType: 'application/json; charset=utf-8', body: { universe }, empty: false, ...over,
+  method: 'GET',
+  path: '/universes/acme',
+  status: 200,
+  contentType: 'application/json; charset=utf-8',
+  body: { universe },
+  empty: false,
+  ...over,
 });
 const violation = (res: ObservedResponse) => {
   try {
@@ -31,7 +37,9 @@ describe('response validator', () => {
 
   it('fails on a missing documented field, naming operation and status', () => {
     const { isPersonal: _, ...partial } = universe;
-    expect(violation(ok({ body: { universe: partial } }))).toMatch(/getUniverse \(GET \/universes\/\{slug\}\) answered 200 application\/json: \/universe lacks documented field 'isPersonal'/);
+    expect(violation(ok({ body: { universe: partial } }))).toMatch(
+      /getUniverse \(GET \/universes\/\{slug\}\) answered 200 application\/json: \/universe lacks documented field 'isPersonal'/,
+    );
   });
 
   it('fails on a wrong type and on an undocumented field of a closed object', () => {

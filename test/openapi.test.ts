@@ -12,11 +12,14 @@ import { flowOf } from '../src/channels/connections.js';
 
 describe('REST route table', () => {
   const withDocument = routes.filter((r) => r.parsed);
-  it.each(withDocument.map((r) => [`${r.method} ${r.path}`, r] as const))('%s: its GraphQL document validates and compiles with graphql-jit', (_name, route) => {
-    expect(validate(schema, route.parsed!)).toEqual([]);
-    const compiled = compileQuery(schema, route.parsed!);
-    expect(isCompiledQuery(compiled) ? [] : compiled.errors).toEqual([]);
-  });
+  it.each(withDocument.map((r) => [`${r.method} ${r.path}`, r] as const))(
+    '%s: its GraphQL document validates and compiles with graphql-jit',
+    (_name, route) => {
+      expect(validate(schema, route.parsed!)).toEqual([]);
+      const compiled = compileQuery(schema, route.parsed!);
+      expect(isCompiledQuery(compiled) ? [] : compiled.errors).toEqual([]);
+    },
+  );
 
   it('every route without a GraphQL document is a byte stream or an event feed', () => {
     expect(withDocument.length).toBeGreaterThan(0);
@@ -47,7 +50,7 @@ describe('OpenAPI document', () => {
       if (r.scope) expect(op.responses['401']).toBeTruthy();
     }
   });
-  it('bounds every integer a request can carry to GraphQL\'s 32-bit Int, which the core takes', () => {
+  it("bounds every integer a request can carry to GraphQL's 32-bit Int, which the core takes", () => {
     // Request bodies and parameters, with the components they reference (responses excluded).
     const seen = new Set<string>();
     const unbounded: string[] = [];
@@ -83,7 +86,16 @@ describe('OpenAPI document', () => {
       const op = doc.paths[r.path][r.method.toLowerCase()];
       expect(op.requestBody.required, r.operationId).toBe(!r.body!.safeParse({}).success);
     }
-    for (const id of ['createSession', 'createRoutine', 'createWebhookEndpoint', 'createVault', 'createEnvironment', 'createUniverse', 'putVaultCredential', 'createChannelWebhook']) {
+    for (const id of [
+      'createSession',
+      'createRoutine',
+      'createWebhookEndpoint',
+      'createVault',
+      'createEnvironment',
+      'createUniverse',
+      'putVaultCredential',
+      'createChannelWebhook',
+    ]) {
       const r = routes.find((x) => x.operationId === id)!;
       expect(doc.paths[r.path][r.method.toLowerCase()].requestBody.required, id).toBe(true);
     }
@@ -109,7 +121,7 @@ describe('OpenAPI document', () => {
     expect(new RegExp(key.schema.pattern).test('bad-key')).toBe(false);
     expect(doc.paths['/sessions'].post.responses['400'].description).toMatch(/too_many_resources/);
   });
-  it('has request examples the server takes (each parses with its route\'s body schema)', () => {
+  it("has request examples the server takes (each parses with its route's body schema)", () => {
     const withExample = routes.filter((r) => r.body && doc.paths[r.path][r.method.toLowerCase()].requestBody.content['application/json'].example !== undefined);
     expect(withExample.length).toBeGreaterThanOrEqual(12);
     for (const r of withExample) {

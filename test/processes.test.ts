@@ -58,7 +58,13 @@ describe.skipIf(!DB || !REDIS)('two processes on one PostgreSQL and Redis', () =
     const schema = `proc_${randomBytes(5).toString('hex')}`;
     schemas.push(schema);
     const token = `ast_proc_${randomBytes(16).toString('hex')}`;
-    const shared: Record<string, string> = baseEnv({ DATABASE_URL: `${DB}?schema=${schema}`, REDIS_URL: REDIS!, ADMIN_TOKEN: token, QUEUE_PREFIX: schema, DATA_DIR: fs.mkdtempSync(path.join(os.tmpdir(), 'proc-a-')) });
+    const shared: Record<string, string> = baseEnv({
+      DATABASE_URL: `${DB}?schema=${schema}`,
+      REDIS_URL: REDIS!,
+      ADMIN_TOKEN: token,
+      QUEUE_PREFIX: schema,
+      DATA_DIR: fs.mkdtempSync(path.join(os.tmpdir(), 'proc-a-')),
+    });
     const apiOnly = await startChildServer({ ...shared, TURN_WORKER: '0' });
     children.push(apiOnly);
     const workerDataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'proc-b-'));
@@ -73,11 +79,21 @@ describe.skipIf(!DB || !REDIS)('two processes on one PostgreSQL and Redis', () =
       await new Promise((r) => setTimeout(r, 50));
     }
     fake.enqueue({ kind: 'tool_call', name: 'bash', input: { command: 'echo $$ > pid.txt; hostname' } }, { kind: 'text', text: 'ran elsewhere' });
-    const frames: SseFrame[] = await collectSse(`${apiOnly.base}/sessions/${session.id}/events/stream`, token, (f) => f.some((x) => x.event === 'session.status_idle'), {
-      timeoutMs: 20_000,
-      onOpen: () => void api(apiOnly.base, token, 'POST', `/sessions/${session.id}/events`, { events: [{ type: 'user.message', content: [{ type: 'text', text: 'go' }] }] }),
-    });
-    expect(frames.map((f) => f.event)).toEqual(expect.arrayContaining(['session.status_running', 'agent.tool_use', 'agent.tool_result', 'agent.message', 'session.status_idle']));
+    const frames: SseFrame[] = await collectSse(
+      `${apiOnly.base}/sessions/${session.id}/events/stream`,
+      token,
+      (f) => f.some((x) => x.event === 'session.status_idle'),
+      {
+        timeoutMs: 20_000,
+        onOpen: () =>
+          void api(apiOnly.base, token, 'POST', `/sessions/${session.id}/events`, {
+            events: [{ type: 'user.message', content: [{ type: 'text', text: 'go' }] }],
+          }),
+      },
+    );
+    expect(frames.map((f) => f.event)).toEqual(
+      expect.arrayContaining(['session.status_running', 'agent.tool_use', 'agent.tool_result', 'agent.message', 'session.status_idle']),
+    );
     expect(frames.find((f) => f.event === 'agent.message' && f.data.final)!.data.text).toBe('ran elsewhere');
     // The API-only process has no sandbox for the session: the worker ran the turn.
     expect(fs.existsSync(path.join(shared.DATA_DIR!, 'sandboxes', session.id, 'workspace', 'pid.txt'))).toBe(false);
@@ -92,7 +108,9 @@ describe('restart recovery', () => {
     if (DB) schemas.push(schema);
     const token = `ast_rec_${randomBytes(16).toString('hex')}`;
     const env = baseEnv({
-      DATA_DIR: dataDir, ADMIN_TOKEN: token, RUNNER_STALE_MS: '300',
+      DATA_DIR: dataDir,
+      ADMIN_TOKEN: token,
+      RUNNER_STALE_MS: '300',
       ...(DB ? { DATABASE_URL: `${DB}?schema=${schema}` } : {}),
       ...(REDIS ? { REDIS_URL: REDIS, QUEUE_PREFIX: schema } : {}),
     });
@@ -105,9 +123,13 @@ describe('restart recovery', () => {
       await new Promise((r) => setTimeout(r, 50));
     }
     fake.enqueue({ kind: 'hang', text: 'working on it' });
-    await api(first.base, token, 'POST', `/sessions/${session.id}/events`, { events: [{ type: 'user.message', content: [{ type: 'text', text: 'long job' }] }] });
+    await api(first.base, token, 'POST', `/sessions/${session.id}/events`, {
+      events: [{ type: 'user.message', content: [{ type: 'text', text: 'long job' }] }],
+    });
     await waitForHistory(first.base, token, session.id, (ev) => ev.some((e) => e.type === 'agent.message'));
-    const queued = await api(first.base, token, 'POST', `/sessions/${session.id}/events`, { events: [{ type: 'user.message', content: [{ type: 'text', text: 'queued while running' }] }] });
+    const queued = await api(first.base, token, 'POST', `/sessions/${session.id}/events`, {
+      events: [{ type: 'user.message', content: [{ type: 'text', text: 'queued while running' }] }],
+    });
     expect(queued.status).toBe(202);
     await first.kill('SIGKILL');
     await new Promise((r) => setTimeout(r, 500));

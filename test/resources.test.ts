@@ -19,7 +19,11 @@ beforeAll(async () => {
   fake = await startFakeProvider();
   s = await startTestServer({ anthropicApiKey: 'sk', anthropicBaseUrl: fake.anthropicBaseUrl });
   gitServer = await startGitServer({ token: TOKEN });
-  repo = gitServer.createRepo('acme/private-repo', { 'README.md': 'hello from the repo\n', 'src/main.py': 'print(1)\n' }, { symlinks: { 'escape': '/etc/hostname', 'up': '../../..' } });
+  repo = gitServer.createRepo(
+    'acme/private-repo',
+    { 'README.md': 'hello from the repo\n', 'src/main.py': 'print(1)\n' },
+    { symlinks: { escape: '/etc/hostname', up: '../../..' } },
+  );
 });
 afterAll(async () => {
   await s?.stop();
@@ -42,20 +46,45 @@ describe('at create', () => {
   it('mounts a CSV read-only and clones a private repository; the agent reads both and cannot find the token', async () => {
     const csv = await upload('name,qty\nbolt,3\n', 'in.csv');
     const agent = (await s.api('POST', '/agents', { body: {} })).body.agent;
-    const created = await s.api('POST', '/sessions', { body: { agent: agent.id, resources: [
-      { type: 'file', file_id: csv.id, mount_path: '/data/in.csv' },
-      { type: 'github_repository', url: repo.url, authorization_token: TOKEN, mount_path: '/repo' },
-    ] } });
+    const created = await s.api('POST', '/sessions', {
+      body: {
+        agent: agent.id,
+        resources: [
+          { type: 'file', file_id: csv.id, mount_path: '/data/in.csv' },
+          { type: 'github_repository', url: repo.url, authorization_token: TOKEN, mount_path: '/repo' },
+        ],
+      },
+    });
     expect(created.status, JSON.stringify(created.body)).toBe(201);
     const [fileRes, repoRes] = created.body.session.resources;
-    expect(fileRes).toEqual({ id: expect.stringMatching(/^sesrsc_/), type: 'file', file_id: expect.stringMatching(/^file_/), mount_path: '/workspace/data/in.csv', created_at: expect.any(String), updated_at: expect.any(String) });
+    expect(fileRes).toEqual({
+      id: expect.stringMatching(/^sesrsc_/),
+      type: 'file',
+      file_id: expect.stringMatching(/^file_/),
+      mount_path: '/workspace/data/in.csv',
+      created_at: expect.any(String),
+      updated_at: expect.any(String),
+    });
     expect(fileRes.file_id).not.toBe(csv.id);
-    expect(repoRes).toEqual({ id: expect.stringMatching(/^sesrsc_/), type: 'github_repository', url: repo.url, mount_path: '/workspace/repo', created_at: expect.any(String), updated_at: expect.any(String) });
+    expect(repoRes).toEqual({
+      id: expect.stringMatching(/^sesrsc_/),
+      type: 'github_repository',
+      url: repo.url,
+      mount_path: '/workspace/repo',
+      created_at: expect.any(String),
+      updated_at: expect.any(String),
+    });
     expect(JSON.stringify(created.body)).not.toContain(TOKEN);
     const sessionId = created.body.session.id;
 
     fake.enqueue(
-      { kind: 'tool_call', name: 'bash', input: { command: `cat /workspace/data/in.csv; cat /workspace/repo/README.md; echo x >> /workspace/data/in.csv; grep -rs "${TOKEN}" /workspace /tmp /etc; env | grep -c "${TOKEN}"; echo done` } },
+      {
+        kind: 'tool_call',
+        name: 'bash',
+        input: {
+          command: `cat /workspace/data/in.csv; cat /workspace/repo/README.md; echo x >> /workspace/data/in.csv; grep -rs "${TOKEN}" /workspace /tmp /etc; env | grep -c "${TOKEN}"; echo done`,
+        },
+      },
       { kind: 'text', text: 'read them' },
     );
     await sendText(s, sessionId, 'read the data and the repo');
@@ -81,28 +110,61 @@ describe('at create', () => {
 
   it('checkout by branch or commit; a clear error for an unreadable repository', async () => {
     const agent = (await s.api('POST', '/agents', { body: {} })).body.agent;
-    const ok = await s.api('POST', '/sessions', { body: { agent: agent.id, resources: [{ type: 'github_repository', url: repo.url, authorization_token: TOKEN, checkout: { type: 'commit', sha: repo.sha } }] } });
+    const ok = await s.api('POST', '/sessions', {
+      body: {
+        agent: agent.id,
+        resources: [{ type: 'github_repository', url: repo.url, authorization_token: TOKEN, checkout: { type: 'commit', sha: repo.sha } }],
+      },
+    });
     expect(ok.status, JSON.stringify(ok.body)).toBe(201);
     expect(ok.body.session.resources[0]).toMatchObject({ mount_path: '/workspace/private-repo', checkout: { type: 'commit', sha: repo.sha } });
     const noToken = await s.api('POST', '/sessions', { body: { agent: agent.id, resources: [{ type: 'github_repository', url: repo.url }] } });
     expectError(noToken, 400, 'invalid_request');
     expect(noToken.body.error.message).toContain('authorization_token');
-    const wrong = await s.api('POST', '/sessions', { body: { agent: agent.id, resources: [{ type: 'github_repository', url: repo.url, authorization_token: 'nope' }] } });
+    const wrong = await s.api('POST', '/sessions', {
+      body: { agent: agent.id, resources: [{ type: 'github_repository', url: repo.url, authorization_token: 'nope' }] },
+    });
     expectError(wrong, 400, 'invalid_request');
     expect(JSON.stringify(wrong.body)).not.toContain('nope');
-    expectError(await s.api('POST', '/sessions', { body: { agent: agent.id, resources: [{ type: 'github_repository', url: 'https://github.com/only-owner' }] } }), 400, 'invalid_request');
+    expectError(
+      await s.api('POST', '/sessions', { body: { agent: agent.id, resources: [{ type: 'github_repository', url: 'https://github.com/only-owner' }] } }),
+      400,
+      'invalid_request',
+    );
   });
 
   it('refuses escaping and overlapping mount paths, and too many repositories', async () => {
     const csv = await upload('a', 'a.csv');
     const agent = (await s.api('POST', '/agents', { body: {} })).body.agent;
     for (const mount_path of ['/../etc/passwd', '../x', '/workspace/../../x', '/']) {
-      expectError(await s.api('POST', '/sessions', { body: { agent: agent.id, resources: [{ type: 'file', file_id: csv.id, mount_path }] } }), 400, 'invalid_request');
+      expectError(
+        await s.api('POST', '/sessions', { body: { agent: agent.id, resources: [{ type: 'file', file_id: csv.id, mount_path }] } }),
+        400,
+        'invalid_request',
+      );
     }
-    expectError(await s.api('POST', '/sessions', { body: { agent: agent.id, resources: [{ type: 'file', file_id: csv.id, mount_path: '/d' }, { type: 'file', file_id: csv.id, mount_path: '/d/x' }] } }), 400, 'invalid_request');
+    expectError(
+      await s.api('POST', '/sessions', {
+        body: {
+          agent: agent.id,
+          resources: [
+            { type: 'file', file_id: csv.id, mount_path: '/d' },
+            { type: 'file', file_id: csv.id, mount_path: '/d/x' },
+          ],
+        },
+      }),
+      400,
+      'invalid_request',
+    );
     const six = Array.from({ length: 6 }, (_, i) => ({ type: 'github_repository', url: repo.url, authorization_token: TOKEN, mount_path: `/r${i}` }));
     expectError(await s.api('POST', '/sessions', { body: { agent: agent.id, resources: six } }), 400, 'too_many_resources');
-    expectError(await s.api('POST', '/sessions', { body: { agent: agent.id, resources: Array.from({ length: 101 }, (_, i) => ({ type: 'file', file_id: csv.id, mount_path: `/f${i}` })) } }), 400, 'invalid_request');
+    expectError(
+      await s.api('POST', '/sessions', {
+        body: { agent: agent.id, resources: Array.from({ length: 101 }, (_, i) => ({ type: 'file', file_id: csv.id, mount_path: `/f${i}` })) },
+      }),
+      400,
+      'invalid_request',
+    );
     expectError(await s.api('POST', '/sessions', { body: { agent: agent.id, resources: [{ type: 'file', file_id: 'file_nope' }] } }), 404, 'not_found');
   });
 });
@@ -147,16 +209,34 @@ describe('resource endpoints', () => {
   it('two repository tokens for one host that differ conflict (egress_header_conflict)', async () => {
     const other = gitServer.createRepo('acme/second', { 'a.txt': 'a' });
     const agent = (await s.api('POST', '/agents', { body: {} })).body.agent;
-    expectError(await s.api('POST', '/sessions', { body: { agent: agent.id, resources: [
-      { type: 'github_repository', url: repo.url, authorization_token: TOKEN },
-      { type: 'github_repository', url: other.url, authorization_token: 'ghp_different' },
-    ] } }), 400, 'egress_header_conflict');
-    const both = await s.api('POST', '/sessions', { body: { agent: agent.id, resources: [
-      { type: 'github_repository', url: repo.url, authorization_token: TOKEN },
-      { type: 'github_repository', url: other.url, authorization_token: TOKEN },
-    ] } });
+    expectError(
+      await s.api('POST', '/sessions', {
+        body: {
+          agent: agent.id,
+          resources: [
+            { type: 'github_repository', url: repo.url, authorization_token: TOKEN },
+            { type: 'github_repository', url: other.url, authorization_token: 'ghp_different' },
+          ],
+        },
+      }),
+      400,
+      'egress_header_conflict',
+    );
+    const both = await s.api('POST', '/sessions', {
+      body: {
+        agent: agent.id,
+        resources: [
+          { type: 'github_repository', url: repo.url, authorization_token: TOKEN },
+          { type: 'github_repository', url: other.url, authorization_token: TOKEN },
+        ],
+      },
+    });
     expect(both.status).toBe(201);
     const [first] = both.body.session.resources;
-    expectError(await s.api('POST', `/sessions/${both.body.session.id}/resources/${first.id}`, { body: { authorization_token: 'ghp_new_only_for_one' } }), 400, 'egress_header_conflict');
+    expectError(
+      await s.api('POST', `/sessions/${both.body.session.id}/resources/${first.id}`, { body: { authorization_token: 'ghp_new_only_for_one' } }),
+      400,
+      'egress_header_conflict',
+    );
   });
 });

@@ -11,7 +11,11 @@ import { parseQuery, plainUrl } from '../src/http/plain-url.js';
 import express from 'express';
 import { z } from 'zod';
 
-interface RawAnswer { status: number; headers: http.IncomingHttpHeaders; text: string }
+interface RawAnswer {
+  status: number;
+  headers: http.IncomingHttpHeaders;
+  text: string;
+}
 
 let s: TestServer;
 let agentId: string;
@@ -81,7 +85,12 @@ describe('the /v1 dispatcher', () => {
   });
 
   it('answers unknown paths with the 404 envelope (the mount itself included) and wrong methods with 405', async () => {
-    for (const [path, shown] of [['/v1/nope', '/v1/nope'], ['/v1', '/v1/'], ['/v1/', '/v1/'], ['/v1?x=1', '/v1/']] as const) {
+    for (const [path, shown] of [
+      ['/v1/nope', '/v1/nope'],
+      ['/v1', '/v1/'],
+      ['/v1/', '/v1/'],
+      ['/v1?x=1', '/v1/'],
+    ] as const) {
       const res = await raw('GET', path);
       expect(res.status, path).toBe(404);
       expect(json(res).error, path).toEqual({ code: 'not_found', message: `no route for GET ${shown}` });
@@ -107,7 +116,7 @@ describe('the /v1 dispatcher', () => {
     expect(json(await raw('GET', '/v1/agents/agent_zzzz')).error).toEqual({ code: 'not_found', message: 'agent not found' });
   });
 
-  it('leaves the OpenAPI document and the platforms\' inbound endpoint to Express (no token, no rate limit)', async () => {
+  it("leaves the OpenAPI document and the platforms' inbound endpoint to Express (no token, no rate limit)", async () => {
     const doc = await raw('GET', '/v1/openapi.json', { authorization: '' });
     expect(doc.status).toBe(200);
     expect(doc.headers['ratelimit-limit']).toBeUndefined();
@@ -135,7 +144,7 @@ describe('the /v1 dispatcher', () => {
   });
 });
 
-describe('the hot path without Express\'s prototypes (src/http/plain-url.ts)', () => {
+describe("the hot path without Express's prototypes (src/http/plain-url.ts)", () => {
   it('reads path and query as Express does, and leaves URLs Express parses otherwise to Express', () => {
     const app = express();
     const viaExpress = (url: string) => {
@@ -150,7 +159,7 @@ describe('the hot path without Express\'s prototypes (src/http/plain-url.ts)', (
     for (const url of ['/agents/a#frag', '/agents/a?x=1#f', '/a b', '/a\tb', 'agents', '/a?b=\u00a0']) expect(plainUrl(url), url).toBeNull();
   });
 
-  it('serves GET with a query, a fragment (Express\'s parser) and a raw route on the same dispatcher', async () => {
+  it("serves GET with a query, a fragment (Express's parser) and a raw route on the same dispatcher", async () => {
     expect(json(await raw('GET', `/v1/agents/${agentId}#part`)).agent!.id).toBe(agentId);
     const archived = await raw('GET', '/v1/agents?archived=false');
     expect(archived.status).toBe(200);
@@ -164,7 +173,18 @@ describe('the hot path without Express\'s prototypes (src/http/plain-url.ts)', (
 });
 
 describe('route matching (rest/route-matcher.ts)', () => {
-  const route = (method: 'GET' | 'POST', path: string) => defineRoute({ method, path, operationId: `${method}${path}`, summary: '', tag: 't', scope: null, document: '', raw: async () => undefined, response: z.unknown() });
+  const route = (method: 'GET' | 'POST', path: string) =>
+    defineRoute({
+      method,
+      path,
+      operationId: `${method}${path}`,
+      summary: '',
+      tag: 't',
+      scope: null,
+      document: '',
+      raw: async () => undefined,
+      response: z.unknown(),
+    });
   const table = [route('GET', '/x/{id}'), route('POST', '/x/literal'), route('GET', '/x/literal'), route('GET', '/y/{a}/z/{b}')];
   const match = compileRoutes(table);
 

@@ -33,19 +33,28 @@ describe.skipIf(!DB || !REDIS)('BullMQ job schedulers', () => {
   it('two processes fire a minute-granularity occurrence exactly once', async () => {
     const token = `ast_rtn_${randomBytes(16).toString('hex')}`;
     const env = {
-      DATABASE_URL: `${DB}?schema=${schema}`, REDIS_URL: REDIS!, QUEUE_PREFIX: schema, ADMIN_TOKEN: token,
-      ADMIN_PASSWORD: 'a long enough password', SECRET_KEY: randomBytes(32).toString('hex'),
-      ANTHROPIC_API_KEY: 'sk', ANTHROPIC_BASE_URL: fake.anthropicBaseUrl, RATE_LIMIT_PER_MINUTE: '100000',
+      DATABASE_URL: `${DB}?schema=${schema}`,
+      REDIS_URL: REDIS!,
+      QUEUE_PREFIX: schema,
+      ADMIN_TOKEN: token,
+      ADMIN_PASSWORD: 'a long enough password',
+      SECRET_KEY: randomBytes(32).toString('hex'),
+      ANTHROPIC_API_KEY: 'sk',
+      ANTHROPIC_BASE_URL: fake.anthropicBaseUrl,
+      RATE_LIMIT_PER_MINUTE: '100000',
     };
     children.push(await startChildServer({ ...env, DATA_DIR: fs.mkdtempSync(path.join(os.tmpdir(), 'rtn-a-')) }));
     children.push(await startChildServer({ ...env, DATA_DIR: fs.mkdtempSync(path.join(os.tmpdir(), 'rtn-b-')) }));
     const [a, b] = children;
     const agent = (await api(a!.base, token, 'POST', '/agents', {})).body.agent;
-    const routine = (await api(b!.base, token, 'POST', '/routines', {
-      name: 'every minute', target: { type: 'new_session', agent: agent.id },
-      initial_events: [{ type: 'user.message', content: [{ type: 'text', text: 'tick' }] }],
-      schedule: { type: 'cron', expression: '* * * * *', timezone: 'Europe/Berlin' },
-    })).body;
+    const routine = (
+      await api(b!.base, token, 'POST', '/routines', {
+        name: 'every minute',
+        target: { type: 'new_session', agent: agent.id },
+        initial_events: [{ type: 'user.message', content: [{ type: 'text', text: 'tick' }] }],
+        schedule: { type: 'cron', expression: '* * * * *', timezone: 'Europe/Berlin' },
+      })
+    ).body;
     const firstAt = new Date(routine.schedule.upcoming_runs_at[0]).getTime();
     // Wait past the first occurrence and a little into the next minute.
     await new Promise((r) => setTimeout(r, Math.max(0, firstAt - Date.now()) + 8000));

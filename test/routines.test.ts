@@ -40,17 +40,26 @@ describe('create and read', () => {
   it('weekdays at 09:00 Europe/Berlin: all fields, five upcoming runs', async () => {
     const agent = await newAgent();
     const r = await routine({
-      name: 'Morning report', description: 'daily', metadata: { team: 'ops' },
-      target: { type: 'new_session', agent: agent.id }, initial_events: hello,
+      name: 'Morning report',
+      description: 'daily',
+      metadata: { team: 'ops' },
+      target: { type: 'new_session', agent: agent.id },
+      initial_events: hello,
       schedule: { type: 'cron', expression: '0 9 * * 1-5', timezone: 'Europe/Berlin' },
       budget: { type: 'limit', max_list_cost: { amount: '25', currency: 'USD' } },
     });
     expect(r).toMatchObject({
-      id: expect.stringMatching(/^rtn_/), name: 'Morning report', description: 'daily', metadata: { team: 'ops' },
-      target: { type: 'new_session', agent: agent.id }, initial_events: hello,
+      id: expect.stringMatching(/^rtn_/),
+      name: 'Morning report',
+      description: 'daily',
+      metadata: { team: 'ops' },
+      target: { type: 'new_session', agent: agent.id },
+      initial_events: hello,
       schedule: { type: 'cron', expression: '0 9 * * 1-5', timezone: 'Europe/Berlin', last_run_at: null },
       budget: { type: 'limit', max_list_cost: { amount: '25', currency: 'USD' } },
-      status: 'active', paused_reason: null, archived_at: null,
+      status: 'active',
+      paused_reason: null,
+      archived_at: null,
     });
     expect(r.schedule.upcoming_runs_at).toHaveLength(5);
     for (const at of r.schedule.upcoming_runs_at) {
@@ -74,17 +83,43 @@ describe('create and read', () => {
     expectError(await s.api('POST', '/routines', { body: { name: 'x', target: base.target } }), 400, 'invalid_request');
     expectError(await s.api('POST', '/routines', { body: { ...base, metadata: { ['k'.repeat(65)]: 'v' } } }), 400, 'invalid_request');
     expectError(await s.api('POST', '/routines', { body: { ...base, metadata: { k: 'v'.repeat(513) } } }), 400, 'invalid_request');
-    expectError(await s.api('POST', '/routines', { body: { ...base, schedule: { type: 'cron', expression: '* * * *', timezone: 'UTC' } } }), 400, 'invalid_request');
-    expectError(await s.api('POST', '/routines', { body: { ...base, schedule: { type: 'cron', expression: '61 * * * *', timezone: 'UTC' } } }), 400, 'invalid_request');
-    expectError(await s.api('POST', '/routines', { body: { ...base, schedule: { type: 'cron', expression: '0 9 * * *', timezone: 'Mars/Olympus' } } }), 400, 'invalid_request');
-    expectError(await s.api('POST', '/routines', { body: { ...base, target: { type: 'new_session', agent: agent.id, vault_ids: Array(11).fill('v') } } }), 400, 'invalid_request');
+    expectError(
+      await s.api('POST', '/routines', { body: { ...base, schedule: { type: 'cron', expression: '* * * *', timezone: 'UTC' } } }),
+      400,
+      'invalid_request',
+    );
+    expectError(
+      await s.api('POST', '/routines', { body: { ...base, schedule: { type: 'cron', expression: '61 * * * *', timezone: 'UTC' } } }),
+      400,
+      'invalid_request',
+    );
+    expectError(
+      await s.api('POST', '/routines', { body: { ...base, schedule: { type: 'cron', expression: '0 9 * * *', timezone: 'Mars/Olympus' } } }),
+      400,
+      'invalid_request',
+    );
+    expectError(
+      await s.api('POST', '/routines', { body: { ...base, target: { type: 'new_session', agent: agent.id, vault_ids: Array(11).fill('v') } } }),
+      400,
+      'invalid_request',
+    );
     expectError(await s.api('POST', '/routines', { body: { ...base, target: { type: 'elsewhere' } } }), 400, 'invalid_request');
   });
 
   it('PATCH: every field optional; description, metadata values, schedule and budget clear with null', async () => {
     const agent = await newAgent();
-    const r = await routine({ name: 'p', description: 'd', metadata: { a: '1', b: '2' }, target: { type: 'new_session', agent: agent.id }, initial_events: hello, schedule: { type: 'cron', expression: '0 * * * *', timezone: 'UTC' }, budget: { type: 'limit', max_list_cost: { amount: '5', currency: 'USD' } } });
-    const res = await s.api('PATCH', `/routines/${r.id}`, { body: { description: null, metadata: { a: null, c: '3' }, schedule: null, budget: null, name: 'renamed' } });
+    const r = await routine({
+      name: 'p',
+      description: 'd',
+      metadata: { a: '1', b: '2' },
+      target: { type: 'new_session', agent: agent.id },
+      initial_events: hello,
+      schedule: { type: 'cron', expression: '0 * * * *', timezone: 'UTC' },
+      budget: { type: 'limit', max_list_cost: { amount: '5', currency: 'USD' } },
+    });
+    const res = await s.api('PATCH', `/routines/${r.id}`, {
+      body: { description: null, metadata: { a: null, c: '3' }, schedule: null, budget: null, name: 'renamed' },
+    });
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ name: 'renamed', description: null, metadata: { b: '2', c: '3' }, schedule: null, budget: null });
     const back = await s.api('PATCH', `/routines/${r.id}`, { body: { schedule: { type: 'cron', expression: '*/15 * * * *', timezone: 'Asia/Tokyo' } } });
@@ -95,11 +130,23 @@ describe('create and read', () => {
 describe('running', () => {
   it('run now starts a session whose first turn runs; the budget is copied onto it', async () => {
     const agent = await newAgent();
-    const r = await routine({ name: 'now', target: { type: 'new_session', agent: agent.id }, initial_events: hello, budget: { type: 'limit', max_list_cost: { amount: '7', currency: 'USD' } } });
+    const r = await routine({
+      name: 'now',
+      target: { type: 'new_session', agent: agent.id },
+      initial_events: hello,
+      budget: { type: 'limit', max_list_cost: { amount: '7', currency: 'USD' } },
+    });
     fake.enqueue({ kind: 'text', text: 'morning!' });
     const run = await s.api('POST', `/routines/${r.id}/run`);
     expect(run.status).toBe(200);
-    expect(run.body).toMatchObject({ id: expect.stringMatching(/^rrun_/), routine_id: r.id, trigger_context: { type: 'manual' }, session_id: expect.stringMatching(/^sess_/), error: null, agent: { id: agent.id } });
+    expect(run.body).toMatchObject({
+      id: expect.stringMatching(/^rrun_/),
+      routine_id: r.id,
+      trigger_context: { type: 'manual' },
+      session_id: expect.stringMatching(/^sess_/),
+      error: null,
+      agent: { id: agent.id },
+    });
     const events = await waitForEvents(s, run.body.session_id, 'session.status_idle');
     expect(events.find((e) => e.type === 'agent.message' && e.final).text).toBe('morning!');
     expect((await s.api('GET', `/sessions/${run.body.session_id}`)).body.session.budget.max_list_cost.amount).toBe('7');
@@ -110,7 +157,12 @@ describe('running', () => {
 
   it('the scheduler fires a due occurrence (fake clock) and records scheduled_at and last_run_at', async () => {
     const agent = await newAgent();
-    const r = await routine({ name: 'every minute', target: { type: 'new_session', agent: agent.id }, initial_events: hello, schedule: { type: 'cron', expression: '* * * * *', timezone: 'UTC' } });
+    const r = await routine({
+      name: 'every minute',
+      target: { type: 'new_session', agent: agent.id },
+      initial_events: hello,
+      schedule: { type: 'cron', expression: '* * * * *', timezone: 'UTC' },
+    });
     const owed = (await prisma.routine.findUniqueOrThrow({ where: { id: r.id } })).nextRunAt!;
     fake.enqueue({ kind: 'text', text: 'scheduled hello' });
     expect(await schedulerTick(new Date(owed.getTime() - 1000))).not.toContain(r.id);
@@ -126,7 +178,12 @@ describe('running', () => {
 
   it('several schedulers ticking at once fire an occurrence exactly once', async () => {
     const agent = await newAgent();
-    const r = await routine({ name: 'once', target: { type: 'new_session', agent: agent.id }, initial_events: hello, schedule: { type: 'cron', expression: '* * * * *', timezone: 'UTC' } });
+    const r = await routine({
+      name: 'once',
+      target: { type: 'new_session', agent: agent.id },
+      initial_events: hello,
+      schedule: { type: 'cron', expression: '* * * * *', timezone: 'UTC' },
+    });
     const owed = (await prisma.routine.findUniqueOrThrow({ where: { id: r.id } })).nextRunAt!;
     const at = new Date(owed.getTime() + 500);
     await Promise.all([schedulerTick(at), schedulerTick(at), schedulerTick(at), schedulerTick(at)]);
@@ -135,7 +192,12 @@ describe('running', () => {
 
   it('missed fires: occurrences within the window coalesce into one catch-up fire; older ones are skipped', async () => {
     const agent = await newAgent();
-    const r = await routine({ name: 'catch up', target: { type: 'new_session', agent: agent.id }, initial_events: hello, schedule: { type: 'cron', expression: '*/5 * * * *', timezone: 'UTC' } });
+    const r = await routine({
+      name: 'catch up',
+      target: { type: 'new_session', agent: agent.id },
+      initial_events: hello,
+      schedule: { type: 'cron', expression: '*/5 * * * *', timezone: 'UTC' },
+    });
     const now = new Date('2026-11-23T10:17:30Z');
     await prisma.routine.update({ where: { id: r.id }, data: { nextRunAt: new Date('2026-11-23T09:50:00Z') } }); // down since 09:50
     await schedulerTick(now);
@@ -144,7 +206,12 @@ describe('running', () => {
     expect(runs[0].trigger_context.scheduled_at).toBe('2026-11-23T10:15:00.000Z');
     expect((await prisma.routine.findUniqueOrThrow({ where: { id: r.id } })).nextRunAt!.toISOString()).toBe('2026-11-23T10:20:00.000Z');
 
-    const old = await routine({ name: 'too old', target: { type: 'new_session', agent: agent.id }, initial_events: hello, schedule: { type: 'cron', expression: '0 3 * * *', timezone: 'UTC' } });
+    const old = await routine({
+      name: 'too old',
+      target: { type: 'new_session', agent: agent.id },
+      initial_events: hello,
+      schedule: { type: 'cron', expression: '0 3 * * *', timezone: 'UTC' },
+    });
     await prisma.routine.update({ where: { id: old.id }, data: { nextRunAt: new Date('2026-11-23T03:00:00Z') } });
     await schedulerTick(now);
     expect((await s.api('GET', `/routines/${old.id}/runs`)).body.data).toHaveLength(0);
@@ -155,7 +222,12 @@ describe('running', () => {
 describe('pause, resume, archive', () => {
   it('manual pause and resume; archive empties the upcoming runs', async () => {
     const agent = await newAgent();
-    const r = await routine({ name: 'pr', target: { type: 'new_session', agent: agent.id }, initial_events: hello, schedule: { type: 'cron', expression: '0 * * * *', timezone: 'UTC' } });
+    const r = await routine({
+      name: 'pr',
+      target: { type: 'new_session', agent: agent.id },
+      initial_events: hello,
+      schedule: { type: 'cron', expression: '0 * * * *', timezone: 'UTC' },
+    });
     const paused = await s.api('POST', `/routines/${r.id}/pause`);
     expect(paused.body).toMatchObject({ status: 'paused', paused_reason: { type: 'manual' } });
     expect(paused.body.schedule.upcoming_runs_at).toEqual([]);
@@ -179,7 +251,10 @@ describe('error types', () => {
     await s.api('POST', `/agents/${agent.id}/archive`);
     const run = await s.api('POST', `/routines/${r.id}/run`);
     expect(run.body).toMatchObject({ session_id: null, error: { type: 'agent_archived_error' } });
-    expect((await s.api('GET', `/routines/${r.id}`)).body).toMatchObject({ status: 'paused', paused_reason: { type: 'error', error: { type: 'agent_archived_error' } } });
+    expect((await s.api('GET', `/routines/${r.id}`)).body).toMatchObject({
+      status: 'paused',
+      paused_reason: { type: 'error', error: { type: 'agent_archived_error' } },
+    });
   });
 
   it('a missing agent and a missing session pause; environments and vaults that do not exist pause', async () => {
@@ -210,7 +285,12 @@ describe('error types', () => {
 
   it('a busy target session is transient (session_busy_error): the routine stays active; an idle one gets a turn, its own cap untouched', async () => {
     const { session } = await readySession(s, {}, { budget: { type: 'limit', max_list_cost: { amount: '10000', currency: 'USD' } } });
-    const r = await routine({ name: 'e7', target: { type: 'session', session_id: session.id }, initial_events: hello, budget: { type: 'limit', max_list_cost: { amount: '50', currency: 'USD' } } });
+    const r = await routine({
+      name: 'e7',
+      target: { type: 'session', session_id: session.id },
+      initial_events: hello,
+      budget: { type: 'limit', max_list_cost: { amount: '50', currency: 'USD' } },
+    });
     fake.enqueue({ kind: 'hang' });
     await sendText(s, session.id, 'busy now');
     await waitFor(async () => (await s.api('GET', `/sessions/${session.id}`)).body.session.status === 'running');
@@ -280,7 +360,12 @@ describe("a routine's budget on a target session (a per-fire allowance on top of
 
   it("ends the fire's turn at the allowance; the session keeps its cap and takes the next turn", async () => {
     const { session } = await readySession(s, {}, { budget: { type: 'limit', max_list_cost: { amount: '10000', currency: 'USD' } } });
-    const r = await routine({ name: 'allowance', target: { type: 'session', session_id: session.id }, initial_events: hello, budget: { type: 'limit', max_list_cost: { amount: '1', currency: 'USD' } } });
+    const r = await routine({
+      name: 'allowance',
+      target: { type: 'session', session_id: session.id },
+      initial_events: hello,
+      budget: { type: 'limit', max_list_cost: { amount: '1', currency: 'USD' } },
+    });
     fake.enqueue(expensive);
     expect((await s.api('POST', `/routines/${r.id}/run`)).body).toMatchObject({ session_id: session.id, error: null });
     const fired = await waitForEvents(s, session.id, 'session.status_idle');
@@ -302,7 +387,12 @@ describe("a routine's budget on a target session (a per-fire allowance on top of
     await sendText(s, session.id, 'spend it all');
     await waitForEvents(s, session.id, 'session.status_idle');
     expect((await s.api('GET', `/sessions/${session.id}`)).body.session.budget).toMatchObject({ max_list_cost: { amount: '1' }, reached: true });
-    const r = await routine({ name: 'reached', target: { type: 'session', session_id: session.id }, initial_events: hello, budget: { type: 'limit', max_list_cost: { amount: '50', currency: 'USD' } } });
+    const r = await routine({
+      name: 'reached',
+      target: { type: 'session', session_id: session.id },
+      initial_events: hello,
+      budget: { type: 'limit', max_list_cost: { amount: '50', currency: 'USD' } },
+    });
     const run = await s.api('POST', `/routines/${r.id}/run`);
     expect(run.body).toMatchObject({ session_id: null, error: { type: 'run_rejected_error' } });
     expect(run.body.error.message).toMatch(/budget/);
@@ -315,7 +405,12 @@ describe("a routine's budget on a target session (a per-fire allowance on top of
     const { session: removed } = await readySession(s, {}, { budget: { type: 'limit', max_list_cost: { amount: '100', currency: 'USD' } } });
     expect((await s.api('PATCH', `/sessions/${removed.id}`, { body: { budget: null } })).status).toBe(200);
     for (const target of [none, removed]) {
-      const r = await routine({ name: 'no cap', target: { type: 'session', session_id: target.id }, initial_events: hello, budget: { type: 'limit', max_list_cost: { amount: '50', currency: 'USD' } } });
+      const r = await routine({
+        name: 'no cap',
+        target: { type: 'session', session_id: target.id },
+        initial_events: hello,
+        budget: { type: 'limit', max_list_cost: { amount: '50', currency: 'USD' } },
+      });
       fake.enqueue({ kind: 'text', text: 'fired' });
       expect((await s.api('POST', `/routines/${r.id}/run`)).body).toMatchObject({ session_id: target.id, error: null });
       await waitForEvents(s, target.id, 'session.status_idle');

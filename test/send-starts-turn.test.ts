@@ -32,9 +32,16 @@ describe('a send that starts its turn', () => {
     fake.enqueue({ kind: 'hang' }); // the turn waits on the model: nothing else is stored meanwhile
     let status = 0;
     const inserts = await countQueries(async () => {
-      status = (await s.api('POST', `/sessions/${session.id}/events`, {
-        body: { events: [{ type: 'user.message', content: [{ type: 'text', text: 'one' }] }, { type: 'user.message', content: [{ type: 'text', text: 'two' }] }] },
-      })).status;
+      status = (
+        await s.api('POST', `/sessions/${session.id}/events`, {
+          body: {
+            events: [
+              { type: 'user.message', content: [{ type: 'text', text: 'one' }] },
+              { type: 'user.message', content: [{ type: 'text', text: 'two' }] },
+            ],
+          },
+        })
+      ).status;
     }, eventInserts);
     expect(status).toBe(202);
     expect(inserts).toBe(1);
@@ -60,7 +67,9 @@ describe('a send that starts its turn', () => {
     await s.api('POST', `/sessions/${session.id}/interrupt`);
     const events = await waitForEvents(s, session.id, 'session.status_idle', 2);
     expect(events.filter((e: { type: string }) => e.type === 'session.status_running')).toHaveLength(2);
-    expect(events.some((e: { type: string; final?: boolean; text?: string }) => e.type === 'agent.message' && e.final && e.text === 'second answer')).toBe(true);
+    expect(events.some((e: { type: string; final?: boolean; text?: string }) => e.type === 'agent.message' && e.final && e.text === 'second answer')).toBe(
+      true,
+    );
   });
 
   it('a session of another universe: 404 and nothing stored', async () => {
@@ -68,7 +77,8 @@ describe('a send that starts its turn', () => {
     await s.api('POST', '/universes', { body: { slug: 'send-other' } });
     const other = await s.mintToken('admin', { universe: 'send-other' });
     const res = await s.api('POST', `/sessions/${session.id}/events`, {
-      token: other, body: { events: [{ type: 'user.message', content: [{ type: 'text', text: 'x' }] }] },
+      token: other,
+      body: { events: [{ type: 'user.message', content: [{ type: 'text', text: 'x' }] }] },
     });
     expect(res.status).toBe(404);
     expect(res.body.error).toMatchObject({ code: 'not_found' });

@@ -6,7 +6,15 @@ import http from 'node:http';
 import net from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { applyServerLimits, serverOptions, serverTimeouts, HEADERS_TIMEOUT_MS, REQUEST_TIMEOUT_MS, KEEP_ALIVE_TIMEOUT_MS, MAX_HEADER_BYTES } from '../src/http/server-limits.js';
+import {
+  applyServerLimits,
+  serverOptions,
+  serverTimeouts,
+  HEADERS_TIMEOUT_MS,
+  REQUEST_TIMEOUT_MS,
+  KEEP_ALIVE_TIMEOUT_MS,
+  MAX_HEADER_BYTES,
+} from '../src/http/server-limits.js';
 
 let server: http.Server;
 let port: number;

@@ -8,7 +8,9 @@ import { sessionViews } from '../src/sessions/view.js';
 import { newId } from '../src/ids.js';
 
 // The recovery pass also reads sessions: keep it out of the measured windows.
-vi.hoisted(() => { process.env.RECOVERY_INTERVAL_MS = '3600000'; });
+vi.hoisted(() => {
+  process.env.RECOVERY_INTERVAL_MS = '3600000';
+});
 
 let s: TestServer;
 let universeId: string;
@@ -25,7 +27,13 @@ afterAll(async () => s?.stop());
 /** Sessions written straight to the store, each with two resources (creating is not under test). */
 async function seed(count: number): Promise<void> {
   const sessions = Array.from({ length: count }, () => ({
-    id: newId('sess'), universeId, agentId, status: 'idle', agentType: 'hermes', llm: 'claude-sonnet-4-5', metadata: { n: 1 },
+    id: newId('sess'),
+    universeId,
+    agentId,
+    status: 'idle',
+    agentType: 'hermes',
+    llm: 'claude-sonnet-4-5',
+    metadata: { n: 1 },
   }));
   await prisma.session.createMany({ data: sessions });
   await prisma.sessionResource.createMany({
@@ -44,7 +52,9 @@ describe('sessions list', () => {
     const few = await countQueries(() => sessionViews({ universeId }), sessionTables);
     await seed(97);
     let views: Awaited<ReturnType<typeof sessionViews>> = [];
-    const many = await countQueries(async () => { views = await sessionViews({ universeId }); }, sessionTables);
+    const many = await countQueries(async () => {
+      views = await sessionViews({ universeId });
+    }, sessionTables);
     expect(views).toHaveLength(100);
     expect(views.every((v) => v.resources.length === 2)).toBe(true);
     expect(many).toBeLessThanOrEqual(3);
@@ -60,7 +70,9 @@ describe('sessions list', () => {
       let body: { sessions: { resources: unknown[] }[] } = { sessions: [] };
       let resources = 0;
       const sessions = await countQueries(async () => {
-        resources = await countQueries(async () => { body = (await s.api('GET', '/sessions')).body; }, resourcesRead);
+        resources = await countQueries(async () => {
+          body = (await s.api('GET', '/sessions')).body;
+        }, resourcesRead);
       }, sessionsRead);
       expect(body.sessions).toHaveLength(expected);
       expect(body.sessions.every((x) => x.resources.length === 2)).toBe(true);

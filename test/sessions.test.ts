@@ -21,7 +21,21 @@ const expectError = (res: ApiResponse, status: number, code: string) => {
   expect(res.body).toEqual({ error: { code, message: expect.any(String) } });
 };
 
-const SESSION_KEYS = ['agentId', 'agentType', 'budget', 'createdAt', 'default', 'id', 'llm', 'metadata', 'modelBilling', 'reasoningEffort', 'resources', 'status', 'title'];
+const SESSION_KEYS = [
+  'agentId',
+  'agentType',
+  'budget',
+  'createdAt',
+  'default',
+  'id',
+  'llm',
+  'metadata',
+  'modelBilling',
+  'reasoningEffort',
+  'resources',
+  'status',
+  'title',
+];
 
 describe('create and read', () => {
   it('creates with the agent defaults, provisions up front, and reads back', async () => {
@@ -31,8 +45,17 @@ describe('create and read', () => {
     const session = res.body.session;
     expect(Object.keys(session).sort()).toEqual(SESSION_KEYS);
     expect(session).toMatchObject({
-      id: expect.stringMatching(/^sess_/), agentId: agent.id, title: 'First', agentType: 'hermes', llm: agent.llm,
-      reasoningEffort: 'low', modelBilling: 'platform', default: true, metadata: { k: 'v' }, budget: null, resources: [],
+      id: expect.stringMatching(/^sess_/),
+      agentId: agent.id,
+      title: 'First',
+      agentType: 'hermes',
+      llm: agent.llm,
+      reasoningEffort: 'low',
+      modelBilling: 'platform',
+      default: true,
+      metadata: { k: 'v' },
+      budget: null,
+      resources: [],
     });
     expect(['provisioning', 'idle']).toContain(session.status);
     await waitFor(async () => (await s.api('GET', `/sessions/${session.id}`)).body.session.status === 'idle');
@@ -53,7 +76,12 @@ describe('create and read', () => {
 
   it('stores a budget at create', async () => {
     const { session } = await readySession(s, {}, { budget: { type: 'limit', max_list_cost: { amount: '50', currency: 'USD' } } });
-    expect(session.budget).toEqual({ max_list_cost: { amount: '50', currency: 'USD' }, consumed_cost: { amount: '0', currency: 'USD' }, reached: false, reached_at: null });
+    expect(session.budget).toEqual({
+      max_list_cost: { amount: '50', currency: 'USD' },
+      consumed_cost: { amount: '0', currency: 'USD' },
+      reached: false,
+      reached_at: null,
+    });
   });
 
   it('refuses bad bodies', async () => {
@@ -64,18 +92,48 @@ describe('create and read', () => {
     expectError(await s.api('POST', '/sessions', { body: { agent: agent.id, llm: '' } }), 400, 'invalid_request');
     expectError(await s.api('POST', '/sessions', { body: { agent: agent.id, title: 't'.repeat(121) } }), 400, 'invalid_request');
     expect((await s.api('POST', '/sessions', { body: { agent: agent.id, title: 't'.repeat(120) } })).status).toBe(201);
-    expectError(await s.api('POST', '/sessions', { body: { agent: agent.id, instructions: Array.from({ length: 21 }, (_, i) => ({ name: `${i}.md` })) } }), 400, 'invalid_request');
-    expectError(await s.api('POST', '/sessions', { body: { agent: agent.id, vault_ids: Array.from({ length: 11 }, (_, i) => `v${i}`) } }), 400, 'invalid_request');
-    expectError(await s.api('POST', '/sessions', { body: { agent: agent.id, budget: { type: 'limit', max_list_cost: { amount: '1'.repeat(16), currency: 'USD' } } } }), 400, 'invalid_request');
-    expectError(await s.api('POST', '/sessions', { body: { agent: agent.id, budget: { type: 'limit', max_list_cost: { amount: '1.5', currency: 'USD' } } } }), 400, 'invalid_request');
-    expectError(await s.api('POST', '/sessions', { body: { agent: agent.id, initial_events: Array.from({ length: 51 }, () => ({ type: 'user.message', content: [{ type: 'text', text: 'x' }] })) } }), 400, 'invalid_request');
+    expectError(
+      await s.api('POST', '/sessions', { body: { agent: agent.id, instructions: Array.from({ length: 21 }, (_, i) => ({ name: `${i}.md` })) } }),
+      400,
+      'invalid_request',
+    );
+    expectError(
+      await s.api('POST', '/sessions', { body: { agent: agent.id, vault_ids: Array.from({ length: 11 }, (_, i) => `v${i}`) } }),
+      400,
+      'invalid_request',
+    );
+    expectError(
+      await s.api('POST', '/sessions', { body: { agent: agent.id, budget: { type: 'limit', max_list_cost: { amount: '1'.repeat(16), currency: 'USD' } } } }),
+      400,
+      'invalid_request',
+    );
+    expectError(
+      await s.api('POST', '/sessions', { body: { agent: agent.id, budget: { type: 'limit', max_list_cost: { amount: '1.5', currency: 'USD' } } } }),
+      400,
+      'invalid_request',
+    );
+    expectError(
+      await s.api('POST', '/sessions', {
+        body: { agent: agent.id, initial_events: Array.from({ length: 51 }, () => ({ type: 'user.message', content: [{ type: 'text', text: 'x' }] })) },
+      }),
+      400,
+      'invalid_request',
+    );
     expectError(await s.api('POST', '/sessions', { body: { agent: agent.id, extra: 1 } }), 400, 'invalid_request');
     expectError(await s.api('POST', '/sessions', { body: { agent: agent.id, reasoningEffort: 'off' } }), 422, 'invalid_spec');
   });
 
   it('initial_events are all-or-nothing: one bad event creates nothing', async () => {
     const agent = (await s.api('POST', '/agents', { body: {} })).body.agent;
-    const bad = await s.api('POST', '/sessions', { body: { agent: agent.id, initial_events: [{ type: 'user.message', content: [{ type: 'text', text: 'ok' }] }, { type: 'user.message', content: [] }] } });
+    const bad = await s.api('POST', '/sessions', {
+      body: {
+        agent: agent.id,
+        initial_events: [
+          { type: 'user.message', content: [{ type: 'text', text: 'ok' }] },
+          { type: 'user.message', content: [] },
+        ],
+      },
+    });
     expectError(bad, 400, 'invalid_request');
     expect((await s.api('GET', `/sessions?agent=${agent.id}`)).body.sessions).toEqual([]);
   });
@@ -83,7 +141,9 @@ describe('create and read', () => {
   it('initial_events start the first turn in the same call', async () => {
     fake.enqueue({ kind: 'text', text: 'hello from the first turn' });
     const agent = (await s.api('POST', '/agents', { body: {} })).body.agent;
-    const res = await s.api('POST', '/sessions', { body: { agent: agent.id, initial_events: [{ type: 'user.message', content: [{ type: 'text', text: 'hi' }] }] } });
+    const res = await s.api('POST', '/sessions', {
+      body: { agent: agent.id, initial_events: [{ type: 'user.message', content: [{ type: 'text', text: 'hi' }] }] },
+    });
     const events = await waitForEvents(s, res.body.session.id, 'session.status_idle');
     expect(events.map((e) => e.type)).toEqual(expect.arrayContaining(['user.message', 'session.status_running', 'agent.message', 'session.status_idle']));
   });
@@ -98,7 +158,9 @@ describe('create and read', () => {
 describe('patch', () => {
   it('changes title, metadata (merged), llm and reasoningEffort of this session only', async () => {
     const { agent, session } = await readySession(s, {}, { metadata: { a: 1, b: 2 } });
-    const res = await s.api('PATCH', `/sessions/${session.id}`, { body: { title: 'Renamed', metadata: { b: null, c: 3 }, llm: 'claude-opus-4-5', reasoningEffort: 'medium' } });
+    const res = await s.api('PATCH', `/sessions/${session.id}`, {
+      body: { title: 'Renamed', metadata: { b: null, c: 3 }, llm: 'claude-opus-4-5', reasoningEffort: 'medium' },
+    });
     expect(res.status).toBe(200);
     expect(res.body.session).toMatchObject({ title: 'Renamed', metadata: { a: 1, c: 3 }, llm: 'claude-opus-4-5', reasoningEffort: 'medium' });
     expect((await s.api('GET', `/agents/${agent.id}`)).body.agent).toMatchObject({ llm: 'claude-sonnet-4-5', reasoningEffort: null });
@@ -178,9 +240,15 @@ describe('send events validation', () => {
     ['extra property on a block', { events: [{ type: 'user.message', content: [{ type: 'text', text: 'x', bold: true }] }] }],
     ['unknown block type', { events: [{ type: 'user.message', content: [{ type: 'audio', source: {} }] }] }],
     ['image with a text source', { events: [{ type: 'user.message', content: [{ type: 'image', source: { type: 'text', data: 'x' } }] }] }],
-    ['base64 source without data', { events: [{ type: 'user.message', content: [{ type: 'image', source: { type: 'base64', media_type: 'image/png', data: '' } }] }] }],
+    [
+      'base64 source without data',
+      { events: [{ type: 'user.message', content: [{ type: 'image', source: { type: 'base64', media_type: 'image/png', data: '' } }] }] },
+    ],
     ['document with an empty title', { events: [{ type: 'user.message', content: [{ type: 'document', source: { type: 'text', data: 'x' }, title: '' }] }] }],
-    ['document with an empty context', { events: [{ type: 'user.message', content: [{ type: 'document', source: { type: 'text', data: 'x' }, context: '' }] }] }],
+    [
+      'document with an empty context',
+      { events: [{ type: 'user.message', content: [{ type: 'document', source: { type: 'text', data: 'x' }, context: '' }] }] },
+    ],
     ['system.message with an image', { events: [{ type: 'system.message', content: [{ type: 'image', source: { type: 'url', url: 'https://x' } }] }] }],
     ['system.message with 1001 blocks', { events: [{ type: 'system.message', content: Array.from({ length: 1001 }, () => ({ type: 'text', text: 'x' })) }] }],
     ['user.interrupt with content', { events: [{ type: 'user.interrupt', content: [] }] }],
@@ -195,18 +263,26 @@ describe('send events validation', () => {
     fake.enqueue({ kind: 'text', text: 'seen' });
     const events = [
       { type: 'system.message', content: Array.from({ length: 1000 }, (_, i) => ({ type: 'text', text: `rule ${i}` })) },
-      { type: 'user.message', content: [
-        { type: 'text', text: 'look' },
-        { type: 'image', source: { type: 'base64', media_type: 'image/png', data: 'iVBORw0KGgo=' } },
-        { type: 'document', source: { type: 'text', data: 'plain words' }, title: 'Notes', context: null },
-      ] },
+      {
+        type: 'user.message',
+        content: [
+          { type: 'text', text: 'look' },
+          { type: 'image', source: { type: 'base64', media_type: 'image/png', data: 'iVBORw0KGgo=' } },
+          { type: 'document', source: { type: 'text', data: 'plain words' }, title: 'Notes', context: null },
+        ],
+      },
     ];
     const res = await s.api('POST', `/sessions/${session.id}/events`, { body: { events } });
     expect(res.status).toBe(202);
     expect(res.body.data.map((e: any) => e.type)).toEqual(['system.message', 'user.message']);
     expect(res.body.data[1]).toMatchObject({ id: expect.stringMatching(/^evt_/), sessionId: session.id, agentId: session.agentId, at: expect.any(String) });
     // Attachments are stored as per-session file copies (covered in files.test.ts).
-    expect(res.body.data[1].content[2]).toEqual({ type: 'document', source: { type: 'file', file_id: expect.stringMatching(/^file_/) }, title: 'Notes', context: null });
+    expect(res.body.data[1].content[2]).toEqual({
+      type: 'document',
+      source: { type: 'file', file_id: expect.stringMatching(/^file_/) },
+      title: 'Notes',
+      context: null,
+    });
     await waitForEvents(s, session.id, 'session.status_idle');
   });
 
@@ -240,11 +316,15 @@ describe('send events validation', () => {
     const upload = (await s.api('POST', '/files', { form })).body;
     const png = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==';
     fake.enqueue({ kind: 'text', text: 'got all three' });
-    const res = await s.api('POST', `/sessions/${session.id}/messages`, { body: { parts: [
-      { type: 'text', index: 0, text: 'see attached' },
-      { type: 'image', index: 1, media_type: 'image/png', data: png },
-      { type: 'file', index: 2, name: 'table.csv', media_type: 'text/csv', uri: upload.id },
-    ] } });
+    const res = await s.api('POST', `/sessions/${session.id}/messages`, {
+      body: {
+        parts: [
+          { type: 'text', index: 0, text: 'see attached' },
+          { type: 'image', index: 1, media_type: 'image/png', data: png },
+          { type: 'file', index: 2, name: 'table.csv', media_type: 'text/csv', uri: upload.id },
+        ],
+      },
+    });
     expect(res.status).toBe(410);
     const events = await waitForEvents(s, session.id, 'session.status_idle');
     const msg = events.find((e) => e.type === 'user.message');
@@ -275,11 +355,21 @@ describe('send events validation', () => {
   it('read tokens cannot send; other universes see 404', async () => {
     const { session } = await readySession(s);
     const read = await s.mintToken('read');
-    expectError(await s.api('POST', `/sessions/${session.id}/events`, { token: read, body: { events: [{ type: 'user.interrupt' }] } }), 403, 'insufficient_scope');
+    expectError(
+      await s.api('POST', `/sessions/${session.id}/events`, { token: read, body: { events: [{ type: 'user.interrupt' }] } }),
+      403,
+      'insufficient_scope',
+    );
     expect((await s.api('GET', `/sessions/${session.id}/events`, { token: read })).status).toBe(200);
     await s.api('POST', '/universes', { body: { slug: 'sess-other' } });
     const other = await s.mintToken('admin', { universe: 'sess-other' });
     expectError(await s.api('GET', `/sessions/${session.id}`, { token: other }), 404, 'not_found');
-    expectError(await sendText(s, session.id, 'x').then(() => s.api('POST', `/sessions/${session.id}/events`, { token: other, body: { events: [{ type: 'user.interrupt' }] } })), 404, 'not_found');
+    expectError(
+      await sendText(s, session.id, 'x').then(() =>
+        s.api('POST', `/sessions/${session.id}/events`, { token: other, body: { events: [{ type: 'user.interrupt' }] } }),
+      ),
+      404,
+      'not_found',
+    );
   });
 });

@@ -28,7 +28,14 @@ const dir = fs.mkdtempSync(path.join(os.tmpdir(), 's3rver-'));
 const children: ChildServer[] = [];
 const schemas: string[] = [];
 
-const s3env = () => ({ BLOB_STORE: 's3', S3_BUCKET: BUCKET, S3_ENDPOINT: endpoint, S3_ACCESS_KEY_ID: 'S3RVER', S3_SECRET_ACCESS_KEY: 'S3RVER', S3_PREFIX: 'blobs/' });
+const s3env = () => ({
+  BLOB_STORE: 's3',
+  S3_BUCKET: BUCKET,
+  S3_ENDPOINT: endpoint,
+  S3_ACCESS_KEY_ID: 'S3RVER',
+  S3_SECRET_ACCESS_KEY: 'S3RVER',
+  S3_PREFIX: 'blobs/',
+});
 
 beforeAll(async () => {
   s3server = new S3rver({ port: 0, address: '127.0.0.1', silent: true, directory: dir, configureBuckets: [{ name: BUCKET, configs: [] }] });
@@ -96,9 +103,15 @@ describe.skipIf(!DB || !REDIS)('two API processes, separate DATA_DIRs, one Postg
     schemas.push(schema);
     const token = `ast_s3_${randomBytes(16).toString('hex')}`;
     const shared = {
-      ADMIN_EMAIL: 'owner@example.test', ADMIN_PASSWORD: 'a long enough password', ADMIN_TOKEN: token,
-      SECRET_KEY: randomBytes(32).toString('hex'), RATE_LIMIT_PER_MINUTE: '100000',
-      DATABASE_URL: `${DB}?schema=${schema}`, REDIS_URL: REDIS!, QUEUE_PREFIX: schema, ...s3env(),
+      ADMIN_EMAIL: 'owner@example.test',
+      ADMIN_PASSWORD: 'a long enough password',
+      ADMIN_TOKEN: token,
+      SECRET_KEY: randomBytes(32).toString('hex'),
+      RATE_LIMIT_PER_MINUTE: '100000',
+      DATABASE_URL: `${DB}?schema=${schema}`,
+      REDIS_URL: REDIS!,
+      QUEUE_PREFIX: schema,
+      ...s3env(),
     };
     const a = await startChildServer({ ...shared, DATA_DIR: fs.mkdtempSync(path.join(os.tmpdir(), 'shared-a-')) });
     children.push(a);
@@ -117,7 +130,10 @@ describe.skipIf(!DB || !REDIS)('two API processes, separate DATA_DIRs, one Postg
 
     // Attached through the other process: its per-session copy reads the upload's bytes from the bucket.
     const agent = (await api(b.base, token, 'POST', '/agents', {})).body.agent;
-    const session = await api(b.base, token, 'POST', '/sessions', { agent: agent.id, resources: [{ type: 'file', file_id: uploaded.id, mount_path: '/data/shared.csv' }] });
+    const session = await api(b.base, token, 'POST', '/sessions', {
+      agent: agent.id,
+      resources: [{ type: 'file', file_id: uploaded.id, mount_path: '/data/shared.csv' }],
+    });
     expect(session.status, JSON.stringify(session.body)).toBe(201);
     // The copy is downloadable (session files are) through the first process again.
     const resources = await api(a.base, token, 'GET', `/sessions/${session.body.session.id}/resources`);

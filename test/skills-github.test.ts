@@ -30,7 +30,8 @@ afterAll(async () => {
   await git?.close();
 });
 
-const hostPath = (sessionId: string, inside: string) => path.join(config().dataDir, 'sandboxes', sessionId, 'workspace', path.posix.relative('/workspace', inside));
+const hostPath = (sessionId: string, inside: string) =>
+  path.join(config().dataDir, 'sandboxes', sessionId, 'workspace', path.posix.relative('/workspace', inside));
 
 function frontMatter(file: string): { meta: Record<string, unknown>; body: string } {
   const m = /^---\n([\s\S]*?)\n---\n/.exec(fs.readFileSync(file, 'utf8'));
@@ -40,8 +41,19 @@ function frontMatter(file: string): { meta: Record<string, unknown>; body: strin
 
 describe('github skills at provision', () => {
   it('for a CLI: missing front-matter is added (repository name, description naming the URL), the folder takes the skill name, a complete SKILL.md is untouched', async () => {
-    const { session } = await readySession(s, { agentType: 'claude_code', skills: [{ type: 'github', url: repos.bare }, { type: 'github', url: repos.named }, { type: 'github', url: repos.complete }] });
-    const installed = (await prisma.session.findUniqueOrThrow({ where: { id: session.id } })).installedSkills as { name: string; description: string; path: string }[];
+    const { session } = await readySession(s, {
+      agentType: 'claude_code',
+      skills: [
+        { type: 'github', url: repos.bare },
+        { type: 'github', url: repos.named },
+        { type: 'github', url: repos.complete },
+      ],
+    });
+    const installed = (await prisma.session.findUniqueOrThrow({ where: { id: session.id } })).installedSkills as {
+      name: string;
+      description: string;
+      path: string;
+    }[];
     const folder = path.posix.dirname(installed[0]!.path);
     expect(folder.startsWith('/workspace/.agent/claude_code')).toBe(true);
     expect(installed).toEqual([
@@ -67,7 +79,12 @@ describe('github skills at provision', () => {
   }, 60_000);
 
   it('for hermes: the clone is left as cloned under /workspace/.skills and listed with the fallback', async () => {
-    const { session } = await readySession(s, { skills: [{ type: 'github', url: repos.bare }, { type: 'github', url: repos.named }] });
+    const { session } = await readySession(s, {
+      skills: [
+        { type: 'github', url: repos.bare },
+        { type: 'github', url: repos.named },
+      ],
+    });
     const installed = (await prisma.session.findUniqueOrThrow({ where: { id: session.id } })).installedSkills;
     expect(installed).toEqual([
       { name: 'bare-skill', description: `skill from ${repos.bare}`, path: '/workspace/.skills/bare-skill' },

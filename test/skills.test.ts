@@ -25,7 +25,8 @@ const expectError = (res: ApiResponse, status: number, code: string) => {
   expect(res.status, JSON.stringify(res.body)).toBe(status);
   expect(res.body.error.code).toBe(code);
 };
-const skillMd = (name: string, description = 'Makes charts from CSV files') => `---\nname: ${name}\ndescription: ${description}\n---\n# ${name}\nRun scripts/plot.sh.\n`;
+const skillMd = (name: string, description = 'Makes charts from CSV files') =>
+  `---\nname: ${name}\ndescription: ${description}\n---\n# ${name}\nRun scripts/plot.sh.\n`;
 const sha = (text: string) => createHash('sha256').update(text).digest('hex');
 
 async function multipart(url: string, files: Record<string, string>, displayName?: string) {
@@ -39,9 +40,19 @@ describe('create and read', () => {
   it('multipart: a folder with SKILL.md becomes a skill with revision 1 and a file manifest', async () => {
     const res = await multipart('/skills', { 'SKILL.md': skillMd('charts'), 'scripts/plot.sh': 'echo plot' }, 'Charts');
     expect(res.status).toBe(201);
-    expect(res.body.skill).toEqual({ id: expect.stringMatching(/^skill_/), displayName: 'Charts', latestRevisionId: res.body.revision.id, createdAt: expect.any(String), updatedAt: expect.any(String) });
+    expect(res.body.skill).toEqual({
+      id: expect.stringMatching(/^skill_/),
+      displayName: 'Charts',
+      latestRevisionId: res.body.revision.id,
+      createdAt: expect.any(String),
+      updatedAt: expect.any(String),
+    });
     expect(res.body.revision).toEqual({
-      id: expect.stringMatching(/^skr_/), skillId: res.body.skill.id, name: 'charts', description: 'Makes charts from CSV files', createdAt: expect.any(String),
+      id: expect.stringMatching(/^skr_/),
+      skillId: res.body.skill.id,
+      name: 'charts',
+      description: 'Makes charts from CSV files',
+      createdAt: expect.any(String),
       files: [
         { path: 'SKILL.md', size: skillMd('charts').length, sha256: sha(skillMd('charts')), executable: false },
         { path: 'scripts/plot.sh', size: 9, sha256: sha('echo plot'), executable: false },
@@ -52,10 +63,15 @@ describe('create and read', () => {
   });
 
   it('JSON: files with utf8 or base64 content and the executable bit', async () => {
-    const res = await s.api('POST', '/skills', { body: { displayName: 'Greeter', files: [
-      { path: 'SKILL.md', content: skillMd('greeter', 'Says hello') },
-      { path: 'bin/hello', content: Buffer.from('#!/bin/sh\necho hello\n').toString('base64'), encoding: 'base64', executable: true },
-    ] } });
+    const res = await s.api('POST', '/skills', {
+      body: {
+        displayName: 'Greeter',
+        files: [
+          { path: 'SKILL.md', content: skillMd('greeter', 'Says hello') },
+          { path: 'bin/hello', content: Buffer.from('#!/bin/sh\necho hello\n').toString('base64'), encoding: 'base64', executable: true },
+        ],
+      },
+    });
     expect(res.status).toBe(201);
     expect(res.body.revision.files.find((f: any) => f.path === 'bin/hello')).toMatchObject({ executable: true, size: 21 });
   });
@@ -64,10 +80,32 @@ describe('create and read', () => {
     expectError(await s.api('POST', '/skills', { body: { files: [{ path: 'README.md', content: 'x' }] } }), 400, 'invalid_request');
     expectError(await s.api('POST', '/skills', { body: { files: [{ path: 'SKILL.md', content: '# no front-matter' }] } }), 400, 'invalid_request');
     expectError(await s.api('POST', '/skills', { body: { files: [{ path: 'SKILL.md', content: '---\nname: x\n---\n' }] } }), 400, 'invalid_request');
-    expectError(await s.api('POST', '/skills', { body: { files: [{ path: 'SKILL.md', content: skillMd('ok') }, { path: '../escape', content: 'x' }] } }), 400, 'invalid_request');
-    expectError(await s.api('POST', '/skills', { body: { files: [{ path: 'SKILL.md', content: skillMd('ok') }, { path: '/abs', content: 'x' }] } }), 400, 'invalid_request');
+    expectError(
+      await s.api('POST', '/skills', {
+        body: {
+          files: [
+            { path: 'SKILL.md', content: skillMd('ok') },
+            { path: '../escape', content: 'x' },
+          ],
+        },
+      }),
+      400,
+      'invalid_request',
+    );
+    expectError(
+      await s.api('POST', '/skills', {
+        body: {
+          files: [
+            { path: 'SKILL.md', content: skillMd('ok') },
+            { path: '/abs', content: 'x' },
+          ],
+        },
+      }),
+      400,
+      'invalid_request',
+    );
     expectError(await s.api('POST', '/skills', { body: { files: [] } }), 400, 'invalid_request');
-    expectError(await multipart('/skills', { 'notes.txt': 'x' }) as any, 400, 'invalid_request');
+    expectError((await multipart('/skills', { 'notes.txt': 'x' })) as any, 400, 'invalid_request');
   });
 
   it('lists with cursor and limit, newest first', async () => {
@@ -83,14 +121,30 @@ describe('create and read', () => {
 
 describe('GraphQL', () => {
   it('createSkill and createSkillRevision take the typed bundle and answer what REST answers', async () => {
-    const created = await s.gql<any>(`mutation($input: SkillBundleInput!) { createSkill(input: $input) { skill { id displayName latestRevisionId } revision { id name files { path executable } } } }`,
-      { input: { displayName: 'Typed', files: [{ path: 'SKILL.md', content: skillMd('typed') }, { path: 'run', content: Buffer.from('x').toString('base64'), encoding: 'base64', executable: true }] } });
+    const created = await s.gql<any>(
+      `mutation($input: SkillBundleInput!) { createSkill(input: $input) { skill { id displayName latestRevisionId } revision { id name files { path executable } } } }`,
+      {
+        input: {
+          displayName: 'Typed',
+          files: [
+            { path: 'SKILL.md', content: skillMd('typed') },
+            { path: 'run', content: Buffer.from('x').toString('base64'), encoding: 'base64', executable: true },
+          ],
+        },
+      },
+    );
     expect(created.body.errors).toBeUndefined();
     const { skill, revision } = created.body.data.createSkill;
     expect(skill).toEqual({ id: expect.stringMatching(/^skill_/), displayName: 'Typed', latestRevisionId: revision.id });
-    expect(revision.files).toEqual([{ path: 'SKILL.md', executable: false }, { path: 'run', executable: true }]);
+    expect(revision.files).toEqual([
+      { path: 'SKILL.md', executable: false },
+      { path: 'run', executable: true },
+    ]);
     expect((await s.api('GET', `/skills/${skill.id}/revisions/${revision.id}`)).body.revision).toMatchObject({ id: revision.id, name: 'typed' });
-    const next = await s.gql<any>(`mutation($id: String!) { createSkillRevision(skillId: $id, input: {files: [{path: "SKILL.md", content: ${JSON.stringify(skillMd('other'))}}]}) { id } }`, { id: skill.id });
+    const next = await s.gql<any>(
+      `mutation($id: String!) { createSkillRevision(skillId: $id, input: {files: [{path: "SKILL.md", content: ${JSON.stringify(skillMd('other'))}}]}) { id } }`,
+      { id: skill.id },
+    );
     expect(next.body.errors?.[0]?.extensions?.code).toBe('name_mismatch');
     const empty = await s.gql<any>(`mutation { createSkill(input: {files: []}) { skill { id } } }`);
     expect(empty.body.errors?.[0]?.extensions?.code).toBe('invalid_request');
@@ -99,7 +153,16 @@ describe('GraphQL', () => {
 
 describe('revisions', () => {
   it('complete snapshots; name must match; latest repoints on delete; the only revision stays', async () => {
-    const created = (await s.api('POST', '/skills', { body: { files: [{ path: 'SKILL.md', content: skillMd('rev') }, { path: 'a.txt', content: 'A' }] } })).body;
+    const created = (
+      await s.api('POST', '/skills', {
+        body: {
+          files: [
+            { path: 'SKILL.md', content: skillMd('rev') },
+            { path: 'a.txt', content: 'A' },
+          ],
+        },
+      })
+    ).body;
     const id = created.skill.id;
     expectError(await s.api('POST', `/skills/${id}/revisions`, { body: { files: [{ path: 'SKILL.md', content: skillMd('other') }] } }), 400, 'name_mismatch');
     const r2 = await s.api('POST', `/skills/${id}/revisions`, { body: { files: [{ path: 'SKILL.md', content: skillMd('rev', 'v2') }] } });
@@ -115,8 +178,10 @@ describe('revisions', () => {
 
   it('skill_in_use and revision_in_use while agents reference them', async () => {
     const created = (await s.api('POST', '/skills', { body: { files: [{ path: 'SKILL.md', content: skillMd('used') }] } })).body;
-    const r2 = (await s.api('POST', `/skills/${created.skill.id}/revisions`, { body: { files: [{ path: 'SKILL.md', content: skillMd('used') }] } })).body.revision;
-    const agent = (await s.api('POST', '/agents', { body: { skills: [{ type: 'skill', skillId: created.skill.id, version: created.revision.id }] } })).body.agent;
+    const r2 = (await s.api('POST', `/skills/${created.skill.id}/revisions`, { body: { files: [{ path: 'SKILL.md', content: skillMd('used') }] } })).body
+      .revision;
+    const agent = (await s.api('POST', '/agents', { body: { skills: [{ type: 'skill', skillId: created.skill.id, version: created.revision.id }] } })).body
+      .agent;
     expectError(await s.api('DELETE', `/skills/${created.skill.id}`), 409, 'skill_in_use');
     expectError(await s.api('DELETE', `/skills/${created.skill.id}/revisions/${created.revision.id}`), 409, 'revision_in_use');
     expect((await s.api('DELETE', `/skills/${created.skill.id}/revisions/${r2.id}`)).status).toBe(200);
@@ -127,13 +192,22 @@ describe('revisions', () => {
 });
 
 describe('in sessions', () => {
-  it('a pinned skill is placed in every new session\'s sandbox and named in the system prompt', async () => {
-    const created = (await s.api('POST', '/skills', { body: { files: [
-      { path: 'SKILL.md', content: skillMd('plotter', 'Plots data') },
-      { path: 'scripts/plot.sh', content: '#!/bin/sh\necho plotted\n', executable: true },
-    ] } })).body;
+  it("a pinned skill is placed in every new session's sandbox and named in the system prompt", async () => {
+    const created = (
+      await s.api('POST', '/skills', {
+        body: {
+          files: [
+            { path: 'SKILL.md', content: skillMd('plotter', 'Plots data') },
+            { path: 'scripts/plot.sh', content: '#!/bin/sh\necho plotted\n', executable: true },
+          ],
+        },
+      })
+    ).body;
     await s.api('POST', `/skills/${created.skill.id}/revisions`, { body: { files: [{ path: 'SKILL.md', content: skillMd('plotter', 'Newer, not pinned') }] } });
-    const { session } = await readySession(s, { skills: [{ type: 'skill', skillId: created.skill.id, version: created.revision.id }], customData: [{ id: 'crm', name: 'crm_api', kind: 'private_api', description: 'the CRM' }] });
+    const { session } = await readySession(s, {
+      skills: [{ type: 'skill', skillId: created.skill.id, version: created.revision.id }],
+      customData: [{ id: 'crm', name: 'crm_api', kind: 'private_api', description: 'the CRM' }],
+    });
     fake.enqueue({ kind: 'tool_call', name: 'bash', input: { command: '/workspace/.skills/plotter/scripts/plot.sh' } }, { kind: 'text', text: 'done' });
     await sendText(s, session.id, 'plot');
     const events = await waitForEvents(s, session.id, 'session.status_idle');

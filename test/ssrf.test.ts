@@ -78,23 +78,59 @@ const REFUSED_URLS = () => [
   'https://[64:ff9b:1::a00:1]/', // local-use NAT64
   'https://[2002:a9fe:a9fe::1]/', // 6to4
   'https://[2001:0:4136:e378:8000:63bf:3fff:fdd2]/', // Teredo
-  'https://[::1]/', 'https://[::]/', 'https://[fe80::1]/', 'https://[fc00::1]/', 'https://[fd12:3456::1]/', 'https://[ff02::1]/',
-  'https://127.0.0.1/', 'https://127.1/', 'https://2130706433/', 'https://0x7f000001/',
-  'https://10.1.2.3/', 'https://172.16.0.1/', 'https://192.168.0.1/', 'https://169.254.169.254/latest/meta-data/',
-  'https://100.64.0.1/', 'https://0.0.0.0/', 'https://224.0.0.1/', 'https://255.255.255.255/', 'https://240.0.0.1/',
+  'https://[::1]/',
+  'https://[::]/',
+  'https://[fe80::1]/',
+  'https://[fc00::1]/',
+  'https://[fd12:3456::1]/',
+  'https://[ff02::1]/',
+  'https://127.0.0.1/',
+  'https://127.1/',
+  'https://2130706433/',
+  'https://0x7f000001/',
+  'https://10.1.2.3/',
+  'https://172.16.0.1/',
+  'https://192.168.0.1/',
+  'https://169.254.169.254/latest/meta-data/',
+  'https://100.64.0.1/',
+  'https://0.0.0.0/',
+  'https://224.0.0.1/',
+  'https://255.255.255.255/',
+  'https://240.0.0.1/',
   `http://localhost:${port}/`, // resolves to loopback
-  'https://internal.test/', 'https://mixed.test/', 'https://mapped.test/', 'https://nat64.test/',
+  'https://internal.test/',
+  'https://mixed.test/',
+  'https://mapped.test/',
+  'https://nat64.test/',
 ];
 
 describe('addressRefusal', () => {
   it.each([
-    ['93.184.215.14', null], ['2606:4700::1111', null], ['::ffff:93.184.215.14', null], ['64:ff9b::5db8:d70e', null],
-    ['::ffff:169.254.169.254', /link-local IPv4 address 169\.254\.169\.254/], ['::ffff:10.0.0.1', /private IPv4 address 10\.0\.0\.1/],
-    ['::ffff:127.0.0.1', /loopback IPv4 address 127\.0\.0\.1/], ['64:ff9b::a9fe:a9fe', /link-local IPv4/], ['64:ff9b::c0a8:1', /private IPv4/],
-    ['2002:7f00:1::1', /6to4/], ['2001:0:4136:e378:8000:63bf:3fff:fdd2', /Teredo/],
-    ['::1', /loopback/], ['fe80::1', /link-local/], ['fd00::1', /unique-local/], ['::', /unspecified/], ['ff02::1', /multicast/],
-    ['127.0.0.1', /loopback/], ['10.0.0.1', /private/], ['172.31.255.255', /private/], ['192.168.1.1', /private/], ['169.254.1.1', /link-local/],
-    ['100.64.0.1', /carrier-grade NAT/], ['0.0.0.0', /unspecified/], ['224.0.0.251', /multicast/], ['255.255.255.255', /broadcast/],
+    ['93.184.215.14', null],
+    ['2606:4700::1111', null],
+    ['::ffff:93.184.215.14', null],
+    ['64:ff9b::5db8:d70e', null],
+    ['::ffff:169.254.169.254', /link-local IPv4 address 169\.254\.169\.254/],
+    ['::ffff:10.0.0.1', /private IPv4 address 10\.0\.0\.1/],
+    ['::ffff:127.0.0.1', /loopback IPv4 address 127\.0\.0\.1/],
+    ['64:ff9b::a9fe:a9fe', /link-local IPv4/],
+    ['64:ff9b::c0a8:1', /private IPv4/],
+    ['2002:7f00:1::1', /6to4/],
+    ['2001:0:4136:e378:8000:63bf:3fff:fdd2', /Teredo/],
+    ['::1', /loopback/],
+    ['fe80::1', /link-local/],
+    ['fd00::1', /unique-local/],
+    ['::', /unspecified/],
+    ['ff02::1', /multicast/],
+    ['127.0.0.1', /loopback/],
+    ['10.0.0.1', /private/],
+    ['172.31.255.255', /private/],
+    ['192.168.1.1', /private/],
+    ['169.254.1.1', /link-local/],
+    ['100.64.0.1', /carrier-grade NAT/],
+    ['0.0.0.0', /unspecified/],
+    ['224.0.0.251', /multicast/],
+    ['255.255.255.255', /broadcast/],
   ])('%s', (ip, expected) => {
     const why = addressRefusal(ip);
     if (expected === null) expect(why).toBeNull();
@@ -149,7 +185,12 @@ describe('a refused local receiver says how to allow it', () => {
   it.each([
     ['a webhook', '/webhooks', (url: string) => ({ url, events: ['agent.created'] }), (body: { id: string }) => `/webhooks/${body.id}`],
     ['a channel webhook', '/channels/webhooks', (url: string) => ({ url }), (body: { id: string }) => `/channels/webhooks/${body.id}`],
-    ['a connection callback_url', '/channels/connections', (callback_url: string) => ({ platform: 'loopback', callback_url }), (body: { id: string }) => `/channels/connections/${body.id}`],
+    [
+      'a connection callback_url',
+      '/channels/connections',
+      (callback_url: string) => ({ platform: 'loopback', callback_url }),
+      (body: { id: string }) => `/channels/connections/${body.id}`,
+    ],
   ])('%s on localhost: the refusal names OUTBOUND_ALLOW=127.0.0.0/8,::1, and with it set the same request is accepted', async (_what, path, bodyOf, pathOf) => {
     const url = path === '/channels/connections' ? `http://127.0.0.1:${port}/callback` : `http://localhost:${port}/hook`;
     const refused = await s.api('POST', path, { body: bodyOf(url) });
@@ -177,10 +218,14 @@ describe('at delivery (connect time)', () => {
   async function deliverOnce(endpointId: string) {
     await s.api('POST', '/agents', { body: {} });
     let row: { attempts: number; lastError: string | null; status: string } | null = null;
-    await waitFor(async () => {
-      row = await prisma.webhookDelivery.findFirst({ where: { endpointId }, orderBy: { createdAt: 'desc' } });
-      return !!row && row.attempts >= 1;
-    }, 10_000, 'an attempt');
+    await waitFor(
+      async () => {
+        row = await prisma.webhookDelivery.findFirst({ where: { endpointId }, orderBy: { createdAt: 'desc' } });
+        return !!row && row.attempts >= 1;
+      },
+      10_000,
+      'an attempt',
+    );
     return row!;
   }
 
@@ -231,7 +276,10 @@ describe('at delivery (connect time)', () => {
     const redirector = http.createServer((_req, res) => res.writeHead(302, { location: 'http://169.254.169.254/latest/meta-data/' }).end());
     await new Promise<void>((r) => redirector.listen(0, '127.0.0.1', r));
     process.env.OUTBOUND_ALLOW = '127.0.0.1';
-    const err = await guardedFetch(`http://127.0.0.1:${(redirector.address() as AddressInfo).port}/`).then(() => null, (e: unknown) => e);
+    const err = await guardedFetch(`http://127.0.0.1:${(redirector.address() as AddressInfo).port}/`).then(
+      () => null,
+      (e: unknown) => e,
+    );
     expect(outboundErrorMessage(err)).toMatch(/169\.254\.169\.254 is a link-local address/);
     redirector.close();
   });

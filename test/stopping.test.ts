@@ -8,7 +8,19 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeProvider, type FakeProvider } from './fake-provider/server.js';
 import { startChildServer, api, type ChildServer } from './helpers/child-server.js';
-import { CONFIGS, deploymentEnv, dropSchemas, freePort, history, idleSession, portIsFree, readStreamUntilEnd, say, sseFrames, waitForHistory } from './helpers/durability.js';
+import {
+  CONFIGS,
+  deploymentEnv,
+  dropSchemas,
+  freePort,
+  history,
+  idleSession,
+  portIsFree,
+  readStreamUntilEnd,
+  say,
+  sseFrames,
+  waitForHistory,
+} from './helpers/durability.js';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 let fake: FakeProvider;
@@ -40,7 +52,12 @@ const exited = (child: ChildProcess) =>
 /** `npm start` as a user runs it; resolves once the service printed its URL. `detached`: its own
  * process group, as a terminal gives it (Ctrl-C signals the whole group). */
 async function npmStart(env: Record<string, string>, detached = false): Promise<{ npm: ChildProcess; url: string; output: () => string }> {
-  const npm = spawn('npm', ['start'], { cwd: ROOT, env: { ...process.env, VITEST: '', LOG_LEVEL: 'warn', HOST: '127.0.0.1', ...env }, stdio: ['ignore', 'pipe', 'pipe'], detached });
+  const npm = spawn('npm', ['start'], {
+    cwd: ROOT,
+    env: { ...process.env, VITEST: '', LOG_LEVEL: 'warn', HOST: '127.0.0.1', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached,
+  });
   children.push(npm);
   let out = '';
   const collect = (c: Buffer) => (out += c.toString());
@@ -65,35 +82,42 @@ async function npmStart(env: Record<string, string>, detached = false): Promise<
 /** The processes whose parent is `pid`. */
 const childrenOf = (pid: number) =>
   // ps exits 1 when the process has no children: that is an empty list, not an error.
-  (spawnSync('ps', ['-o', 'pid=', '--ppid', String(pid)], { encoding: 'utf8' }).stdout ?? '').split('\n').map((x) => Number(x.trim())).filter(Boolean);
+  (spawnSync('ps', ['-o', 'pid=', '--ppid', String(pid)], { encoding: 'utf8' }).stdout ?? '')
+    .split('\n')
+    .map((x) => Number(x.trim()))
+    .filter(Boolean);
 
 describe('npm start is one process that SIGTERM stops', () => {
   it.each([
     ['the process npm start launched', 'service'],
     ['npm itself', 'npm'],
-  ])('SIGTERM to %s: exit 0, no process left, the port is free', async (_label, target) => {
-    const port = await freePort();
-    const { env, token } = deploymentEnv({ postgres: false, providerUrl: fake.anthropicBaseUrl });
-    const { npm, url } = await npmStart({ ...env, PORT: String(port) });
-    expect((await api(`${url}/v1`, token, 'GET', '/whoami')).status).toBe(200);
-    // `npm start` → node (exec: no shell in between, no tsx wrapper process).
-    const [service, ...others] = childrenOf(npm.pid!);
-    expect(others).toEqual([]);
-    expect(execFileSync('ps', ['-o', 'args=', '-p', String(service)], { encoding: 'utf8' })).toMatch(/^node .*--import tsx src\/main\.ts/);
-    expect(childrenOf(service!).filter((pid) => !/esbuild/.test(execFileSync('ps', ['-o', 'args=', '-p', String(pid)], { encoding: 'utf8' })))).toEqual([]);
+  ])(
+    'SIGTERM to %s: exit 0, no process left, the port is free',
+    async (_label, target) => {
+      const port = await freePort();
+      const { env, token } = deploymentEnv({ postgres: false, providerUrl: fake.anthropicBaseUrl });
+      const { npm, url } = await npmStart({ ...env, PORT: String(port) });
+      expect((await api(`${url}/v1`, token, 'GET', '/whoami')).status).toBe(200);
+      // `npm start` → node (exec: no shell in between, no tsx wrapper process).
+      const [service, ...others] = childrenOf(npm.pid!);
+      expect(others).toEqual([]);
+      expect(execFileSync('ps', ['-o', 'args=', '-p', String(service)], { encoding: 'utf8' })).toMatch(/^node .*--import tsx src\/main\.ts/);
+      expect(childrenOf(service!).filter((pid) => !/esbuild/.test(execFileSync('ps', ['-o', 'args=', '-p', String(pid)], { encoding: 'utf8' })))).toEqual([]);
 
-    process.kill(target === 'npm' ? npm.pid! : service!, 'SIGTERM');
-    expect(await exited(npm)).toBe(0);
-    for (let i = 0; i < 40 && alive(service!); i++) await new Promise((r) => setTimeout(r, 50));
-    expect(alive(service!)).toBe(false);
-    expect(await portIsFree(port)).toBe(true);
-  }, 120_000);
+      process.kill(target === 'npm' ? npm.pid! : service!, 'SIGTERM');
+      expect(await exited(npm)).toBe(0);
+      for (let i = 0; i < 40 && alive(service!); i++) await new Promise((r) => setTimeout(r, 50));
+      expect(alive(service!)).toBe(false);
+      expect(await portIsFree(port)).toBe(true);
+    },
+    120_000,
+  );
 });
 
-describe('Ctrl-C: SIGINT to npm start\'s whole process group', () => {
+describe("Ctrl-C: SIGINT to npm start's whole process group", () => {
   // The group signal reaches node twice ~1 ms apart (directly and forwarded by npm); the copy must
   // not count as a person's second Ctrl-C, which exits without draining.
-  it('drains and exits 0 (npm\'s forwarded copy is not a second signal)', async () => {
+  it("drains and exits 0 (npm's forwarded copy is not a second signal)", async () => {
     const port = await freePort();
     const { env, token } = deploymentEnv({ postgres: false, providerUrl: fake.anthropicBaseUrl });
     const { npm, url, output } = await npmStart({ ...env, PORT: String(port), LOG_LEVEL: 'info', LOG_FORMAT: 'json' }, true);
@@ -151,7 +175,15 @@ describe.each(CONFIGS)('SIGTERM during a turn drains ($name)', ({ postgres }) =>
     // Restart: nothing to recover (no runner_lost), the queued message runs at once.
     fake.enqueue({ kind: 'text', text: 'after the restart' });
     second = await startChildServer(env);
-    const events = await waitForHistory(second.base, token, session.id, (ev) => ev.some((e) => e.type === 'agent.message' && e.final && e.text === 'after the restart') && ev.filter((e) => e.type === 'session.status_idle').length >= 2, 30_000);
+    const events = await waitForHistory(
+      second.base,
+      token,
+      session.id,
+      (ev) =>
+        ev.some((e) => e.type === 'agent.message' && e.final && e.text === 'after the restart') &&
+        ev.filter((e) => e.type === 'session.status_idle').length >= 2,
+      30_000,
+    );
     expect(events.filter((e) => e.type === 'user.message').map((e) => e.content[0].text)).toEqual(['long job', 'queued during the turn']);
     expect(events.filter((e) => e.type === 'agent.message' && e.final).map((e) => e.text)).toEqual(['partial answer', 'after the restart']);
     expect(events.some((e) => e.type === 'session.error')).toBe(false);

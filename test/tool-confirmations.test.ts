@@ -26,8 +26,9 @@ afterAll(async () => {
 beforeEach(() => fake.reset());
 
 const ASK_BASH = { default: 'always_allow', rules: [{ target: 'tool', name: 'bash', policy: 'always_ask' }] };
-const confirm = (tool_use_id: string, result: 'allow' | 'deny', deny_message?: string) =>
-  ({ events: [{ type: 'user.tool_confirmation', tool_use_id, result, ...(deny_message ? { deny_message } : {}) }] });
+const confirm = (tool_use_id: string, result: 'allow' | 'deny', deny_message?: string) => ({
+  events: [{ type: 'user.tool_confirmation', tool_use_id, result, ...(deny_message ? { deny_message } : {}) }],
+});
 
 async function pausedSession(policy: unknown = ASK_BASH) {
   const { agent, session } = await readySession(s);
@@ -43,13 +44,19 @@ describe('tool policy', () => {
     const put = await s.api('PUT', `/agents/${agent.id}/tool-policy`, { body: { rules: [{ target: 'mcp_server', name: 'docs', policy: 'always_ask' }] } });
     expect(put.body).toEqual({ toolPolicy: { default: 'always_allow', rules: [{ target: 'mcp_server', name: 'docs', policy: 'always_ask' }] } });
     expect((await s.api('GET', `/agents/${agent.id}`)).body.agent.version).toBe(agent.version + 1);
-    const gql = await s.gql(`mutation($id: String!, $i: ToolPolicyInput!) { setAgentToolPolicy(id: $id, input: $i) { default rules { target name policy } } }`,
-      { id: agent.id, i: { default: 'always_ask', rules: [{ target: 'capability', name: 'exa.search', policy: 'always_allow' }] } });
+    const gql = await s.gql(
+      `mutation($id: String!, $i: ToolPolicyInput!) { setAgentToolPolicy(id: $id, input: $i) { default rules { target name policy } } }`,
+      { id: agent.id, i: { default: 'always_ask', rules: [{ target: 'capability', name: 'exa.search', policy: 'always_allow' }] } },
+    );
     expect(gql.body.errors).toBeUndefined();
     const read = await s.gql(`{ agent(id: "${agent.id}") { toolPolicy { default rules { target name policy } } } }`);
     expect(read.body.data.agent.toolPolicy).toEqual({ default: 'always_ask', rules: [{ target: 'capability', name: 'exa.search', policy: 'always_allow' }] });
     expectError(await s.api('PUT', `/agents/${agent.id}/tool-policy`, { body: { default: 'sometimes' } }), 400, 'invalid_request');
-    expectError(await s.api('PUT', `/agents/${agent.id}/tool-policy`, { body: { rules: [{ target: 'tool', name: '', policy: 'always_ask' }] } }), 400, 'invalid_request');
+    expectError(
+      await s.api('PUT', `/agents/${agent.id}/tool-policy`, { body: { rules: [{ target: 'tool', name: '', policy: 'always_ask' }] } }),
+      400,
+      'invalid_request',
+    );
     expectError(await s.api('PUT', `/agents/${agent.id}/tool-policy`, { body: { rules: [], extra: 1 } }), 400, 'invalid_request');
     expectError(await s.api('PUT', '/agents/agent_nope/tool-policy', { body: {} }), 404, 'not_found');
     await s.api('POST', `/agents/${agent.id}/archive`);
@@ -75,14 +82,24 @@ describe('a call that needs confirmation', () => {
       expect(events.at(-1).stop_reason).toEqual({ type: 'requires_action', event_ids: [use.id] });
       expect(events.some((e) => e.type === 'agent.tool_result')).toBe(false);
       expect((await s.api('GET', `/sessions/${session.id}`)).body.session.status).toBe('idle');
-      const pending = await s.gql(`{ session(id: "${session.id}") { pendingToolConfirmations { id awaitingConfirmation part { ... on ToolCallPart { toolName callId } } } } }`);
-      expect(pending.body.data.session.pendingToolConfirmations).toEqual([{ id: use.id, awaitingConfirmation: true, part: { toolName: 'bash', callId: use.part.call_id } }]);
+      const pending = await s.gql(
+        `{ session(id: "${session.id}") { pendingToolConfirmations { id awaitingConfirmation part { ... on ToolCallPart { toolName callId } } } } }`,
+      );
+      expect(pending.body.data.session.pendingToolConfirmations).toEqual([
+        { id: use.id, awaitingConfirmation: true, part: { toolName: 'bash', callId: use.part.call_id } },
+      ]);
       await waitFor(async () => receiver.deliveries.length > 0, 10_000, 'the webhook');
       expect(receiver.deliveries[0]).toMatchObject({ path: '/hook', type: 'session.requires_action', eventId: use.id });
 
       const sent = await s.api('POST', `/sessions/${session.id}/events`, { body: confirm(use.id, 'allow') });
       expect(sent.status).toBe(202);
-      expect(sent.body.data[0]).toMatchObject({ type: 'user.tool_confirmation', tool_use_id: use.id, result: 'allow', deny_message: null, by: expect.stringMatching(/^token:/) });
+      expect(sent.body.data[0]).toMatchObject({
+        type: 'user.tool_confirmation',
+        tool_use_id: use.id,
+        result: 'allow',
+        deny_message: null,
+        by: expect.stringMatching(/^token:/),
+      });
       events = await waitForEvents(s, session.id, 'session.status_idle', 2);
       const result = events.find((e) => e.type === 'agent.tool_result');
       expect(result.part).toMatchObject({ call_id: use.part.call_id, status: 'ok', result: { stdout: 'approved\n' } });
@@ -90,7 +107,13 @@ describe('a call that needs confirmation', () => {
       expect(events.filter((e) => e.type === 'agent.message' && e.final).map((e) => e.text)).toEqual(['Let me write it.', 'Written.']);
       // The model saw its call answered right after it.
       const msgs = fake.requests[1]!.body.messages;
-      expect(msgs.at(-2)).toMatchObject({ role: 'assistant', content: [{ type: 'text', text: 'Let me write it.' }, { type: 'tool_use', id: use.part.call_id }] });
+      expect(msgs.at(-2)).toMatchObject({
+        role: 'assistant',
+        content: [
+          { type: 'text', text: 'Let me write it.' },
+          { type: 'tool_use', id: use.part.call_id },
+        ],
+      });
       expect(msgs.at(-1)).toMatchObject({ role: 'user', content: [{ type: 'tool_result', tool_use_id: use.part.call_id }] });
       expect((await s.gql(`{ session(id: "${session.id}") { pendingToolConfirmations { id } } }`)).body.data.session.pendingToolConfirmations).toEqual([]);
     } finally {
@@ -105,13 +128,16 @@ describe('a call that needs confirmation', () => {
     let events = await waitForEvents(s, session.id, 'session.status_idle');
     const use = events.find((e) => e.type === 'agent.tool_use');
     // GraphQL answers too (a @oneOf member of the send input), by the call id.
-    const gql = await s.gql(`mutation($id: String!, $i: SendSessionEventsInput!) { sendSessionEvents(sessionId: $id, input: $i) { ... on UserToolConfirmationEvent { toolUseId result denyMessage } } }`,
-      { id: session.id, i: { events: [{ userToolConfirmation: { toolUseId: use.part.call_id, result: 'deny', denyMessage: 'not in this folder' } }] } });
+    const gql = await s.gql(
+      `mutation($id: String!, $i: SendSessionEventsInput!) { sendSessionEvents(sessionId: $id, input: $i) { ... on UserToolConfirmationEvent { toolUseId result denyMessage } } }`,
+      { id: session.id, i: { events: [{ userToolConfirmation: { toolUseId: use.part.call_id, result: 'deny', denyMessage: 'not in this folder' } }] } },
+    );
     expect(gql.body.errors).toBeUndefined();
     expect(gql.body.data.sendSessionEvents).toEqual([{ toolUseId: use.id, result: 'deny', denyMessage: 'not in this folder' }]);
     events = await waitForEvents(s, session.id, 'session.status_idle', 2);
     expect(events.find((e) => e.type === 'agent.tool_result').part).toMatchObject({
-      status: 'error', result: { error: 'the user denied this tool call', deny_message: 'not in this folder' },
+      status: 'error',
+      result: { error: 'the user denied this tool call', deny_message: 'not in this folder' },
     });
     const back = fake.requests[1]!.body.messages.at(-1).content[0];
     expect(back).toMatchObject({ type: 'tool_result', is_error: true });
@@ -139,29 +165,47 @@ describe('a call that needs confirmation', () => {
   it('several calls in one answer: those before the first to confirm run, it and the later ones wait, then run in order', async () => {
     const { session } = await pausedSession();
     fake.enqueue(
-      { kind: 'tool_call', name: 'write_file', input: { path: 'm.txt', content: 'many' }, id: 'toolu_w', more: [
-        { name: 'bash', input: { command: 'cat m.txt' }, id: 'toolu_b' },
-        { name: 'read_file', input: { path: 'm.txt' }, id: 'toolu_r' },
-      ] },
+      {
+        kind: 'tool_call',
+        name: 'write_file',
+        input: { path: 'm.txt', content: 'many' },
+        id: 'toolu_w',
+        more: [
+          { name: 'bash', input: { command: 'cat m.txt' }, id: 'toolu_b' },
+          { name: 'read_file', input: { path: 'm.txt' }, id: 'toolu_r' },
+        ],
+      },
       { kind: 'text', text: 'All three ran.' },
     );
     await sendText(s, session.id, 'go');
     let events = await waitForEvents(s, session.id, 'session.status_idle');
     const uses = events.filter((e) => e.type === 'agent.tool_use');
-    expect(uses.map((e) => [e.part.call_id, e.part.index, e.awaiting_confirmation ?? false])).toEqual([['toolu_w', 0, false], ['toolu_b', 1, true], ['toolu_r', 2, false]]);
+    expect(uses.map((e) => [e.part.call_id, e.part.index, e.awaiting_confirmation ?? false])).toEqual([
+      ['toolu_w', 0, false],
+      ['toolu_b', 1, true],
+      ['toolu_r', 2, false],
+    ]);
     expect(events.filter((e) => e.type === 'agent.tool_result').map((e) => e.part.call_id)).toEqual(['toolu_w']);
     expect(events.at(-1).stop_reason).toEqual({ type: 'requires_action', event_ids: [uses[1].id] });
-    expect((await s.gql(`{ session(id: "${session.id}") { pendingToolConfirmations { id } } }`)).body.data.session.pendingToolConfirmations).toEqual([{ id: uses[1].id }]);
+    expect((await s.gql(`{ session(id: "${session.id}") { pendingToolConfirmations { id } } }`)).body.data.session.pendingToolConfirmations).toEqual([
+      { id: uses[1].id },
+    ]);
 
     await s.api('POST', `/sessions/${session.id}/events`, { body: confirm('toolu_b', 'allow') });
     events = await waitForEvents(s, session.id, 'session.status_idle', 2);
     const results = events.filter((e) => e.type === 'agent.tool_result').map((e) => e.part);
-    expect(results.map((r) => [r.call_id, r.index, r.status])).toEqual([['toolu_w', 0, 'ok'], ['toolu_b', 1, 'ok'], ['toolu_r', 2, 'ok']]);
+    expect(results.map((r) => [r.call_id, r.index, r.status])).toEqual([
+      ['toolu_w', 0, 'ok'],
+      ['toolu_b', 1, 'ok'],
+      ['toolu_r', 2, 'ok'],
+    ]);
     expect(results[1].result.stdout).toBe('many');
     expect(results[2].result.content).toBe('many');
     expect(events.at(-1).stop_reason).toEqual({ type: 'end_turn' });
     // The model got every call answered, in order.
-    const answered = fake.requests[1]!.body.messages.flatMap((m: any) => m.content).filter((b: any) => b.type === 'tool_result').map((b: any) => b.tool_use_id);
+    const answered = fake.requests[1]!.body.messages.flatMap((m: any) => m.content)
+      .filter((b: any) => b.type === 'tool_result')
+      .map((b: any) => b.tool_use_id);
     expect(answered).toEqual(['toolu_w', 'toolu_b', 'toolu_r']);
   });
 
@@ -172,9 +216,21 @@ describe('a call that needs confirmation', () => {
     await sendText(s, session.id, 'go');
     const events = await waitForEvents(s, session.id, 'session.status_idle');
     const use = events.find((e) => e.type === 'agent.tool_use');
-    expectError(await s.api('POST', `/sessions/${session.id}/events`, { body: { events: [confirm(use.id, 'allow').events[0], confirm(use.id, 'deny').events[0]] } }), 400, 'invalid_request');
-    expectError(await s.api('POST', `/sessions/${session.id}/events`, { body: { events: [{ type: 'user.tool_confirmation', tool_use_id: use.id, result: 'maybe' }] } }), 400, 'invalid_request');
-    expectError(await s.api('POST', `/sessions/${session.id}/events`, { body: { events: [{ type: 'user.tool_confirmation', result: 'allow' }] } }), 400, 'invalid_request');
+    expectError(
+      await s.api('POST', `/sessions/${session.id}/events`, { body: { events: [confirm(use.id, 'allow').events[0], confirm(use.id, 'deny').events[0]] } }),
+      400,
+      'invalid_request',
+    );
+    expectError(
+      await s.api('POST', `/sessions/${session.id}/events`, { body: { events: [{ type: 'user.tool_confirmation', tool_use_id: use.id, result: 'maybe' }] } }),
+      400,
+      'invalid_request',
+    );
+    expectError(
+      await s.api('POST', `/sessions/${session.id}/events`, { body: { events: [{ type: 'user.tool_confirmation', result: 'allow' }] } }),
+      400,
+      'invalid_request',
+    );
     fake.enqueue({ kind: 'text', text: 'done' });
     expect((await s.api('POST', `/sessions/${session.id}/events`, { body: confirm(use.id, 'allow') })).status).toBe(202);
     await waitForEvents(s, session.id, 'session.status_idle', 2);
@@ -193,7 +249,9 @@ describe('restart', () => {
       fake.enqueue({ kind: 'tool_call', name: 'bash', input: { command: 'echo after-restart' } }, { kind: 'text', text: 'ok' });
       await waitForHistory(child.base, token, session.id, () => true);
       await waitFor(async () => (await api(child.base, token, 'GET', `/sessions/${session.id}`)).body.session.status === 'idle', 20_000);
-      await api(child.base, token, 'POST', `/sessions/${session.id}/events`, { events: [{ type: 'user.message', content: [{ type: 'text', text: 'run it' }] }] });
+      await api(child.base, token, 'POST', `/sessions/${session.id}/events`, {
+        events: [{ type: 'user.message', content: [{ type: 'text', text: 'run it' }] }],
+      });
       let events = await waitForHistory(child.base, token, session.id, (ev) => ev.some((e) => e.type === 'session.status_idle'));
       const use = events.find((e) => e.type === 'agent.tool_use');
       expect(use.awaiting_confirmation).toBe(true);

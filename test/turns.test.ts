@@ -17,8 +17,10 @@ beforeAll(async () => {
   process.env.MODEL_RETRY_BASE_MS = '20';
   fake = await startFakeProvider();
   s = await startTestServer({
-    anthropicApiKey: 'sk-ant-test', anthropicBaseUrl: fake.anthropicBaseUrl,
-    openaiApiKey: 'sk-openai-test', openaiBaseUrl: fake.openaiBaseUrl,
+    anthropicApiKey: 'sk-ant-test',
+    anthropicBaseUrl: fake.anthropicBaseUrl,
+    openaiApiKey: 'sk-openai-test',
+    openaiBaseUrl: fake.openaiBaseUrl,
   });
 });
 afterAll(async () => {
@@ -57,7 +59,11 @@ describe('a text turn', () => {
   });
 
   it('keeps the conversation across turns, and the system prompt carries prompt and instructions', async () => {
-    const { session } = await readySession(s, { prompt: 'You are Zed.', instructions: [{ name: 'RULES.md', content: 'Always rhyme.' }] }, { instructions: [{ name: 'SESSION.md', content: 'Be short.' }] });
+    const { session } = await readySession(
+      s,
+      { prompt: 'You are Zed.', instructions: [{ name: 'RULES.md', content: 'Always rhyme.' }] },
+      { instructions: [{ name: 'SESSION.md', content: 'Be short.' }] },
+    );
     fake.enqueue({ kind: 'text', text: 'first answer' }, { kind: 'text', text: 'second answer' });
     await sendText(s, session.id, 'one');
     await waitForEvents(s, session.id, 'session.status_idle');
@@ -92,7 +98,11 @@ describe('a tool turn', () => {
     const { session } = await readySession(s);
     fake.enqueue(
       { kind: 'tool_call', name: 'write_file', input: { path: 'notes/hello.txt', content: 'hello from the agent' } },
-      { kind: 'tool_call', name: 'bash', input: { command: `cat /workspace/notes/hello.txt; echo; cat ${secretFile}; echo "key=$ANTHROPIC_API_KEY"; ls /work 2>&1 | head -1` } },
+      {
+        kind: 'tool_call',
+        name: 'bash',
+        input: { command: `cat /workspace/notes/hello.txt; echo; cat ${secretFile}; echo "key=$ANTHROPIC_API_KEY"; ls /work 2>&1 | head -1` },
+      },
       { kind: 'text', text: 'All done.' },
     );
     await sendText(s, session.id, 'list the files in /workspace and write hello.txt');
@@ -122,7 +132,12 @@ describe('queueing and interrupts', () => {
     await waitFor(async () => (await s.api('GET', `/sessions/${session.id}`)).body.session.status === 'running');
     await sendText(s, session.id, 'second');
     const events = await waitForEvents(s, session.id, 'session.status_idle', 2);
-    expect(types(events).filter((t) => t.startsWith('session.status'))).toEqual(['session.status_running', 'session.status_idle', 'session.status_running', 'session.status_idle']);
+    expect(types(events).filter((t) => t.startsWith('session.status'))).toEqual([
+      'session.status_running',
+      'session.status_idle',
+      'session.status_running',
+      'session.status_idle',
+    ]);
     // The second turn's model call saw the first answer before the queued message.
     const msgs = fake.requests[1]!.body.messages;
     expect(msgs.map((m: any) => m.content[0].text)).toEqual(['first', 'slow first', 'second']);
@@ -176,7 +191,7 @@ describe('the end of a turn', () => {
 });
 
 describe('a sandbox that is gone', () => {
-  it('the next turn starts a new one and says so (agent.status working) before the engine\'s events', async () => {
+  it("the next turn starts a new one and says so (agent.status working) before the engine's events", async () => {
     const { session } = await readySession(s);
     const { sandboxDriver } = await import('../src/runtime/sandboxes.js');
     await sandboxDriver().destroy(session.id);
@@ -206,7 +221,10 @@ describe('provider failures', () => {
     // Each session.error is followed by its `error` message part (agent.status); retryable while the turn goes on.
     for (const error of errors) {
       const next = events[events.indexOf(error) + 1];
-      expect(next).toMatchObject({ type: 'agent.status', part: { type: 'error', index: 0, code: error.error.type, message: error.error.message, retryable: error.error.retry_status === 'retrying' } });
+      expect(next).toMatchObject({
+        type: 'agent.status',
+        part: { type: 'error', index: 0, code: error.error.type, message: error.error.message, retryable: error.error.retry_status === 'retrying' },
+      });
     }
     // Before each retry the turn says it waits (a `status` part), not after the last failure.
     const waits = events.filter((e) => e.type === 'agent.status' && e.part.type === 'status');
@@ -285,7 +303,9 @@ describe('history and streams', () => {
     const { session } = await readySession(s);
     fake.enqueue({ kind: 'text', text: 'streamed words', chunks: 4 });
     const url = `${s.base}/sessions/${session.id}/events/stream`;
-    const live = collectSse(url, s.adminToken, (f) => f.some((x) => x.event === 'session.status_idle'), { onOpen: () => void sendText(s, session.id, 'stream it') });
+    const live = collectSse(url, s.adminToken, (f) => f.some((x) => x.event === 'session.status_idle'), {
+      onOpen: () => void sendText(s, session.id, 'stream it'),
+    });
     const frames = await live;
     expect(frames.map((f) => f.event)).not.toContain('user.message');
     expect(frames[0]!.event).toBe('session.status_running');

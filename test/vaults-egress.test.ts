@@ -27,7 +27,10 @@ const REPLACED = 'ghp_vault_replacement_that_must_stay_outside_2';
 const API_KEY = 'sk_vault_api_key_that_must_stay_outside_3';
 const VALUES = [GITHUB, REPLACED, API_KEY];
 
-interface Seen { url: string; headers: http.IncomingHttpHeaders }
+interface Seen {
+  url: string;
+  headers: http.IncomingHttpHeaders;
+}
 
 /** A self-signed certificate for 127.0.0.1 (the "real" HTTPS host the proxy verifies). */
 function selfSigned(): { cert: string; key: string } {
@@ -92,7 +95,13 @@ describe('vault credentials through the egress proxy', () => {
     github = (await s.api('POST', '/vaults', { body: { name: 'github' } })).body;
     api = (await s.api('POST', '/vaults', { body: { name: 'api' } })).body;
     expect((await s.api('PUT', `/vaults/${github.id}/credentials/GITHUB`, { body: { value: GITHUB, host: `127.0.0.1:${tlsPort}` } })).status).toBe(200);
-    expect((await s.api('PUT', `/vaults/${api.id}/credentials/API_KEY`, { body: { value: API_KEY, host: `127.0.0.1:${plainPort}`, header: 'X-Api-Key', prefix: '' } })).status).toBe(200);
+    expect(
+      (
+        await s.api('PUT', `/vaults/${api.id}/credentials/API_KEY`, {
+          body: { value: API_KEY, host: `127.0.0.1:${plainPort}`, header: 'X-Api-Key', prefix: '' },
+        })
+      ).status,
+    ).toBe(200);
     const agent = (await s.api('POST', '/agents', { body: {} })).body.agent;
     const created = await s.api('POST', '/sessions', { body: { agent: agent.id, vault_ids: [github.id, api.id] } });
     expect(created.status, JSON.stringify(created.body)).toBe(201);
@@ -106,7 +115,10 @@ describe('vault credentials through the egress proxy', () => {
     plain?.close();
     secure?.close();
     fs.rmSync(caDir, { recursive: true, force: true });
-    for (const [k, v] of [['OUTBOUND_ALLOW', saved.allow], ['EGRESS_UPSTREAM_CA_FILE', saved.ca]] as const) {
+    for (const [k, v] of [
+      ['OUTBOUND_ALLOW', saved.allow],
+      ['EGRESS_UPSTREAM_CA_FILE', saved.ca],
+    ] as const) {
       if (v === undefined) delete process.env[k];
       else process.env[k] = v;
     }
@@ -138,7 +150,10 @@ describe('vault credentials through the egress proxy', () => {
     const r = await box.exec(probe, { timeoutMs: 20_000, maxOutputBytes: 4 << 20 });
     expect(r.stdout).toContain('HTTPS_PROXY=');
     for (const v of VALUES) expect(r.stdout).not.toContain(v);
-    const search = await box.exec(`grep -rIsl -D skip ${VALUES.map((v) => `-e ${v}`).join(' ')} / --exclude-dir=proc --exclude-dir=sys --exclude-dir=usr --exclude-dir=lib --exclude-dir=dev; echo done`, { timeoutMs: 60_000 });
+    const search = await box.exec(
+      `grep -rIsl -D skip ${VALUES.map((v) => `-e ${v}`).join(' ')} / --exclude-dir=proc --exclude-dir=sys --exclude-dir=usr --exclude-dir=lib --exclude-dir=dev; echo done`,
+      { timeoutMs: 60_000 },
+    );
     expect(search.stdout).toBe('done\n');
   });
 
@@ -152,7 +167,11 @@ describe('vault credentials through the egress proxy', () => {
   });
 
   it('a PUT that would conflict for this live session is refused and the header stays', async () => {
-    expectError(await s.api('PUT', `/vaults/${api.id}/credentials/OTHER`, { body: { value: 'different', host: `127.0.0.1:${tlsPort}` } }), 400, 'egress_header_conflict');
+    expectError(
+      await s.api('PUT', `/vaults/${api.id}/credentials/OTHER`, { body: { value: 'different', host: `127.0.0.1:${tlsPort}` } }),
+      400,
+      'egress_header_conflict',
+    );
     await curlTls('/after-conflict');
     expect(seenTls.at(-1)!.headers.authorization).toBe(`Bearer ${REPLACED}`);
   });

@@ -61,20 +61,31 @@ describe('CRUD', () => {
     expect(first.status, JSON.stringify(first.body)).toBe(200);
     expect(first.body.credentials).toEqual([{ key: 'GITHUB', host: 'api.github.com', header: 'Authorization', created_at: expect.any(String) }]);
     const second = await put(v.id, 'ACME.key-1', { value: OTHER, host: 'API.Acme.test:443', header: 'X-Api-Key', prefix: '' });
-    expect(second.body.credentials.map((c: any) => [c.key, c.host, c.header])).toEqual([['ACME.key-1', 'api.acme.test', 'X-Api-Key'], ['GITHUB', 'api.github.com', 'Authorization']]);
+    expect(second.body.credentials.map((c: any) => [c.key, c.host, c.header])).toEqual([
+      ['ACME.key-1', 'api.acme.test', 'X-Api-Key'],
+      ['GITHUB', 'api.github.com', 'Authorization'],
+    ]);
     for (const c of second.body.credentials) expect(Object.keys(c).sort()).toEqual(['created_at', 'header', 'host', 'key']);
     const got = await s.api('GET', `/vaults/${v.id}`);
     expect(got.body).toEqual(second.body);
 
     // Defaults and the stored form: sealed at rest; the rule is header: prefix + value on the normalised host.
     const rows = await prisma.vaultCredential.findMany({ where: { vaultId: v.id }, orderBy: { key: 'asc' } });
-    expect(rows.map((r) => [r.key, r.header, r.prefix])).toEqual([['ACME.key-1', 'X-Api-Key', ''], ['GITHUB', 'Authorization', 'Bearer ']]);
+    expect(rows.map((r) => [r.key, r.header, r.prefix])).toEqual([
+      ['ACME.key-1', 'X-Api-Key', ''],
+      ['GITHUB', 'Authorization', 'Bearer '],
+    ]);
     for (const r of rows) for (const value of values) expect(JSON.stringify(r)).not.toContain(value);
 
     // Replacing keeps created_at and changes host/header/value.
     const created = first.body.credentials[0].created_at;
     const replaced = await put(v.id, 'GITHUB', { value: OTHER, host: 'github.example.test:8443', header: 'X-Token' });
-    expect(replaced.body.credentials.find((c: any) => c.key === 'GITHUB')).toEqual({ key: 'GITHUB', host: 'github.example.test:8443', header: 'X-Token', created_at: created });
+    expect(replaced.body.credentials.find((c: any) => c.key === 'GITHUB')).toEqual({
+      key: 'GITHUB',
+      host: 'github.example.test:8443',
+      header: 'X-Token',
+      created_at: created,
+    });
 
     const afterDelete = await s.api('DELETE', `/vaults/${v.id}/credentials/GITHUB`);
     expect(afterDelete.status).toBe(200);
@@ -104,7 +115,10 @@ describe('CRUD', () => {
   it('GraphQL: the same operations, and no field that could carry a value', async () => {
     const created = await s.gql(`mutation { createVault(input: { name: "g" }) { id name } }`);
     const id = created.body.data.createVault.id;
-    const put1 = await s.gql(`mutation($id: String!, $v: String!) { putVaultCredential(vaultId: $id, key: "K", input: { value: $v, host: "api.g.test" }) { id credentials { key host header createdAt } } }`, { id, v: SECRET });
+    const put1 = await s.gql(
+      `mutation($id: String!, $v: String!) { putVaultCredential(vaultId: $id, key: "K", input: { value: $v, host: "api.g.test" }) { id credentials { key host header createdAt } } }`,
+      { id, v: SECRET },
+    );
     expect(put1.body.errors).toBeUndefined();
     expect(put1.body.data.putVaultCredential.credentials).toEqual([{ key: 'K', host: 'api.g.test', header: 'Authorization', createdAt: expect.any(String) }]);
     const read = await s.gql(`query($id: String!) { vault(id: $id) { id name credentials { key } } vaults(first: 100) { edges { node { id } } } }`, { id });
@@ -112,7 +126,9 @@ describe('CRUD', () => {
     expect(read.body.data.vaults.edges.map((e: any) => e.node.id)).toContain(id);
     const fields = await s.gql(`{ __type(name: "VaultCredential") { fields { name } } }`);
     expect(fields.body.data.__type.fields.map((f: any) => f.name).sort()).toEqual(['createdAt', 'header', 'host', 'key']);
-    const bad = await s.gql(`mutation($id: String!) { putVaultCredential(vaultId: $id, key: "K", input: { value: "x", host: "h", header: "Host" }) { id } }`, { id });
+    const bad = await s.gql(`mutation($id: String!) { putVaultCredential(vaultId: $id, key: "K", input: { value: "x", host: "h", header: "Host" }) { id } }`, {
+      id,
+    });
     expect(gqlCode(bad)).toBe('invalid_request');
     const del = await s.gql(`mutation($id: String!) { deleteVaultCredential(vaultId: $id, key: "K") { credentials { key } } deleteVault(id: $id) }`, { id });
     expect(del.body.data).toEqual({ deleteVaultCredential: { credentials: [] }, deleteVault: true });
@@ -134,13 +150,33 @@ describe('limits', () => {
     const ok = { value: 'v', host: 'api.example.com' };
     expect((await put(v.id, 'K', { ...ok, value: 'v'.repeat(10_000) })).status).toBe(200);
     const refused: unknown[] = [
-      { ...ok, value: '' }, { ...ok, value: 'v'.repeat(10_001) }, { ...ok, value: 'a\r\nX-Evil: 1' }, { ...ok, value: 'a\nb' }, { host: ok.host },
-      { ...ok, host: '' }, { ...ok, host: 'https://api.example.com' }, { ...ok, host: 'api.example.com/path' }, { ...ok, host: 'api.example.com:0' },
-      { ...ok, host: 'api.example.com:65536' }, { ...ok, host: 'a b' }, { ...ok, host: 'user@host' }, { value: 'v' },
-      { ...ok, header: 'Host' }, { ...ok, header: 'content-length' }, { ...ok, header: 'Connection' }, { ...ok, header: 'Cookie' },
-      { ...ok, header: 'Transfer-Encoding' }, { ...ok, header: 'Proxy-Authorization' }, { ...ok, header: 'Upgrade' }, { ...ok, header: 'Bad Header' },
-      { ...ok, header: 'X:Y' }, { ...ok, header: '' },
-      { ...ok, prefix: 'Bearer\r\n' }, { ...ok, prefix: 'p'.repeat(201) }, { ...ok, extra: 1 }, { ...ok, value: 42 },
+      { ...ok, value: '' },
+      { ...ok, value: 'v'.repeat(10_001) },
+      { ...ok, value: 'a\r\nX-Evil: 1' },
+      { ...ok, value: 'a\nb' },
+      { host: ok.host },
+      { ...ok, host: '' },
+      { ...ok, host: 'https://api.example.com' },
+      { ...ok, host: 'api.example.com/path' },
+      { ...ok, host: 'api.example.com:0' },
+      { ...ok, host: 'api.example.com:65536' },
+      { ...ok, host: 'a b' },
+      { ...ok, host: 'user@host' },
+      { value: 'v' },
+      { ...ok, header: 'Host' },
+      { ...ok, header: 'content-length' },
+      { ...ok, header: 'Connection' },
+      { ...ok, header: 'Cookie' },
+      { ...ok, header: 'Transfer-Encoding' },
+      { ...ok, header: 'Proxy-Authorization' },
+      { ...ok, header: 'Upgrade' },
+      { ...ok, header: 'Bad Header' },
+      { ...ok, header: 'X:Y' },
+      { ...ok, header: '' },
+      { ...ok, prefix: 'Bearer\r\n' },
+      { ...ok, prefix: 'p'.repeat(201) },
+      { ...ok, extra: 1 },
+      { ...ok, value: 42 },
     ];
     for (const body of refused) expectError(await put(v.id, 'K', body), 400, 'invalid_request');
     for (const key of ['a b', 'k'.repeat(129), 'é', 'a/b']) expectError(await put(v.id, key, ok), 400, 'invalid_request');
@@ -153,7 +189,9 @@ describe('limits', () => {
 
   it('a vault holds at most 100 credentials', async () => {
     const v = await vault();
-    await prisma.vaultCredential.createMany({ data: Array.from({ length: 100 }, (_, i) => ({ vaultId: v.id, key: `K${i}`, host: `h${i}.test`, valueSealed: 'x' })) });
+    await prisma.vaultCredential.createMany({
+      data: Array.from({ length: 100 }, (_, i) => ({ vaultId: v.id, key: `K${i}`, host: `h${i}.test`, valueSealed: 'x' })),
+    });
     expectError(await put(v.id, 'ONE_MORE', { value: 'v', host: 'x.test' }), 400, 'invalid_request');
   });
 });
@@ -204,7 +242,10 @@ describe('sessions with vault_ids', () => {
     const row = await prisma.session.findUniqueOrThrow({ where: { id: created.body.session.id } });
     expect(row.vaultIds).toEqual([a.id, b.id]);
     const rules = await sessionRules(row.id);
-    expect(rules.map((r) => [r.host, r.header, r.value])).toEqual([['api.a.test', 'Authorization', `Bearer ${SECRET}`], ['api.b.test', 'X-Key', `key=${OTHER}`]]);
+    expect(rules.map((r) => [r.host, r.header, r.value])).toEqual([
+      ['api.a.test', 'Authorization', `Bearer ${SECRET}`],
+      ['api.b.test', 'X-Key', `key=${OTHER}`],
+    ]);
     // A deleted vault contributes nothing.
     await s.api('DELETE', `/vaults/${b.id}`);
     expect((await sessionRules(row.id)).map((r) => r.host)).toEqual(['api.a.test']);
@@ -232,7 +273,11 @@ describe('sessions with vault_ids', () => {
 
     const gh = await vault('gh');
     await put(gh.id, 'GH', { value: SECRET, host: 'github.com' });
-    const repoConflict = await session({ agent: agent.id, vault_ids: [gh.id], resources: [{ type: 'github_repository', url: 'https://github.com/acme/project', authorization_token: 'ghp_repo_token' }] });
+    const repoConflict = await session({
+      agent: agent.id,
+      vault_ids: [gh.id],
+      resources: [{ type: 'github_repository', url: 'https://github.com/acme/project', authorization_token: 'ghp_repo_token' }],
+    });
     expectError(repoConflict, 400, 'egress_header_conflict');
     expect(repoConflict.body.error.message).not.toContain('ghp_repo_token');
     expect(await prisma.session.count({ where: { agentId: withSecret.id } })).toBe(0);
@@ -293,13 +338,20 @@ describe('routines', () => {
     const hello = [{ type: 'user.message', content: [{ type: 'text', text: 'hi' }] }];
     const gone = await vault('gone');
     await s.api('DELETE', `/vaults/${gone.id}`);
-    const r = (await s.api('POST', '/routines', { body: { name: 'r', target: { type: 'new_session', agent: agent.id, vault_ids: [gone.id] }, initial_events: hello } })).body;
+    const r = (
+      await s.api('POST', '/routines', { body: { name: 'r', target: { type: 'new_session', agent: agent.id, vault_ids: [gone.id] }, initial_events: hello } })
+    ).body;
     const run = await s.api('POST', `/routines/${r.id}/run`);
     expect(run.body).toMatchObject({ session_id: null, error: { type: 'vault_not_found_error', message: expect.stringContaining(gone.id) } });
-    expect((await s.api('GET', `/routines/${r.id}`)).body).toMatchObject({ status: 'paused', paused_reason: { type: 'error', error: { type: 'vault_not_found_error' } } });
+    expect((await s.api('GET', `/routines/${r.id}`)).body).toMatchObject({
+      status: 'paused',
+      paused_reason: { type: 'error', error: { type: 'vault_not_found_error' } },
+    });
 
     const v = await vault('kept');
-    const ok = (await s.api('POST', '/routines', { body: { name: 'r2', target: { type: 'new_session', agent: agent.id, vault_ids: [v.id] }, initial_events: hello } })).body;
+    const ok = (
+      await s.api('POST', '/routines', { body: { name: 'r2', target: { type: 'new_session', agent: agent.id, vault_ids: [v.id] }, initial_events: hello } })
+    ).body;
     const fired = await s.api('POST', `/routines/${ok.id}/run`);
     expect(fired.body.error).toBeNull();
     expect((await prisma.session.findUniqueOrThrow({ where: { id: fired.body.session_id } })).vaultIds).toEqual([v.id]);

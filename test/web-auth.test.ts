@@ -20,7 +20,8 @@ const form = (fields: Record<string, string>) => new URLSearchParams(fields).toS
 
 async function postForm(path: string, fields: Record<string, string>, headers: Record<string, string> = {}) {
   return fetch(`${s.url}${path}`, {
-    method: 'POST', redirect: 'manual',
+    method: 'POST',
+    redirect: 'manual',
     headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers },
     body: form(fields),
   });
@@ -112,13 +113,22 @@ describe('CSRF: cookie-authenticated changes only from this origin', () => {
   it('refuses a cross-origin (or same-site, other-port) browser request carrying the cookie, on /graphql, /v1 and /auth', async () => {
     const cookie = await s.login();
     const evil = { cookie, origin: 'http://127.0.0.1:1', 'content-type': 'application/json' };
-    for (const [path, body] of [['/graphql', mint], ['/v1/agents', '{}'], ['/auth/logout', '{}'], ['/graphql/stream', mint]] as const) {
+    for (const [path, body] of [
+      ['/graphql', mint],
+      ['/v1/agents', '{}'],
+      ['/auth/logout', '{}'],
+      ['/graphql/stream', mint],
+    ] as const) {
       const res = await fetch(`${s.url}${path}`, { method: 'POST', headers: evil, body });
       expect(res.status, path).toBe(403);
       expect(await res.json(), path).toEqual({ error: { code: 'forbidden', message: expect.stringContaining('cross-origin request refused') } });
     }
     // Sec-Fetch-Site is what a browser sends; same-site (another port) is refused too.
-    const sameSite = await fetch(`${s.url}/graphql`, { method: 'POST', headers: { cookie, 'sec-fetch-site': 'same-site', 'content-type': 'application/json' }, body: mint });
+    const sameSite = await fetch(`${s.url}/graphql`, {
+      method: 'POST',
+      headers: { cookie, 'sec-fetch-site': 'same-site', 'content-type': 'application/json' },
+      body: mint,
+    });
     expect(sameSite.status).toBe(403);
     // The cookie still works: nothing was signed out, nothing minted.
     const tokens = await s.gql('{ apiTokens(includeRevoked: true) { edges { node { name } } } }', {}, { token: null, cookie });
@@ -126,18 +136,30 @@ describe('CSRF: cookie-authenticated changes only from this origin', () => {
   });
 
   it('a cross-origin form cannot sign a browser in (login CSRF)', async () => {
-    const res = await postForm('/auth/login', { email: s.adminEmail, password: s.adminPassword }, { origin: 'http://attacker.example', 'sec-fetch-site': 'cross-site' });
+    const res = await postForm(
+      '/auth/login',
+      { email: s.adminEmail, password: s.adminPassword },
+      { origin: 'http://attacker.example', 'sec-fetch-site': 'cross-site' },
+    );
     expect(res.status).toBe(403);
     expect(res.headers.get('set-cookie')).toBeNull();
   });
 
   it('lets same-origin pages, bearer tokens from anywhere, and non-browser clients through', async () => {
     const cookie = await s.login();
-    const own = await fetch(`${s.url}/graphql`, { method: 'POST', headers: { cookie, origin: s.url, 'sec-fetch-site': 'same-origin', 'content-type': 'application/json' }, body: mint });
+    const own = await fetch(`${s.url}/graphql`, {
+      method: 'POST',
+      headers: { cookie, origin: s.url, 'sec-fetch-site': 'same-origin', 'content-type': 'application/json' },
+      body: mint,
+    });
     expect((await own.json()).data.createApiToken.token).toMatch(/^ast_/);
     const curl = await fetch(`${s.url}/graphql`, { method: 'POST', headers: { cookie, 'content-type': 'application/json' }, body: mint });
     expect((await curl.json()).data.createApiToken.token).toMatch(/^ast_/);
-    const bearer = await fetch(`${s.url}/v1/agents`, { method: 'POST', headers: { authorization: `Bearer ${s.adminToken}`, origin: 'http://elsewhere.example', 'content-type': 'application/json' }, body: '{}' });
+    const bearer = await fetch(`${s.url}/v1/agents`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${s.adminToken}`, origin: 'http://elsewhere.example', 'content-type': 'application/json' },
+      body: '{}',
+    });
     expect(bearer.status).toBe(201);
   });
 });
@@ -200,7 +222,9 @@ describe('owner recovery and start-up', () => {
     expect(banner).toContain(`Dashboard  ${s.url}/`);
     expect(banner).toMatch(new RegExp(`REST ${s.url.replace(/[.]/g, '\\.')}/v1`)); // test/helpers/child-server.ts reads this
     expect(banner).toContain(`Sign in    ${s.adminEmail}`);
-    expect(banner).toMatch(/Sandbox {4}(isolated with bubblewrap \(bwrap\)|isolated with util-linux unshare; .*apt-get install bubblewrap|NOT ISOLATED: .* Install it: apt-get install bubblewrap)/);
+    expect(banner).toMatch(
+      /Sandbox {4}(isolated with bubblewrap \(bwrap\)|isolated with util-linux unshare; .*apt-get install bubblewrap|NOT ISOLATED: .* Install it: apt-get install bubblewrap)/,
+    );
   });
 });
 

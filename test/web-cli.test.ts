@@ -66,7 +66,9 @@ describe('agent-service CLI', () => {
   it('whoami and login explain a service that cannot be reached', async () => {
     const who = await run(['whoami', '--url', 'http://127.0.0.1:65500'], { AGENT_SERVICE_TOKEN: 'ast_x' });
     expect(who.code).toBe(1);
-    expect(who.err).toBe('error: cannot reach the service at http://127.0.0.1:65500 (connection refused). Is it running? Start it with `npm start`, or pass --url.\n');
+    expect(who.err).toBe(
+      'error: cannot reach the service at http://127.0.0.1:65500 (connection refused). Is it running? Start it with `npm start`, or pass --url.\n',
+    );
     const login = await run(['login', '--url', 'http://127.0.0.1:65500']);
     expect(login.code).toBe(1);
     expect(login.err).toContain('cannot reach the service at http://127.0.0.1:65500 (connection refused)');

@@ -9,7 +9,19 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Locator, Page } from 'playwright-core';
 import { startTestServer, type TestServer } from './helpers/server.js';
 import { startFakeTelegram, type FakeTelegram } from './fake-platforms/telegram.js';
-import { CHROMIUM_MISSING, chromiumInstalled, expectContains, expectCount, expectText, launch, offlineContext, screenshot, seriousViolations, signIn, type OfflineContext } from './helpers/browser.js';
+import {
+  CHROMIUM_MISSING,
+  chromiumInstalled,
+  expectContains,
+  expectCount,
+  expectText,
+  launch,
+  offlineContext,
+  screenshot,
+  seriousViolations,
+  signIn,
+  type OfflineContext,
+} from './helpers/browser.js';
 import { buildWeb } from '../scripts/build-web.mjs';
 
 if (!chromiumInstalled) console.warn(CHROMIUM_MISSING);
@@ -96,7 +108,12 @@ describe.skipIf(!chromiumInstalled)('the management pages in Chromium (skipped w
     await audit('new environment form');
     await page.getByRole('button', { name: 'Create environment' }).click();
     await expectContains(row('build-tools'), 'apt git, apt jq');
-    const listed = (await s.api('GET', '/environments')).body.data as { id: string; name: string; packages: { apt: string[] }; network: { allowed_hosts: string[] } }[];
+    const listed = (await s.api('GET', '/environments')).body.data as {
+      id: string;
+      name: string;
+      packages: { apt: string[] };
+      network: { allowed_hosts: string[] };
+    }[];
     const env = listed.find((e) => e.name === 'build-tools')!;
     expect(env.packages.apt).toEqual(['git', 'jq']);
 
@@ -131,10 +148,14 @@ describe.skipIf(!chromiumInstalled)('the management pages in Chromium (skipped w
     await expectContains(detail.locator('tbody tr'), 'api.github.com');
     await expectContains(row('github'), 'GITHUB → api.github.com');
     expect(await page.content()).not.toContain('ghp_never_shown_value');
-    const vault = ((await s.api('GET', '/vaults')).body.data as { id: string; name: string; credentials: { key: string }[] }[]).find((v) => v.name === 'github')!;
+    const vault = ((await s.api('GET', '/vaults')).body.data as { id: string; name: string; credentials: { key: string }[] }[]).find(
+      (v) => v.name === 'github',
+    )!;
     // The prefix is kept as typed (its trailing space too): the header the sandbox's requests get.
     const { vaultRules } = await import('../src/vaults/egress-rules.js');
-    expect((await vaultRules([vault.id])).map((r) => [r.host, r.header, r.value])).toEqual([['api.github.com', 'Authorization', 'Bearer ghp_never_shown_value']]);
+    expect((await vaultRules([vault.id])).map((r) => [r.host, r.header, r.value])).toEqual([
+      ['api.github.com', 'Authorization', 'Bearer ghp_never_shown_value'],
+    ]);
     expect(vault.credentials.map((c) => c.key)).toEqual(['GITHUB']);
     await screenshot(page, '31-vaults');
     await audit('vaults page');
@@ -157,7 +178,9 @@ describe.skipIf(!chromiumInstalled)('the management pages in Chromium (skipped w
     const r = row('nightly digest');
     await expectContains(r, 'Routine Runner');
     await expectContains(r, 'active');
-    const routine = ((await s.api('GET', '/routines')).body.data as { id: string; name: string; schedule: { expression: string } | null }[]).find((x) => x.name === 'nightly digest')!;
+    const routine = ((await s.api('GET', '/routines')).body.data as { id: string; name: string; schedule: { expression: string } | null }[]).find(
+      (x) => x.name === 'nightly digest',
+    )!;
     expect(routine.schedule?.expression).toBe('0 3 * * *');
 
     await r.getByRole('button', { name: 'Pause' }).click();
@@ -224,7 +247,9 @@ describe.skipIf(!chromiumInstalled)('the management pages in Chromium (skipped w
   it('files: upload from the page, listed, delete', async () => {
     await open('Files', 'Files');
     await page.getByRole('button', { name: 'New file' }).click();
-    await page.getByLabel('File', { exact: true }).setInputFiles({ name: 'notes.txt', mimeType: 'text/plain', buffer: Buffer.from('hello from the dashboard\n') });
+    await page
+      .getByLabel('File', { exact: true })
+      .setInputFiles({ name: 'notes.txt', mimeType: 'text/plain', buffer: Buffer.from('hello from the dashboard\n') });
     await page.getByRole('button', { name: 'Upload' }).click();
     await noAlert();
     await expectContains(row('notes.txt'), 'text/plain');
@@ -359,18 +384,38 @@ describe.skipIf(!chromiumInstalled)('the management pages in Chromium (skipped w
   });
 
   it('at phone width every management page fits the screen (rows as cards, the sections a menu)', async () => {
-    expect((await s.api('POST', '/environments', { body: { name: 'phone-env', packages: { apt: ['git'] }, network: { allowed_hosts: ['pypi.org'] } } })).status).toBe(201);
-    expect((await s.api('POST', '/webhooks', { body: { url: 'https://example.com/a-rather-long/path/for/a/phone/screen', events: ['agent.created', 'session.status_idle'] } })).status).toBe(201);
+    expect(
+      (await s.api('POST', '/environments', { body: { name: 'phone-env', packages: { apt: ['git'] }, network: { allowed_hosts: ['pypi.org'] } } })).status,
+    ).toBe(201);
+    expect(
+      (
+        await s.api('POST', '/webhooks', {
+          body: { url: 'https://example.com/a-rather-long/path/for/a/phone/screen', events: ['agent.created', 'session.status_idle'] },
+        })
+      ).status,
+    ).toBe(201);
     expect((await s.api('POST', '/vaults', { body: { name: 'phone-vault' } })).status).toBe(201);
     const phone = await offlineContext(browser, { viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true, deviceScaleFactor: 2 });
     const p = await phone.context.newPage();
     await signIn(p, s);
-    for (const [hash, heading] of [['environments', 'Environments'], ['vaults', 'Vaults'], ['routines', 'Routines'], ['webhooks', 'Webhooks'], ['files', 'Files'], ['skills', 'Skills'], ['subscriptions', 'Model subscriptions'], ['channels', 'Channel connections']] as const) {
+    for (const [hash, heading] of [
+      ['environments', 'Environments'],
+      ['vaults', 'Vaults'],
+      ['routines', 'Routines'],
+      ['webhooks', 'Webhooks'],
+      ['files', 'Files'],
+      ['skills', 'Skills'],
+      ['subscriptions', 'Model subscriptions'],
+      ['channels', 'Channel connections'],
+    ] as const) {
       await p.goto(`${s.url}/#/${hash}`);
       await p.getByRole('heading', { level: 1, name: heading }).waitFor();
       await expectCount(p.getByRole('status').filter({ hasText: 'Loading' }), 0);
-      const wide = await p.evaluate(() => [document.documentElement, ...document.querySelectorAll('nav, .table-wrap, td')]
-        .filter((el) => el.scrollWidth > el.clientWidth + 1 || el.getBoundingClientRect().right > window.innerWidth + 1).map((el) => el.tagName + '.' + el.className));
+      const wide = await p.evaluate(() =>
+        [document.documentElement, ...document.querySelectorAll('nav, .table-wrap, td')]
+          .filter((el) => el.scrollWidth > el.clientWidth + 1 || el.getBoundingClientRect().right > window.innerWidth + 1)
+          .map((el) => el.tagName + '.' + el.className),
+      );
       expect(wide, `${hash}: wider than the screen`).toEqual([]);
       await screenshot(p, `40-phone-${hash}`);
     }

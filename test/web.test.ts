@@ -18,7 +18,20 @@ import type { Browser, Page } from 'playwright-core';
 import { startTestServer, type TestServer } from './helpers/server.js';
 import { startFakeProvider, type FakeProvider } from './fake-provider/server.js';
 import { waitFor } from './helpers/sessions.js';
-import { ARTIFACTS, CHROMIUM_MISSING, chromiumInstalled, expectContains, expectCount, expectText, launch, offlineContext, screenshot, seriousViolations, signIn as signInAs, type OfflineContext } from './helpers/browser.js';
+import {
+  ARTIFACTS,
+  CHROMIUM_MISSING,
+  chromiumInstalled,
+  expectContains,
+  expectCount,
+  expectText,
+  launch,
+  offlineContext,
+  screenshot,
+  seriousViolations,
+  signIn as signInAs,
+  type OfflineContext,
+} from './helpers/browser.js';
 import { buildWeb, WEB_DIST } from '../scripts/build-web.mjs';
 
 if (!chromiumInstalled) console.warn(CHROMIUM_MISSING);
@@ -58,8 +71,10 @@ describe.skipIf(!chromiumInstalled)('the web in Chromium (skipped without /usr/b
     process.env.MODEL_RETRY_BASE_MS = '20';
     fake = await startFakeProvider();
     s = await startTestServer({
-      anthropicApiKey: 'sk-ant-test', anthropicBaseUrl: fake.anthropicBaseUrl,
-      openaiApiKey: 'sk-openai-test', openaiBaseUrl: fake.openaiBaseUrl,
+      anthropicApiKey: 'sk-ant-test',
+      anthropicBaseUrl: fake.anthropicBaseUrl,
+      openaiApiKey: 'sk-openai-test',
+      openaiBaseUrl: fake.openaiBaseUrl,
     });
     browser = await launch();
     desk = await offlineContext(browser, { viewport: { width: 1280, height: 900 } });
@@ -237,7 +252,15 @@ describe.skipIf(!chromiumInstalled)('the web in Chromium (skipped without /usr/b
   });
 
   it('wallet, files, skills, routines, webhooks and model subscriptions pages load and pass the audit', async () => {
-    const pages: [string, string][] = [['Wallet', '10-wallet'], ['Files', '11-files'], ['Skills', '12-skills'], ['Routines', '13-routines'], ['Webhooks', '14-webhooks'], ['Model subscriptions', '15-model-subscriptions'], ['Sessions', '16-sessions']];
+    const pages: [string, string][] = [
+      ['Wallet', '10-wallet'],
+      ['Files', '11-files'],
+      ['Skills', '12-skills'],
+      ['Routines', '13-routines'],
+      ['Webhooks', '14-webhooks'],
+      ['Model subscriptions', '15-model-subscriptions'],
+      ['Sessions', '16-sessions'],
+    ];
     for (const [name, shot] of pages) {
       await page.locator('nav.nav').getByRole('link', { name, exact: true }).click();
       await page.getByRole('heading', { level: 1, name }).waitFor();
@@ -270,7 +293,9 @@ describe.skipIf(!chromiumInstalled)('the web in Chromium (skipped without /usr/b
     const gq = await desk.context.newPage();
     const errors: string[] = [];
     gq.on('pageerror', (e) => errors.push(e.message));
-    const schemaLoaded = gq.waitForResponse((r) => r.url() === `${s.url}/graphql` && r.request().method() === 'POST' && (r.request().postData() ?? '').includes('IntrospectionQuery'));
+    const schemaLoaded = gq.waitForResponse(
+      (r) => r.url() === `${s.url}/graphql` && r.request().method() === 'POST' && (r.request().postData() ?? '').includes('IntrospectionQuery'),
+    );
     await gq.goto(`${s.url}/graphql`);
     await gq.locator('.graphiql-container').waitFor({ timeout: 30_000 });
     expect((await schemaLoaded).status()).toBe(200);
@@ -300,7 +325,12 @@ describe.skipIf(!chromiumInstalled)('the web in Chromium (skipped without /usr/b
     // GraphiQL shows a subscription's latest result: a turn that streams one chunk and then
     // waits keeps that chunk on screen.
     fake.enqueue({ kind: 'hang', text: 'Heard through GraphiQL' });
-    const sent = await api('POST', `/sessions/${sessionId}/events`, { events: [{ type: 'user.message', content: [{ type: 'text', text: 'ping from the test' }] }] }, s.adminToken);
+    const sent = await api(
+      'POST',
+      `/sessions/${sessionId}/events`,
+      { events: [{ type: 'user.message', content: [{ type: 'text', text: 'ping from the test' }] }] },
+      s.adminToken,
+    );
     expect(sent.status).toBe(202);
     await expectContains(gq.locator('.graphiql-response'), '"text": "Heard through GraphiQL"', 20_000);
     await expectContains(gq.locator('.graphiql-response'), '"__typename": "AgentMessageEvent"');
@@ -341,14 +371,15 @@ describe.skipIf(!chromiumInstalled)('the web in Chromium (skipped without /usr/b
     const home = fs.mkdtempSync(path.join(os.tmpdir(), 'cli-'));
     const env = { ...process.env, AGENT_SERVICE_CONFIG: path.join(home, 'config.json'), AGENT_SERVICE_URL: s.url };
     const cli = (args: string[]) => spawn(process.execPath, [path.join(ROOT, 'bin/agent-service.mjs'), ...args], { env });
-    const run = (args: string[]) => new Promise<{ code: number | null; out: string; err: string }>((resolve) => {
-      const p = cli(args);
-      let out = '';
-      let err = '';
-      p.stdout.on('data', (c) => (out += c));
-      p.stderr.on('data', (c) => (err += c));
-      p.on('close', (code) => resolve({ code, out, err }));
-    });
+    const run = (args: string[]) =>
+      new Promise<{ code: number | null; out: string; err: string }>((resolve) => {
+        const p = cli(args);
+        let out = '';
+        let err = '';
+        p.stdout.on('data', (c) => (out += c));
+        p.stderr.on('data', (c) => (err += c));
+        p.on('close', (code) => resolve({ code, out, err }));
+      });
     const login = cli(['login', '--scope', 'read', '--name', 'web-test-cli']);
     let out = '';
     login.stdout.on('data', (c) => (out += c));
@@ -384,11 +415,17 @@ describe.skipIf(!chromiumInstalled)('the web in Chromium (skipped without /usr/b
     expect(big.status).toBe(201);
     const id = big.body.session.id as string;
     for (let batch = 0; batch < 20; batch++) {
-      await commitEvents(id, Array.from({ length: 500 }, (_, i) => {
-        const n = batch * 500 + i + 1;
-        const text = `history message ${n}`;
-        return { type: 'agent.message' as const, fields: { messageId: `msg_hist_${n}`, text, final: true, parts: [{ type: 'text' as const, index: 0, text, stream_id: null, stream_index: null }] } };
-      }));
+      await commitEvents(
+        id,
+        Array.from({ length: 500 }, (_, i) => {
+          const n = batch * 500 + i + 1;
+          const text = `history message ${n}`;
+          return {
+            type: 'agent.message' as const,
+            fields: { messageId: `msg_hist_${n}`, text, final: true, parts: [{ type: 'text' as const, index: 0, text, stream_id: null, stream_index: null }] },
+          };
+        }),
+      );
     }
     const started = Date.now();
     await page.goto(`${s.url}/#/sessions/${id}`);
@@ -411,17 +448,28 @@ describe.skipIf(!chromiumInstalled)('the web in Chromium (skipped without /usr/b
     const phone = await offlineContext(browser, { viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true, deviceScaleFactor: 2 });
     const p = await phone.context.newPage();
     await signIn(p);
-    for (const [hash, shot] of [['agents', '22-phone-agents'], [`agents/${agentId}`, '23-phone-agent'], [`sessions/${sessionId}`, '24-phone-session'], ['tokens', '25-phone-tokens'], ['sessions', '25a-phone-sessions'], ['wallet', '25b-phone-wallet']] as const) {
+    for (const [hash, shot] of [
+      ['agents', '22-phone-agents'],
+      [`agents/${agentId}`, '23-phone-agent'],
+      [`sessions/${sessionId}`, '24-phone-session'],
+      ['tokens', '25-phone-tokens'],
+      ['sessions', '25a-phone-sessions'],
+      ['wallet', '25b-phone-wallet'],
+    ] as const) {
       await p.goto(`${s.url}/#/${hash}`);
       await p.locator('h1').waitFor();
       await expectCount(p.getByRole('status').filter({ hasText: 'Loading' }), 0, 15_000);
       const overflow = await p.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
       expect(overflow, `${hash} is wider than the screen`).toBeLessThanOrEqual(0);
       // Nothing scrolls sideways inside the page either (the navigation, a table).
-      const sideways = await p.evaluate(() => [...document.querySelectorAll('nav, .table-wrap')].filter((el) => el.scrollWidth > el.clientWidth + 1).map((el) => el.className));
+      const sideways = await p.evaluate(() =>
+        [...document.querySelectorAll('nav, .table-wrap')].filter((el) => el.scrollWidth > el.clientWidth + 1).map((el) => el.className),
+      );
       expect(sideways, `${hash}: these scroll sideways`).toEqual([]);
       // Every cell of every table is on the screen (rows become cards, no column cut off).
-      const offscreen = await p.evaluate(() => [...document.querySelectorAll('td')].filter((td) => td.getBoundingClientRect().right > window.innerWidth + 1).length);
+      const offscreen = await p.evaluate(
+        () => [...document.querySelectorAll('td')].filter((td) => td.getBoundingClientRect().right > window.innerWidth + 1).length,
+      );
       expect(offscreen, `${hash}: cells beyond the screen's edge`).toBe(0);
       await screenshot(p, shot);
     }

@@ -12,7 +12,12 @@ import { prisma } from '../src/db/client.js';
 import { archiveAgent } from '../src/agents/agents.js';
 import type { Viewer } from '../src/auth/viewer.js';
 
-interface Received { at: number; headers: http.IncomingHttpHeaders; body: string; path: string }
+interface Received {
+  at: number;
+  headers: http.IncomingHttpHeaders;
+  body: string;
+  path: string;
+}
 
 let s: TestServer;
 let fake: FakeProvider;
@@ -56,7 +61,15 @@ describe('endpoints', () => {
   it('create returns the secret once; list and detail never do', async () => {
     const res = await s.api('POST', '/webhooks', { body: { url: `${receiverUrl}/crud`, events: ['session.status_idle', 'routine_run.failed'] } });
     expect(res.status).toBe(201);
-    expect(res.body).toEqual({ id: expect.stringMatching(/^whep_/), url: `${receiverUrl}/crud`, events: ['session.status_idle', 'routine_run.failed'], status: 'active', failure_count: 0, created_at: expect.any(String), secret: expect.stringMatching(/^whsec_/) });
+    expect(res.body).toEqual({
+      id: expect.stringMatching(/^whep_/),
+      url: `${receiverUrl}/crud`,
+      events: ['session.status_idle', 'routine_run.failed'],
+      status: 'active',
+      failure_count: 0,
+      created_at: expect.any(String),
+      secret: expect.stringMatching(/^whsec_/),
+    });
     const detail = await s.api('GET', `/webhooks/${res.body.id}`);
     expect(detail.body).not.toHaveProperty('secret');
     expect(JSON.stringify((await s.api('GET', '/webhooks')).body)).not.toContain(res.body.secret);
@@ -68,14 +81,29 @@ describe('endpoints', () => {
 
   it('validates url and events; refuses private, link-local and plain-http public targets', async () => {
     const ok = { events: ['agent.created'] };
-    for (const url of ['http://example.com/hook', 'https://10.0.0.5/hook', 'https://192.168.1.1/x', 'https://169.254.169.254/latest', 'https://[fd00::1]/x', 'ftp://example.com/x', 'not a url', `https://user:pw@example.com/x`]) {
+    for (const url of [
+      'http://example.com/hook',
+      'https://10.0.0.5/hook',
+      'https://192.168.1.1/x',
+      'https://169.254.169.254/latest',
+      'https://[fd00::1]/x',
+      'ftp://example.com/x',
+      'not a url',
+      `https://user:pw@example.com/x`,
+    ]) {
       expectError(await s.api('POST', '/webhooks', { body: { ...ok, url } }), 400, 'invalid_request');
     }
-    expectError(await s.api('POST', '/webhooks', { body: { url: 'https://example.com/' + 'a'.repeat(2048), events: ['agent.created'] } }), 400, 'invalid_request');
+    expectError(
+      await s.api('POST', '/webhooks', { body: { url: 'https://example.com/' + 'a'.repeat(2048), events: ['agent.created'] } }),
+      400,
+      'invalid_request',
+    );
     expectError(await s.api('POST', '/webhooks', { body: { url: 'https://example.com/x', events: [] } }), 400, 'invalid_request');
     expectError(await s.api('POST', '/webhooks', { body: { url: 'https://example.com/x', events: ['no.such.event'] } }), 400, 'invalid_request');
     expectError(await s.api('POST', '/webhooks', { body: { url: 'https://example.com/x', events: Array(33).fill('agent.created') } }), 400, 'invalid_request');
-    expect((await s.api('POST', '/webhooks', { body: { url: 'https://example.com/hooks', events: ['session.status_idle', 'routine_run.failed'] } })).status).toBe(201);
+    expect(
+      (await s.api('POST', '/webhooks', { body: { url: 'https://example.com/hooks', events: ['session.status_idle', 'routine_run.failed'] } })).status,
+    ).toBe(201);
   });
 
   it('writes need admin scope', async () => {
@@ -118,7 +146,14 @@ describe('delivery', () => {
     await s.api('POST', '/webhooks', { body: { url: `${receiverUrl}/atomic`, events: ['agent.archived'] } });
     const agent = (await s.api('POST', '/agents', { body: {} })).body.agent;
     const row = await prisma.agent.findUniqueOrThrow({ where: { id: agent.id }, include: { universe: { include: { owner: true } } } });
-    const viewer: Viewer = { user: row.universe.owner, auth: 'token', scopes: ['read', 'write', 'admin'], tokenId: null, tokenUniverseId: null, universe: row.universe };
+    const viewer: Viewer = {
+      user: row.universe.owner,
+      auth: 'token',
+      scopes: ['read', 'write', 'admin'],
+      tokenId: null,
+      tokenUniverseId: null,
+      universe: row.universe,
+    };
     // The outbox refuses every row for a moment: the archive it would announce must not stay.
     await prisma.$executeRawUnsafe(`CREATE FUNCTION refuse_delivery() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'outbox down'; END $$`);
     await prisma.$executeRawUnsafe(`CREATE TRIGGER refuse_delivery BEFORE INSERT ON "WebhookDelivery" FOR EACH ROW EXECUTE FUNCTION refuse_delivery()`);
@@ -161,7 +196,10 @@ describe('delivery', () => {
     // The receiver answered the third attempt; the dispatcher records it right after.
     await waitFor(async () => (await s.api('GET', `/webhooks/${a.id}`)).body.failure_count === 0, 5000, 'success recorded');
     expect((await s.api('GET', `/webhooks/${a.id}`)).body).toMatchObject({ status: 'active', failure_count: 0 });
-    const deliveries = await s.gql<any>(`query($id: String!) { webhookEndpoint(id: $id) { deliveries(first: 5) { edges { node { status attempts lastStatusCode } } } } }`, { id: a.id });
+    const deliveries = await s.gql<any>(
+      `query($id: String!) { webhookEndpoint(id: $id) { deliveries(first: 5) { edges { node { status attempts lastStatusCode } } } } }`,
+      { id: a.id },
+    );
     expect(deliveries.body.data.webhookEndpoint.deliveries.edges[0].node).toEqual({ status: 'succeeded', attempts: 3, lastStatusCode: 204 });
 
     await waitFor(async () => (await s.api('GET', `/webhooks/${b.id}`)).body.status === 'disabled', 10_000, 'endpoint disabled');
@@ -179,6 +217,8 @@ describe('delivery', () => {
     await s.api('PATCH', `/agents/${agent.id}`, { body: { metadata: { n: 100 } } });
     await waitFor(async () => received.filter((r) => r.path === '/dead').length > before, 10_000, 'delivery after re-enable');
     const last = received.filter((r) => r.path === '/dead').at(-1)!;
-    expect(() => stripe.webhooks.constructEvent(last.body, `t=${last.headers['x-service-timestamp']},${last.headers['x-service-signature']}`, b.secret)).not.toThrow();
+    expect(() =>
+      stripe.webhooks.constructEvent(last.body, `t=${last.headers['x-service-timestamp']},${last.headers['x-service-signature']}`, b.secret),
+    ).not.toThrow();
   }, 60_000);
 });

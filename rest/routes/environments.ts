@@ -12,7 +12,11 @@ const ENVIRONMENT = selectionOf(environmentBody);
 
 export const environmentRoutes = [
   defineRoute({
-    method: 'GET', path: '/environments', operationId: 'listEnvironments', tag: 'Environments', scope: 'read',
+    method: 'GET',
+    path: '/environments',
+    operationId: 'listEnvironments',
+    tag: 'Environments',
+    scope: 'read',
     summary: 'Environments of the universe (archived ones included), newest first',
     query: z.object({
       limit: z.coerce.number().int().min(1).max(100).default(20).describe('1 to 100, default 20'),
@@ -26,7 +30,11 @@ export const environmentRoutes = [
     errors: ['invalid_request'],
   }),
   defineRoute({
-    method: 'POST', path: '/environments', operationId: 'createEnvironment', tag: 'Environments', scope: 'write',
+    method: 'POST',
+    path: '/environments',
+    operationId: 'createEnvironment',
+    tag: 'Environments',
+    scope: 'write',
     summary: 'Create an environment: packages (apt, npm, pip) installed when a session starts, and the network allow-list',
     body: createEnvironmentBody,
     document: `mutation Create($input: CreateEnvironmentInput!) { environment: createEnvironment(input: $input) { ${ENVIRONMENT} } }`,
@@ -37,15 +45,24 @@ export const environmentRoutes = [
     errors: ['invalid_request'],
   }),
   defineRoute({
-    method: 'GET', path: '/environments/{id}', operationId: 'getEnvironment', tag: 'Environments', scope: 'read',
+    method: 'GET',
+    path: '/environments/{id}',
+    operationId: 'getEnvironment',
+    tag: 'Environments',
+    scope: 'read',
     summary: 'One environment',
     document: `query Environment($id: String!) { environment(id: $id) { ${ENVIRONMENT} } }`,
     pick: (data) => data.environment,
     response: environmentBody,
   }),
   defineRoute({
-    method: 'PATCH', path: '/environments/{id}', operationId: 'updateEnvironment', tag: 'Environments', scope: 'write',
-    summary: 'Update an environment; every field optional (a packages change is a new version, installed afresh by new sessions; the allow-list applies to live sessions at once)',
+    method: 'PATCH',
+    path: '/environments/{id}',
+    operationId: 'updateEnvironment',
+    tag: 'Environments',
+    scope: 'write',
+    summary:
+      'Update an environment; every field optional (a packages change is a new version, installed afresh by new sessions; the allow-list applies to live sessions at once)',
     body: patchEnvironmentBody,
     document: `mutation Update($id: String!, $input: UpdateEnvironmentInput!) { environment: updateEnvironment(id: $id, input: $input) { ${ENVIRONMENT} } }`,
     pick: (data) => data.environment,
@@ -53,7 +70,11 @@ export const environmentRoutes = [
     errors: ['invalid_request', 'conflict'],
   }),
   defineRoute({
-    method: 'POST', path: '/environments/{id}/archive', operationId: 'archiveEnvironment', tag: 'Environments', scope: 'write',
+    method: 'POST',
+    path: '/environments/{id}/archive',
+    operationId: 'archiveEnvironment',
+    tag: 'Environments',
+    scope: 'write',
     summary: 'Archive the environment (idempotent): new sessions naming it are refused with 409 conflict; running ones keep it',
     document: `mutation Archive($id: String!) { environment: archiveEnvironment(id: $id) { ${ENVIRONMENT} } }`,
     pick: (data) => data.environment,

@@ -13,4 +13,18 @@ import { toolPolicyRoutes } from './tool-policy.js';
 import { vaultRoutes } from './vaults.js';
 import { environmentRoutes } from './environments.js';
 
-export const routes: RestRoute[] = [...identityRoutes, ...agentRoutes, ...sessionRoutes, ...modelSubscriptionRoutes, ...routineRoutes, ...webhookRoutes, ...fileRoutes, ...sessionResourceRoutes, ...skillRoutes, ...channelRoutes, ...toolPolicyRoutes, ...environmentRoutes, ...vaultRoutes];
+export const routes: RestRoute[] = [
+  ...identityRoutes,
+  ...agentRoutes,
+  ...sessionRoutes,
+  ...modelSubscriptionRoutes,
+  ...routineRoutes,
+  ...webhookRoutes,
+  ...fileRoutes,
+  ...sessionResourceRoutes,
+  ...skillRoutes,
+  ...channelRoutes,
+  ...toolPolicyRoutes,
+  ...environmentRoutes,
+  ...vaultRoutes,
+];

@@ -10,13 +10,21 @@ const answer = z.strictObject({ toolPolicy });
 
 export const toolPolicyRoutes = [
   defineRoute({
-    method: 'GET', path: '/agents/{id}/tool-policy', operationId: 'getAgentToolPolicy', tag: 'Agents', scope: 'read',
+    method: 'GET',
+    path: '/agents/{id}/tool-policy',
+    operationId: 'getAgentToolPolicy',
+    tag: 'Agents',
+    scope: 'read',
     summary: "The agent's tool policy (default: every call runs at once)",
     document: `query AgentToolPolicy($id: String!) { toolPolicy: agentToolPolicy(id: $id) { ${POLICY} } }`,
     response: answer,
   }),
   defineRoute({
-    method: 'PUT', path: '/agents/{id}/tool-policy', operationId: 'setAgentToolPolicy', tag: 'Agents', scope: 'write',
+    method: 'PUT',
+    path: '/agents/{id}/tool-policy',
+    operationId: 'setAgentToolPolicy',
+    tag: 'Agents',
+    scope: 'write',
     summary: "Replace the agent's tool policy: `always_ask` rules make matching calls wait for a user.tool_confirmation",
     body: toolPolicy,
     document: `mutation SetAgentToolPolicy($id: String!, $input: ToolPolicyInput!) { toolPolicy: setAgentToolPolicy(id: $id, input: $input) { ${POLICY} } }`,

@@ -46,7 +46,16 @@ function autoName(): string {
 
 function slugify(text: string): string {
   // NFKD splits accented letters into letter + combining mark; the marks are dropped.
-  return text.normalize('NFKD').replace(/[\u0300-\u036f]/g, '').toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 48).replace(/-+$/, '') || 'agent';
+  return (
+    text
+      .normalize('NFKD')
+      .replace(/[\u0300-\u036f]/g, '')
+      .toLowerCase()
+      .replace(/[^a-z0-9]+/g, '-')
+      .replace(/^-+|-+$/g, '')
+      .slice(0, 48)
+      .replace(/-+$/, '') || 'agent'
+  );
 }
 
 /** The base slug when free, else the base with a random suffix (slugs are unique service-wide). */
@@ -249,7 +258,10 @@ export async function putSecret(viewer: Viewer, id: string, key: string, body: P
   const agent = await findAgent(viewer, id);
   assertWritable(agent);
   // Refused (nothing stored) when its egress declaration would conflict: see checkSecretChange.
-  const old = body.description === undefined ? await prisma.agentSecret.findUnique({ where: { agentId_key: { agentId: agent.id, key } }, select: { description: true } }) : null;
+  const old =
+    body.description === undefined
+      ? await prisma.agentSecret.findUnique({ where: { agentId_key: { agentId: agent.id, key } }, select: { description: true } })
+      : null;
   let live: string[];
   try {
     live = await checkSecretChange({ agentId: agent.id, key, description: body.description ?? old?.description ?? '', value: body.value });

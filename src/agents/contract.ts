@@ -15,7 +15,8 @@ const customDataScope = z.enum(['creator', 'user']).meta({ id: 'CustomDataScope'
 // Capability ids contain dots, which GraphQL enum values cannot: a string checked against the
 // list (and documented as an enum in OpenAPI).
 const isCapability = (v: string) => (CAPABILITY_IDS as readonly string[]).includes(v);
-const capabilityId = z.string()
+const capabilityId = z
+  .string()
   .refine(isCapability, { error: (i) => `unknown capability id ${JSON.stringify(i.input)}; known: ${CAPABILITY_IDS.join(', ')}` })
   .meta({ enum: [...CAPABILITY_IDS], description: 'A capability id' });
 
@@ -38,20 +39,30 @@ const instructionFileInput = strict({
   content: z.string().max(LIMITS.prompt).default(''),
 }).meta({ id: 'AgentInstructionFileInput' });
 
-const skillAttachmentInput = z.discriminatedUnion('type', [
-  strict({
-    type: z.literal('skill'),
-    skillId: nonEmpty.max(128),
-    version: z.string().regex(/^(latest|skr_[A-Za-z0-9]+)$/, 'latest or a skr_ revision id').default('latest').describe('latest (default) or a skr_ revision id'),
-  }).meta({ id: 'AgentSkillRefInput', description: 'A skill of the universe' }),
-  strict({
-    type: z.literal('github'),
-    url: z.url().max(2048),
-    // null is accepted as "omitted" so a fetched agent's skills can be sent back unchanged.
-    ref: nonEmpty.max(255).nullish().describe('branch or commit SHA; the default branch when omitted'),
-    tokenSecretRef: z.string().regex(SECRET_KEY_PATTERN, 'must name an agent secret').nullish().describe('name of an agent secret holding a clone token'),
-  }).meta({ id: 'AgentGithubSkillInput', description: 'A skill cloned from a GitHub repository' }),
-], { error: () => 'type must be skill or github' }).meta({ id: 'AgentSkillAttachmentInput' });
+const skillAttachmentInput = z
+  .discriminatedUnion(
+    'type',
+    [
+      strict({
+        type: z.literal('skill'),
+        skillId: nonEmpty.max(128),
+        version: z
+          .string()
+          .regex(/^(latest|skr_[A-Za-z0-9]+)$/, 'latest or a skr_ revision id')
+          .default('latest')
+          .describe('latest (default) or a skr_ revision id'),
+      }).meta({ id: 'AgentSkillRefInput', description: 'A skill of the universe' }),
+      strict({
+        type: z.literal('github'),
+        url: z.url().max(2048),
+        // null is accepted as "omitted" so a fetched agent's skills can be sent back unchanged.
+        ref: nonEmpty.max(255).nullish().describe('branch or commit SHA; the default branch when omitted'),
+        tokenSecretRef: z.string().regex(SECRET_KEY_PATTERN, 'must name an agent secret').nullish().describe('name of an agent secret holding a clone token'),
+      }).meta({ id: 'AgentGithubSkillInput', description: 'A skill cloned from a GitHub repository' }),
+    ],
+    { error: () => 'type must be skill or github' },
+  )
+  .meta({ id: 'AgentSkillAttachmentInput' });
 
 const toolFilter = z.array(nonEmpty.max(255)).max(LIMITS.toolFilter).default([]).describe('at most 200; default []');
 const mcpServerInput = strict({
@@ -64,7 +75,10 @@ const mcpServerInput = strict({
 
 const customDataInput = strict({
   id: nonEmpty.max(128),
-  name: z.string().regex(/^[a-z0-9_]+$/, 'must match ^[a-z0-9_]+$').max(128),
+  name: z
+    .string()
+    .regex(/^[a-z0-9_]+$/, 'must match ^[a-z0-9_]+$')
+    .max(128),
   kind: customDataKind,
   scope: customDataScope.default('creator'),
   description: z.string().max(2000).nullish(),
@@ -92,27 +106,36 @@ export const createAgentBody = strict({
 }).meta({ id: 'CreateAgentInput', description: 'Every field optional: an empty input creates a hermes agent with no capabilities' });
 export type CreateAgentBody = z.output<typeof createAgentBody>;
 
-const PATCH_HINT = 'PATCH accepts displayName, name, description, llm, capabilities, metadata, harnessVersion, reasoningEffort, instructions, skills, mcpServers, customData, defaultSessionId, expectedVersion (the prompt is saved with PUT /agents/{id}/prompt)';
+const PATCH_HINT =
+  'PATCH accepts displayName, name, description, llm, capabilities, metadata, harnessVersion, reasoningEffort, instructions, skills, mcpServers, customData, defaultSessionId, expectedVersion (the prompt is saved with PUT /agents/{id}/prompt)';
 
 // The spec's PATCH fields, plus name, description, llm, instructions and customData (every
 // creatable field except agentType, which would invalidate llm and reasoningEffort, and prompt,
 // which is versioned through its own endpoint).
-export const patchAgentBody = strict({
-  displayName: z.string().min(1).max(LIMITS.displayName).optional().describe('the slug stays as minted'),
-  name: z.string().max(LIMITS.name).optional(),
-  description: z.string().max(LIMITS.description).nullable().optional(),
-  llm: nonEmpty.max(200).optional(),
-  capabilities: capabilities.optional().describe('replaced whole; [] revokes all'),
-  metadata: metadataInput.optional().describe('key-merged; a null value deletes the key'),
-  harnessVersion: nonEmpty.max(100).optional().describe("any non-empty value moves the agent to the platform's current engine version"),
-  reasoningEffort: reasoningEffort.nullable().optional().describe('null clears to the engine default'),
-  instructions: z.array(instructionFileInput).max(LIMITS.instructions).optional(),
-  skills: z.array(skillAttachmentInput).max(LIMITS.skills).optional().describe('replaces the whole array'),
-  mcpServers: z.array(mcpServerInput).max(LIMITS.mcpServers).optional().describe('replaces the whole list'),
-  customData: z.array(customDataInput).max(LIMITS.customData).optional(),
-  defaultSessionId: nonEmpty.max(128).optional().describe('choose the session that verbs addressed by the agent id act on: a live session of this agent (it stays the default until archived or deleted)'),
-  expectedVersion: z.int32().min(1).optional().describe('optimistic concurrency: 409 version_conflict when the agent moved on'),
-}, PATCH_HINT).meta({ id: 'UpdateAgentInput', description: 'Omitted fields are preserved; every update bumps version' });
+export const patchAgentBody = strict(
+  {
+    displayName: z.string().min(1).max(LIMITS.displayName).optional().describe('the slug stays as minted'),
+    name: z.string().max(LIMITS.name).optional(),
+    description: z.string().max(LIMITS.description).nullable().optional(),
+    llm: nonEmpty.max(200).optional(),
+    capabilities: capabilities.optional().describe('replaced whole; [] revokes all'),
+    metadata: metadataInput.optional().describe('key-merged; a null value deletes the key'),
+    harnessVersion: nonEmpty.max(100).optional().describe("any non-empty value moves the agent to the platform's current engine version"),
+    reasoningEffort: reasoningEffort.nullable().optional().describe('null clears to the engine default'),
+    instructions: z.array(instructionFileInput).max(LIMITS.instructions).optional(),
+    skills: z.array(skillAttachmentInput).max(LIMITS.skills).optional().describe('replaces the whole array'),
+    mcpServers: z.array(mcpServerInput).max(LIMITS.mcpServers).optional().describe('replaces the whole list'),
+    customData: z.array(customDataInput).max(LIMITS.customData).optional(),
+    defaultSessionId: nonEmpty
+      .max(128)
+      .optional()
+      .describe(
+        'choose the session that verbs addressed by the agent id act on: a live session of this agent (it stays the default until archived or deleted)',
+      ),
+    expectedVersion: z.int32().min(1).optional().describe('optimistic concurrency: 409 version_conflict when the agent moved on'),
+  },
+  PATCH_HINT,
+).meta({ id: 'UpdateAgentInput', description: 'Omitted fields are preserved; every update bumps version' });
 export type PatchAgentBody = z.output<typeof patchAgentBody>;
 
 export const putPromptBody = strict({
@@ -138,12 +161,15 @@ export const listAgentsQuery = z.object({
 // ---- answers ----
 
 const listItemFields = {
-  id: z.string().describe('agent_<id>, the agent\'s only address'),
+  id: z.string().describe("agent_<id>, the agent's only address"),
   name: z.string().describe('prompt/display label only, not the handle'),
   displayName: z.string(),
   agentType,
   llm: z.string(),
-  harnessVersion: z.string().nullable().describe("engine CLI version the agent's sessions run; any successful PATCH moves it to the platform's current version"),
+  harnessVersion: z
+    .string()
+    .nullable()
+    .describe("engine CLI version the agent's sessions run; any successful PATCH moves it to the platform's current version"),
   reasoningEffort: reasoningEffort.nullable().describe('null: the engine default'),
   capabilities: z.array(capabilityId),
   version: z.int32().min(1).describe('bumped on every update'),
@@ -153,68 +179,101 @@ const listItemFields = {
 };
 export const agentListItem = z.strictObject(listItemFields).meta({ id: 'AgentListItem' });
 
-const mcpServerBody = z.strictObject({
-  type: z.literal('url'),
-  name: z.string(),
-  url: z.string(),
-  tools: z.strictObject({ include: z.array(z.string()), exclude: z.array(z.string()) }).meta({ id: 'AgentMcpServerTools' }),
-}).meta({ id: 'AgentMcpServer', description: 'A remote tool-server reference; runtime authentication is never returned' });
+const mcpServerBody = z
+  .strictObject({
+    type: z.literal('url'),
+    name: z.string(),
+    url: z.string(),
+    tools: z.strictObject({ include: z.array(z.string()), exclude: z.array(z.string()) }).meta({ id: 'AgentMcpServerTools' }),
+  })
+  .meta({ id: 'AgentMcpServer', description: 'A remote tool-server reference; runtime authentication is never returned' });
 export type McpServerView = z.output<typeof mcpServerBody>;
 
-const skillRefBody = z.strictObject({
-  type: z.literal('skill'), skillId: z.string(), version: z.string().describe('latest or a skr_ revision id'),
-}).meta({ id: 'AgentSkillRef', description: 'A skill of the universe: `latest` follows its latestRevisionId; a skr_ id pins a revision' });
-const githubSkillBody = z.strictObject({
-  type: z.literal('github'),
-  url: z.string(),
-  ref: z.string().nullable().describe('branch or commit SHA; null: the default branch'),
-  tokenSecretRef: z.string().nullable().describe('name of the agent secret holding a clone token'),
-}).meta({ id: 'AgentGithubSkill', description: 'A skill cloned from a GitHub repository' });
+const skillRefBody = z
+  .strictObject({
+    type: z.literal('skill'),
+    skillId: z.string(),
+    version: z.string().describe('latest or a skr_ revision id'),
+  })
+  .meta({ id: 'AgentSkillRef', description: 'A skill of the universe: `latest` follows its latestRevisionId; a skr_ id pins a revision' });
+const githubSkillBody = z
+  .strictObject({
+    type: z.literal('github'),
+    url: z.string(),
+    ref: z.string().nullable().describe('branch or commit SHA; null: the default branch'),
+    tokenSecretRef: z.string().nullable().describe('name of the agent secret holding a clone token'),
+  })
+  .meta({ id: 'AgentGithubSkill', description: 'A skill cloned from a GitHub repository' });
 const skillAttachmentBody = z.discriminatedUnion('type', [skillRefBody, githubSkillBody]).meta({ id: 'AgentSkillAttachment' });
 export type SkillAttachmentView = z.output<typeof skillAttachmentBody>;
 
-const customDataBody = z.strictObject({
-  id: z.string(), name: z.string(), kind: customDataKind, scope: customDataScope,
-  description: z.string().nullable(), uri: z.string().nullable(), config: z.record(z.string(), z.string()).describe('string values'),
-}).meta({ id: 'AgentCustomData' });
+const customDataBody = z
+  .strictObject({
+    id: z.string(),
+    name: z.string(),
+    kind: customDataKind,
+    scope: customDataScope,
+    description: z.string().nullable(),
+    uri: z.string().nullable(),
+    config: z.record(z.string(), z.string()).describe('string values'),
+  })
+  .meta({ id: 'AgentCustomData' });
 export type CustomDataView = z.output<typeof customDataBody>;
 
 const instructionFileBody = z.strictObject({ name: z.string(), content: z.string() }).meta({ id: 'AgentInstructionFile' });
 export type InstructionView = z.output<typeof instructionFileBody>;
 
-export const agentBody = z.strictObject({
-  ...listItemFields,
-  slug: z.string().describe('the unique handle minted from displayName at create'),
-  description: z.string().nullable(),
-  prompt: z.string().nullable().describe('the active prompt version'),
-  promptVersion: z.int32().nullable(),
-  mcpServers: z.array(mcpServerBody),
-  skills: z.array(skillAttachmentBody),
-  instructions: z.array(instructionFileBody),
-  customData: z.array(customDataBody),
-  metadata: z.record(z.string(), z.unknown()).describe('client metadata, key-merged on update'),
-  defaultSessionId: z.string().nullable().describe('the session the service verbs target when addressed by agent id: a live session of the agent (the first one created, or the one chosen with PATCH; when it is archived or deleted, the newest live one), null when the agent has none'),
-  universe: z.string().describe('slug of the universe'),
-}).meta({ id: 'Agent' });
+export const agentBody = z
+  .strictObject({
+    ...listItemFields,
+    slug: z.string().describe('the unique handle minted from displayName at create'),
+    description: z.string().nullable(),
+    prompt: z.string().nullable().describe('the active prompt version'),
+    promptVersion: z.int32().nullable(),
+    mcpServers: z.array(mcpServerBody),
+    skills: z.array(skillAttachmentBody),
+    instructions: z.array(instructionFileBody),
+    customData: z.array(customDataBody),
+    metadata: z.record(z.string(), z.unknown()).describe('client metadata, key-merged on update'),
+    defaultSessionId: z
+      .string()
+      .nullable()
+      .describe(
+        'the session the service verbs target when addressed by agent id: a live session of the agent (the first one created, or the one chosen with PATCH; when it is archived or deleted, the newest live one), null when the agent has none',
+      ),
+    universe: z.string().describe('slug of the universe'),
+  })
+  .meta({ id: 'Agent' });
 export type AgentView = z.output<typeof agentBody>;
 
-export const promptVersionBody = z.strictObject({
-  version: z.int32(), note: z.string().nullable(), createdAt: dateTime(z.string()), active: z.boolean(), content: z.string(),
-}).meta({ id: 'PromptVersion' });
+export const promptVersionBody = z
+  .strictObject({
+    version: z.int32(),
+    note: z.string().nullable(),
+    createdAt: dateTime(z.string()),
+    active: z.boolean(),
+    content: z.string(),
+  })
+  .meta({ id: 'PromptVersion' });
 export type PromptVersionView = z.output<typeof promptVersionBody>;
 
-export const promptUpdateResult = z.strictObject({
-  version: z.int32().describe('the active prompt version after the save'),
-  unchanged: z.boolean().describe('the content equals the active version; nothing was written'),
-}).meta({ id: 'PromptUpdateResult' });
+export const promptUpdateResult = z
+  .strictObject({
+    version: z.int32().describe('the active prompt version after the save'),
+    unchanged: z.boolean().describe('the content equals the active version; nothing was written'),
+  })
+  .meta({ id: 'PromptUpdateResult' });
 
-export const secretKeyBody = z.strictObject({ key: z.string(), description: z.string() })
+export const secretKeyBody = z
+  .strictObject({ key: z.string(), description: z.string() })
   .meta({ id: 'SecretKey', description: 'A declared agent secret; its value is never returned' });
 
 export const agentAnswer = z.strictObject({ agent: agentBody }).meta({ id: 'AgentAnswer' });
-export const agentList = z.strictObject({
-  agents: z.array(agentListItem).describe('Newest first'),
-  nextCursor: z.string().nullable().describe('Pass back as ?cursor= for the next page; null on the last page'),
-}).meta({ id: 'AgentList' });
+export const agentList = z
+  .strictObject({
+    agents: z.array(agentListItem).describe('Newest first'),
+    nextCursor: z.string().nullable().describe('Pass back as ?cursor= for the next page; null on the last page'),
+  })
+  .meta({ id: 'AgentList' });
 export const promptVersionList = z.strictObject({ versions: z.array(promptVersionBody).describe('Newest first') }).meta({ id: 'PromptVersionList' });
 export const secretKeyList = z.strictObject({ secrets: z.array(secretKeyBody) }).meta({ id: 'SecretKeyList' });

@@ -6,8 +6,16 @@ export type AgentType = (typeof AGENT_TYPES)[number];
 export const DEFAULT_AGENT_TYPE: AgentType = 'hermes';
 
 export const CAPABILITY_IDS = [
-  'exa.search', 'exa.contents', 'tinyfish.fetch', 'tinyfish.browser', 'dataforseo.serp',
-  'gptimage.generate', 'rembg.remove-background', 'seedance.generate', 'mm.i2v', 'fish-audio.transcribe',
+  'exa.search',
+  'exa.contents',
+  'tinyfish.fetch',
+  'tinyfish.browser',
+  'dataforseo.serp',
+  'gptimage.generate',
+  'rembg.remove-background',
+  'seedance.generate',
+  'mm.i2v',
+  'fish-audio.transcribe',
 ] as const;
 export type CapabilityId = (typeof CAPABILITY_IDS)[number];
 

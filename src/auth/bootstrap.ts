@@ -50,7 +50,7 @@ async function applyAdminPassword(owner: { id: string; email: string; passwordHa
     prisma.user.update({ where: { id: owner.id }, data: { passwordHash: await hashPassword(password) } }),
     prisma.webSession.deleteMany({ where: { userId: owner.id } }),
   ]);
-  logger.warn({ email: owner.email }, 'owner password reset from ADMIN_PASSWORD; the owner\'s browser sessions were signed out');
+  logger.warn({ email: owner.email }, "owner password reset from ADMIN_PASSWORD; the owner's browser sessions were signed out");
   return true;
 }
 

@@ -17,6 +17,6 @@ export function noteTokenUse(tokenId: string, now = Date.now()): void {
   // Not awaited: the request does not wait for bookkeeping; a failed write is retried next interval.
   prisma.apiToken.updateMany({ where: { id: tokenId }, data: { lastUsedAt: new Date(now) } }).catch((err: unknown) => {
     lastWritten.delete(tokenId);
-    logger.warn({ err, tokenId }, 'could not record the token\'s last use');
+    logger.warn({ err, tokenId }, "could not record the token's last use");
   });
 }

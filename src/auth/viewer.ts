@@ -115,11 +115,21 @@ async function tokenViewer(bearer: string, bearerHash: string | null | undefined
   const [row] = await rawRows<TokenViewerRow>('token_viewer', TOKEN_VIEWER_SQL, [bearerHash ?? hashToken(bearer), universeSlug || null]);
   if (!row || row.revokedAt || (row.expiresAt && row.expiresAt <= new Date())) throw invalidToken();
   if (!isScope(row.scope)) throw invalidToken();
-  const universe: Universe | null = row.universeId === null ? null : {
-    id: row.universeId, slug: row.slug, name: row.universeName, isPersonal: row.isPersonal,
-    balanceNanoUsd: BigInt(row.balanceNanoUsd), heldNanoUsd: BigInt(row.heldNanoUsd), ownerId: row.ownerId, createdAt: row.universeCreatedAt,
-  };
-  if (universeSlug && row.tokenUniverseId && universe!.slug !== universeSlug) throw new AppError('universe_mismatch', 'X-Universe conflicts with the token\'s universe');
+  const universe: Universe | null =
+    row.universeId === null
+      ? null
+      : {
+          id: row.universeId,
+          slug: row.slug,
+          name: row.universeName,
+          isPersonal: row.isPersonal,
+          balanceNanoUsd: BigInt(row.balanceNanoUsd),
+          heldNanoUsd: BigInt(row.heldNanoUsd),
+          ownerId: row.ownerId,
+          createdAt: row.universeCreatedAt,
+        };
+  if (universeSlug && row.tokenUniverseId && universe!.slug !== universeSlug)
+    throw new AppError('universe_mismatch', "X-Universe conflicts with the token's universe");
   if (!universe) throw new AppError('not_found', universeSlug ? `universe ${universeSlug} not found` : 'universe not found');
   return {
     user: { id: row.userId, email: row.email, name: row.userName, isOwner: row.isOwner },

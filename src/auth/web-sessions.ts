@@ -7,8 +7,8 @@ import { verifyPassword } from './passwords.js';
 export const WEB_SESSION_TTL_MS = 7 * 24 * 60 * 60 * 1000;
 
 export async function signIn(email: string, password: string): Promise<{ cookie: string; expiresAt: Date } | null> {
-  const user = await prisma.user.findUnique({ where: { email: email.trim().toLowerCase() } })
-    ?? await prisma.user.findUnique({ where: { email: email.trim() } });
+  const user =
+    (await prisma.user.findUnique({ where: { email: email.trim().toLowerCase() } })) ?? (await prisma.user.findUnique({ where: { email: email.trim() } }));
   if (!user || !(await verifyPassword(password, user.passwordHash))) return null;
   const cookie = secretText(32);
   const expiresAt = new Date(Date.now() + WEB_SESSION_TTL_MS);

@@ -9,6 +9,14 @@ export async function assertAccountBillable(universeId: string, llm: string): Pr
   const provider = modelProvider(llm);
   if (provider === 'demo') return; // the demo model calls no provider: its turns bill nothing on either mode
   const sub = await prisma.modelSubscription.findUnique({ where: { universeId_provider: { universeId, provider } }, select: { status: true } });
-  if (!sub) throw new AppError('invalid_spec', `modelBilling account needs a connected ${provider} subscription for ${llm}; connect one (PUT /v1/model-subscriptions/${provider}) or use modelBilling platform`);
-  if (sub.status !== 'connected') throw new AppError('invalid_spec', `modelBilling account: the ${provider} subscription needs to be reconnected (PUT /v1/model-subscriptions/${provider}) before sessions can bill to it`);
+  if (!sub)
+    throw new AppError(
+      'invalid_spec',
+      `modelBilling account needs a connected ${provider} subscription for ${llm}; connect one (PUT /v1/model-subscriptions/${provider}) or use modelBilling platform`,
+    );
+  if (sub.status !== 'connected')
+    throw new AppError(
+      'invalid_spec',
+      `modelBilling account: the ${provider} subscription needs to be reconnected (PUT /v1/model-subscriptions/${provider}) before sessions can bill to it`,
+    );
 }

@@ -17,7 +17,10 @@ export interface CapabilityScope {
 }
 
 export class CapabilityRefused extends Error {
-  constructor(readonly code: 'budget_reached' | 'insufficient_credits', message: string) {
+  constructor(
+    readonly code: 'budget_reached' | 'insufficient_credits',
+    message: string,
+  ) {
     super(message);
     this.name = 'CapabilityRefused';
   }
@@ -25,7 +28,10 @@ export class CapabilityRefused extends Error {
 
 /** Checks the budget and holds the worst case; returns the hold to settle with `chargeCapability`. */
 export async function reserveCapability(scope: CapabilityScope, capability: string): Promise<bigint> {
-  const s = await prisma.session.findUniqueOrThrow({ where: { id: scope.sessionId }, select: { consumedNanoUsd: true, budgetReachedAt: true, ...SPEND_CAP_COLUMNS } });
+  const s = await prisma.session.findUniqueOrThrow({
+    where: { id: scope.sessionId },
+    select: { consumedNanoUsd: true, budgetReachedAt: true, ...SPEND_CAP_COLUMNS },
+  });
   const cap = turnCapNano(s, scope.turn);
   if (s.budgetReachedAt || (cap !== null && s.consumedNanoUsd >= cap)) {
     throw new CapabilityRefused('budget_reached', 'the session reached its budget');
@@ -50,8 +56,14 @@ export async function chargeCapability(scope: CapabilityScope, capability: strin
     if (units) {
       await prisma.modelUsage.create({
         data: {
-          id: usageId!, sessionId: scope.sessionId, universeId: scope.universeId, turn: scope.turn,
-          provider: capabilityVendor(capability), model: capability, billing: 'platform', costNanoUsd: cost,
+          id: usageId!,
+          sessionId: scope.sessionId,
+          universeId: scope.universeId,
+          turn: scope.turn,
+          provider: capabilityVendor(capability),
+          model: capability,
+          billing: 'platform',
+          costNanoUsd: cost,
         },
       });
       await prisma.$executeRaw`

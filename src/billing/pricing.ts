@@ -17,6 +17,10 @@ export function priceOf(model: string) {
 export function costNanoUsd(model: string, usage: Usage): bigint {
   const p = priceOf(model);
   if (!p) return 0n;
-  return BigInt(usage.inputTokens) * p.input + BigInt(usage.outputTokens) * p.output
-    + BigInt(usage.cacheReadTokens) * p.cacheRead + BigInt(usage.cacheWriteTokens) * p.cacheWrite;
+  return (
+    BigInt(usage.inputTokens) * p.input +
+    BigInt(usage.outputTokens) * p.output +
+    BigInt(usage.cacheReadTokens) * p.cacheRead +
+    BigInt(usage.cacheWriteTokens) * p.cacheWrite
+  );
 }

@@ -9,6 +9,9 @@ export async function assertCanStartTurn(universeId: string, modelBilling: strin
   // A connected subscription (account billing) pays the provider itself: the wallet is not asked.
   if (modelBilling !== 'platform') return;
   if ((await balanceNano(universeId)) <= 0n) {
-    throw new AppError('insufficient_credits', 'the universe has no credits left: add credits or switch the session to a connected subscription (modelBilling account)');
+    throw new AppError(
+      'insufficient_credits',
+      'the universe has no credits left: add credits or switch the session to a connected subscription (modelBilling account)',
+    );
   }
 }

@@ -32,7 +32,9 @@ export async function subscriptionViews(universeId: string, rows: ModelSubscript
     lastUsedAt: sub.lastUsedAt?.toISOString() ?? null,
     useForNewAgents: sub.useForNewAgents,
     createdAt: sub.createdAt.toISOString(),
-    agents: sessions.filter((s) => modelProvider(s.llm) === sub.provider).map((s) => ({ id: s.id, agentId: s.agentId, name: s.agent?.name ?? s.title ?? s.id })),
+    agents: sessions
+      .filter((s) => modelProvider(s.llm) === sub.provider)
+      .map((s) => ({ id: s.id, agentId: s.agentId, name: s.agent?.name ?? s.title ?? s.id })),
   }));
 }
 
@@ -46,7 +48,9 @@ export async function listSubscriptions(viewer: Viewer): Promise<ModelSubscripti
 }
 
 export async function getSubscription(viewer: Viewer, provider: string): Promise<ModelSubscription> {
-  const sub = await prisma.modelSubscription.findUnique({ where: { universeId_provider: { universeId: viewer.universe.id, provider: parseProvider(provider) } } });
+  const sub = await prisma.modelSubscription.findUnique({
+    where: { universeId_provider: { universeId: viewer.universe.id, provider: parseProvider(provider) } },
+  });
   if (!sub) throw new AppError('not_found', `no ${provider} subscription is connected`);
   return sub;
 }
@@ -65,7 +69,10 @@ export async function patchSubscription(viewer: Viewer, provider: string, body: 
   const sub = await getSubscription(viewer, provider);
   return prisma.modelSubscription.update({
     where: { id: sub.id },
-    data: { ...(body.useForNewAgents !== undefined ? { useForNewAgents: body.useForNewAgents } : {}), ...(body.label !== undefined ? { label: body.label } : {}) },
+    data: {
+      ...(body.useForNewAgents !== undefined ? { useForNewAgents: body.useForNewAgents } : {}),
+      ...(body.label !== undefined ? { label: body.label } : {}),
+    },
   });
 }
 
@@ -83,8 +90,18 @@ export async function autoBilling(universeId: string, provider: Provider): Promi
 /** The credential a call on account billing uses; a clear error when there is none. */
 export async function accountCredential(universeId: string, provider: Provider): Promise<{ cred: ProviderCredential; subscriptionId: string }> {
   const sub = await prisma.modelSubscription.findUnique({ where: { universeId_provider: { universeId, provider } } });
-  if (!sub) throw new ProviderError(`this session bills to a connected ${provider} subscription, but none is connected: PUT /v1/model-subscriptions/${provider}`, { status: null, retryable: false, code: 'subscription_missing' });
-  if (sub.status !== 'connected') throw new ProviderError(`the ${provider} subscription needs to be reconnected (the provider refused its credential)`, { status: null, retryable: false, code: 'subscription_needs_reconnect' });
+  if (!sub)
+    throw new ProviderError(`this session bills to a connected ${provider} subscription, but none is connected: PUT /v1/model-subscriptions/${provider}`, {
+      status: null,
+      retryable: false,
+      code: 'subscription_missing',
+    });
+  if (sub.status !== 'connected')
+    throw new ProviderError(`the ${provider} subscription needs to be reconnected (the provider refused its credential)`, {
+      status: null,
+      retryable: false,
+      code: 'subscription_needs_reconnect',
+    });
   const cfg = config();
   return {
     cred: { apiKey: open(sub.credential), baseUrl: provider === 'anthropic' ? cfg.anthropicBaseUrl : cfg.openaiBaseUrl, kind: 'account' },

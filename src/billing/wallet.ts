@@ -18,7 +18,9 @@ export async function settle(universeId: string, held: bigint, cost: bigint, ref
     prisma.$executeRaw`
       UPDATE "Universe" SET "heldNanoUsd" = "heldNanoUsd" - ${held}, "balanceNanoUsd" = "balanceNanoUsd" - ${cost}
       WHERE "id" = ${universeId}`,
-    prisma.walletEntry.create({ data: { id: newId('msg').replace('msg_', 'wal_'), universeId, kind: 'charge', amountNanoUsd: -cost, sessionId: ref.sessionId, usageId: ref.usageId } }),
+    prisma.walletEntry.create({
+      data: { id: newId('msg').replace('msg_', 'wal_'), universeId, kind: 'charge', amountNanoUsd: -cost, sessionId: ref.sessionId, usageId: ref.usageId },
+    }),
   ]);
 }
 

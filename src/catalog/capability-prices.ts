@@ -6,13 +6,18 @@ import { CAPABILITY_IDS } from '../agents/rules.js';
 
 const require = createRequire(import.meta.url);
 
-interface Entry { vendor: string; prices: Record<string, number>; hold: Record<string, number> }
+interface Entry {
+  vendor: string;
+  prices: Record<string, number>;
+  hold: Record<string, number>;
+}
 const data = require('./capabilities.json') as { capabilities: Record<string, Entry> };
 
 for (const id of CAPABILITY_IDS) {
   const e = data.capabilities[id];
   if (!e) throw new Error(`capabilities.json: no prices for ${id}`);
-  for (const [unit, usd] of Object.entries(e.prices)) if (!(typeof usd === 'number' && usd >= 0)) throw new Error(`capabilities.json: ${id} ${unit} needs a price >= 0`);
+  for (const [unit, usd] of Object.entries(e.prices))
+    if (!(typeof usd === 'number' && usd >= 0)) throw new Error(`capabilities.json: ${id} ${unit} needs a price >= 0`);
   for (const unit of Object.keys(e.hold)) if (!(unit in e.prices)) throw new Error(`capabilities.json: ${id} holds an unpriced unit ${unit}`);
 }
 

@@ -10,10 +10,29 @@ export type ModelProvider = 'anthropic' | 'openai' | 'demo';
 /** The wire API hermes calls an OpenAI model with: Responses or Chat Completions. */
 export type OpenAIApi = 'responses' | 'chat';
 /** USD per million tokens. */
-export interface ModelPrices { input: number; output: number; cache_read: number; cache_write: number }
-export interface ModelInfo { id: string; provider: ModelProvider; aliases: string[]; prices: ModelPrices; api?: OpenAIApi; description?: string }
-interface EngineEntry { default: string; harness: string; models: string[] }
-interface CatalogFile { models: Record<string, Omit<ModelInfo, 'id'>>; engines: Record<string, EngineEntry> }
+export interface ModelPrices {
+  input: number;
+  output: number;
+  cache_read: number;
+  cache_write: number;
+}
+export interface ModelInfo {
+  id: string;
+  provider: ModelProvider;
+  aliases: string[];
+  prices: ModelPrices;
+  api?: OpenAIApi;
+  description?: string;
+}
+interface EngineEntry {
+  default: string;
+  harness: string;
+  models: string[];
+}
+interface CatalogFile {
+  models: Record<string, Omit<ModelInfo, 'id'>>;
+  engines: Record<string, EngineEntry>;
+}
 
 const data = require('./models.json') as CatalogFile;
 
@@ -25,7 +44,8 @@ for (const [id, m] of Object.entries(data.models)) {
     byName.set(name, info);
   }
   if (m.provider !== 'anthropic' && m.provider !== 'openai' && m.provider !== 'demo') throw new Error(`models.json: ${id} has unknown provider ${m.provider}`);
-  if (m.provider === 'openai' ? m.api !== 'responses' && m.api !== 'chat' : m.api !== undefined) throw new Error(`models.json: ${id} needs api "responses" or "chat" (OpenAI models only)`);
+  if (m.provider === 'openai' ? m.api !== 'responses' && m.api !== 'chat' : m.api !== undefined)
+    throw new Error(`models.json: ${id} needs api "responses" or "chat" (OpenAI models only)`);
   for (const k of ['input', 'output', 'cache_read', 'cache_write'] as const) {
     if (!(typeof m.prices[k] === 'number' && m.prices[k] >= 0)) throw new Error(`models.json: ${id} needs a price ${k} >= 0`);
     if (m.provider === 'demo' && m.prices[k] !== 0) throw new Error(`models.json: ${id} is a demo model and must cost nothing (${k})`);

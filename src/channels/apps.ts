@@ -124,7 +124,8 @@ export async function deleteApp(viewer: Viewer, id: string): Promise<void> {
   await prisma.channelApp.delete({ where: { id: app.id } });
   appCache.delete(app.id);
   const unregister = adapterFor(app.platform)?.unregister;
-  if (unregister) await unregister(appRecord(app)).catch((err) => logger.warn({ err: (err as Error).message, appId: app.id }, 'platform unregistration failed'));
+  if (unregister)
+    await unregister(appRecord(app)).catch((err) => logger.warn({ err: (err as Error).message, appId: app.id }, 'platform unregistration failed'));
 }
 
 // Platform calls look their app up on every request: remembered briefly (a rotation or delete

@@ -57,7 +57,17 @@ export async function downloadAll(platform: string, app: AppRecord | null, attac
 export async function storeChannelFile(universeId: string, sessionId: string | null, data: Buffer, meta: { name: string; mimeType: string }): Promise<File> {
   const blob = await blobStore().put(Readable.from([data]), { maxBytes: MAX_FILE_BYTES });
   return prisma.file.create({
-    data: { id: newId('file'), universeId, sessionId, filename: meta.name, mimeType: meta.mimeType, sizeBytes: blob.size, sha256: blob.sha256, blobKey: blob.key, downloadable: true },
+    data: {
+      id: newId('file'),
+      universeId,
+      sessionId,
+      filename: meta.name,
+      mimeType: meta.mimeType,
+      sizeBytes: blob.size,
+      sha256: blob.sha256,
+      blobKey: blob.key,
+      downloadable: true,
+    },
   });
 }
 
@@ -100,7 +110,10 @@ export async function contentFor(universeId: string, sessionId: string, text: st
       blocks.push({ type: 'document', source: { type: 'text', media_type: 'text/plain', data: d.data.toString('utf8') }, title: d.name });
     } else {
       const file = await storeChannelFile(universeId, sessionId, d.data, { name: d.name, mimeType: d.mimeType });
-      blocks.push({ type: 'text', text: `[The user sent a file the model cannot read directly: "${file.filename}" (${file.mimeType}, ${file.sizeBytes} bytes), kept as session file ${file.id}]` });
+      blocks.push({
+        type: 'text',
+        text: `[The user sent a file the model cannot read directly: "${file.filename}" (${file.mimeType}, ${file.sizeBytes} bytes), kept as session file ${file.id}]`,
+      });
     }
   }
   if (!blocks.length) blocks.push({ type: 'text', text: '(empty message)' });

@@ -58,8 +58,14 @@ export async function createBinding(viewer: Viewer, body: CreateBindingBody): Pr
   if (existing) throw new AppError('conflict', `thread ${body.thread_id} is already bound (${existing.id}); delete that binding first`);
   return prisma.channelBinding.create({
     data: {
-      id: channelId('chbind'), universeId: viewer.universe.id, connectionId: connection.id, threadId: body.thread_id, threadKey: body.thread_id,
-      ...dest, isDefault: false, routeKey: body.route_key ?? body.thread_id.slice(0, 60),
+      id: channelId('chbind'),
+      universeId: viewer.universe.id,
+      connectionId: connection.id,
+      threadId: body.thread_id,
+      threadKey: body.thread_id,
+      ...dest,
+      isDefault: false,
+      routeKey: body.route_key ?? body.thread_id.slice(0, 60),
     },
     include: withEndpoint,
   });
@@ -98,7 +104,14 @@ export async function clearConnectionBinding(viewer: Viewer, connectionId: strin
 }
 
 /** Creates or replaces the binding of one slot (connection-level or a thread). */
-export function putSlot(universeId: string, connectionId: string, threadKey: string, threadId: string | null, dest: ResolvedDestination, routeKey: string): Promise<BindingRow> {
+export function putSlot(
+  universeId: string,
+  connectionId: string,
+  threadKey: string,
+  threadId: string | null,
+  dest: ResolvedDestination,
+  routeKey: string,
+): Promise<BindingRow> {
   return prisma.channelBinding.upsert({
     where: { connectionId_threadKey: { connectionId, threadKey } },
     create: { id: channelId('chbind'), universeId, connectionId, threadKey, threadId, ...dest, isDefault: threadKey === CONNECTION_SLOT, routeKey },

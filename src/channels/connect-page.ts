@@ -8,11 +8,11 @@ import { appRecord } from './apps.js';
 import { claimConnection, connectionJson, flowOf, pendingByToken, type ConnectionRow } from './connections.js';
 import { adapterFor } from './platforms/index.js';
 
-const escape = (s: string) => s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
+const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
 
 function page(title: string, body: string): string {
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
-<title>${escape(title)}</title><style>
+<title>${escapeHtml(title)}</title><style>
 body{font-family:system-ui,sans-serif;max-width:32rem;margin:4rem auto;padding:0 1rem;color:#1d1d1f}
 .card{border:1px solid #ddd;border-radius:12px;padding:1.5rem}button{font-size:1rem;padding:.6rem 1.4rem;border-radius:8px;border:0;background:#2456d3;color:#fff;cursor:pointer}
 code{background:#f2f2f2;padding:.1rem .3rem;border-radius:4px}.muted{color:#666;font-size:.9rem}
@@ -23,22 +23,27 @@ const wantsHtml = (req: Request) => req.accepts(['json', 'html']) === 'html';
 
 function notFound(req: Request, res: Response): void {
   const message = 'this connect link is unknown, already used or expired';
-  if (wantsHtml(req)) res.status(404).type('html').send(page('Link expired', `<h1>Link not valid</h1><p>${escape(message)}.</p>`));
+  if (wantsHtml(req))
+    res
+      .status(404)
+      .type('html')
+      .send(page('Link expired', `<h1>Link not valid</h1><p>${escapeHtml(message)}.</p>`));
   else sendError(res, 404, 'not_found', message);
 }
 
 function describe(conn: ConnectionRow): string {
-  const label = escape(conn.label);
-  const expires = escape(conn.connectExpiresAt!.toISOString());
+  const label = escapeHtml(conn.label);
+  const expires = escapeHtml(conn.connectExpiresAt!.toISOString());
   const flow = flowOf(conn.platform);
   if (flow === 'link') {
-    return `<h1>Connect ${label}</h1><p>Connect this <strong>${escape(conn.platform)}</strong> surface so its messages reach the agent.</p>
+    return `<h1>Connect ${label}</h1><p>Connect this <strong>${escapeHtml(conn.platform)}</strong> surface so its messages reach the agent.</p>
 <form method="post"><button type="submit">Connect</button></form><p class="muted">This link expires at ${expires}.</p>`;
   }
   const info = adapterFor(conn.platform)!.connectInfo!(appRecord(conn.app!), conn.connectToken!, conn.connectCode ?? '');
-  const how = flow === 'start'
-    ? `<p>Open the bot in Telegram and press <strong>Start</strong>:</p><p><a href="${escape(info.url)}">${escape(info.url)}</a></p>`
-    : `<p>Send <code>${escape(info.code ?? '')}</code> on WhatsApp to <strong>${escape(info.phone ?? '')}</strong>:</p><p><a href="${escape(info.url)}">${escape(info.url)}</a></p>`;
+  const how =
+    flow === 'start'
+      ? `<p>Open the bot in Telegram and press <strong>Start</strong>:</p><p><a href="${escapeHtml(info.url)}">${escapeHtml(info.url)}</a></p>`
+      : `<p>Send <code>${escapeHtml(info.code ?? '')}</code> on WhatsApp to <strong>${escapeHtml(info.phone ?? '')}</strong>:</p><p><a href="${escapeHtml(info.url)}">${escapeHtml(info.url)}</a></p>`;
   return `<h1>Connect ${label}</h1>${how}<p class="muted">This link expires at ${expires}.</p>`;
 }
 
@@ -49,7 +54,10 @@ export async function showConnectPage(req: Request, res: Response): Promise<void
     res.json({ connection_id: conn.id, platform: conn.platform, label: conn.label, status: conn.status, connect: connectionJson(conn).connect });
     return;
   }
-  res.set('cache-control', 'no-store').type('html').send(page(`Connect ${conn.label}`, describe(conn)));
+  res
+    .set('cache-control', 'no-store')
+    .type('html')
+    .send(page(`Connect ${conn.label}`, describe(conn)));
 }
 
 export async function claimConnectPage(req: Request, res: Response): Promise<void> {
@@ -59,7 +67,8 @@ export async function claimConnectPage(req: Request, res: Response): Promise<voi
   if (flowOf(pending.platform) !== 'link') {
     return sendError(res, 400, 'invalid_request', `${pending.platform} connections are claimed inside ${pending.platform}: open the link this page shows`);
   }
-  const surface = pending.platform === 'loopback' ? `loopback-${pending.id.slice('chconn_'.length)}` : adapterFor(pending.platform)!.linkSurface!(appRecord(pending.app!));
+  const surface =
+    pending.platform === 'loopback' ? `loopback-${pending.id.slice('chconn_'.length)}` : adapterFor(pending.platform)!.linkSurface!(appRecord(pending.app!));
   const conn = await claimConnection({ token }, surface);
   if (!conn) return notFound(req, res);
   if (conn.callbackUrl) {
@@ -71,7 +80,7 @@ export async function claimConnectPage(req: Request, res: Response): Promise<voi
     return;
   }
   if (wantsHtml(req)) {
-    res.type('html').send(page('Connected', `<h1>Connected</h1><p><strong>${escape(conn.label)}</strong> is connected. You can close this page.</p>`));
+    res.type('html').send(page('Connected', `<h1>Connected</h1><p><strong>${escapeHtml(conn.label)}</strong> is connected. You can close this page.</p>`));
     return;
   }
   res.json({ connection_id: conn.id, status: conn.status, metadata: conn.metadata });

@@ -47,9 +47,10 @@ export function connectionJson(row: ConnectionRow): ChannelConnectionJson {
   if (row.status === 'PENDING' && row.connectToken && row.connectExpiresAt) {
     const flow = flowOf(row.platform);
     const adapter = adapterFor(row.platform);
-    const info = flow === 'link' || !row.app || !adapter?.connectInfo
-      ? { url: connectPageUrl(row.connectToken) }
-      : adapter.connectInfo(appRecord(row.app), row.connectToken, row.connectCode ?? '');
+    const info =
+      flow === 'link' || !row.app || !adapter?.connectInfo
+        ? { url: connectPageUrl(row.connectToken) }
+        : adapter.connectInfo(appRecord(row.app), row.connectToken, row.connectCode ?? '');
     json.connect = { ...info, expires_at: row.connectExpiresAt.toISOString() };
   }
   return json;
@@ -74,7 +75,11 @@ export async function createConnection(viewer: Viewer, body: CreateConnectionBod
   if (platform === 'loopback' && body.app) throw new AppError('invalid_request', 'app: loopback connections take no app');
   if (body.invite_user !== undefined && platform !== 'slack') throw new AppError('invalid_request', 'invite_user: Slack only');
   if (body.callback_url !== undefined) {
-    if (flowOf(platform) !== 'link') throw new AppError('invalid_request', `callback_url: only link-flow platforms (loopback, slack, discord) redirect after the claim; ${platform} is claimed inside the platform`);
+    if (flowOf(platform) !== 'link')
+      throw new AppError(
+        'invalid_request',
+        `callback_url: only link-flow platforms (loopback, slack, discord) redirect after the claim; ${platform} is claimed inside the platform`,
+      );
     const problem = urlShapeRefusal(body.callback_url, { httpOnlyForLocalhost: false });
     if (problem) throw new AppError('invalid_request', `callback_url: ${problem}`);
   }
@@ -135,7 +140,14 @@ export async function deleteConnection(viewer: Viewer, id: string): Promise<void
   if (row.status === 'CONNECTED') {
     await emitChannelEvent(row.universeId, {
       type: 'channel.disconnected',
-      data: { connection_id: row.id, platform: row.platform, app_id: row.appId, channel_id: row.channelId, reason: 'the connection was deleted', metadata: row.metadata },
+      data: {
+        connection_id: row.id,
+        platform: row.platform,
+        app_id: row.appId,
+        channel_id: row.channelId,
+        reason: 'the connection was deleted',
+        metadata: row.metadata,
+      },
     });
   }
 }
@@ -151,7 +163,10 @@ export function capabilitiesOf(platform: string): Capabilities {
  */
 export async function claimConnection(where: { token: string } | { appId: string; code: string }, channelIdValue: string): Promise<ConnectionRow | null> {
   const match = 'token' in where ? { connectToken: where.token } : { appId: where.appId, connectCode: where.code };
-  const candidate = await prisma.channelConnection.findFirst({ where: { ...match, status: 'PENDING', connectExpiresAt: { gt: new Date() } }, select: { id: true } });
+  const candidate = await prisma.channelConnection.findFirst({
+    where: { ...match, status: 'PENDING', connectExpiresAt: { gt: new Date() } },
+    select: { id: true },
+  });
   if (!candidate) return null;
   const n = await prisma.channelConnection.updateMany({
     where: { id: candidate.id, status: 'PENDING' },
@@ -175,7 +190,11 @@ export async function pendingByToken(token: string): Promise<ConnectionRow | nul
 
 /** The connection an app's inbound message belongs to (the latest claim of that surface). */
 export function connectionForSurface(appId: string, surfaceId: string): Promise<ConnectionRow | null> {
-  return prisma.channelConnection.findFirst({ where: { appId, channelId: surfaceId, status: 'CONNECTED' }, orderBy: { updatedAt: 'desc' }, include: connectionInclude });
+  return prisma.channelConnection.findFirst({
+    where: { appId, channelId: surfaceId, status: 'CONNECTED' },
+    orderBy: { updatedAt: 'desc' },
+    include: connectionInclude,
+  });
 }
 
 /** The platform reported a surface gone (or its credentials revoked): DISCONNECTED, with an event. */

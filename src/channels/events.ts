@@ -45,7 +45,10 @@ export async function emitChannelEvents(universeId: string, events: NewChannelEv
     });
     const broadcastTypes = [...new Set(stored.filter((s) => !ROUTED.has(s.event.type)).map((s) => s.event.type))];
     const subscribed = broadcastTypes.length
-      ? await tx.webhookEndpoint.findMany({ where: { universeId, kind: 'channel', status: 'active', events: { hasSome: broadcastTypes } }, select: { id: true, events: true } })
+      ? await tx.webhookEndpoint.findMany({
+          where: { universeId, kind: 'channel', status: 'active', events: { hasSome: broadcastTypes } },
+          select: { id: true, events: true },
+        })
       : [];
     const routedIds = [...new Set(stored.map((s) => s.endpointId).filter((id): id is string => !!id))];
     const routed = routedIds.length
@@ -54,7 +57,9 @@ export async function emitChannelEvents(universeId: string, events: NewChannelEv
     const routedActive = new Set(routed.map((e) => e.id));
     const rows = stored.flatMap((s) => {
       const targets = ROUTED.has(s.event.type)
-        ? (s.endpointId && routedActive.has(s.endpointId) ? [s.endpointId] : [])
+        ? s.endpointId && routedActive.has(s.endpointId)
+          ? [s.endpointId]
+          : []
         : subscribed.filter((e) => e.events.includes(s.event.type)).map((e) => e.id);
       const body = JSON.stringify(s.event);
       return targets.map((endpointId) => ({ id: channelId('whdl'), endpointId, eventId: s.event.id, eventType: s.event.type, body, nextAttemptAt: createdAt }));
@@ -63,7 +68,9 @@ export async function emitChannelEvents(universeId: string, events: NewChannelEv
     return { stored, deliveries: rows.length };
   });
   if (deliveries) nudgeDispatchers();
-  await pubsub().publish(feedChannel(universeId), `${stored[0]!.seq}-${stored[stored.length - 1]!.seq}`).catch((err) => logger.warn({ err }, 'channel event notice failed'));
+  await pubsub()
+    .publish(feedChannel(universeId), `${stored[0]!.seq}-${stored[stored.length - 1]!.seq}`)
+    .catch((err) => logger.warn({ err }, 'channel event notice failed'));
   return stored.map((s) => s.event);
 }
 
@@ -73,7 +80,12 @@ export async function emitChannelEvent(universeId: string, event: NewChannelEven
 }
 
 export async function channelEventsAfter(universeId: string, afterSeq: number, limit = 500): Promise<StoredChannelEvent[]> {
-  const rows = await prisma.channelEvent.findMany({ where: { universeId, seq: { gt: afterSeq } }, orderBy: { seq: 'asc' }, take: limit, select: { seq: true, payload: true } });
+  const rows = await prisma.channelEvent.findMany({
+    where: { universeId, seq: { gt: afterSeq } },
+    orderBy: { seq: 'asc' },
+    take: limit,
+    select: { seq: true, payload: true },
+  });
   return rows.map((r) => ({ seq: r.seq, event: r.payload as ChannelEventJson }));
 }
 

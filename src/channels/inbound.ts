@@ -33,10 +33,13 @@ export async function recordInbound(universeId: string, source: { appId: string 
     const payload: InboundPayload = { appId, connectionId, message };
     // The acknowledgement waits for this one statement (ON CONFLICT: a platform's retry is
     // dropped), sent as a prepared statement without Prisma's pipeline.
-    const rows = await sqlRows<{ id: string }>(prisma, Prisma.sql`
+    const rows = await sqlRows<{ id: string }>(
+      prisma,
+      Prisma.sql`
       INSERT INTO "ChannelInbound" ("id", "universeId", "appId", "connectionId", "dedupeKey", "payload")
       VALUES (${channelId('chin')}, ${universeId}, ${appId}, ${connectionId}, ${`${owner}:${message.dedupeId}`}, ${JSON.stringify(payload)}::jsonb)
-      ON CONFLICT ("dedupeKey") DO NOTHING RETURNING "id"`);
+      ON CONFLICT ("dedupeKey") DO NOTHING RETURNING "id"`,
+    );
     if (!rows.length) continue;
     created++;
     schedule(rows[0]!.id, orderKey(payload));
@@ -65,10 +68,13 @@ function schedule(id: string, key: string): void {
 async function processInbound(id: string): Promise<void> {
   // Times as UTC ISO strings: the columns are Prisma's timestamp(3) in UTC.
   const now = Date.now();
-  const [claimed] = await sqlRows<{ payload: InboundPayload }>(prisma, Prisma.sql`
+  const [claimed] = await sqlRows<{ payload: InboundPayload }>(
+    prisma,
+    Prisma.sql`
     UPDATE "ChannelInbound" SET "status" = 'processing', "lockedUntil" = (${new Date(now + LEASE_MS).toISOString()}::timestamptz AT TIME ZONE 'UTC')
     WHERE "id" = ${id} AND ("status" = 'received' OR ("status" = 'processing' AND "lockedUntil" < (${new Date(now).toISOString()}::timestamptz AT TIME ZONE 'UTC')))
-    RETURNING "payload"`);
+    RETURNING "payload"`,
+  );
   if (!claimed) return;
   let status = 'done';
   let note: string;
@@ -80,10 +86,13 @@ async function processInbound(id: string): Promise<void> {
     note = (err as Error).message;
     logger.error({ err, id }, 'inbound message failed');
   }
-  await sqlRows(prisma, Prisma.sql`
+  await sqlRows(
+    prisma,
+    Prisma.sql`
     UPDATE "ChannelInbound" SET "status" = ${status}, "note" = ${note.slice(0, 500)}, "lockedUntil" = NULL,
       "processedAt" = (${new Date().toISOString()}::timestamptz AT TIME ZONE 'UTC')
-    WHERE "id" = ${id}`);
+    WHERE "id" = ${id}`,
+  );
 }
 
 async function handle(payload: InboundPayload): Promise<string> {
@@ -100,14 +109,18 @@ async function handle(payload: InboundPayload): Promise<string> {
   if (adapter.acknowledge) await adapter.acknowledge(record, msg).catch((err) => logger.warn({ err: (err as Error).message }, 'acknowledge failed'));
 
   // Claims: telegram `/start <token>`, whatsapp's code sent from the end user's phone.
-  const claim = adapter.connectFlow === 'start' && msg.kind === 'command' && msg.command?.name === 'start' && msg.command.text
-    ? { token: msg.command.text.trim() }
-    : adapter.connectFlow === 'code' && CODE.test(msg.text) ? { appId: app.id, code: CODE.exec(msg.text)![0] } : null;
+  const claim =
+    adapter.connectFlow === 'start' && msg.kind === 'command' && msg.command?.name === 'start' && msg.command.text
+      ? { token: msg.command.text.trim() }
+      : adapter.connectFlow === 'code' && CODE.test(msg.text)
+        ? { appId: app.id, code: CODE.exec(msg.text)![0] }
+        : null;
   if (claim) {
     const claimed = await claimConnection(claim, msg.surfaceId);
     if (claimed) {
       await postToThread(claimed, msg.threadId, { text: `Connected: ${claimed.label}. Messages here now reach it.`, markdown: false }).catch((err) =>
-        logger.warn({ err: (err as Error).message }, 'could not confirm the connection to the end user'));
+        logger.warn({ err: (err as Error).message }, 'could not confirm the connection to the end user'),
+      );
       return 'claimed';
     }
   }
@@ -119,7 +132,12 @@ async function handle(payload: InboundPayload): Promise<string> {
 /** Picks up what nobody is processing: left by a stopped process, or received elsewhere. */
 async function sweep(): Promise<void> {
   const stale = await prisma.channelInbound.findMany({
-    where: { OR: [{ status: 'received', createdAt: { lt: new Date(Date.now() - SWEEP_MS) } }, { status: 'processing', lockedUntil: { lt: new Date() } }] },
+    where: {
+      OR: [
+        { status: 'received', createdAt: { lt: new Date(Date.now() - SWEEP_MS) } },
+        { status: 'processing', lockedUntil: { lt: new Date() } },
+      ],
+    },
     orderBy: { createdAt: 'asc' },
     take: 100,
     select: { id: true, payload: true },
@@ -131,7 +149,9 @@ export function startInboundSweeper(): { stop(): Promise<void> } {
   let running: Promise<void> | null = null;
   const timer = setInterval(() => {
     if (running) return;
-    running = sweep().catch((err) => logger.warn({ err }, 'inbound sweep failed')).finally(() => (running = null));
+    running = sweep()
+      .catch((err) => logger.warn({ err }, 'inbound sweep failed'))
+      .finally(() => (running = null));
   }, SWEEP_MS);
   timer.unref();
   return {

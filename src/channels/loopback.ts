@@ -35,7 +35,8 @@ export async function receiveLoopback(viewer: Viewer, connectionId: string, body
     if (!/^[A-Za-z0-9+/=\s]+$/.test(a.data)) throw new AppError('invalid_request', `attachments: ${a.name} is not base64`);
     return { ...a, bytes: Buffer.from(a.data, 'base64') };
   });
-  if (decoded.reduce((n, a) => n + a.bytes.length, 0) > MAX_FILE_BYTES) throw new AppError('file_too_large', 'the files of one message may total at most 32 MiB');
+  if (decoded.reduce((n, a) => n + a.bytes.length, 0) > MAX_FILE_BYTES)
+    throw new AppError('file_too_large', 'the files of one message may total at most 32 MiB');
   // A repeated message id is dropped before its files are stored twice.
   if (decoded.length && (await prisma.channelInbound.findUnique({ where: { dedupeKey: `${conn.id}:${messageId}` }, select: { id: true } }))) {
     return { message_id: messageId, thread_id: body.thread_id, duplicate: true };
@@ -45,17 +46,19 @@ export async function receiveLoopback(viewer: Viewer, connectionId: string, body
     const file = await storeChannelFile(conn.universeId, null, a.bytes, { name: a.name, mimeType: a.mime_type });
     attachments.push({ ref: `${LOOPBACK_REF}${file.id}`, type: kindOf(a.mime_type), name: a.name, mimeType: a.mime_type, sizeBytes: a.bytes.length });
   }
-  const created = await recordInbound(conn.universeId, { connectionId: conn.id }, [{
-    kind: 'message',
-    dedupeId: messageId,
-    surfaceId: conn.channelId ?? conn.id,
-    threadId: body.thread_id,
-    messageId,
-    text: body.text,
-    conversation: { id: body.thread_id, is_dm: true, type: 'loopback', title: null },
-    author: { id: body.author, name: body.author, username: null },
-    attachments,
-  }]);
+  const created = await recordInbound(conn.universeId, { connectionId: conn.id }, [
+    {
+      kind: 'message',
+      dedupeId: messageId,
+      surfaceId: conn.channelId ?? conn.id,
+      threadId: body.thread_id,
+      messageId,
+      text: body.text,
+      conversation: { id: body.thread_id, is_dm: true, type: 'loopback', title: null },
+      author: { id: body.author, name: body.author, username: null },
+      attachments,
+    },
+  ]);
   return { message_id: messageId, thread_id: body.thread_id, duplicate: created === 0 };
 }
 

@@ -29,7 +29,9 @@ const MAX_RETRY_AFTER_MS = 20_000;
  * it says one, so a piece already posted is never sent twice; `retry.beforeRetry` runs first.
  */
 export async function postToThread(
-  conn: ConnectionRow, threadId: string, message: OutboundMessage,
+  conn: ConnectionRow,
+  threadId: string,
+  message: OutboundMessage,
   reply: { replyTo?: string | null; context?: Record<string, string> } = {},
   retry: { attempts: number; beforeRetry?: () => Promise<unknown> } = { attempts: 1 },
 ): Promise<{ messageId: string | null }> {
@@ -55,7 +57,9 @@ export async function postToThread(
     }
   } catch (err) {
     if (err instanceof PlatformError && err.unauthorized && conn.app) {
-      await applyNotice(conn.app, { kind: 'needs_reauth', surfaceId: null, reason: err.message }).catch((e) => logger.error({ err: e }, 'could not record needs_reauth'));
+      await applyNotice(conn.app, { kind: 'needs_reauth', surfaceId: null, reason: err.message }).catch((e) =>
+        logger.error({ err: e }, 'could not record needs_reauth'),
+      );
     }
     throw err;
   }
@@ -74,7 +78,8 @@ function messagesOf(platform: string, parts: ChannelMessagePart[], displayName: 
   };
   for (const part of parts) {
     if (part.type === 'raw') {
-      if (part.platform !== platform) throw new AppError('invalid_request', `parts: a raw part for ${part.platform} cannot be posted to a ${platform} connection`);
+      if (part.platform !== platform)
+        throw new AppError('invalid_request', `parts: a raw part for ${part.platform} cannot be posted to a ${platform} connection`);
       flush();
       out.push({ text: '', markdown: false, raw: JSON.parse(part.payload) as Record<string, unknown>, displayName });
     } else {
@@ -138,7 +143,15 @@ export async function createDelivery(viewer: Viewer, connectionId: string, body:
         logger.warn({ err: (err as Error).message, connectionId: conn.id }, 'proactive delivery refused');
         await emitChannelEvent(conn.universeId, {
           type: 'delivery.failed',
-          data: { delivery_id: id, connection_id: conn.id, app_id: conn.appId, platform: conn.platform, thread_id: threadId, error: { message: (err as Error).message }, metadata: conn.metadata },
+          data: {
+            delivery_id: id,
+            connection_id: conn.id,
+            app_id: conn.appId,
+            platform: conn.platform,
+            thread_id: threadId,
+            error: { message: (err as Error).message },
+            metadata: conn.metadata,
+          },
         });
       }
     })().catch((err) => logger.error({ err }, 'delivery.failed could not be emitted'));

@@ -85,7 +85,14 @@ async function settle(reply: ChannelReply, turnSeq: number, answer: AgentMessage
   try {
     // A transient refusal is tried again; each try renews the row's lease (updatedAt).
     const touch = () => prisma.channelReply.updateMany({ where: { id: reply.id, status: 'posting' }, data: { updatedAt: new Date() } });
-    if (text) await postToThread(conn, reply.threadId, { text, markdown: true }, { replyTo: reply.replyTo, context: reply.context as Record<string, string> }, { attempts: POST_ATTEMPTS, beforeRetry: touch });
+    if (text)
+      await postToThread(
+        conn,
+        reply.threadId,
+        { text, markdown: true },
+        { replyTo: reply.replyTo, context: reply.context as Record<string, string> },
+        { attempts: POST_ATTEMPTS, beforeRetry: touch },
+      );
     await finish(reply.id, 'posted');
   } catch (err) {
     logger.warn({ err: (err as Error).message, replyId: reply.id }, 'the platform refused the reply');
@@ -100,7 +107,11 @@ async function settle(reply: ChannelReply, turnSeq: number, answer: AgentMessage
  * again: back to pending, then followed (the answer is found again in the stored events).
  */
 export async function requeueStalledReplies(): Promise<string[]> {
-  const stalled = await prisma.channelReply.findMany({ where: { status: 'posting', updatedAt: { lt: new Date(Date.now() - POSTING_LEASE_MS) } }, take: 1000, select: { id: true, updatedAt: true } });
+  const stalled = await prisma.channelReply.findMany({
+    where: { status: 'posting', updatedAt: { lt: new Date(Date.now() - POSTING_LEASE_MS) } },
+    take: 1000,
+    select: { id: true, updatedAt: true },
+  });
   const owed: string[] = [];
   for (const row of stalled) {
     const back = await prisma.channelReply.updateMany({ where: { id: row.id, status: 'posting', updatedAt: row.updatedAt }, data: { status: 'pending' } });

@@ -44,7 +44,8 @@ const REFUSAL_NOTICE: Record<string, string> = {
 /** Tells the end user something in the thread (best effort). */
 async function notify(conn: ConnectionRow, msg: InboundMessage, text: string): Promise<void> {
   await postToThread(conn, msg.threadId, { text, markdown: false }, { replyTo: msg.messageId, context: msg.context }).catch((err) =>
-    logger.warn({ err: (err as Error).message, connectionId: conn.id }, 'could not notify the end user'));
+    logger.warn({ err: (err as Error).message, connectionId: conn.id }, 'could not notify the end user'),
+  );
 }
 
 /** Returns a short note of what happened (kept on the inbound record). */
@@ -88,14 +89,20 @@ export async function routeInbound(conn: ConnectionRow, msg: InboundMessage): Pr
     await emitChannelEvent(conn.universeId, {
       type: msg.kind === 'command' ? 'command.received' : 'message.received',
       endpointId: binding.webhookEndpointId,
-      data: { ...base, route_key: binding.routeKey, binding_id: binding.id, ...(attachments.length ? { attachments } : {}), ...(msg.command ? { command: msg.command } : {}) },
+      data: {
+        ...base,
+        route_key: binding.routeKey,
+        binding_id: binding.id,
+        ...(attachments.length ? { attachments } : {}),
+        ...(msg.command ? { command: msg.command } : {}),
+      },
     });
     openMarker(surfaceOf(conn), outbound, target);
     return 'webhook';
   }
 
   const sessionId = binding.sessionId!;
-  const text = msg.kind === 'command' && conn.platform !== 'telegram' ? (msg.command?.text || `/${msg.command?.name ?? ''}`) : msg.text;
+  const text = msg.kind === 'command' && conn.platform !== 'telegram' ? msg.command?.text || `/${msg.command?.name ?? ''}` : msg.text;
   let eventId: string;
   try {
     const content = await contentFor(conn.universeId, sessionId, text, downloaded);
@@ -112,7 +119,16 @@ export async function routeInbound(conn: ConnectionRow, msg: InboundMessage): Pr
   }
   const inputSeq = (await seqOf(sessionId, eventId)) ?? 0;
   const reply = await prisma.channelReply.create({
-    data: { id: channelId('chrep'), connectionId: conn.id, threadId: msg.threadId, sessionId, inputEventId: eventId, inputSeq, replyTo: msg.messageId, context: msg.context ?? {} },
+    data: {
+      id: channelId('chrep'),
+      connectionId: conn.id,
+      threadId: msg.threadId,
+      sessionId,
+      inputEventId: eventId,
+      inputSeq,
+      replyTo: msg.messageId,
+      context: msg.context ?? {},
+    },
   });
   openMarker(surfaceOf(conn), outbound, target);
   watchReply(reply);

@@ -18,7 +18,10 @@ export function startChannels(): ChannelsRuntime {
     .then((n) => n && logger.info({ replies: n }, 'following channel replies still owed'))
     .catch((err) => logger.warn({ err }, 'could not resume channel replies'));
   // Replies another process left half posted (it stopped while posting) are taken over here too.
-  const stalled = setInterval(() => void requeueStalledReplies().catch((err) => logger.warn({ err }, 'could not requeue stalled channel replies')), STALLED_REPLIES_EVERY_MS);
+  const stalled = setInterval(
+    () => void requeueStalledReplies().catch((err) => logger.warn({ err }, 'could not requeue stalled channel replies')),
+    STALLED_REPLIES_EVERY_MS,
+  );
   stalled.unref();
   return {
     async stop() {

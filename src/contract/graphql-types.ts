@@ -3,10 +3,21 @@
 // Field names are the camelCase of the spec's names; deep unions become @oneOf inputs (one
 // field per discriminator value) and GraphQL unions on output. Free-form client data
 // (metadata, tool arguments) is the `JSON` scalar.
-import { z } from 'zod';
+import type { z } from 'zod';
 import type { InputFieldRef, InputRef, ObjectRef, SchemaTypes } from '@pothos/core';
 import { builder } from '../graphql/builder.js';
-import { dateTimeStrings, defOf, unwrap, isDiscriminatedUnion, discriminatorValue, graphqlName, pascal, enumName, describe, isIntegerSchema } from './zod-walk.js';
+import {
+  dateTimeStrings,
+  defOf,
+  unwrap,
+  isDiscriminatedUnion,
+  discriminatorValue,
+  graphqlName,
+  pascal,
+  enumName,
+  describe,
+  isIntegerSchema,
+} from './zod-walk.js';
 
 // Pothos refs are typed by their TS shape; the derived types are checked at the edges
 // (`inputOf`/`objectOf` signatures), so inside this module refs are opaque.
@@ -48,15 +59,27 @@ function enumRef(values: string[], name: string) {
 function scalarFor(core: z.ZodType, schema: z.ZodType): string | undefined {
   const def = defOf(core);
   switch (def.type) {
-    case 'string': return dateTimeStrings.has(core) || dateTimeStrings.has(schema) ? 'DateTime' : 'String';
-    case 'number': return isIntegerSchema(core) ? 'Int' : 'Float';
-    case 'int': return 'Int';
-    case 'boolean': return 'Boolean';
-    case 'bigint': return 'String';
-    case 'record': case 'unknown': case 'any': case 'map': return 'JSON';
-    case 'union': return isDiscriminatedUnion(def) ? undefined : 'JSON';
-    case 'literal': return typeof def.values?.[0] === 'string' ? 'String' : 'JSON';
-    default: return undefined;
+    case 'string':
+      return dateTimeStrings.has(core) || dateTimeStrings.has(schema) ? 'DateTime' : 'String';
+    case 'number':
+      return isIntegerSchema(core) ? 'Int' : 'Float';
+    case 'int':
+      return 'Int';
+    case 'boolean':
+      return 'Boolean';
+    case 'bigint':
+      return 'String';
+    case 'record':
+    case 'unknown':
+    case 'any':
+    case 'map':
+      return 'JSON';
+    case 'union':
+      return isDiscriminatedUnion(def) ? undefined : 'JSON';
+    case 'literal':
+      return typeof def.values?.[0] === 'string' ? 'String' : 'JSON';
+    default:
+      return undefined;
   }
 }
 
@@ -78,7 +101,8 @@ function inputTypeFor(schema: z.ZodType, name: string): { type: AnyInputRef | [A
     const element = inputTypeFor(def.element!, name);
     return { type: [element.type as AnyInputRef], required, description: description ?? element.description };
   }
-  if (def.type === 'enum') return { type: enumRef(Object.values(def.entries!).map(String), metaId(core) ?? name) as unknown as AnyInputRef, required, description };
+  if (def.type === 'enum')
+    return { type: enumRef(Object.values(def.entries!).map(String), metaId(core) ?? name) as unknown as AnyInputRef, required, description };
   const scalar = scalarFor(core, schema);
   if (scalar) return { type: scalar, required, description };
   return { type: inputOf(core, name), required, description };
@@ -153,7 +177,11 @@ function emptyInput(): InputRef<Obj> {
 
 // ---------- outputs ----------
 
-interface OutputField { type: AnyOutputRef | [AnyOutputRef]; nullable: boolean | { list: boolean; items: boolean }; description?: string }
+interface OutputField {
+  type: AnyOutputRef | [AnyOutputRef];
+  nullable: boolean | { list: boolean; items: boolean };
+  description?: string;
+}
 
 function outputTypeFor(schema: z.ZodType, name: string): OutputField {
   const { core, optional, nullable } = unwrap(schema, 'output');
@@ -162,7 +190,11 @@ function outputTypeFor(schema: z.ZodType, name: string): OutputField {
   const description = describe(schema, core);
   if (def.type === 'array') {
     const element = outputTypeFor(def.element!, name);
-    return { type: [element.type as AnyOutputRef], nullable: { list: isNullable, items: element.nullable === true }, description: description ?? element.description };
+    return {
+      type: [element.type as AnyOutputRef],
+      nullable: { list: isNullable, items: element.nullable === true },
+      description: description ?? element.description,
+    };
   }
   if (def.type === 'enum') return { type: enumRef(Object.values(def.entries!).map(String), metaId(core) ?? name), nullable: isNullable, description };
   const scalar = scalarFor(core, schema);

@@ -1,7 +1,7 @@
 // Moving values between the spec's JSON shapes (REST bodies, domain values) and the GraphQL
 // shapes derived from the same zod schemas (camelCase names, @oneOf inputs, enum names).
 // Structural only: validation is the schema's job, done once where the value enters.
-import { z } from 'zod';
+import type { z } from 'zod';
 import { defOf, unwrap, isDiscriminatedUnion, discriminatorValue, graphqlName, enumName } from './zod-walk.js';
 
 type Json = unknown;
@@ -107,20 +107,24 @@ export function selectionOf(schema: z.ZodType): string {
   if (def.type === 'object') return fieldsSelection(def.shape!, new Set(), core);
   if (isDiscriminatedUnion(def)) {
     const conflicts = conflictingKeys(core);
-    return def.options!.map((member) => {
-      const memberCore = unwrap(member, 'output').core;
-      return `... on ${memberName(memberCore)} { ${fieldsSelection(defOf(memberCore).shape!, conflicts, memberCore)} }`;
-    }).join(' ');
+    return def
+      .options!.map((member) => {
+        const memberCore = unwrap(member, 'output').core;
+        return `... on ${memberName(memberCore)} { ${fieldsSelection(defOf(memberCore).shape!, conflicts, memberCore)} }`;
+      })
+      .join(' ');
   }
   return '';
 }
 
 function fieldsSelection(shape: Record<string, z.ZodType>, aliased: Set<string>, member: z.ZodType): string {
-  return Object.entries(shape).map(([key, field]) => {
-    const sub = selectionOf(field);
-    const name = aliased.has(key) ? `${aliasOf(key, member)}: ${graphqlName(key)}` : graphqlName(key);
-    return sub ? `${name} { ${sub} }` : name;
-  }).join(' ');
+  return Object.entries(shape)
+    .map(([key, field]) => {
+      const sub = selectionOf(field);
+      const name = aliased.has(key) ? `${aliasOf(key, member)}: ${graphqlName(key)}` : graphqlName(key);
+      return sub ? `${name} { ${sub} }` : name;
+    })
+    .join(' ');
 }
 
 /** A GraphQL result (camelCase names, enum names) → the spec-shaped value the schema describes. */
@@ -179,7 +183,7 @@ function compileOutput(schema: z.ZodType): Convert {
   }
   if (def.type === 'enum') {
     const byName = new Map(Object.values(def.entries!).map((v) => [enumName(String(v)), v]));
-    return (value) => (value === null || value === undefined ? null : typeof value === 'string' ? byName.get(value) ?? value : value);
+    return (value) => (value === null || value === undefined ? null : typeof value === 'string' ? (byName.get(value) ?? value) : value);
   }
   if (def.type === 'object') {
     let fields: OutputField[] | undefined;

@@ -1,6 +1,6 @@
 // Reading zod 4 schemas structurally: the one place that looks at zod's internal definitions, so
 // the GraphQL type builder and the value converters agree on what a schema means.
-import { z } from 'zod';
+import type { z } from 'zod';
 
 /** zod's internal definition, as far as this module reads it. */
 export interface ZodDef {
@@ -39,17 +39,35 @@ export function unwrap(schema: z.ZodType, side: 'input' | 'output' = 'input'): U
   let s = schema;
   for (;;) {
     const def = defOf(s);
-    if (def.type === 'optional') { optional = true; s = def.innerType!; continue; }
-    if (def.type === 'nullable') { nullable = true; s = def.innerType!; continue; }
-    if (def.type === 'default' || def.type === 'prefault') { if (side === 'input') optional = true; s = def.innerType!; continue; }
-    if (def.type === 'readonly' || def.type === 'catch' || def.type === 'nonoptional') { s = def.innerType!; continue; }
+    if (def.type === 'optional') {
+      optional = true;
+      s = def.innerType!;
+      continue;
+    }
+    if (def.type === 'nullable') {
+      nullable = true;
+      s = def.innerType!;
+      continue;
+    }
+    if (def.type === 'default' || def.type === 'prefault') {
+      if (side === 'input') optional = true;
+      s = def.innerType!;
+      continue;
+    }
+    if (def.type === 'readonly' || def.type === 'catch' || def.type === 'nonoptional') {
+      s = def.innerType!;
+      continue;
+    }
     if (def.type === 'pipe') {
       const next = side === 'input' ? def.in! : def.out!;
       // A transform's output side carries no shape: keep its input.
       s = defOf(next).type === 'transform' ? def.in! : next;
       continue;
     }
-    if (def.type === 'lazy') { s = def.getter!(); continue; }
+    if (def.type === 'lazy') {
+      s = def.getter!();
+      continue;
+    }
     return { core: s, optional, nullable };
   }
 }
@@ -89,13 +107,27 @@ export function limitsOf(schema: z.ZodType): string[] {
   for (const check of defOf(schema).checks ?? []) {
     const d = check._zod.def;
     switch (d.check) {
-      case 'max_length': out.push(`at most ${d.maximum}`); break;
-      case 'min_length': out.push(`at least ${d.minimum}`); break;
-      case 'length_equals': out.push(`exactly ${d.length}`); break;
-      case 'less_than': out.push(`${d.inclusive ? '≤' : '<'} ${String(d.value)}`); break;
-      case 'greater_than': out.push(`${d.inclusive ? '≥' : '>'} ${String(d.value)}`); break;
-      case 'string_format': if (d.format === 'regex') out.push(`matches ${String(d.pattern)}`); else out.push(`format ${String(d.format)}`); break;
-      default: break;
+      case 'max_length':
+        out.push(`at most ${d.maximum}`);
+        break;
+      case 'min_length':
+        out.push(`at least ${d.minimum}`);
+        break;
+      case 'length_equals':
+        out.push(`exactly ${d.length}`);
+        break;
+      case 'less_than':
+        out.push(`${d.inclusive ? '≤' : '<'} ${String(d.value)}`);
+        break;
+      case 'greater_than':
+        out.push(`${d.inclusive ? '≥' : '>'} ${String(d.value)}`);
+        break;
+      case 'string_format':
+        if (d.format === 'regex') out.push(`matches ${String(d.pattern)}`);
+        else out.push(`format ${String(d.format)}`);
+        break;
+      default:
+        break;
     }
   }
   return out;

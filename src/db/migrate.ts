@@ -18,7 +18,11 @@ export type MigrationTarget = { kind: 'pglite'; pglite: PGlite } | { kind: 'post
 export function readMigrations(dir = MIGRATIONS_DIR): MigrationList {
   const lockPath = path.join(dir, 'migration_lock.toml');
   const names = fs.existsSync(dir)
-    ? fs.readdirSync(dir, { withFileTypes: true }).filter((d) => d.isDirectory() && fs.existsSync(path.join(dir, d.name, 'migration.sql'))).map((d) => d.name).sort()
+    ? fs
+        .readdirSync(dir, { withFileTypes: true })
+        .filter((d) => d.isDirectory() && fs.existsSync(path.join(dir, d.name, 'migration.sql')))
+        .map((d) => d.name)
+        .sort()
     : [];
   return {
     baseDir: dir,

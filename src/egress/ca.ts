@@ -56,7 +56,10 @@ async function makeCa(): Promise<{ certPem: string; keyPem: string }> {
   cert.serialNumber = serial();
   cert.validity.notBefore = new Date(Date.now() - 3600_000);
   cert.validity.notAfter = new Date(Date.now() + 10 * 365 * 86400_000);
-  const name = [{ name: 'commonName', value: 'agent-service egress CA' }, { name: 'organizationName', value: 'agent-service' }];
+  const name = [
+    { name: 'commonName', value: 'agent-service egress CA' },
+    { name: 'organizationName', value: 'agent-service' },
+  ];
   cert.setSubject(name);
   cert.setIssuer(name);
   cert.setExtensions([

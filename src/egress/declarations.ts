@@ -17,7 +17,19 @@ import { hostKey, type HeaderRule } from './policy.js';
 const LINE = /^\s*egress:\s*(\S+)(?:\s+([A-Za-z0-9-]+):\s?(.*?))?\s*$/i;
 const HOST = /^(\*\.)?([a-z0-9-]+(\.[a-z0-9-]+)*)(:\d{1,5})?$/i;
 // Headers the proxy itself owns, or that would change how the request is framed.
-const RESERVED = new Set(['host', 'connection', 'content-length', 'transfer-encoding', 'te', 'trailer', 'upgrade', 'keep-alive', 'proxy-authorization', 'proxy-authenticate', 'proxy-connection']);
+const RESERVED = new Set([
+  'host',
+  'connection',
+  'content-length',
+  'transfer-encoding',
+  'te',
+  'trailer',
+  'upgrade',
+  'keep-alive',
+  'proxy-authorization',
+  'proxy-authenticate',
+  'proxy-connection',
+]);
 
 export interface Declaration {
   host: string;

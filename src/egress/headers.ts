@@ -1,5 +1,15 @@
 // Header handling shared by the plain and the TLS-terminating forwarders.
-const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-authorization', 'proxy-authenticate', 'proxy-connection', 'te', 'trailer', 'transfer-encoding', 'upgrade']);
+const HOP_BY_HOP = new Set([
+  'connection',
+  'keep-alive',
+  'proxy-authorization',
+  'proxy-authenticate',
+  'proxy-connection',
+  'te',
+  'trailer',
+  'transfer-encoding',
+  'upgrade',
+]);
 
 /** Headers a client sent, minus hop-by-hop ones and those named in `Connection`. */
 export function forwardableHeaders(raw: string[]): [string, string][] {
@@ -19,4 +29,3 @@ export function injectHeaders(headers: [string, string][], injected: [string, st
   const names = new Set(injected.map(([n]) => n.toLowerCase()));
   return [...headers.filter(([n]) => !names.has(n.toLowerCase())), ...injected];
 }
-

@@ -49,7 +49,10 @@ async function forwardTls(req: http.IncomingMessage, res: http.ServerResponse, t
   } catch (err) {
     return fail(res, 403, 'egress_header_conflict', (err as Error).message);
   }
-  const headers = injectHeaders(forwardableHeaders(req.rawHeaders).filter(([n]) => n.toLowerCase() !== 'host'), injected);
+  const headers = injectHeaders(
+    forwardableHeaders(req.rawHeaders).filter(([n]) => n.toLowerCase() !== 'host'),
+    injected,
+  );
   const authority = target.port === 443 ? target.hostname : `${target.hostname}:${target.port}`;
   const upstream = https.request({
     host: target.hostname,

@@ -29,7 +29,10 @@ export interface EgressPolicy {
 
 /** `Example.COM` + 443 for https → `example.com`; port kept when it is not the scheme's default. */
 export function hostKey(hostname: string, port: number | string | null | undefined, scheme: 'http' | 'https'): string {
-  const name = hostname.replace(/^\[|\]$/g, '').replace(/\.$/, '').toLowerCase();
+  const name = hostname
+    .replace(/^\[|\]$/g, '')
+    .replace(/\.$/, '')
+    .toLowerCase();
   const p = Number(port) || (scheme === 'https' ? 443 : 80);
   const shown = name.includes(':') ? `[${name}]` : name;
   return p === (scheme === 'https' ? 443 : 80) ? shown : `${shown}:${p}`;

@@ -25,7 +25,11 @@ const IDLE_TIMEOUT_MS = 10 * 60_000;
 
 /** A refusal the proxy answers itself: status, machine code, human message. */
 class ProxyRefusal extends Error {
-  constructor(readonly status: number, readonly code: string, message: string) {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+  ) {
     super(message);
   }
 }
@@ -105,7 +109,9 @@ function answer(res: http.ServerResponse, refusal: ProxyRefusal): void {
 function answerRaw(socket: net.Socket, refusal: ProxyRefusal): void {
   const extra = refusal.status === 407 ? 'Proxy-Authenticate: Basic realm="agent-service egress"\r\n' : '';
   const body = `${refusal.message}\n`;
-  socket.end(`HTTP/1.1 ${refusal.status} ${http.STATUS_CODES[refusal.status] ?? 'Error'}\r\nContent-Type: text/plain; charset=utf-8\r\nX-Agent-Service-Error: ${refusal.code}\r\n${extra}Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+  socket.end(
+    `HTTP/1.1 ${refusal.status} ${http.STATUS_CODES[refusal.status] ?? 'Error'}\r\nContent-Type: text/plain; charset=utf-8\r\nX-Agent-Service-Error: ${refusal.code}\r\n${extra}Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+  );
 }
 
 /** Forwards one absolute-form `http://` request. */
@@ -119,7 +125,10 @@ async function forward(req: http.IncomingMessage, res: http.ServerResponse, sess
   if (target.protocol !== 'http:') throw new ProxyRefusal(400, 'invalid_request', `${target.protocol} is not proxied in absolute form; use CONNECT for https`);
   const host = hostKey(target.hostname, target.port, 'http');
   const policy = await policyFor(sessionId, host);
-  const headers = injectHeaders(forwardableHeaders(req.rawHeaders).filter(([n]) => n.toLowerCase() !== 'host'), policy.headersFor(host));
+  const headers = injectHeaders(
+    forwardableHeaders(req.rawHeaders).filter(([n]) => n.toLowerCase() !== 'host'),
+    policy.headersFor(host),
+  );
   checkLiteral(target.hostname);
   await new Promise<void>((resolve, reject) => {
     const upstream = http.request({

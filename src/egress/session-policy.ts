@@ -22,7 +22,10 @@ const TTL_MS = 60_000;
  * `credentialOverride` one vault credential (a PUT being checked).
  */
 export async function sessionRules(
-  sessionId: string, tokenOverride?: { resourceId: string; token: string }, credentialOverride?: CredentialOverride, secretOverride?: SecretOverride,
+  sessionId: string,
+  tokenOverride?: { resourceId: string; token: string },
+  credentialOverride?: CredentialOverride,
+  secretOverride?: SecretOverride,
 ): Promise<HeaderRule[]> {
   const session = await prisma.session.findUnique({ where: { id: sessionId }, select: { agentId: true, vaultIds: true } });
   const repos = await prisma.sessionResource.findMany({ where: { sessionId, type: 'github_repository' }, orderBy: { createdAt: 'asc' } });
@@ -80,10 +83,12 @@ function listen(): void {
   if (subscribedTo === bus) return;
   subscribedTo = bus;
   cache.clear();
-  void bus.subscribe(CHANNEL, (sessionId) => cache.delete(sessionId)).catch((err) => {
-    subscribedTo = null;
-    logger.warn({ err }, 'egress policy updates: subscription failed');
-  });
+  void bus
+    .subscribe(CHANNEL, (sessionId) => cache.delete(sessionId))
+    .catch((err) => {
+      subscribedTo = null;
+      logger.warn({ err }, 'egress policy updates: subscription failed');
+    });
 }
 
 /**
@@ -95,8 +100,9 @@ export function sessionPolicy(sessionId: string): Promise<EgressPolicy> {
   const hit = cache.get(sessionId);
   if (hit && Date.now() - hit.at < TTL_MS) return hit.policy;
   // The session environment's allow-list narrows the deployment's (patching it republishes, environments.ts).
-  const policy = Promise.all([sessionRules(sessionId), environmentAllowList(sessionId)])
-    .then(([rules, environmentHosts]) => compilePolicy(sessionId, loadEgressSettings().allowedHosts, rules, environmentHosts));
+  const policy = Promise.all([sessionRules(sessionId), environmentAllowList(sessionId)]).then(([rules, environmentHosts]) =>
+    compilePolicy(sessionId, loadEgressSettings().allowedHosts, rules, environmentHosts),
+  );
   policy.catch(() => cache.delete(sessionId));
   if (cache.size > 10_000) cache.clear();
   cache.set(sessionId, { at: Date.now(), policy });

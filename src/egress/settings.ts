@@ -25,7 +25,10 @@ export function hostPort(raw: string, name: string): { host: string; port: numbe
 }
 
 export function loadEgressSettings(env: NodeJS.ProcessEnv = process.env): EgressSettings {
-  const allowed = (env.EGRESS_ALLOWED_HOSTS ?? '*').split(',').map((h) => h.trim()).filter(Boolean);
+  const allowed = (env.EGRESS_ALLOWED_HOSTS ?? '*')
+    .split(',')
+    .map((h) => h.trim())
+    .filter(Boolean);
   return {
     allowedHosts: allowed.length === 0 || allowed.includes('*') ? null : allowed,
     listen: env.EGRESS_LISTEN ? hostPort(env.EGRESS_LISTEN, 'EGRESS_LISTEN') : null,

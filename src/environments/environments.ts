@@ -19,7 +19,10 @@ export async function findEnvironment(viewer: Viewer, id: string): Promise<Envir
 }
 
 /** A page of the universe's environments (the caller's bounds, order and size): one query. */
-export function listEnvironments(viewer: Viewer, page: { where?: Prisma.EnvironmentWhereInput; orderBy: Prisma.EnvironmentOrderByWithRelationInput; take: number }): Promise<Environment[]> {
+export function listEnvironments(
+  viewer: Viewer,
+  page: { where?: Prisma.EnvironmentWhereInput; orderBy: Prisma.EnvironmentOrderByWithRelationInput; take: number },
+): Promise<Environment[]> {
   return prisma.environment.findMany({ where: { ...page.where, universeId: viewer.universe.id }, orderBy: page.orderBy, take: page.take });
 }
 

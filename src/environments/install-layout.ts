@@ -13,7 +13,15 @@ export function searchPaths(root: string): Record<string, string> {
   const triplet = MULTIARCH[process.arch] ?? `${process.arch}-linux-gnu`;
   const apt = `${root}/apt`;
   return {
-    PATH: [`${root}/npm/node_modules/.bin`, `${root}/pip/bin`, `${apt}/usr/local/bin`, `${apt}/usr/bin`, `${apt}/bin`, `${apt}/usr/sbin`, `${apt}/usr/games`].join(':'),
+    PATH: [
+      `${root}/npm/node_modules/.bin`,
+      `${root}/pip/bin`,
+      `${apt}/usr/local/bin`,
+      `${apt}/usr/bin`,
+      `${apt}/bin`,
+      `${apt}/usr/sbin`,
+      `${apt}/usr/games`,
+    ].join(':'),
     NODE_PATH: `${root}/npm/node_modules`,
     PYTHONPATH: [`${root}/pip`, `${apt}/usr/lib/python3/dist-packages`].join(':'),
     LD_LIBRARY_PATH: [`${apt}/usr/lib/${triplet}`, `${apt}/lib/${triplet}`, `${apt}/usr/lib`, `${apt}/lib`].join(':'),

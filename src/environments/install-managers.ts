@@ -19,7 +19,11 @@ export interface InstallFailure {
   message: string;
 }
 
-interface Step { ok: boolean; stdout: string; stderr: string }
+interface Step {
+  ok: boolean;
+  stdout: string;
+  stderr: string;
+}
 
 async function run(file: string, args: string[], cwd: string, env: Record<string, string | undefined> = {}): Promise<Step> {
   const merged = Object.fromEntries(Object.entries({ ...process.env, ...env }).filter((e): e is [string, string] => e[1] !== undefined));
@@ -34,8 +38,13 @@ async function run(file: string, args: string[], cwd: string, env: Record<string
 
 /** The most telling line of a failed step's output (its last error line), kept short. */
 function reason(step: Step): string {
-  const lines = `${step.stderr}\n${step.stdout}`.split('\n').map((l) => l.trim()).filter(Boolean);
-  const telling = lines.filter((l) => /^(E:|ERROR:|npm error (code|404)|npm ERR! (code|404))|not found|Unable to locate|No matching distribution|timed out|ENOENT|spawn /i.test(l));
+  const lines = `${step.stderr}\n${step.stdout}`
+    .split('\n')
+    .map((l) => l.trim())
+    .filter(Boolean);
+  const telling = lines.filter((l) =>
+    /^(E:|ERROR:|npm error (code|404)|npm ERR! (code|404))|not found|Unable to locate|No matching distribution|timed out|ENOENT|spawn /i.test(l),
+  );
   return (telling.slice(-2).join(' ') || lines.at(-1) || 'failed without output').slice(0, 500);
 }
 
@@ -56,9 +65,14 @@ async function eachOnFailure(manager: PackageManager, specs: string[], batch: (s
 export async function installNpm(dir: string, specs: string[]): Promise<InstallFailure[]> {
   const prefix = path.join(dir, 'npm');
   await fsp.mkdir(prefix, { recursive: true });
-  return eachOnFailure('npm', specs, (batch) => run('npm', [
-    'install', '--prefix', prefix, '--ignore-scripts', '--no-audit', '--no-fund', '--no-update-notifier', '--loglevel=error', '--', ...batch,
-  ], prefix, { npm_config_update_notifier: 'false' }));
+  return eachOnFailure('npm', specs, (batch) =>
+    run(
+      'npm',
+      ['install', '--prefix', prefix, '--ignore-scripts', '--no-audit', '--no-fund', '--no-update-notifier', '--loglevel=error', '--', ...batch],
+      prefix,
+      { npm_config_update_notifier: 'false' },
+    ),
+  );
 }
 
 /** The interpreter sandboxes run (the system one: it is what the jail sees), for matching wheels. */
@@ -69,10 +83,30 @@ function systemPython(): string {
 export async function installPip(dir: string, specs: string[]): Promise<InstallFailure[]> {
   const target = path.join(dir, 'pip');
   await fsp.mkdir(target, { recursive: true });
-  return eachOnFailure('pip', specs, (batch) => run(systemPython(), [
-    '-m', 'pip', 'install', '--target', target, '--only-binary=:all:', '--no-input', '--disable-pip-version-check',
-    '--no-warn-script-location', '--retries', '1', '--timeout', '15', '--', ...batch,
-  ], target, { PIP_BREAK_SYSTEM_PACKAGES: '1', PIP_ROOT_USER_ACTION: 'ignore' }));
+  return eachOnFailure('pip', specs, (batch) =>
+    run(
+      systemPython(),
+      [
+        '-m',
+        'pip',
+        'install',
+        '--target',
+        target,
+        '--only-binary=:all:',
+        '--no-input',
+        '--disable-pip-version-check',
+        '--no-warn-script-location',
+        '--retries',
+        '1',
+        '--timeout',
+        '15',
+        '--',
+        ...batch,
+      ],
+      target,
+      { PIP_BREAK_SYSTEM_PACKAGES: '1', PIP_ROOT_USER_ACTION: 'ignore' },
+    ),
+  );
 }
 
 // `apt-get install -s` (a simulation, no root needed) lists what the host lacks: `Inst name [old] (version …`.
@@ -91,7 +125,8 @@ export async function installApt(dir: string, specs: string[]): Promise<InstallF
   const failures = await eachOnFailure('apt', specs, async (batch) => {
     const plan = await run('apt-get', ['install', '-s', '-q', '--no-install-recommends', '--', ...batch], debs, env);
     if (!plan.ok) {
-      if (/Unable to locate|has no installation candidate/.test(plan.stderr + plan.stdout)) plan.stderr += '\n(is the package name right, and has the host run apt-get update?)';
+      if (/Unable to locate|has no installation candidate/.test(plan.stderr + plan.stdout))
+        plan.stderr += '\n(is the package name right, and has the host run apt-get update?)';
       return plan;
     }
     const wanted = plan.stdout.split('\n').flatMap((l) => {

@@ -53,9 +53,16 @@ async function readManifest(dir: string): Promise<Manifest | null> {
 }
 
 /** The prepared directory of this environment version, installing it first when not cached. */
-export function prepareEnvironment(opts: { root: string; environmentId: string; version: number; packages: EnvironmentPackages; installers?: Installers }): Promise<PreparedEnvironment> {
+export function prepareEnvironment(opts: {
+  root: string;
+  environmentId: string;
+  version: number;
+  packages: EnvironmentPackages;
+  installers?: Installers;
+}): Promise<PreparedEnvironment> {
   // The id becomes a path component: nothing that could climb out of the root.
-  if (!ENVIRONMENT_ID.test(opts.environmentId) || !Number.isInteger(opts.version)) throw new Error(`invalid environment ${opts.environmentId} v${opts.version}`);
+  if (!ENVIRONMENT_ID.test(opts.environmentId) || !Number.isInteger(opts.version))
+    throw new Error(`invalid environment ${opts.environmentId} v${opts.version}`);
   const dir = path.join(opts.root, opts.environmentId, `v${opts.version}`);
   let pending = inFlight.get(dir);
   if (!pending) {
@@ -65,7 +72,10 @@ export function prepareEnvironment(opts: { root: string; environmentId: string; 
   return pending;
 }
 
-async function cachedOrInstall(dir: string, opts: { root: string; environmentId: string; version: number; packages: EnvironmentPackages; installers?: Installers }): Promise<PreparedEnvironment> {
+async function cachedOrInstall(
+  dir: string,
+  opts: { root: string; environmentId: string; version: number; packages: EnvironmentPackages; installers?: Installers },
+): Promise<PreparedEnvironment> {
   const cached = await readManifest(dir);
   if (cached) return { dir, failures: cached.failures, installed: false };
   const installers = opts.installers ?? realInstallers;
@@ -79,7 +89,13 @@ async function cachedOrInstall(dir: string, opts: { root: string; environmentId:
       ...(await installers.npm(tmp, opts.packages.npm)),
       ...(await installers.pip(tmp, opts.packages.pip)),
     ];
-    const manifest: Manifest = { environment_id: opts.environmentId, version: opts.version, packages: opts.packages, failures, installed_at: new Date().toISOString() };
+    const manifest: Manifest = {
+      environment_id: opts.environmentId,
+      version: opts.version,
+      packages: opts.packages,
+      failures,
+      installed_at: new Date().toISOString(),
+    };
     await fsp.writeFile(path.join(tmp, 'manifest.json'), JSON.stringify(manifest, null, 2));
     // Readable by the sandboxes (they may run under another uid), written by nobody but us.
     await fsp.chmod(tmp, 0o755);

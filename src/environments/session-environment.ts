@@ -34,16 +34,29 @@ export async function prepareSessionEnvironment(sessionId: string): Promise<Sess
   const packages = packagesOf(env);
   if (!hasPackages(packages)) return { environmentId: env.id, mount: null, failures: [] };
   // Progress on the session (agent.status): installing can take minutes, cached it takes none.
-  const named = (['apt', 'npm', 'pip'] as const).filter((m) => packages[m].length).map((m) => `${m}: ${packages[m].join(' ')}`).join('; ');
+  const named = (['apt', 'npm', 'pip'] as const)
+    .filter((m) => packages[m].length)
+    .map((m) => `${m}: ${packages[m].join(' ')}`)
+    .join('; ');
   await commitEvent(sessionId, statusEvent('working', `installing the environment's packages (${named})`));
   try {
     const prepared = await prepareEnvironment({ root: environmentCacheRoot(), environmentId: env.id, version: env.version, packages });
     const failed = prepared.failures.length;
-    await commitEvent(sessionId, statusEvent('done', failed ? `the environment's packages are installed except ${failed} (see the session.error events)` : "the environment's packages are installed"));
+    await commitEvent(
+      sessionId,
+      statusEvent(
+        'done',
+        failed ? `the environment's packages are installed except ${failed} (see the session.error events)` : "the environment's packages are installed",
+      ),
+    );
     return { environmentId: env.id, mount: environmentMount(prepared.dir), failures: prepared.failures };
   } catch (err) {
     logger.error({ err, sessionId, environmentId: env.id }, 'environment could not be prepared');
-    return { environmentId: env.id, mount: null, failures: [{ manager: 'apt', package: '(all packages)', message: `the environment could not be prepared: ${(err as Error).message}` }] };
+    return {
+      environmentId: env.id,
+      mount: null,
+      failures: [{ manager: 'apt', package: '(all packages)', message: `the environment could not be prepared: ${(err as Error).message}` }],
+    };
   }
 }
 
@@ -52,13 +65,23 @@ export async function reportInstallFailures(sessionId: string, env: SessionEnvir
   if (!env?.failures.length) return;
   const shown = env.failures.slice(0, MAX_FAILURE_EVENTS);
   for (const f of shown) {
-    const message = f.package === '(all packages)'
-      ? `environment ${env.environmentId}: ${f.message}; the session continues without its packages`
-      : `environment ${env.environmentId}: the ${f.manager} package ${f.package} could not be installed (${f.message}); the session continues without it`;
+    const message =
+      f.package === '(all packages)'
+        ? `environment ${env.environmentId}: ${f.message}; the session continues without its packages`
+        : `environment ${env.environmentId}: the ${f.manager} package ${f.package} could not be installed (${f.message}); the session continues without it`;
     await commitEvent(sessionId, { type: 'session.error', fields: { error: { type: 'environment_install_failed', message, retry_status: 'exhausted' } } });
   }
   const rest = env.failures.length - shown.length;
   if (rest > 0) {
-    await commitEvent(sessionId, { type: 'session.error', fields: { error: { type: 'environment_install_failed', message: `environment ${env.environmentId}: ${rest} more packages could not be installed`, retry_status: 'exhausted' } } });
+    await commitEvent(sessionId, {
+      type: 'session.error',
+      fields: {
+        error: {
+          type: 'environment_install_failed',
+          message: `environment ${env.environmentId}: ${rest} more packages could not be installed`,
+          retry_status: 'exhausted',
+        },
+      },
+    });
   }
 }

@@ -59,8 +59,7 @@ function onNotice(sessionId: string, message: string): void {
   const [firstRaw, lastRaw] = message.split('-');
   const first = Number(firstRaw);
   const last = Number(lastRaw);
-  topic.chain = topic.chain.then(() => fetchUpTo(sessionId, topic, first, last))
-    .catch((err) => logger.warn({ err, sessionId }, 'live event fetch failed'));
+  topic.chain = topic.chain.then(() => fetchUpTo(sessionId, topic, first, last)).catch((err) => logger.warn({ err, sessionId }, 'live event fetch failed'));
 }
 
 /**
@@ -74,15 +73,15 @@ function onLocal(sessionId: string, stored: StoredEvent[]): void {
   if (!topic || !stored.length) return;
   const first = stored[0]!.seq;
   const last = stored[stored.length - 1]!.seq;
-  topic.chain = topic.chain.then(() => {
-    if (last <= topic.lastFetched) return;
-    const continues = topic.lastFetched > 0
-      ? topic.lastFetched === first - 1
-      : [...topic.subscribers].every((s) => !s.replaying && s.lastSeq === first - 1);
-    if (!continues) return fetchUpTo(sessionId, topic, first, last);
-    topic.lastFetched = last;
-    for (const sub of topic.subscribers) deliver(sub, stored);
-  }).catch((err) => logger.warn({ err, sessionId }, 'live event fetch failed'));
+  topic.chain = topic.chain
+    .then(() => {
+      if (last <= topic.lastFetched) return;
+      const continues = topic.lastFetched > 0 ? topic.lastFetched === first - 1 : [...topic.subscribers].every((s) => !s.replaying && s.lastSeq === first - 1);
+      if (!continues) return fetchUpTo(sessionId, topic, first, last);
+      topic.lastFetched = last;
+      for (const sub of topic.subscribers) deliver(sub, stored);
+    })
+    .catch((err) => logger.warn({ err, sessionId }, 'live event fetch failed'));
 }
 onLocalBatch(onLocal);
 

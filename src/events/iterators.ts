@@ -1,9 +1,6 @@
 // A mapping/filtering view of an async iterator whose return() reaches the source at once
 // (an async generator would wait for the source's pending next() first).
-export function mapIterator<T, U>(
-  source: AsyncIterator<T>,
-  map: (value: T) => { value: U; last?: boolean } | null,
-): AsyncIterableIterator<U> {
+export function mapIterator<T, U>(source: AsyncIterator<T>, map: (value: T) => { value: U; last?: boolean } | null): AsyncIterableIterator<U> {
   let done = false;
   const it: AsyncIterableIterator<U> = {
     async next() {

@@ -59,7 +59,9 @@ export async function storeEvents(tx: EventTx, sessionId: string, events: NewEve
   const iso = new Date().toISOString();
   const ids = events.map(() => newId('evt'));
   const bodies = events.map((e, i) => JSON.stringify({ id: ids[i], type: e.type, sessionId, at: iso, ...e.fields }));
-  const rows = await sqlRows<{ seq: number; payload: SessionEvent; deliveries: bigint | number | string; turnCount: number }>(tx, Prisma.sql`
+  const rows = await sqlRows<{ seq: number; payload: SessionEvent; deliveries: bigint | number | string; turnCount: number }>(
+    tx,
+    Prisma.sql`
     WITH s AS (
       UPDATE "Session" SET "eventSeq" = "eventSeq" + ${n}${change ? Prisma.sql`, ${change.set}` : Prisma.empty}
       WHERE "id" = ${sessionId}${change ? Prisma.sql` AND ${change.where}` : Prisma.empty}
@@ -93,7 +95,8 @@ export async function storeEvents(tx: EventTx, sessionId: string, events: NewEve
       ON CONFLICT DO NOTHING
       RETURNING 1
     )
-    SELECT "seq", "payload", (SELECT count(*) FROM hooks) AS "deliveries", (SELECT "turnCount" FROM s) AS "turnCount" FROM ins ORDER BY "seq"`);
+    SELECT "seq", "payload", (SELECT count(*) FROM hooks) AS "deliveries", (SELECT "turnCount" FROM s) AS "turnCount" FROM ins ORDER BY "seq"`,
+  );
   if (change && rows.length === 0) return { sessionId, stored: [], deliveries: 0, turnCount: null };
   // The session was deleted meanwhile (a delete racing an archive or a turn's last event).
   if (rows.length !== n) throw new AppError('not_found', 'session not found');

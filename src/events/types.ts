@@ -22,48 +22,58 @@ function event<T extends string, F extends z.ZodRawShape>(type: T, id: string, f
   return z.strictObject({ ...common, type: z.literal(type), ...fields }).meta({ id });
 }
 
-export const stopReason = z.strictObject({
-  type: z.enum(['end_turn', 'retries_exhausted', 'budget_reached', 'requires_action']).meta({ id: 'StopReasonType' })
-    .describe('requires_action: tool calls wait for a user.tool_confirmation (their agent.tool_use events are in event_ids). More types are reserved: discriminate on `type` and never break on an unknown one'),
-  event_ids: z.array(z.string()).optional().describe('requires_action: the agent.tool_use events awaiting confirmation'),
-}).meta({ id: 'StopReason' });
+export const stopReason = z
+  .strictObject({
+    type: z
+      .enum(['end_turn', 'retries_exhausted', 'budget_reached', 'requires_action'])
+      .meta({ id: 'StopReasonType' })
+      .describe(
+        'requires_action: tool calls wait for a user.tool_confirmation (their agent.tool_use events are in event_ids). More types are reserved: discriminate on `type` and never break on an unknown one',
+      ),
+    event_ids: z.array(z.string()).optional().describe('requires_action: the agent.tool_use events awaiting confirmation'),
+  })
+  .meta({ id: 'StopReason' });
 export type StopReason = z.output<typeof stopReason>;
 
-export const sessionErrorDetail = z.strictObject({
-  type: z.string().describe('e.g. pod_unavailable, rate_limited, engine_unavailable'),
-  message: z.string(),
-  retry_status: z.enum(['retrying', 'exhausted']).meta({ id: 'RetryStatus' }),
-  attempt: z.int32().min(1).optional().describe('Which attempt of the model call failed'),
-}).meta({ id: 'SessionErrorDetail' });
+export const sessionErrorDetail = z
+  .strictObject({
+    type: z.string().describe('e.g. pod_unavailable, rate_limited, engine_unavailable'),
+    message: z.string(),
+    retry_status: z.enum(['retrying', 'exhausted']).meta({ id: 'RetryStatus' }),
+    attempt: z.int32().min(1).optional().describe('Which attempt of the model call failed'),
+  })
+  .meta({ id: 'SessionErrorDetail' });
 
 const streamed = {
   final: z.boolean().optional().describe('false on streamed chunks; true on the complete message that follows them'),
 };
 
-export const sessionEvent = z.discriminatedUnion('type', [
-  event('user.message', 'UserMessageEvent', { content: z.array(contentBlock).min(1) }),
-  event('system.message', 'SystemMessageEvent', { content: z.array(textBlock).min(1) }),
-  event('agent.message', 'AgentMessageEvent', { messageId: z.string(), parts: z.array(messagePart), text: z.string(), ...streamed }),
-  event('agent.reasoning', 'AgentReasoningEvent', { part: messagePart, ...streamed, signature: nullableString.optional() }),
-  event('agent.tool_use', 'AgentToolUseEvent', {
-    part: messagePart,
-    awaiting_confirmation: z.boolean().optional().describe('true: the call runs only after a user.tool_confirmation allows it'),
-  }),
-  event('agent.tool_result', 'AgentToolResultEvent', { part: messagePart }),
-  event('agent.status', 'AgentStatusEvent', { part: messagePart }),
-  event('user.interrupt', 'UserInterruptEvent', { by: z.string().describe('Who requested it') }),
-  event('user.tool_confirmation', 'UserToolConfirmationEvent', {
-    tool_use_id: z.string().describe('The agent.tool_use event answered'),
-    result: toolConfirmationResult,
-    deny_message: nullableString.optional().describe('deny: told to the model as the reason'),
-    by: z.string().describe('Who answered'),
-  }),
-  event('session.status_running', 'SessionStatusRunningEvent', {}),
-  event('session.status_idle', 'SessionStatusIdleEvent', { stop_reason: stopReason }),
-  event('session.error', 'SessionErrorEvent', { error: sessionErrorDetail }),
-  event('session.status_terminated', 'SessionStatusTerminatedEvent', {}),
-  event('session.deleted', 'SessionDeletedEvent', {}),
-]).meta({ id: 'SessionEvent' });
+export const sessionEvent = z
+  .discriminatedUnion('type', [
+    event('user.message', 'UserMessageEvent', { content: z.array(contentBlock).min(1) }),
+    event('system.message', 'SystemMessageEvent', { content: z.array(textBlock).min(1) }),
+    event('agent.message', 'AgentMessageEvent', { messageId: z.string(), parts: z.array(messagePart), text: z.string(), ...streamed }),
+    event('agent.reasoning', 'AgentReasoningEvent', { part: messagePart, ...streamed, signature: nullableString.optional() }),
+    event('agent.tool_use', 'AgentToolUseEvent', {
+      part: messagePart,
+      awaiting_confirmation: z.boolean().optional().describe('true: the call runs only after a user.tool_confirmation allows it'),
+    }),
+    event('agent.tool_result', 'AgentToolResultEvent', { part: messagePart }),
+    event('agent.status', 'AgentStatusEvent', { part: messagePart }),
+    event('user.interrupt', 'UserInterruptEvent', { by: z.string().describe('Who requested it') }),
+    event('user.tool_confirmation', 'UserToolConfirmationEvent', {
+      tool_use_id: z.string().describe('The agent.tool_use event answered'),
+      result: toolConfirmationResult,
+      deny_message: nullableString.optional().describe('deny: told to the model as the reason'),
+      by: z.string().describe('Who answered'),
+    }),
+    event('session.status_running', 'SessionStatusRunningEvent', {}),
+    event('session.status_idle', 'SessionStatusIdleEvent', { stop_reason: stopReason }),
+    event('session.error', 'SessionErrorEvent', { error: sessionErrorDetail }),
+    event('session.status_terminated', 'SessionStatusTerminatedEvent', {}),
+    event('session.deleted', 'SessionDeletedEvent', {}),
+  ])
+  .meta({ id: 'SessionEvent' });
 
 export type SessionEvent = z.output<typeof sessionEvent>;
 export type SessionEventType = SessionEvent['type'];

@@ -35,7 +35,11 @@ export async function findFile(viewer: Viewer, id: string): Promise<File> {
   return f;
 }
 
-export async function recordUpload(viewer: Viewer, blob: { key: string; size: number; sha256: string }, meta: { filename: string; mimeType: string; expiresInSeconds: number | null }): Promise<File> {
+export async function recordUpload(
+  viewer: Viewer,
+  blob: { key: string; size: number; sha256: string },
+  meta: { filename: string; mimeType: string; expiresInSeconds: number | null },
+): Promise<File> {
   return prisma.file.create({
     data: {
       id: newId('file'),
@@ -52,12 +56,25 @@ export async function recordUpload(viewer: Viewer, blob: { key: string; size: nu
 }
 
 /** A downloadable per-session copy (bytes copied, so deleting the source keeps it). */
-export async function sessionCopyFromBytes(universeId: string, sessionId: string, data: Buffer, meta: { filename: string; mimeType: string; sourceFileId?: string | null }): Promise<File> {
+export async function sessionCopyFromBytes(
+  universeId: string,
+  sessionId: string,
+  data: Buffer,
+  meta: { filename: string; mimeType: string; sourceFileId?: string | null },
+): Promise<File> {
   const blob = await blobStore().put(Readable.from([data]), { maxBytes: MAX_FILE_BYTES });
   return prisma.file.create({
     data: {
-      id: newId('file'), universeId, sessionId, sourceFileId: meta.sourceFileId ?? null, filename: meta.filename, mimeType: meta.mimeType,
-      sizeBytes: blob.size, sha256: blob.sha256, blobKey: blob.key, downloadable: true,
+      id: newId('file'),
+      universeId,
+      sessionId,
+      sourceFileId: meta.sourceFileId ?? null,
+      filename: meta.filename,
+      mimeType: meta.mimeType,
+      sizeBytes: blob.size,
+      sha256: blob.sha256,
+      blobKey: blob.key,
+      downloadable: true,
     },
   });
 }
@@ -70,7 +87,10 @@ export async function sessionCopyOf(universeId: string, sessionId: string, sourc
     // The row is here but its bytes are not: uploaded through another process with its own
     // DATA_DIR (local blob store). The client's reference cannot be used here: 404, not a 500.
     if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
-    throw new AppError('not_found', `file ${source.id} not found: its bytes are not in this process's blob store (several processes must share one, e.g. BLOB_STORE=s3)`);
+    throw new AppError(
+      'not_found',
+      `file ${source.id} not found: its bytes are not in this process's blob store (several processes must share one, e.g. BLOB_STORE=s3)`,
+    );
   }
   return sessionCopyFromBytes(universeId, sessionId, data, { filename: source.filename, mimeType: source.mimeType, sourceFileId: source.id });
 }
@@ -87,7 +107,13 @@ export async function listFiles(viewer: Viewer, q: ListQuery) {
     if (q.page || q.limit !== undefined) throw new AppError('invalid_request', 'ids[] cannot be combined with page or limit');
     const found = await prisma.file.findMany({ where: { id: { in: q.ids }, universeId: viewer.universe.id, ...live() } });
     const byId = new Map(found.map((f) => [f.id, f]));
-    return { data: q.ids.map((id) => byId.get(id)).filter((f): f is File => !!f).map(fileJson), next_page: null };
+    return {
+      data: q.ids
+        .map((id) => byId.get(id))
+        .filter((f): f is File => !!f)
+        .map(fileJson),
+      next_page: null,
+    };
   }
   let sessionId: string | null = null;
   if (q.scopeId) {
@@ -113,7 +139,8 @@ export async function deleteFile(viewer: Viewer, id: string): Promise<void> {
   const backing = await prisma.sessionResource.findFirst({ where: { fileId: f.id } });
   if (backing) {
     const session = await prisma.session.findUnique({ where: { id: backing.sessionId }, select: { status: true } });
-    if (session && session.status !== 'terminated') throw new AppError('file_is_session_resource', `the file backs session resource ${backing.id}; delete the resource instead`);
+    if (session && session.status !== 'terminated')
+      throw new AppError('file_is_session_resource', `the file backs session resource ${backing.id}; delete the resource instead`);
   }
   await prisma.file.update({ where: { id: f.id }, data: { deletedAt: new Date() } });
 }

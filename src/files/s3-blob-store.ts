@@ -7,7 +7,7 @@ import fsp from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { PassThrough, Readable } from 'node:stream';
+import { PassThrough, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { DeleteObjectCommand, GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { BlobMeter, type BlobStore, type StoredBlob } from './blob-store.js';
@@ -36,7 +36,8 @@ export function loadS3Settings(env: NodeJS.ProcessEnv = process.env): S3Settings
     endpoint,
     region: env.S3_REGION || env.AWS_REGION || 'us-east-1',
     forcePathStyle: env.S3_FORCE_PATH_STYLE ? env.S3_FORCE_PATH_STYLE === 'true' || env.S3_FORCE_PATH_STYLE === '1' : !!endpoint,
-    credentials: env.S3_ACCESS_KEY_ID && env.S3_SECRET_ACCESS_KEY ? { accessKeyId: env.S3_ACCESS_KEY_ID, secretAccessKey: env.S3_SECRET_ACCESS_KEY } : undefined,
+    credentials:
+      env.S3_ACCESS_KEY_ID && env.S3_SECRET_ACCESS_KEY ? { accessKeyId: env.S3_ACCESS_KEY_ID, secretAccessKey: env.S3_SECRET_ACCESS_KEY } : undefined,
   };
 }
 
@@ -48,16 +49,18 @@ const notFound = (err: unknown) => {
 const asEnoent = (err: unknown, key: string) => (notFound(err) ? Object.assign(new Error(`blob ${key} not found`), { code: 'ENOENT' }) : (err as Error));
 
 export function s3BlobStore(settings: S3Settings, client?: S3Client): BlobStore {
-  const s3 = client ?? new S3Client({
-    region: settings.region,
-    endpoint: settings.endpoint,
-    forcePathStyle: settings.forcePathStyle,
-    credentials: settings.credentials,
-    // Checksums only where S3 requires them: the SDK's default (aws-chunked bodies with checksum
-    // trailers) is not understood by every S3-compatible server; the SHA-256 is ours anyway.
-    requestChecksumCalculation: 'WHEN_REQUIRED',
-    responseChecksumValidation: 'WHEN_REQUIRED',
-  });
+  const s3 =
+    client ??
+    new S3Client({
+      region: settings.region,
+      endpoint: settings.endpoint,
+      forcePathStyle: settings.forcePathStyle,
+      credentials: settings.credentials,
+      // Checksums only where S3 requires them: the SDK's default (aws-chunked bodies with checksum
+      // trailers) is not understood by every S3-compatible server; the SHA-256 is ours anyway.
+      requestChecksumCalculation: 'WHEN_REQUIRED',
+      responseChecksumValidation: 'WHEN_REQUIRED',
+    });
   const objectKey = (key: string) => {
     if (!/^[a-z0-9]+$/.test(key)) throw new Error('invalid blob key');
     return `${settings.prefix}${key}`;
@@ -73,7 +76,15 @@ export function s3BlobStore(settings: S3Settings, client?: S3Client): BlobStore 
       await pipeline(source, meter, fs.createWriteStream(spool));
       const sha256 = meter.sha256();
       const size = meter.size;
-      await s3.send(new PutObjectCommand({ Bucket: settings.bucket, Key: objectKey(key), Body: fs.createReadStream(spool), ContentLength: size, ContentType: 'application/octet-stream' }));
+      await s3.send(
+        new PutObjectCommand({
+          Bucket: settings.bucket,
+          Key: objectKey(key),
+          Body: fs.createReadStream(spool),
+          ContentLength: size,
+          ContentType: 'application/octet-stream',
+        }),
+      );
       return { key, size, sha256 };
     } finally {
       await fsp.rm(dir, { recursive: true, force: true });

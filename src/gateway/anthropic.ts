@@ -1,7 +1,18 @@
 // Anthropic Messages API, streaming. ANTHROPIC_BASE_URL is read without /v1, as the SDK does.
 import { parseSse } from './sse.js';
 import { networkError, parseStreamJson, providerErrorFrom, streamError, truncatedError } from './http-errors.js';
-import { emptyUsage, OPENAI_REASONING_TAG, parseToolInput, ProviderError, type ChatMessage, type ContentBlock, type ModelEvent, type ModelRequest, type ProviderCredential, type Usage } from './types.js';
+import {
+  emptyUsage,
+  OPENAI_REASONING_TAG,
+  parseToolInput,
+  ProviderError,
+  type ChatMessage,
+  type ContentBlock,
+  type ModelEvent,
+  type ModelRequest,
+  type ProviderCredential,
+  type Usage,
+} from './types.js';
 
 /** Extended-thinking budgets by reasoningEffort; none/off (or unknown) means no thinking. */
 export const THINKING_BUDGET: Readonly<Record<string, number>> = {
@@ -29,9 +40,8 @@ function toAnthropicBlock(b: ContentBlock): Record<string, unknown> | null {
     case 'image':
       return { type: 'image', source: { type: 'base64', media_type: b.mediaType, data: b.data } };
     case 'document': {
-      const source = b.mediaType === 'text/plain'
-        ? { type: 'text', media_type: 'text/plain', data: b.data }
-        : { type: 'base64', media_type: b.mediaType, data: b.data };
+      const source =
+        b.mediaType === 'text/plain' ? { type: 'text', media_type: 'text/plain', data: b.data } : { type: 'base64', media_type: b.mediaType, data: b.data };
       return { type: 'document', source, ...(b.title ? { title: b.title } : {}) };
     }
     case 'tool_use':
@@ -137,7 +147,7 @@ export async function* streamAnthropic(req: ModelRequest, cred: ProviderCredenti
         }
         case 'content_block_start': {
           const cb = msg.content_block ?? {};
-          const signature = cb.type === 'redacted_thinking' ? (cb.data ?? null) : (cb.signature || null);
+          const signature = cb.type === 'redacted_thinking' ? (cb.data ?? null) : cb.signature || null;
           blocks.set(msg.index, { type: cb.type, id: cb.id ?? '', name: cb.name ?? '', json: '', signature });
           if (cb.type === 'tool_use') yield { type: 'tool_call_start', id: cb.id, name: cb.name };
           else if (cb.type === 'text' && cb.text) yield { type: 'text_delta', text: cb.text };

@@ -79,7 +79,10 @@ async function readBody(req: http.IncomingMessage): Promise<Buffer> {
 }
 
 /** The session a request's credential belongs to, if it is valid and a turn of it is running. */
-async function authenticate(req: http.IncomingMessage, transportSession: string | null): Promise<{ sessionId: string; universeId: string; turn: number } | string> {
+async function authenticate(
+  req: http.IncomingMessage,
+  transportSession: string | null,
+): Promise<{ sessionId: string; universeId: string; turn: number } | string> {
   const token = credentialOf(req);
   if (!token) return 'no credential: send the session credential (AGENT_SERVICE_TOKEN) as the API key';
   const sessionId = await verifySessionCredential(token);
@@ -110,13 +113,18 @@ function upstreamBody(route: Route, raw: Buffer, body: Record<string, unknown>):
 
 /** The budget stop as the API's own in-stream error, so the CLI ends its turn. */
 function budgetStopRecord(api: WireApi): string {
-  const message = 'the session\'s budget is reached: the model call was stopped';
-  if (api === 'anthropic_messages') return `event: error\ndata: ${JSON.stringify({ type: 'error', error: { type: 'budget_reached', code: 'budget_reached', message } })}\n\n`;
+  const message = "the session's budget is reached: the model call was stopped";
+  if (api === 'anthropic_messages')
+    return `event: error\ndata: ${JSON.stringify({ type: 'error', error: { type: 'budget_reached', code: 'budget_reached', message } })}\n\n`;
   if (api === 'openai_chat') return `data: ${JSON.stringify({ error: { type: 'budget_reached', code: 'budget_reached', message, param: null } })}\n\n`;
   return `event: error\ndata: ${JSON.stringify({ type: 'error', code: 'budget_reached', message, param: null })}\n\n`;
 }
 
-export async function handleGatewayRequest(req: http.IncomingMessage, res: http.ServerResponse, ctx: { sessionId: string | null; path: string }): Promise<void> {
+export async function handleGatewayRequest(
+  req: http.IncomingMessage,
+  res: http.ServerResponse,
+  ctx: { sessionId: string | null; path: string },
+): Promise<void> {
   const path = ctx.path.split('?')[0]!.replace(/\/+$/, '');
   if (path === MCP_RELAY_PATH) {
     // The session's service-side tools for CLI engines (src/tools/mcp/relay.ts), same credential rule.
@@ -125,7 +133,13 @@ export async function handleGatewayRequest(req: http.IncomingMessage, res: http.
     return handleMcpRelay(req, res, who);
   }
   const route = ROUTES[path];
-  if (!route) return sendError(res, 404, 'not_found', `the model gateway serves ${[...Object.keys(ROUTES), MCP_RELAY_PATH].map((p) => `/gateway${p}`).join(', ')}; not ${path}`);
+  if (!route)
+    return sendError(
+      res,
+      404,
+      'not_found',
+      `the model gateway serves ${[...Object.keys(ROUTES), MCP_RELAY_PATH].map((p) => `/gateway${p}`).join(', ')}; not ${path}`,
+    );
   if (req.method !== 'POST') return sendError(res, 405, 'method_not_allowed', `use POST for /gateway${path}`);
 
   const who = await authenticate(req, ctx.sessionId);
@@ -135,7 +149,8 @@ export async function handleGatewayRequest(req: http.IncomingMessage, res: http.
   try {
     raw = await readBody(req);
   } catch (err) {
-    if (err instanceof BodyTooLarge) return sendError(res, 413, 'payload_too_large', `request bodies are limited to ${GATEWAY_BODY_LIMIT} bytes`, 'request_too_large');
+    if (err instanceof BodyTooLarge)
+      return sendError(res, 413, 'payload_too_large', `request bodies are limited to ${GATEWAY_BODY_LIMIT} bytes`, 'request_too_large');
     throw err;
   }
   let body: Record<string, unknown>;
@@ -150,11 +165,17 @@ export async function handleGatewayRequest(req: http.IncomingMessage, res: http.
 
   let meter: Meter;
   try {
-    meter = await openMeter({ sessionId: who.sessionId, universeId: who.universeId, turn: who.turn }, {
-      provider: route.provider, model: body.model, estimatedInputTokens: Math.ceil(raw.length / 4), maxTokens: maxTokensOf(body),
-    });
+    meter = await openMeter(
+      { sessionId: who.sessionId, universeId: who.universeId, turn: who.turn },
+      {
+        provider: route.provider,
+        model: body.model,
+        estimatedInputTokens: Math.ceil(raw.length / 4),
+        maxTokens: maxTokensOf(body),
+      },
+    );
   } catch (err) {
-    if (err instanceof BudgetReachedError) return sendError(res, 402, 'budget_reached', 'the session\'s budget is reached: no more model calls in this session');
+    if (err instanceof BudgetReachedError) return sendError(res, 402, 'budget_reached', "the session's budget is reached: no more model calls in this session");
     if (err instanceof ProviderError) return sendError(res, err.code === 'insufficient_credits' ? 402 : 503, err.code, err.message);
     throw err;
   }
@@ -183,7 +204,8 @@ async function forward(req: http.IncomingMessage, res: http.ServerResponse, rout
     try {
       answer = await fetch(route.upstream(meter.cred.baseUrl.replace(/\/+$/, '')), { method: 'POST', headers, body, signal: upstream.signal });
     } catch (err) {
-      if (!upstream.signal.aborted) sendError(res, 502, 'provider_unavailable', `${route.provider} could not be reached: ${(err as Error).message}`, 'api_error');
+      if (!upstream.signal.aborted)
+        sendError(res, 502, 'provider_unavailable', `${route.provider} could not be reached: ${(err as Error).message}`, 'api_error');
       return;
     }
 
@@ -191,7 +213,9 @@ async function forward(req: http.IncomingMessage, res: http.ServerResponse, rout
       const text = redact(await answer.text().catch(() => ''), key);
       if (answer.status === 401 || answer.status === 403) {
         // The service's own credential was refused: not the CLI's fault, and not its key to fix.
-        const err = await meter.refused(new ProviderError(`${route.provider} refused the gateway's credential`, { status: answer.status, retryable: false, code: 'provider_auth' }));
+        const err = await meter.refused(
+          new ProviderError(`${route.provider} refused the gateway's credential`, { status: answer.status, retryable: false, code: 'provider_auth' }),
+        );
         logger.warn({ status: answer.status, provider: route.provider, detail: text.slice(0, 300) }, 'provider refused the gateway credential');
         return sendError(res, 502, err.code, err.message, 'api_error');
       }

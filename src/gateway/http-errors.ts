@@ -52,9 +52,12 @@ export async function providerErrorFrom(res: Response, provider: string, apiKey?
 export function streamError(provider: string, type: string | undefined, message: string | undefined, apiKey?: string): ProviderError {
   const t = type ?? '';
   const status =
-    t === 'rate_limit_error' || t === 'rate_limit_exceeded' ? 429
-      : t === 'authentication_error' || t === 'permission_error' || t === 'invalid_api_key' ? 401
-        : t === 'invalid_request_error' || t === 'not_found_error' || t === 'request_too_large' ? 400
+    t === 'rate_limit_error' || t === 'rate_limit_exceeded'
+      ? 429
+      : t === 'authentication_error' || t === 'permission_error' || t === 'invalid_api_key'
+        ? 401
+        : t === 'invalid_request_error' || t === 'not_found_error' || t === 'request_too_large'
+          ? 400
           : 500; // overloaded_error, api_error, server_error and anything unknown: try again
   const text = redact(message ?? (t || 'error'), apiKey);
   return new ProviderError(`${provider} stream error${t ? ` (${t})` : ''}: ${text}`, { status: null, ...byStatus(status) });
@@ -63,7 +66,11 @@ export function streamError(provider: string, type: string | undefined, message:
 export function networkError(err: unknown, provider: string): ProviderError {
   const e = err as Error & { cause?: { code?: string; message?: string } };
   const why = e.cause?.code ?? e.cause?.message ?? e.message;
-  return new ProviderError(`${provider} could not be reached: ${e.message}${why && why !== e.message ? ` (${why})` : ''}`, { status: null, retryable: true, code: 'provider_unavailable' });
+  return new ProviderError(`${provider} could not be reached: ${e.message}${why && why !== e.message ? ` (${why})` : ''}`, {
+    status: null,
+    retryable: true,
+    code: 'provider_unavailable',
+  });
 }
 
 /** The stream stopped before the provider said it was done (connection cut, proxy timeout). */

@@ -74,7 +74,11 @@ export async function openMeter(scope: MeterScope, req: MeterRequest): Promise<M
   if (cred.kind === 'platform' && req.provider !== 'demo') {
     held = BigInt(req.estimatedInputTokens) * price.input + BigInt(req.maxTokens) * price.output;
     if (!(await hold(scope.universeId, held))) {
-      throw new ProviderError('the universe\'s credit balance is exhausted: add credits or connect a model subscription', { status: 402, retryable: false, code: 'insufficient_credits' });
+      throw new ProviderError("the universe's credit balance is exhausted: add credits or connect a model subscription", {
+        status: 402,
+        retryable: false,
+        code: 'insufficient_credits',
+      });
     }
   }
   // Projected spend of this call so far: reported usage, or estimates where the provider reports
@@ -98,7 +102,10 @@ export async function openMeter(scope: MeterScope, req: MeterRequest): Promise<M
     async refused(err) {
       if (err.code !== 'provider_auth' || !subscriptionId) return err;
       await markNeedsReconnect(subscriptionId);
-      return new ProviderError(`the ${req.provider} subscription's credential was refused by the provider; reconnect it (PUT /v1/model-subscriptions/${req.provider})`, { status: err.status, retryable: false, code: 'subscription_needs_reconnect' });
+      return new ProviderError(
+        `the ${req.provider} subscription's credential was refused by the provider; reconnect it (PUT /v1/model-subscriptions/${req.provider})`,
+        { status: err.status, retryable: false, code: 'subscription_needs_reconnect' },
+      );
     },
     async record(usage) {
       if (recorded) return;
@@ -109,7 +116,12 @@ export async function openMeter(scope: MeterScope, req: MeterRequest): Promise<M
 }
 
 export async function* meteredModelStream(scope: MeterScope, req: ModelRequest, signal: AbortSignal): AsyncIterable<ModelEvent> {
-  const meter = await openMeter(scope, { provider: req.provider, model: req.model, estimatedInputTokens: estimateInputTokens(req), maxTokens: req.maxTokens ?? 8192 });
+  const meter = await openMeter(scope, {
+    provider: req.provider,
+    model: req.model,
+    estimatedInputTokens: estimateInputTokens(req),
+    maxTokens: req.maxTokens ?? 8192,
+  });
   const upstream = new AbortController();
   const onAbort = () => upstream.abort();
   signal.addEventListener('abort', onAbort, { once: true });
@@ -141,16 +153,32 @@ export async function* meteredModelStream(scope: MeterScope, req: ModelRequest, 
   if (budgetHit) throw new BudgetReachedError();
 }
 
-async function record(scope: MeterScope, req: MeterRequest, cred: ProviderCredential, usage: Usage | null, held: bigint, subscriptionId: string | null): Promise<void> {
+async function record(
+  scope: MeterScope,
+  req: MeterRequest,
+  cred: ProviderCredential,
+  usage: Usage | null,
+  held: bigint,
+  subscriptionId: string | null,
+): Promise<void> {
   const cost = usage ? costNanoUsd(req.model, usage) : 0n;
   const usageId = usage ? newId('msg').replace('msg_', 'use_') : null;
   try {
     if (usage) {
       await prisma.modelUsage.create({
         data: {
-          id: usageId!, sessionId: scope.sessionId, universeId: scope.universeId, turn: scope.turn, provider: req.provider, model: req.model,
-          billing: cred.kind, inputTokens: usage.inputTokens, outputTokens: usage.outputTokens, cacheReadTokens: usage.cacheReadTokens,
-          cacheWriteTokens: usage.cacheWriteTokens, costNanoUsd: cost,
+          id: usageId!,
+          sessionId: scope.sessionId,
+          universeId: scope.universeId,
+          turn: scope.turn,
+          provider: req.provider,
+          model: req.model,
+          billing: cred.kind,
+          inputTokens: usage.inputTokens,
+          outputTokens: usage.outputTokens,
+          cacheReadTokens: usage.cacheReadTokens,
+          cacheWriteTokens: usage.cacheWriteTokens,
+          costNanoUsd: cost,
         },
       });
       // Consumed cost counts list price on either billing; the budget caps it.

@@ -7,7 +7,16 @@ import { parseSse } from './sse.js';
 import { networkError, parseStreamJson, providerErrorFrom, streamError, truncatedError } from './http-errors.js';
 import { isOpenAIReasoningModel, openaiReasoningEffort } from './openai.js';
 import { responsesUsage } from './wire-usage.js';
-import { OPENAI_REASONING_TAG, parseToolInput, ProviderError, type ChatMessage, type ContentBlock, type ModelEvent, type ModelRequest, type ProviderCredential } from './types.js';
+import {
+  OPENAI_REASONING_TAG,
+  parseToolInput,
+  ProviderError,
+  type ChatMessage,
+  type ContentBlock,
+  type ModelEvent,
+  type ModelRequest,
+  type ProviderCredential,
+} from './types.js';
 
 type Item = Record<string, unknown>;
 
@@ -41,7 +50,8 @@ function toInput(messages: ChatMessage[], reasoningModel: boolean): Item[] {
       else if (b.type === 'text' && b.text) parts.push({ type: 'input_text', text: b.text });
       else if (b.type === 'image') parts.push({ type: 'input_image', image_url: `data:${b.mediaType};base64,${b.data}`, detail: 'auto' });
       else if (b.type === 'document' && b.mediaType === 'text/plain') parts.push({ type: 'input_text', text: `${b.title ? `# ${b.title}\n\n` : ''}${b.data}` });
-      else if (b.type === 'document') parts.push({ type: 'input_file', filename: b.title || 'document.pdf', file_data: `data:${b.mediaType};base64,${b.data}` });
+      else if (b.type === 'document')
+        parts.push({ type: 'input_file', filename: b.title || 'document.pdf', file_data: `data:${b.mediaType};base64,${b.data}` });
     }
     if (parts.length) out.push({ type: 'message', role: 'user', content: parts });
   }
@@ -58,7 +68,9 @@ export function responsesBody(req: ModelRequest): Record<string, unknown> {
     ...(req.system ? { instructions: req.system } : {}),
     input: toInput(req.messages, reasoningModel),
     // strict defaults to true on this API, which needs schemas our tools do not promise.
-    ...(req.tools.length ? { tools: req.tools.map((t) => ({ type: 'function', name: t.name, description: t.description, parameters: t.inputSchema, strict: false })) } : {}),
+    ...(req.tools.length
+      ? { tools: req.tools.map((t) => ({ type: 'function', name: t.name, description: t.description, parameters: t.inputSchema, strict: false })) }
+      : {}),
     // Counts reasoning and answer together, as max_completion_tokens does on Chat Completions.
     ...(req.maxTokens ? { max_output_tokens: req.maxTokens } : {}),
     // Non-reasoning models refuse `reasoning` (a 400), so only reasoning models get it.
@@ -150,7 +162,12 @@ export async function* streamOpenAIResponses(req: ModelRequest, cred: ProviderCr
           } else if (item.type === 'reasoning') {
             const streamed = reasoning.get(item.id)?.text ?? '';
             // A summary given only in the finished item (no deltas) is still shown.
-            const whole = Array.isArray(item.summary) ? item.summary.map((p: { text?: string }) => p?.text ?? '').filter(Boolean).join('\n\n') : '';
+            const whole = Array.isArray(item.summary)
+              ? item.summary
+                  .map((p: { text?: string }) => p?.text ?? '')
+                  .filter(Boolean)
+                  .join('\n\n')
+              : '';
             if (!streamed && whole) yield { type: 'reasoning_delta', text: whole };
             const text = streamed || whole;
             const encrypted = typeof item.encrypted_content === 'string' && item.encrypted_content ? item.encrypted_content : null;
@@ -163,8 +180,14 @@ export async function* streamOpenAIResponses(req: ModelRequest, cred: ProviderCr
         case 'response.incomplete': {
           const r = ev.response ?? {};
           if (r.usage && typeof r.usage === 'object') yield { type: 'usage', usage: responsesUsage(r.usage) };
-          stop = ev.type === 'response.completed' ? (sawCall ? 'tool_use' : 'end_turn')
-            : r.incomplete_details?.reason === 'max_output_tokens' ? 'max_tokens' : 'other';
+          stop =
+            ev.type === 'response.completed'
+              ? sawCall
+                ? 'tool_use'
+                : 'end_turn'
+              : r.incomplete_details?.reason === 'max_output_tokens'
+                ? 'max_tokens'
+                : 'other';
           break read; // do not wait for the server to close the connection
         }
         case 'response.failed': {

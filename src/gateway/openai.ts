@@ -50,7 +50,9 @@ function toOpenAIMessages(system: string, messages: ChatMessage[]): Record<strin
       out.push({
         role: 'assistant',
         content: text || null,
-        ...(calls.length ? { tool_calls: calls.map((c) => ({ id: c.id, type: 'function', function: { name: c.name, arguments: JSON.stringify(c.input) } })) } : {}),
+        ...(calls.length
+          ? { tool_calls: calls.map((c) => ({ id: c.id, type: 'function', function: { name: c.name, arguments: JSON.stringify(c.input) } })) }
+          : {}),
       });
       continue;
     }
@@ -62,7 +64,8 @@ function toOpenAIMessages(system: string, messages: ChatMessage[]): Record<strin
       else if (b.type === 'text' && b.text) parts.push({ type: 'text', text: b.text });
       else if (b.type === 'image') parts.push({ type: 'image_url', image_url: { url: `data:${b.mediaType};base64,${b.data}` } });
       else if (b.type === 'document' && b.mediaType === 'text/plain') parts.push({ type: 'text', text: `${b.title ? `# ${b.title}\n\n` : ''}${b.data}` });
-      else if (b.type === 'document') parts.push({ type: 'file', file: { filename: b.title || 'document.pdf', file_data: `data:${b.mediaType};base64,${b.data}` } });
+      else if (b.type === 'document')
+        parts.push({ type: 'file', file: { filename: b.title || 'document.pdf', file_data: `data:${b.mediaType};base64,${b.data}` } });
     }
     if (parts.length) out.push({ role: 'user', content: parts });
   }
@@ -76,14 +79,21 @@ export function openaiBody(req: ModelRequest): Record<string, unknown> {
     stream: true,
     stream_options: { include_usage: true },
     messages: toOpenAIMessages(req.system, req.messages),
-    ...(req.tools.length ? { tools: req.tools.map((t) => ({ type: 'function', function: { name: t.name, description: t.description, parameters: t.inputSchema } })) } : {}),
+    ...(req.tools.length
+      ? { tools: req.tools.map((t) => ({ type: 'function', function: { name: t.name, description: t.description, parameters: t.inputSchema } })) }
+      : {}),
     // max_tokens is refused by reasoning models; max_completion_tokens works for all.
     ...(req.maxTokens ? { max_completion_tokens: req.maxTokens } : {}),
     ...(effort ? { reasoning_effort: effort } : {}),
   };
 }
 
-const FINISH: Record<string, 'end_turn' | 'tool_use' | 'max_tokens'> = { stop: 'end_turn', tool_calls: 'tool_use', function_call: 'tool_use', length: 'max_tokens' };
+const FINISH: Record<string, 'end_turn' | 'tool_use' | 'max_tokens'> = {
+  stop: 'end_turn',
+  tool_calls: 'tool_use',
+  function_call: 'tool_use',
+  length: 'max_tokens',
+};
 
 interface CallState {
   id: string;
@@ -156,7 +166,15 @@ export async function* streamOpenAI(req: ModelRequest, cred: ProviderCredential,
         const u = chunk.usage;
         const cached = u.prompt_tokens_details?.cached_tokens ?? 0;
         sawUsage = true;
-        yield { type: 'usage', usage: { ...emptyUsage(), inputTokens: Math.max(0, (u.prompt_tokens ?? 0) - cached), outputTokens: u.completion_tokens ?? 0, cacheReadTokens: cached } };
+        yield {
+          type: 'usage',
+          usage: {
+            ...emptyUsage(),
+            inputTokens: Math.max(0, (u.prompt_tokens ?? 0) - cached),
+            outputTokens: u.completion_tokens ?? 0,
+            cacheReadTokens: cached,
+          },
+        };
       }
     }
   } catch (err) {

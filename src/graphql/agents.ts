@@ -8,14 +8,20 @@ import { builder } from './builder.js';
 import { AppError } from '../errors.js';
 import { prisma } from '../db/client.js';
 import type { Viewer } from '../auth/viewer.js';
-import {
-  createAgent, updateAgent, archiveAgent, deleteAgent, setPrompt, listSecrets, putSecret, deleteSecret, findAgent,
-} from '../agents/agents.js';
+import { createAgent, updateAgent, archiveAgent, deleteAgent, setPrompt, listSecrets, putSecret, deleteSecret, findAgent } from '../agents/agents.js';
 import { agentDetailRow } from '../agents/detail-row.js';
 import { agentView, agentViews } from '../agents/view.js';
 import {
-  agentBody, createAgentBody, patchAgentBody, promptUpdateResult, promptVersionBody, putPromptBody, putSecretBody, secretKeyBody,
-  type AgentView, type PromptVersionView,
+  agentBody,
+  createAgentBody,
+  patchAgentBody,
+  promptUpdateResult,
+  promptVersionBody,
+  putPromptBody,
+  putSecretBody,
+  secretKeyBody,
+  type AgentView,
+  type PromptVersionView,
 } from '../agents/contract.js';
 import { inputOf, objectOf } from '../contract/graphql-types.js';
 import { takeInput } from '../contract/input.js';
@@ -34,7 +40,8 @@ async function agentNow(viewer: Viewer, id: string): Promise<AgentView> {
 // ── queries ─────────────────────────────────────────────────────────────────────────────────
 
 const listWhere = (universeId: string, archived: boolean | null | undefined) => ({
-  universeId, ...(archived == null ? {} : { archived }),
+  universeId,
+  ...(archived == null ? {} : { archived }),
 });
 
 /** Each connection answered by `agents`, with how to count all its agents (only when asked). */
@@ -51,7 +58,8 @@ builder.queryField('agents', (t) =>
         const universe = ctx.viewer!.universe;
         const where = listWhere(universe.id, args.archived);
         const connection = await newestFirst(args, { defaultSize: 100, maxSize: 1000 }, async (page) =>
-          agentViews(universe.slug, await prisma.agent.findMany({ where: { ...where, ...page.where }, orderBy: page.orderBy, take: page.take })));
+          agentViews(universe.slug, await prisma.agent.findMany({ where: { ...where, ...page.where }, orderBy: page.orderBy, take: page.take })),
+        );
         totals.set(connection, () => prisma.agent.count({ where }));
         return connection;
       },
@@ -83,7 +91,9 @@ builder.queryField('agentPromptVersions', (t) =>
     resolve: async (_root, { agentId }, ctx) => {
       const agent = await findAgent(ctx.viewer!, agentId);
       const rows = await prisma.promptVersion.findMany({ where: { agentId: agent.id }, orderBy: { version: 'desc' } });
-      return rows.map((v): PromptVersionView => ({ version: v.version, note: v.note, createdAt: v.createdAt.toISOString(), active: v.active, content: v.content }));
+      return rows.map(
+        (v): PromptVersionView => ({ version: v.version, note: v.note, createdAt: v.createdAt.toISOString(), active: v.active, content: v.content }),
+      );
     },
   }),
 );

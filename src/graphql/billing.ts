@@ -6,7 +6,15 @@ import { AppError } from '../errors.js';
 import { ENGINE_NAMES, defaultModel, engineModels } from '../catalog/catalog.js';
 import { nanoToCents } from '../billing/money.js';
 import { grant } from '../billing/wallet.js';
-import { listSubscriptions, putSubscription, patchSubscription, deleteSubscription, getSubscription, subscriptionView, subscriptionViews } from '../billing/subscriptions.js';
+import {
+  listSubscriptions,
+  putSubscription,
+  patchSubscription,
+  deleteSubscription,
+  getSubscription,
+  subscriptionView,
+  subscriptionViews,
+} from '../billing/subscriptions.js';
 import { modelSubscriptionBody, patchSubscriptionBody, putSubscriptionBody } from '../billing/contract.js';
 import { inputOf, objectOf } from '../contract/graphql-types.js';
 import { takeInput } from '../contract/input.js';
@@ -14,9 +22,14 @@ import { takeInput } from '../contract/input.js';
 const CatalogModel = builder.simpleObject('CatalogModel', {
   description: 'A current model with its list prices in USD per million tokens',
   fields: (t) => ({
-    id: t.string(), provider: t.string({ description: 'anthropic, openai, or demo (the built-in demo model: no provider, no key, no cost)' }), aliases: t.stringList(),
+    id: t.string(),
+    provider: t.string({ description: 'anthropic, openai, or demo (the built-in demo model: no provider, no key, no cost)' }),
+    aliases: t.stringList(),
     description: t.string({ nullable: true, description: 'What is special about the model, e.g. that it is the demo model' }),
-    inputPerMillion: t.float(), outputPerMillion: t.float(), cacheReadPerMillion: t.float(), cacheWritePerMillion: t.float(),
+    inputPerMillion: t.float(),
+    outputPerMillion: t.float(),
+    cacheReadPerMillion: t.float(),
+    cacheWritePerMillion: t.float(),
   }),
 });
 const Engine = builder.simpleObject('Engine', {
@@ -28,14 +41,21 @@ builder.queryField('engines', (t) =>
     type: [Engine],
     description: 'Each engine (agentType) with its current models and list prices: the catalog llm values are checked against',
     authScopes: { read: true },
-    resolve: () => ENGINE_NAMES.map((agentType) => ({
-      agentType,
-      defaultModel: defaultModel(agentType),
-      models: engineModels(agentType).map((m) => ({
-        id: m.id, provider: m.provider, aliases: m.aliases, description: m.description ?? null,
-        inputPerMillion: m.prices.input, outputPerMillion: m.prices.output, cacheReadPerMillion: m.prices.cache_read, cacheWritePerMillion: m.prices.cache_write,
+    resolve: () =>
+      ENGINE_NAMES.map((agentType) => ({
+        agentType,
+        defaultModel: defaultModel(agentType),
+        models: engineModels(agentType).map((m) => ({
+          id: m.id,
+          provider: m.provider,
+          aliases: m.aliases,
+          description: m.description ?? null,
+          inputPerMillion: m.prices.input,
+          outputPerMillion: m.prices.output,
+          cacheReadPerMillion: m.prices.cache_read,
+          cacheWritePerMillion: m.prices.cache_write,
+        })),
       })),
-    })),
   }),
 );
 
@@ -55,7 +75,11 @@ builder.prismaObject('WalletEntry', {
 });
 
 const Wallet = builder.simpleObject('Wallet', {
-  fields: (t) => ({ universe: t.string(), balance: t.field({ type: Money }), held: t.field({ type: Money, description: 'Reserved by model calls in flight' }) }),
+  fields: (t) => ({
+    universe: t.string(),
+    balance: t.field({ type: Money }),
+    held: t.field({ type: Money, description: 'Reserved by model calls in flight' }),
+  }),
 });
 
 async function walletOf(universeId: string) {
@@ -63,9 +87,7 @@ async function walletOf(universeId: string) {
   return { universe: u.slug, balance: usd(u.balanceNanoUsd), held: usd(u.heldNanoUsd) };
 }
 
-builder.queryField('wallet', (t) =>
-  t.field({ type: Wallet, authScopes: { read: true }, resolve: (_r, _a, ctx) => walletOf(ctx.viewer!.universe.id) }),
-);
+builder.queryField('wallet', (t) => t.field({ type: Wallet, authScopes: { read: true }, resolve: (_r, _a, ctx) => walletOf(ctx.viewer!.universe.id) }));
 
 builder.queryField('walletEntries', (t) =>
   t.prismaConnection({
@@ -84,7 +106,8 @@ builder.mutationField('grantCredits', (t) =>
     args: { universe: t.arg.string({ required: true }), amountCents: t.arg.string({ required: true }), note: t.arg.string() },
     authScopes: { $all: { owner: true, admin: true } },
     resolve: async (_r, args) => {
-      if (!/^[0-9]{1,15}$/.test(args.amountCents) || BigInt(args.amountCents) === 0n) throw new AppError('invalid_request', 'amountCents must be 1 to 15 digits, above zero');
+      if (!/^[0-9]{1,15}$/.test(args.amountCents) || BigInt(args.amountCents) === 0n)
+        throw new AppError('invalid_request', 'amountCents must be 1 to 15 digits, above zero');
       const u = await prisma.universe.findUnique({ where: { slug: args.universe } });
       if (!u) throw new AppError('not_found', `universe ${args.universe} not found`);
       await grant(u.id, BigInt(args.amountCents), args.note ?? null);
@@ -99,14 +122,17 @@ const ModelSubscriptionType = objectOf(modelSubscriptionBody);
 
 builder.queryField('modelSubscriptions', (t) =>
   t.field({
-    type: [ModelSubscriptionType], authScopes: { read: true },
+    type: [ModelSubscriptionType],
+    authScopes: { read: true },
     resolve: async (_r, _a, ctx) => subscriptionViews(ctx.viewer!.universe.id, await listSubscriptions(ctx.viewer!)),
   }),
 );
 
 builder.queryField('modelSubscription', (t) =>
   t.field({
-    type: ModelSubscriptionType, args: { provider: t.arg.string({ required: true }) }, authScopes: { read: true },
+    type: ModelSubscriptionType,
+    args: { provider: t.arg.string({ required: true }) },
+    authScopes: { read: true },
     resolve: async (_r, { provider }, ctx) => subscriptionView(await getSubscription(ctx.viewer!, provider)),
   }),
 );
@@ -127,7 +153,8 @@ builder.mutationField('updateModelSubscription', (t) =>
     description: 'Change label or useForNewAgents',
     args: { provider: t.arg.string({ required: true }), input: t.arg({ type: inputOf(patchSubscriptionBody, 'UpdateModelSubscription'), required: true }) },
     authScopes: { write: true },
-    resolve: async (_r, { provider, input }, ctx) => subscriptionView(await patchSubscription(ctx.viewer!, provider, takeInput(ctx, patchSubscriptionBody, input))),
+    resolve: async (_r, { provider, input }, ctx) =>
+      subscriptionView(await patchSubscription(ctx.viewer!, provider, takeInput(ctx, patchSubscriptionBody, input))),
   }),
 );
 

@@ -6,16 +6,43 @@ import { builder } from './builder.js';
 import { inputOf, objectOf } from '../contract/graphql-types.js';
 import { takeInput } from '../contract/input.js';
 import {
-  createAppBody, patchAppBody, channelApp, createConnectionBody, channelConnection, putBindingBody, createBindingBody, channelBinding,
-  channelCapabilities, postMessageBody, postedMessage, deliveryBody, channelDelivery, createChannelWebhookBody, patchChannelWebhookBody,
-  channelWebhookEndpoint, createdChannelWebhookEndpoint, channelEvent, loopbackInboundBody, loopbackAccepted, loopbackOutboxItem,
-  CHANNEL_EVENT_TYPES, type ChannelEventJson, type ConnectionPlatform,
+  createAppBody,
+  patchAppBody,
+  channelApp,
+  createConnectionBody,
+  channelConnection,
+  putBindingBody,
+  createBindingBody,
+  channelBinding,
+  channelCapabilities,
+  postMessageBody,
+  postedMessage,
+  deliveryBody,
+  channelDelivery,
+  createChannelWebhookBody,
+  patchChannelWebhookBody,
+  channelWebhookEndpoint,
+  createdChannelWebhookEndpoint,
+  channelEvent,
+  loopbackInboundBody,
+  loopbackAccepted,
+  loopbackOutboxItem,
+  CHANNEL_EVENT_TYPES,
+  type ChannelEventJson,
+  type ConnectionPlatform,
 } from '../channels/contract.js';
 import { appJson, createApp, deleteApp, findApp, listApps, patchApp } from '../channels/apps.js';
 import { capabilitiesOf, connectionJson, createConnection, deleteConnection, findConnection, listConnections } from '../channels/connections.js';
 import { bindingJson, clearConnectionBinding, createBinding, deleteBinding, listBindings, setConnectionBinding } from '../channels/bindings.js';
 import { createDelivery, postMessage } from '../channels/posting.js';
-import { channelEndpointJson, createChannelWebhook, deleteChannelWebhook, findChannelWebhook, listChannelWebhooks, patchChannelWebhook } from '../channels/endpoints.js';
+import {
+  channelEndpointJson,
+  createChannelWebhook,
+  deleteChannelWebhook,
+  findChannelWebhook,
+  listChannelWebhooks,
+  patchChannelWebhook,
+} from '../channels/endpoints.js';
 import { loopbackOutbox, receiveLoopback } from '../channels/loopback.js';
 import { channelEventFeed } from '../channels/mirror.js';
 
@@ -34,7 +61,12 @@ builder.queryField('channelApps', (t) =>
   t.field({ type: [ChannelAppType], authScopes: { read: true }, resolve: async (_r, _a, ctx) => (await listApps(ctx.viewer!)).map(appJson) }),
 );
 builder.queryField('channelApp', (t) =>
-  t.field({ type: ChannelAppType, args: { id: t.arg.string({ required: true }) }, authScopes: { read: true }, resolve: async (_r, a, ctx) => appJson(await findApp(ctx.viewer!, a.id)) }),
+  t.field({
+    type: ChannelAppType,
+    args: { id: t.arg.string({ required: true }) },
+    authScopes: { read: true },
+    resolve: async (_r, a, ctx) => appJson(await findApp(ctx.viewer!, a.id)),
+  }),
 );
 builder.mutationField('createChannelApp', (t) =>
   t.field({
@@ -55,16 +87,29 @@ builder.mutationField('updateChannelApp', (t) =>
   }),
 );
 builder.mutationField('deleteChannelApp', (t) =>
-  t.boolean({ args: { id: t.arg.string({ required: true }) }, authScopes: { write: true }, resolve: async (_r, { id }, ctx) => (await deleteApp(ctx.viewer!, id), true) }),
+  t.boolean({
+    args: { id: t.arg.string({ required: true }) },
+    authScopes: { write: true },
+    resolve: async (_r, { id }, ctx) => (await deleteApp(ctx.viewer!, id), true),
+  }),
 );
 
 // ---- connections ----
 
 builder.queryField('channelConnections', (t) =>
-  t.field({ type: [ChannelConnectionType], authScopes: { read: true }, resolve: async (_r, _a, ctx) => (await listConnections(ctx.viewer!)).map(connectionJson) }),
+  t.field({
+    type: [ChannelConnectionType],
+    authScopes: { read: true },
+    resolve: async (_r, _a, ctx) => (await listConnections(ctx.viewer!)).map(connectionJson),
+  }),
 );
 builder.queryField('channelConnection', (t) =>
-  t.field({ type: ChannelConnectionType, args: { id: t.arg.string({ required: true }) }, authScopes: { read: true }, resolve: async (_r, a, ctx) => connectionJson(await findConnection(ctx.viewer!, a.id)) }),
+  t.field({
+    type: ChannelConnectionType,
+    args: { id: t.arg.string({ required: true }) },
+    authScopes: { read: true },
+    resolve: async (_r, a, ctx) => connectionJson(await findConnection(ctx.viewer!, a.id)),
+  }),
 );
 builder.queryField('channelCapabilities', (t) =>
   t.field({
@@ -87,19 +132,27 @@ builder.mutationField('createChannelConnection', (t) =>
   }),
 );
 builder.mutationField('deleteChannelConnection', (t) =>
-  t.boolean({ args: { id: t.arg.string({ required: true }) }, authScopes: { write: true }, resolve: async (_r, { id }, ctx) => (await deleteConnection(ctx.viewer!, id), true) }),
+  t.boolean({
+    args: { id: t.arg.string({ required: true }) },
+    authScopes: { write: true },
+    resolve: async (_r, { id }, ctx) => (await deleteConnection(ctx.viewer!, id), true),
+  }),
 );
 builder.mutationField('setChannelConnectionBinding', (t) =>
   t.field({
     type: ChannelBindingType,
-    description: "Sets the connection-level binding (the single slot every thread without its own binding follows)",
+    description: 'Sets the connection-level binding (the single slot every thread without its own binding follows)',
     args: { id: t.arg.string({ required: true }), input: t.arg({ type: inputOf(putBindingBody, 'SetChannelConnectionBinding'), required: true }) },
     authScopes: { write: true },
     resolve: async (_r, { id, input }, ctx) => bindingJson(await setConnectionBinding(ctx.viewer!, id, takeInput(ctx, putBindingBody, input).destination)),
   }),
 );
 builder.mutationField('clearChannelConnectionBinding', (t) =>
-  t.boolean({ args: { id: t.arg.string({ required: true }) }, authScopes: { write: true }, resolve: async (_r, { id }, ctx) => (await clearConnectionBinding(ctx.viewer!, id), true) }),
+  t.boolean({
+    args: { id: t.arg.string({ required: true }) },
+    authScopes: { write: true },
+    resolve: async (_r, { id }, ctx) => (await clearConnectionBinding(ctx.viewer!, id), true),
+  }),
 );
 
 // ---- bindings ----
@@ -107,7 +160,7 @@ builder.mutationField('clearChannelConnectionBinding', (t) =>
 builder.queryField('channelBindings', (t) =>
   t.field({
     type: [ChannelBindingType],
-    args: { connectionId: t.arg.string({ description: 'Only this connection\'s bindings' }) },
+    args: { connectionId: t.arg.string({ description: "Only this connection's bindings" }) },
     authScopes: { read: true },
     resolve: async (_r, a, ctx) => (await listBindings(ctx.viewer!, a.connectionId ?? undefined)).map(bindingJson),
   }),
@@ -121,7 +174,11 @@ builder.mutationField('createChannelBinding', (t) =>
   }),
 );
 builder.mutationField('deleteChannelBinding', (t) =>
-  t.boolean({ args: { id: t.arg.string({ required: true }) }, authScopes: { write: true }, resolve: async (_r, { id }, ctx) => (await deleteBinding(ctx.viewer!, id), true) }),
+  t.boolean({
+    args: { id: t.arg.string({ required: true }) },
+    authScopes: { write: true },
+    resolve: async (_r, { id }, ctx) => (await deleteBinding(ctx.viewer!, id), true),
+  }),
 );
 
 // ---- posting ----
@@ -130,7 +187,11 @@ builder.mutationField('postChannelMessage', (t) =>
   t.field({
     type: objectOf(postedMessage),
     description: 'Post into a thread (replying to its latest routed message); `done` clears the working marker',
-    args: { connectionId: t.arg.string({ required: true }), threadId: t.arg.string({ required: true }), input: t.arg({ type: inputOf(postMessageBody, 'PostChannelMessage'), required: true }) },
+    args: {
+      connectionId: t.arg.string({ required: true }),
+      threadId: t.arg.string({ required: true }),
+      input: t.arg({ type: inputOf(postMessageBody, 'PostChannelMessage'), required: true }),
+    },
     authScopes: { write: true },
     resolve: (_r, { connectionId, threadId, input }, ctx) => postMessage(ctx.viewer!, connectionId, threadId, takeInput(ctx, postMessageBody, input)),
   }),
@@ -138,7 +199,7 @@ builder.mutationField('postChannelMessage', (t) =>
 builder.mutationField('createChannelDelivery', (t) =>
   t.field({
     type: objectOf(channelDelivery),
-    description: 'Post proactively into the connection\'s conversation; replies there route to the destination. A refusal emits delivery.failed',
+    description: "Post proactively into the connection's conversation; replies there route to the destination. A refusal emits delivery.failed",
     args: { connectionId: t.arg.string({ required: true }), input: t.arg({ type: inputOf(deliveryBody, 'CreateChannelDelivery'), required: true }) },
     authScopes: { write: true },
     resolve: (_r, { connectionId, input }, ctx) => createDelivery(ctx.viewer!, connectionId, takeInput(ctx, deliveryBody, input)),
@@ -147,12 +208,23 @@ builder.mutationField('createChannelDelivery', (t) =>
 
 // ---- channel webhook endpoints ----
 
-builder.queryField('channelEventTypes', (t) => t.stringList({ description: 'Events a channel webhook endpoint can subscribe to', resolve: () => [...CHANNEL_EVENT_TYPES] }));
+builder.queryField('channelEventTypes', (t) =>
+  t.stringList({ description: 'Events a channel webhook endpoint can subscribe to', resolve: () => [...CHANNEL_EVENT_TYPES] }),
+);
 builder.queryField('channelWebhooks', (t) =>
-  t.field({ type: [ChannelWebhookType], authScopes: { read: true }, resolve: async (_r, _a, ctx) => (await listChannelWebhooks(ctx.viewer!)).map(channelEndpointJson) }),
+  t.field({
+    type: [ChannelWebhookType],
+    authScopes: { read: true },
+    resolve: async (_r, _a, ctx) => (await listChannelWebhooks(ctx.viewer!)).map(channelEndpointJson),
+  }),
 );
 builder.queryField('channelWebhook', (t) =>
-  t.field({ type: ChannelWebhookType, args: { id: t.arg.string({ required: true }) }, authScopes: { read: true }, resolve: async (_r, a, ctx) => channelEndpointJson(await findChannelWebhook(ctx.viewer!, a.id)) }),
+  t.field({
+    type: ChannelWebhookType,
+    args: { id: t.arg.string({ required: true }) },
+    authScopes: { read: true },
+    resolve: async (_r, a, ctx) => channelEndpointJson(await findChannelWebhook(ctx.viewer!, a.id)),
+  }),
 );
 builder.mutationField('createChannelWebhook', (t) =>
   t.field({
@@ -176,7 +248,11 @@ builder.mutationField('updateChannelWebhook', (t) =>
   }),
 );
 builder.mutationField('deleteChannelWebhook', (t) =>
-  t.boolean({ args: { id: t.arg.string({ required: true }) }, authScopes: { write: true }, resolve: async (_r, { id }, ctx) => (await deleteChannelWebhook(ctx.viewer!, id), true) }),
+  t.boolean({
+    args: { id: t.arg.string({ required: true }) },
+    authScopes: { write: true },
+    resolve: async (_r, { id }, ctx) => (await deleteChannelWebhook(ctx.viewer!, id), true),
+  }),
 );
 
 // ---- loopback ----
@@ -184,7 +260,7 @@ builder.mutationField('deleteChannelWebhook', (t) =>
 builder.mutationField('playLoopbackInbound', (t) =>
   t.field({
     type: objectOf(loopbackAccepted),
-    description: 'Play an end user\'s message into a CONNECTED loopback connection (processed like a platform\'s)',
+    description: "Play an end user's message into a CONNECTED loopback connection (processed like a platform's)",
     args: { connectionId: t.arg.string({ required: true }), input: t.arg({ type: inputOf(loopbackInboundBody, 'LoopbackInbound'), required: true }) },
     authScopes: { write: true },
     resolve: (_r, { connectionId, input }, ctx) => receiveLoopback(ctx.viewer!, connectionId, takeInput(ctx, loopbackInboundBody, input)),
@@ -205,7 +281,7 @@ builder.queryField('loopbackOutbox', (t) =>
 builder.subscriptionField('channelEvents', (t) =>
   t.field({
     type: ChannelEventObject,
-    description: 'The universe\'s channel events as they happen (the payloads channel webhooks get); resumes after `after` (an event id)',
+    description: "The universe's channel events as they happen (the payloads channel webhooks get); resumes after `after` (an event id)",
     args: { after: t.arg.string() },
     authScopes: { read: true },
     subscribe: (_r, a, ctx) => channelEventFeed(ctx.viewer!, a.after ?? null),

@@ -22,7 +22,9 @@ builder.queryField('environments', (t) =>
 );
 builder.queryField('environment', (t) =>
   t.field({
-    type: EnvironmentType, args: { id: t.arg.string({ required: true }) }, authScopes: { read: true },
+    type: EnvironmentType,
+    args: { id: t.arg.string({ required: true }) },
+    authScopes: { read: true },
     resolve: async (_r, { id }, ctx) => environmentView(await findEnvironment(ctx.viewer!, id)),
   }),
 );

@@ -12,18 +12,33 @@ builder.queryField('files', (t) =>
   t.field({
     type: objectOf(fileList),
     description: "The universe's uploads, or with scopeId a session's files; ids returns exactly those files",
-    args: { limit: t.arg.int({ description: '1 to 100, default 20' }), page: t.arg.string(), ids: t.arg.stringList({ description: 'at most 100' }), scopeId: t.arg.string({ description: "sess_… id: that session's files" }) },
+    args: {
+      limit: t.arg.int({ description: '1 to 100, default 20' }),
+      page: t.arg.string(),
+      ids: t.arg.stringList({ description: 'at most 100' }),
+      scopeId: t.arg.string({ description: "sess_… id: that session's files" }),
+    },
     authScopes: { read: true },
     resolve: async (_r, args, ctx) => {
       if (args.limit != null && (args.limit < 1 || args.limit > 100)) throw new AppError('invalid_request', 'limit must be between 1 and 100');
       if (args.ids && args.ids.length > 100) throw new AppError('invalid_request', 'ids[] takes at most 100 ids');
-      return listFiles(ctx.viewer!, { limit: args.limit ?? undefined, page: args.page ?? undefined, ids: args.ids ?? undefined, scopeId: args.scopeId ?? undefined });
+      return listFiles(ctx.viewer!, {
+        limit: args.limit ?? undefined,
+        page: args.page ?? undefined,
+        ids: args.ids ?? undefined,
+        scopeId: args.scopeId ?? undefined,
+      });
     },
   }),
 );
 
 builder.queryField('file', (t) =>
-  t.field({ type: FileType, args: { id: t.arg.string({ required: true }) }, authScopes: { read: true }, resolve: async (_r, { id }, ctx) => fileJson(await findFile(ctx.viewer!, id)) satisfies FileView }),
+  t.field({
+    type: FileType,
+    args: { id: t.arg.string({ required: true }) },
+    authScopes: { read: true },
+    resolve: async (_r, { id }, ctx) => fileJson(await findFile(ctx.viewer!, id)) satisfies FileView,
+  }),
 );
 
 builder.mutationField('deleteFile', (t) =>

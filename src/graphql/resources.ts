@@ -43,7 +43,11 @@ builder.mutationField('rotateSessionResourceToken', (t) =>
   t.field({
     type: SessionResourceType,
     description: "Rotate a repository resource's token (re-encrypted; never enters the sandbox)",
-    args: { sessionId: t.arg.string({ required: true }), id: t.arg.string({ required: true }), input: t.arg({ type: inputOf(rotateTokenBody, 'RotateResourceToken'), required: true }) },
+    args: {
+      sessionId: t.arg.string({ required: true }),
+      id: t.arg.string({ required: true }),
+      input: t.arg({ type: inputOf(rotateTokenBody, 'RotateResourceToken'), required: true }),
+    },
     authScopes: { write: true },
     resolve: async (_r, a, ctx) => resourceView(await rotateToken(ctx.viewer!, a.sessionId, a.id, takeInput(ctx, rotateTokenBody, a.input))),
   }),

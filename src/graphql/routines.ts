@@ -27,7 +27,9 @@ builder.queryField('routines', (t) =>
 );
 builder.queryField('routine', (t) =>
   t.field({
-    type: RoutineType, args: { id: t.arg.string({ required: true }) }, authScopes: { read: true },
+    type: RoutineType,
+    args: { id: t.arg.string({ required: true }) },
+    authScopes: { read: true },
     resolve: async (_r, { id }, ctx) => routineView(await findRoutine(ctx.viewer!, id)),
   }),
 );
@@ -40,7 +42,8 @@ builder.queryField('routineRuns', (t) =>
     resolve: async (_r, args, ctx) => {
       const routine = await findRoutine(ctx.viewer!, args.routineId);
       return newestFirst(args, PAGE, async (page) =>
-        (await prisma.routineRun.findMany({ where: { routineId: routine.id, ...page.where }, orderBy: page.orderBy, take: page.take })).map(routineRunView));
+        (await prisma.routineRun.findMany({ where: { routineId: routine.id, ...page.where }, orderBy: page.orderBy, take: page.take })).map(routineRunView),
+      );
     },
   }),
 );
@@ -67,7 +70,10 @@ builder.mutationField('updateRoutine', (t) =>
 const verb = (name: string, description: string, fn: (viewer: Viewer, id: string) => Promise<Routine>) =>
   builder.mutationField(name, (t) =>
     t.field({
-      type: RoutineType, description, args: { id: t.arg.string({ required: true }) }, authScopes: { write: true },
+      type: RoutineType,
+      description,
+      args: { id: t.arg.string({ required: true }) },
+      authScopes: { write: true },
       resolve: async (_r, { id }, ctx) => routineView(await fn(ctx.viewer!, id)),
     }),
   );

@@ -2,7 +2,17 @@
 // Inputs and outputs are derived from the zod schemas of src/skills/contract.ts.
 import { builder } from './builder.js';
 import {
-  createSkill, findSkill, addRevision, findRevision, deleteSkill, deleteRevision, filesFromJson, listSkills, listRevisions, skillView, skillRevisionView,
+  createSkill,
+  findSkill,
+  addRevision,
+  findRevision,
+  deleteSkill,
+  deleteRevision,
+  filesFromJson,
+  listSkills,
+  listRevisions,
+  skillView,
+  skillRevisionView,
 } from '../skills/skills.js';
 import { skillBundleBody, skillBody, skillRevisionBody, createdSkillBody } from '../skills/contract.js';
 import { inputOf, objectOf } from '../contract/graphql-types.js';
@@ -22,17 +32,27 @@ builder.queryField('skills', (t) =>
   }),
 );
 builder.queryField('skill', (t) =>
-  t.field({ type: SkillType, args: { id: t.arg.string({ required: true }) }, authScopes: { read: true }, resolve: async (_r, { id }, ctx) => skillView(await findSkill(ctx.viewer!, id)) }),
+  t.field({
+    type: SkillType,
+    args: { id: t.arg.string({ required: true }) },
+    authScopes: { read: true },
+    resolve: async (_r, { id }, ctx) => skillView(await findSkill(ctx.viewer!, id)),
+  }),
 );
 builder.queryField('skillRevisions', (t) =>
   t.field({
-    type: [SkillRevisionType], description: 'Revisions, newest first', args: { skillId: t.arg.string({ required: true }) }, authScopes: { read: true },
+    type: [SkillRevisionType],
+    description: 'Revisions, newest first',
+    args: { skillId: t.arg.string({ required: true }) },
+    authScopes: { read: true },
     resolve: async (_r, { skillId }, ctx) => (await listRevisions(ctx.viewer!, skillId)).map(skillRevisionView),
   }),
 );
 builder.queryField('skillRevision', (t) =>
   t.field({
-    type: SkillRevisionType, args: { skillId: t.arg.string({ required: true }), id: t.arg.string({ required: true }) }, authScopes: { read: true },
+    type: SkillRevisionType,
+    args: { skillId: t.arg.string({ required: true }), id: t.arg.string({ required: true }) },
+    authScopes: { read: true },
     resolve: async (_r, a, ctx) => skillRevisionView(await findRevision(ctx.viewer!, a.skillId, a.id)),
   }),
 );
@@ -60,7 +80,8 @@ builder.mutationField('createSkillRevision', (t) =>
 builder.mutationField('deleteSkill', (t) =>
   t.boolean({
     description: 'Delete a skill and all its revisions (skill_in_use while an agent references it)',
-    args: { id: t.arg.string({ required: true }) }, authScopes: { write: true },
+    args: { id: t.arg.string({ required: true }) },
+    authScopes: { write: true },
     resolve: async (_r, { id }, ctx) => {
       await deleteSkill(ctx.viewer!, id);
       return true;
@@ -70,7 +91,8 @@ builder.mutationField('deleteSkill', (t) =>
 builder.mutationField('deleteSkillRevision', (t) =>
   t.boolean({
     description: 'Delete a revision (not the only one; not one an agent pins)',
-    args: { skillId: t.arg.string({ required: true }), id: t.arg.string({ required: true }) }, authScopes: { write: true },
+    args: { skillId: t.arg.string({ required: true }), id: t.arg.string({ required: true }) },
+    authScopes: { write: true },
     resolve: async (_r, a, ctx) => {
       await deleteRevision(ctx.viewer!, a.skillId, a.id);
       return true;

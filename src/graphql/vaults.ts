@@ -22,7 +22,9 @@ builder.queryField('vaults', (t) =>
 );
 builder.queryField('vault', (t) =>
   t.field({
-    type: VaultType, args: { id: t.arg.string({ required: true }) }, authScopes: { read: true },
+    type: VaultType,
+    args: { id: t.arg.string({ required: true }) },
+    authScopes: { read: true },
     resolve: async (_r, { id }, ctx) => vaultView(await findVault(ctx.viewer!, id)),
   }),
 );
@@ -38,7 +40,7 @@ builder.mutationField('createVault', (t) =>
 );
 builder.mutationField('deleteVault', (t) =>
   t.boolean({
-    description: "Delete a vault and its credentials; live sessions listing it lose its headers on their next request",
+    description: 'Delete a vault and its credentials; live sessions listing it lose its headers on their next request',
     args: { id: t.arg.string({ required: true }) },
     authScopes: { write: true },
     resolve: async (_r, { id }, ctx) => {
@@ -50,14 +52,16 @@ builder.mutationField('deleteVault', (t) =>
 builder.mutationField('putVaultCredential', (t) =>
   t.field({
     type: VaultType,
-    description: 'Create or replace a credential (write-only, encrypted at rest); egress_header_conflict when it would conflict for the vault or a live session using it',
+    description:
+      'Create or replace a credential (write-only, encrypted at rest); egress_header_conflict when it would conflict for the vault or a live session using it',
     args: {
       vaultId: t.arg.string({ required: true }),
       key: t.arg.string({ required: true, description: 'matches ^[A-Za-z0-9_.-]{1,128}$' }),
       input: t.arg({ type: inputOf(putVaultCredentialBody, 'PutVaultCredential'), required: true }),
     },
     authScopes: { write: true },
-    resolve: async (_r, { vaultId, key, input }, ctx) => vaultView(await putCredential(ctx.viewer!, vaultId, key, takeInput(ctx, putVaultCredentialBody, input))),
+    resolve: async (_r, { vaultId, key, input }, ctx) =>
+      vaultView(await putCredential(ctx.viewer!, vaultId, key, takeInput(ctx, putVaultCredentialBody, input))),
   }),
 );
 builder.mutationField('deleteVaultCredential', (t) =>

@@ -3,7 +3,13 @@
 import { builder } from './builder.js';
 import { prisma } from '../db/client.js';
 import { createEndpoint, patchEndpoint, deleteEndpoint, findEndpoint, listEndpoints, webhookEndpointView } from '../webhooks/endpoints.js';
-import { createWebhookEndpointBody, patchWebhookEndpointBody, webhookEndpointBody, createdWebhookEndpointBody, webhookEventType } from '../webhooks/contract.js';
+import {
+  createWebhookEndpointBody,
+  patchWebhookEndpointBody,
+  webhookEndpointBody,
+  createdWebhookEndpointBody,
+  webhookEventType,
+} from '../webhooks/contract.js';
 import { WEBHOOK_EVENT_TYPES } from '../webhooks/catalog.js';
 import { enumOf, inputOf, objectOf } from '../contract/graphql-types.js';
 import { takeInput } from '../contract/input.js';
@@ -30,8 +36,10 @@ builder.objectField(WebhookEndpointType, 'deliveries', (t) =>
   t.connection({
     type: WebhookDeliveryType,
     description: 'Delivery records, newest first',
-    resolve: (endpoint, args) => newestFirst(args, { defaultSize: 20, maxSize: 100 }, (page) =>
-      prisma.webhookDelivery.findMany({ where: { endpointId: endpoint.id, ...page.where }, orderBy: page.orderBy, take: page.take })),
+    resolve: (endpoint, args) =>
+      newestFirst(args, { defaultSize: 20, maxSize: 100 }, (page) =>
+        prisma.webhookDelivery.findMany({ where: { endpointId: endpoint.id, ...page.where }, orderBy: page.orderBy, take: page.take }),
+      ),
   }),
 );
 
@@ -39,11 +47,18 @@ builder.queryField('webhookEventTypes', (t) =>
   t.field({ type: [WebhookEventTypeEnum], description: 'Events an endpoint can subscribe to', resolve: () => [...WEBHOOK_EVENT_TYPES] }),
 );
 builder.queryField('webhookEndpoints', (t) =>
-  t.field({ type: [WebhookEndpointType], description: 'Outbound endpoints, oldest first', authScopes: { read: true }, resolve: (_r, _a, ctx) => listEndpoints(ctx.viewer!) }),
+  t.field({
+    type: [WebhookEndpointType],
+    description: 'Outbound endpoints, oldest first',
+    authScopes: { read: true },
+    resolve: (_r, _a, ctx) => listEndpoints(ctx.viewer!),
+  }),
 );
 builder.queryField('webhookEndpoint', (t) =>
   t.field({
-    type: WebhookEndpointType, args: { id: t.arg.string({ required: true }) }, authScopes: { read: true },
+    type: WebhookEndpointType,
+    args: { id: t.arg.string({ required: true }) },
+    authScopes: { read: true },
     resolve: async (_r, { id }, ctx) => webhookEndpointView(await findEndpoint(ctx.viewer!, id)),
   }),
 );
@@ -67,7 +82,8 @@ builder.mutationField('updateWebhookEndpoint', (t) =>
 );
 builder.mutationField('deleteWebhookEndpoint', (t) =>
   t.boolean({
-    args: { id: t.arg.string({ required: true }) }, authScopes: { admin: true },
+    args: { id: t.arg.string({ required: true }) },
+    authScopes: { admin: true },
     resolve: async (_r, { id }, ctx) => {
       await deleteEndpoint(ctx.viewer!, id);
       return true;

@@ -38,7 +38,9 @@ export const yoga = createYoga<ServerContext, Context>({
       const ownError = !cause || (cause instanceof GraphQLError && !cause.originalError);
       if (error instanceof GraphQLError && ownError && !error.path && (error.extensions?.code === undefined || error.extensions?.code === 'BAD_USER_INPUT')) {
         return new GraphQLError(error.message, {
-          nodes: error.nodes, source: error.source, positions: error.positions,
+          nodes: error.nodes,
+          source: error.source,
+          positions: error.positions,
           extensions: { ...error.extensions, code: 'invalid_request', http: { status: 400 } },
         });
       }
@@ -48,7 +50,10 @@ export const yoga = createYoga<ServerContext, Context>({
       const masked = defaultMaskError(error, message, isDev);
       if (masked instanceof GraphQLError && (masked.extensions?.code === undefined || masked.extensions?.code === 'INTERNAL_SERVER_ERROR')) {
         return new GraphQLError(masked.message, {
-          nodes: masked.nodes, source: masked.source, positions: masked.positions, path: masked.path,
+          nodes: masked.nodes,
+          source: masked.source,
+          positions: masked.positions,
+          path: masked.path,
           extensions: { ...masked.extensions, code: 'internal_error', http: { status: 500 } },
         });
       }

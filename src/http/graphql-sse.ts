@@ -18,7 +18,10 @@ type Ctx = Context & { envelope: YogaEnvelope } & Record<PropertyKey, unknown>;
 
 function errorResponse(err: unknown) {
   const { status, code, message } = errorAnswer(err);
-  return [JSON.stringify({ errors: [{ message, extensions: { code } }] }), { status, statusText: code, headers: { 'content-type': 'application/json' } }] as const;
+  return [
+    JSON.stringify({ errors: [{ message, extensions: { code } }] }),
+    { status, statusText: code, headers: { 'content-type': 'application/json' } },
+  ] as const;
 }
 
 export function graphqlSseHandler() {

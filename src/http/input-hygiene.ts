@@ -31,7 +31,11 @@ const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[
 const MALFORMED = 'malformed JSON body';
 
 export class InputError extends Error {
-  constructor(readonly status: number, readonly code: string, message: string) {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+  ) {
     super(message);
   }
 }
@@ -189,10 +193,18 @@ function pathMatcher(compiled: CompiledRoute[]): PathMatcher {
   const paramFirst = new Map<number, CompiledRoute[]>();
   for (const c of compiled) {
     const n = c.segments.length;
-    if (!paramFirst.has(n)) paramFirst.set(n, compiled.filter((o) => o.segments.length === n && isParam(o.segments[0])));
+    if (!paramFirst.has(n))
+      paramFirst.set(
+        n,
+        compiled.filter((o) => o.segments.length === n && isParam(o.segments[0])),
+      );
     if (isParam(c.segments[0])) continue;
     const key = `${n}/${c.segments[0]}`;
-    if (!groups.has(key)) groups.set(key, compiled.filter((o) => o.segments.length === n && (isParam(o.segments[0]) || o.segments[0] === c.segments[0])));
+    if (!groups.has(key))
+      groups.set(
+        key,
+        compiled.filter((o) => o.segments.length === n && (isParam(o.segments[0]) || o.segments[0] === c.segments[0])),
+      );
   }
   return (rawPath) => {
     const segments = rawPath.split('/').filter(Boolean);
@@ -289,7 +301,8 @@ export function jsonBody(limit = JSON_BODY_LIMIT_BYTES, opts: { forms?: boolean 
         next();
       });
     }
-    if (!req.is(JSON_TYPES)) return answerRest(res, new InputError(415, 'unsupported_media_type', `send the body as application/json${opts.forms ? ` or ${FORM_TYPE}` : ''}`));
+    if (!req.is(JSON_TYPES))
+      return answerRest(res, new InputError(415, 'unsupported_media_type', `send the body as application/json${opts.forms ? ` or ${FORM_TYPE}` : ''}`));
     parse(req, res, next);
   };
 }

@@ -31,11 +31,14 @@ export function loginPage(s: LoginPageState): string {
   const intro = s.forDevice
     ? '<p>Sign in to approve the command-line login.</p>'
     : '<p class="muted">The owner account is <code>ADMIN_EMAIL</code> (default admin@localhost) with <code>ADMIN_PASSWORD</code>, or the password printed at the first start.</p>';
-  return page('Sign in', `<h1>Sign in to Agent Service</h1>${intro}${notice}
+  return page(
+    'Sign in',
+    `<h1>Sign in to Agent Service</h1>${intro}${notice}
 <form method="post" action="/auth/login">
   <label for="email">Email</label><input id="email" name="email" type="email" autocomplete="username" required${s.email ? ` value="${esc(s.email)}"` : ' autofocus'}>
   <label for="password">Password</label><input id="password" name="password" type="password" autocomplete="current-password" required${s.email ? ' autofocus' : ''}>
   <input type="hidden" name="next" value="${esc(s.next)}">
   <button type="submit">Sign in</button>
-</form>`);
+</form>`,
+  );
 }

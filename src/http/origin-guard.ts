@@ -45,7 +45,7 @@ export function originGuard(req: Request, res: Response, next: NextFunction): vo
   if (SAFE_METHODS.has(req.method)) return next();
   const signIn = req.path === '/auth/login';
   if ((signIn || cookieAuthenticated(req)) && isCrossOrigin(req)) {
-    return sendError(res, 403, 'forbidden', 'cross-origin request refused: a signed-in browser may change things only from this service\'s own pages');
+    return sendError(res, 403, 'forbidden', "cross-origin request refused: a signed-in browser may change things only from this service's own pages");
   }
   next();
 }

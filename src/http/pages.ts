@@ -23,8 +23,14 @@ export function page(title: string, body: string): string {
 }
 
 /** HTML answers: never cached (they show who is signed in), never framed (clickjacking). */
-export function sendHtml(res: Response, html: string, status = 200, csp = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"): void {
-  res.status(status)
+export function sendHtml(
+  res: Response,
+  html: string,
+  status = 200,
+  csp = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+): void {
+  res
+    .status(status)
     .set('cache-control', 'no-store')
     .set('x-frame-options', 'DENY')
     .set('referrer-policy', 'same-origin')

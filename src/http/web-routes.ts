@@ -18,8 +18,15 @@ function assetsBuilt(): boolean {
 }
 
 function notBuilt(res: Response): void {
-  sendHtml(res, page('Not built', `<h1>The web assets are not built</h1>
-<p>Run <code>npm run web:build</code> (it runs on <code>npm install</code>) and reload.</p>`), 503);
+  sendHtml(
+    res,
+    page(
+      'Not built',
+      `<h1>The web assets are not built</h1>
+<p>Run <code>npm run web:build</code> (it runs on <code>npm install</code>) and reload.</p>`,
+    ),
+    503,
+  );
 }
 
 async function signedInEmail(req: Request): Promise<string | null> {
@@ -32,9 +39,11 @@ async function signedInEmail(req: Request): Promise<string | null> {
   }
 }
 
-const DASHBOARD_CSP = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'; object-src 'none'";
+const DASHBOARD_CSP =
+  "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'; object-src 'none'";
 // Monaco builds styles at run time and starts its workers from our own files.
-const GRAPHIQL_CSP = "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; font-src 'self' data:; img-src 'self' data:; worker-src 'self'; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'; object-src 'none'";
+const GRAPHIQL_CSP =
+  "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; font-src 'self' data:; img-src 'self' data:; worker-src 'self'; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'; object-src 'none'";
 
 function dashboardHtml(): string {
   // Facts the server knows that GraphQL does not list: the capability ids an agent may opt into

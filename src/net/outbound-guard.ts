@@ -41,7 +41,10 @@ function allowRanges(): [Address, number][] {
   const raw = process.env.OUTBOUND_ALLOW ?? '';
   if (allowCache?.raw === raw) return allowCache.ranges;
   const ranges: [Address, number][] = [];
-  for (const entry of raw.split(',').map((x) => x.trim()).filter(Boolean)) {
+  for (const entry of raw
+    .split(',')
+    .map((x) => x.trim())
+    .filter(Boolean)) {
     try {
       if (entry.includes('/')) ranges.push(ipaddr.parseCIDR(entry));
       else {
@@ -63,10 +66,21 @@ function allowListed(a: Address): boolean {
 // ---- classifying one address -------------------------------------------------------------
 
 const LABELS: Record<string, string> = {
-  private: 'private', loopback: 'loopback', linkLocal: 'link-local', carrierGradeNat: 'carrier-grade NAT',
-  unspecified: 'unspecified', multicast: 'multicast', broadcast: 'broadcast', reserved: 'reserved',
-  uniqueLocal: 'unique-local', deprecatedSiteLocal: 'site-local', benchmarking: 'benchmarking',
-  '6to4': '6to4 transition', teredo: 'Teredo transition', rfc6052: 'local-use NAT64', discard: 'discard-only',
+  private: 'private',
+  loopback: 'loopback',
+  linkLocal: 'link-local',
+  carrierGradeNat: 'carrier-grade NAT',
+  unspecified: 'unspecified',
+  multicast: 'multicast',
+  broadcast: 'broadcast',
+  reserved: 'reserved',
+  uniqueLocal: 'unique-local',
+  deprecatedSiteLocal: 'site-local',
+  benchmarking: 'benchmarking',
+  '6to4': '6to4 transition',
+  teredo: 'Teredo transition',
+  rfc6052: 'local-use NAT64',
+  discard: 'discard-only',
 };
 const label = (range: string) => LABELS[range] ?? `special-purpose (${range})`;
 const withArticle = (word: string) => (/^[aeiou]/i.test(word) ? `an ${word}` : `a ${word}`);

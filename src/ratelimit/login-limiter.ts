@@ -15,16 +15,19 @@ let limiters: { perEmail: RateLimiterAbstract; perAddress: RateLimiterAbstract; 
 
 function build(points: number, kind: string, store: RedisConnections | null, prefix: string): RateLimiterAbstract {
   const opts = { points, duration: WINDOW_S, keyPrefix: `${prefix}:login:${kind}` };
-  return store
-    ? new RateLimiterRedis({ ...opts, storeClient: store.shared, insuranceLimiter: new RateLimiterMemory(opts) })
-    : new RateLimiterMemory(opts);
+  return store ? new RateLimiterRedis({ ...opts, storeClient: store.shared, insuranceLimiter: new RateLimiterMemory(opts) }) : new RateLimiterMemory(opts);
 }
 
 function get() {
   const store = redis();
   const prefix = config().queuePrefix;
   if (!limiters || limiters.store !== store || limiters.prefix !== prefix) {
-    limiters = { perEmail: build(LOGIN_FAILURES_PER_EMAIL, 'email', store, prefix), perAddress: build(LOGIN_FAILURES_PER_ADDRESS, 'ip', store, prefix), store, prefix };
+    limiters = {
+      perEmail: build(LOGIN_FAILURES_PER_EMAIL, 'email', store, prefix),
+      perAddress: build(LOGIN_FAILURES_PER_ADDRESS, 'ip', store, prefix),
+      store,
+      prefix,
+    };
   }
   return limiters;
 }
@@ -51,10 +54,11 @@ export async function loginBlockedFor(email: string, address: string): Promise<n
 /** Counts a failed sign-in; returns the seconds to wait when this failure used up a limit. */
 export async function recordLoginFailure(email: string, address: string): Promise<number | null> {
   const { perEmail, perAddress } = get();
-  const settle = (p: Promise<RateLimiterRes>) => p.catch((err: unknown) => {
-    if (err instanceof RateLimiterRes) return err;
-    throw err;
-  });
+  const settle = (p: Promise<RateLimiterRes>) =>
+    p.catch((err: unknown) => {
+      if (err instanceof RateLimiterRes) return err;
+      throw err;
+    });
   const [e, a] = await Promise.all([settle(perEmail.consume(emailKey(email, address))), settle(perAddress.consume(address))]);
   return longest([waitIfSpent(e, LOGIN_FAILURES_PER_EMAIL), waitIfSpent(a, LOGIN_FAILURES_PER_ADDRESS)]);
 }

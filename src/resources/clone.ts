@@ -28,7 +28,10 @@ async function guardArgs(url: string): Promise<string[]> {
 }
 
 function git(args: string[], opts: { cwd?: string; token?: string | null; guard?: string[] }): Promise<{ code: number; stderr: string }> {
-  const pre = [...(opts.guard ?? []), ...(opts.token ? ['-c', `http.extraHeader=Authorization: Basic ${Buffer.from(`x-access-token:${opts.token}`).toString('base64')}`] : [])];
+  const pre = [
+    ...(opts.guard ?? []),
+    ...(opts.token ? ['-c', `http.extraHeader=Authorization: Basic ${Buffer.from(`x-access-token:${opts.token}`).toString('base64')}`] : []),
+  ];
   return new Promise((resolve) => {
     const child = spawn('git', [...pre, ...args], {
       cwd: opts.cwd,
@@ -45,7 +48,12 @@ function git(args: string[], opts: { cwd?: string; token?: string | null; guard?
   });
 }
 
-export async function cloneRepository(opts: { url: string; token: string | null; dest: string; checkout: { type: 'branch'; name: string } | { type: 'commit'; sha: string } | null }): Promise<void> {
+export async function cloneRepository(opts: {
+  url: string;
+  token: string | null;
+  dest: string;
+  checkout: { type: 'branch'; name: string } | { type: 'commit'; sha: string } | null;
+}): Promise<void> {
   const guard = await guardArgs(opts.url);
   await fs.rm(opts.dest, { recursive: true, force: true });
   const branch = opts.checkout?.type === 'branch' ? ['--branch', opts.checkout.name] : [];
@@ -69,6 +77,9 @@ export async function checkRepositoryAccess(url: string, token: string | null): 
   const probe = await git(['ls-remote', '--exit-code', '--heads', '--', url], { token, guard: await guardArgs(url) });
   if (probe.code === 2) return; // reachable, no heads (empty repository)
   if (probe.code !== 0) {
-    throw new AppError('invalid_request', `the repository ${url} cannot be read${token ? ' with the given authorization_token' : ' (a private repository needs authorization_token)'}: ${probe.stderr.trim().split('\n').pop() ?? ''}`);
+    throw new AppError(
+      'invalid_request',
+      `the repository ${url} cannot be read${token ? ' with the given authorization_token' : ' (a private repository needs authorization_token)'}: ${probe.stderr.trim().split('\n').pop() ?? ''}`,
+    );
   }
 }

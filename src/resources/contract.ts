@@ -4,22 +4,28 @@ import { z } from 'zod';
 import { dateTime } from '../contract/zod-walk.js';
 
 const branchCheckout = z.strictObject({ type: z.literal('branch'), name: z.string().min(1).max(255) }).meta({ id: 'BranchCheckout' });
-const commitCheckout = z.strictObject({ type: z.literal('commit'), sha: z.string().regex(/^[0-9a-fA-F]{7,64}$/, '7 to 64 hex characters') }).meta({ id: 'CommitCheckout' });
+const commitCheckout = z
+  .strictObject({ type: z.literal('commit'), sha: z.string().regex(/^[0-9a-fA-F]{7,64}$/, '7 to 64 hex characters') })
+  .meta({ id: 'CommitCheckout' });
 export const checkout = z.discriminatedUnion('type', [branchCheckout, commitCheckout]).meta({ id: 'Checkout' });
 
-export const fileResourceInput = z.strictObject({
-  type: z.literal('file'),
-  file_id: z.string().min(1).max(128).describe('An upload (`file_…`); copied read-only into the sandbox'),
-  mount_path: z.string().min(1).max(4096).nullish().describe('Under /workspace; default /workspace/<file_id>'),
-}).meta({ id: 'FileResourceInput' });
+export const fileResourceInput = z
+  .strictObject({
+    type: z.literal('file'),
+    file_id: z.string().min(1).max(128).describe('An upload (`file_…`); copied read-only into the sandbox'),
+    mount_path: z.string().min(1).max(4096).nullish().describe('Under /workspace; default /workspace/<file_id>'),
+  })
+  .meta({ id: 'FileResourceInput' });
 
-export const repositoryResourceInput = z.strictObject({
-  type: z.literal('github_repository'),
-  url: z.string().min(1).max(2048).describe('https://<host>/<owner>/<repo>'),
-  authorization_token: z.string().min(1).max(1024).optional().describe('Clone token; write-only, never enters the sandbox'),
-  checkout: checkout.nullish(),
-  mount_path: z.string().min(1).max(4096).nullish().describe('Under /workspace; default /workspace/<repo>'),
-}).meta({ id: 'RepositoryResourceInput' });
+export const repositoryResourceInput = z
+  .strictObject({
+    type: z.literal('github_repository'),
+    url: z.string().min(1).max(2048).describe('https://<host>/<owner>/<repo>'),
+    authorization_token: z.string().min(1).max(1024).optional().describe('Clone token; write-only, never enters the sandbox'),
+    checkout: checkout.nullish(),
+    mount_path: z.string().min(1).max(4096).nullish().describe('Under /workspace; default /workspace/<repo>'),
+  })
+  .meta({ id: 'RepositoryResourceInput' });
 
 export const resourceInput = z.discriminatedUnion('type', [fileResourceInput, repositoryResourceInput]).meta({ id: 'ResourceInput' });
 export type ResourceInput = z.output<typeof resourceInput>;
@@ -27,13 +33,25 @@ export type ResourceInput = z.output<typeof resourceInput>;
 export const rotateTokenBody = z.strictObject({ authorization_token: z.string().min(1).max(1024) }).meta({ id: 'RotateResourceTokenInput' });
 
 const timestamps = { created_at: dateTime(z.string()), updated_at: dateTime(z.string()) };
-export const fileResource = z.strictObject({
-  type: z.literal('file'), id: z.string(), file_id: z.string().describe('The per-session read-only copy'), mount_path: z.string(), ...timestamps,
-}).meta({ id: 'FileResource' });
-export const repositoryResource = z.strictObject({
-  type: z.literal('github_repository'), id: z.string(), url: z.string(), mount_path: z.string(),
-  checkout: checkout.optional().describe('Absent: the default branch'), ...timestamps,
-}).meta({ id: 'RepositoryResource' });
+export const fileResource = z
+  .strictObject({
+    type: z.literal('file'),
+    id: z.string(),
+    file_id: z.string().describe('The per-session read-only copy'),
+    mount_path: z.string(),
+    ...timestamps,
+  })
+  .meta({ id: 'FileResource' });
+export const repositoryResource = z
+  .strictObject({
+    type: z.literal('github_repository'),
+    id: z.string(),
+    url: z.string(),
+    mount_path: z.string(),
+    checkout: checkout.optional().describe('Absent: the default branch'),
+    ...timestamps,
+  })
+  .meta({ id: 'RepositoryResource' });
 export const sessionResource = z.discriminatedUnion('type', [fileResource, repositoryResource]).meta({ id: 'SessionResource' });
 export type SessionResourceView = z.output<typeof sessionResource>;
 

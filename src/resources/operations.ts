@@ -60,7 +60,7 @@ export async function rotateToken(viewer: Viewer, sessionRef: string, rid: strin
 
 export async function deleteResource(viewer: Viewer, sessionRef: string, rid: string) {
   const r = await getResource(viewer, sessionRef, rid);
-  if (r.type !== 'file') throw new AppError('invalid_request', 'repository resources stay for the session\'s lifetime');
+  if (r.type !== 'file') throw new AppError('invalid_request', "repository resources stay for the session's lifetime");
   await prisma.sessionResource.delete({ where: { id: r.id } });
   if (r.fileId) await prisma.file.updateMany({ where: { id: r.fileId }, data: { deletedAt: new Date() } });
   // Unlinked from the sandbox now, so the next turn cannot see it.

@@ -23,7 +23,7 @@ import { hostKeyOfUrl } from '../egress/policy.js';
 export function resourceView(r: SessionResource): SessionResourceView {
   const base = { id: r.id, mount_path: r.mountPath, created_at: r.createdAt.toISOString(), updated_at: r.updatedAt.toISOString() };
   if (r.type === 'file') return { ...base, type: 'file', file_id: r.fileId ?? '' };
-  const checkout = r.checkout as SessionResourceView extends infer V ? V extends { checkout?: infer C } ? C : never : never;
+  const checkout = r.checkout as SessionResourceView extends infer V ? (V extends { checkout?: infer C } ? C : never) : never;
   return { ...base, type: 'github_repository', url: r.url ?? '', ...(checkout ? { checkout } : {}) };
 }
 
@@ -37,7 +37,13 @@ interface Planned {
  * `agentId`: the session's agent, whose secrets that declare a host take part in the
  * egress_header_conflict check against the repository tokens (session create passes it).
  */
-export async function planResources(universeId: string, sessionId: string, inputs: ResourceInput[], existing: SessionResource[], opts: { agentId?: string | null } = {}): Promise<Planned[]> {
+export async function planResources(
+  universeId: string,
+  sessionId: string,
+  inputs: ResourceInput[],
+  existing: SessionResource[],
+  opts: { agentId?: string | null } = {},
+): Promise<Planned[]> {
   const repos = existing.filter((r) => r.type === 'github_repository').length + inputs.filter((i) => i.type === 'github_repository').length;
   if (existing.length + inputs.length > MAX_RESOURCES || repos > MAX_REPOSITORIES) {
     throw new AppError('too_many_resources', `a session holds at most ${MAX_RESOURCES} resources and ${MAX_REPOSITORIES} repositories`);
@@ -50,7 +56,9 @@ export async function planResources(universeId: string, sessionId: string, input
     let mountPath: string;
     const id = newId('sesrsc');
     if (input.type === 'file') {
-      const upload = await prisma.file.findFirst({ where: { id: input.file_id, universeId, sessionId: null, deletedAt: null, OR: [{ expiresAt: null }, { expiresAt: { gt: new Date() } }] } });
+      const upload = await prisma.file.findFirst({
+        where: { id: input.file_id, universeId, sessionId: null, deletedAt: null, OR: [{ expiresAt: null }, { expiresAt: { gt: new Date() } }] },
+      });
       if (!upload) throw new AppError('not_found', `file ${input.file_id} not found`);
       mountPath = normalizeMountPath(input.mount_path ?? `/${upload.id}`);
       if (mounts.some((m) => overlaps(m, mountPath))) throw new AppError('invalid_request', `mount_path ${mountPath} overlaps another resource`);
@@ -78,7 +86,16 @@ export async function planResources(universeId: string, sessionId: string, input
       }
       await checkRepositoryAccess(repo.url, input.authorization_token ?? null);
       planned.push({
-        row: { id, sessionId, type: 'github_repository', fileId: null, url: repo.url, mountPath, checkout: (input.checkout ?? null) as never, tokenSealed: input.authorization_token ? seal(input.authorization_token) : null },
+        row: {
+          id,
+          sessionId,
+          type: 'github_repository',
+          fileId: null,
+          url: repo.url,
+          mountPath,
+          checkout: (input.checkout ?? null) as never,
+          tokenSealed: input.authorization_token ? seal(input.authorization_token) : null,
+        },
       });
     }
   }

@@ -32,7 +32,10 @@ export function parseRepoUrl(raw: string): { url: string; host: string; repo: st
   } catch {
     throw new AppError('invalid_request', 'url must be a repository address like https://github.com/owner/repo');
   }
-  const parts = u.pathname.replace(/\.git$/, '').split('/').filter(Boolean);
+  const parts = u.pathname
+    .replace(/\.git$/, '')
+    .split('/')
+    .filter(Boolean);
   const local = u.hostname === 'localhost' || u.hostname === '127.0.0.1';
   if ((u.protocol !== 'https:' && !(u.protocol === 'http:' && local)) || parts.length < 2 || u.username || u.password || u.search || u.hash) {
     throw new AppError('invalid_request', 'url must be a repository address like https://github.com/owner/repo');

@@ -17,19 +17,23 @@ const ROUTINE_QUEUE = 'routine-fires';
 export function bullRoutineScheduler(connection: Redis, workerConnection: Redis | null, prefix: string): RoutineScheduler {
   const queue = new Queue<{ routineId: string }>(ROUTINE_QUEUE, { connection, prefix });
   const worker = workerConnection
-    ? new Worker<{ routineId: string }>(ROUTINE_QUEUE, async (job) => {
-        const scheduledAt = new Date(job.opts.prevMillis ?? job.timestamp);
-        const late = Date.now() - scheduledAt.getTime();
-        if (late > MISSED_FIRE_WINDOW_MS) {
-          logger.warn({ routineId: job.data.routineId, scheduledAt }, 'skipped a routine occurrence missed longer ago than the catch-up window');
-          return;
-        }
-        const routine = await prisma.routine.findUnique({ where: { id: job.data.routineId } });
-        if (!routine || routine.status !== 'active' || routine.archivedAt) return;
-        // The run's (routine, scheduled_at) is unique: a duplicate hand-over cannot fire twice.
-        if (await prisma.routineRun.findFirst({ where: { routineId: routine.id, scheduledAt } })) return;
-        await fireRoutine(routine.id, { type: 'schedule', scheduledAt });
-      }, { connection: workerConnection, prefix, concurrency: 8, autorun: false })
+    ? new Worker<{ routineId: string }>(
+        ROUTINE_QUEUE,
+        async (job) => {
+          const scheduledAt = new Date(job.opts.prevMillis ?? job.timestamp);
+          const late = Date.now() - scheduledAt.getTime();
+          if (late > MISSED_FIRE_WINDOW_MS) {
+            logger.warn({ routineId: job.data.routineId, scheduledAt }, 'skipped a routine occurrence missed longer ago than the catch-up window');
+            return;
+          }
+          const routine = await prisma.routine.findUnique({ where: { id: job.data.routineId } });
+          if (!routine || routine.status !== 'active' || routine.archivedAt) return;
+          // The run's (routine, scheduled_at) is unique: a duplicate hand-over cannot fire twice.
+          if (await prisma.routineRun.findFirst({ where: { routineId: routine.id, scheduledAt } })) return;
+          await fireRoutine(routine.id, { type: 'schedule', scheduledAt });
+        },
+        { connection: workerConnection, prefix, concurrency: 8, autorun: false },
+      )
     : null;
   worker?.on('failed', (job, err) => logger.error({ err, routineId: job?.data.routineId }, 'routine fire job failed'));
 
@@ -37,7 +41,11 @@ export function bullRoutineScheduler(connection: Redis, workerConnection: Redis 
   const sync: RoutineScheduler['sync'] = async (r) => {
     if (stopped) return; // the queue is closed: the next start reconciles
     if (r.status === 'active' && !r.archivedAt && r.cronExpression) {
-      await queue.upsertJobScheduler(r.id, { pattern: r.cronExpression, tz: r.cronTimezone ?? 'UTC' }, { name: 'fire', data: { routineId: r.id }, opts: { removeOnComplete: 100, removeOnFail: 100 } });
+      await queue.upsertJobScheduler(
+        r.id,
+        { pattern: r.cronExpression, tz: r.cronTimezone ?? 'UTC' },
+        { name: 'fire', data: { routineId: r.id }, opts: { removeOnComplete: 100, removeOnFail: 100 } },
+      );
     } else {
       await queue.removeJobScheduler(r.id);
     }
@@ -47,7 +55,10 @@ export function bullRoutineScheduler(connection: Redis, workerConnection: Redis 
     sync,
     async start() {
       // Reconcile: every active cron routine has its scheduler, and no stale ones remain.
-      const routines = await prisma.routine.findMany({ where: { cronExpression: { not: null } }, select: { id: true, status: true, archivedAt: true, cronExpression: true, cronTimezone: true } });
+      const routines = await prisma.routine.findMany({
+        where: { cronExpression: { not: null } },
+        select: { id: true, status: true, archivedAt: true, cronExpression: true, cronTimezone: true },
+      });
       const wanted = new Set<string>();
       for (const r of routines) {
         await sync(r);

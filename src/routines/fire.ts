@@ -26,7 +26,10 @@ const TRANSIENT_ERRORS = new Set<RoutineErrorType>(['insufficient_credits_error'
 class RunError extends Error {
   /** The agent the fire had resolved when it failed, if any. */
   agent: RoutineRunAgent | null = null;
-  constructor(readonly type: RoutineErrorType, message: string) {
+  constructor(
+    readonly type: RoutineErrorType,
+    message: string,
+  ) {
     super(message);
   }
   withAgent(agent: RoutineRunAgent | null): this {
@@ -47,7 +50,12 @@ async function systemViewer(universeId: string): Promise<Viewer> {
  * referent that is missing (a file in initial_events deleted since the routine was saved) makes
  * the fire's own request invalid: run_rejected_error, with the message naming what is missing.
  */
-interface FireTarget { kind: 'agent' | 'session'; id: string; environmentId?: string | undefined; vaultIds?: string[] | undefined }
+interface FireTarget {
+  kind: 'agent' | 'session';
+  id: string;
+  environmentId?: string | undefined;
+  vaultIds?: string[] | undefined;
+}
 
 async function asRunError(err: unknown, target: FireTarget): Promise<RunError> {
   if (err instanceof RunError) return err;
@@ -56,9 +64,8 @@ async function asRunError(err: unknown, target: FireTarget): Promise<RunError> {
     if (err.code === 'rate_limited') return new RunError('rate_limited_error', err.message);
     if (err.code === 'session_archived') return new RunError('session_archived_error', err.message);
     if (err.code === 'not_found') {
-      const gone = target.kind === 'agent'
-        ? !(await prisma.agent.count({ where: { id: target.id } }))
-        : !(await prisma.session.count({ where: { id: target.id } }));
+      const gone =
+        target.kind === 'agent' ? !(await prisma.agent.count({ where: { id: target.id } })) : !(await prisma.session.count({ where: { id: target.id } }));
       if (gone) return new RunError(target.kind === 'agent' ? 'agent_not_found_error' : 'session_not_found_error', err.message);
       if (target.vaultIds?.length && (await prisma.vault.count({ where: { id: { in: target.vaultIds } } })) < new Set(target.vaultIds).size) {
         return new RunError('vault_not_found_error', err.message);
@@ -69,7 +76,9 @@ async function asRunError(err: unknown, target: FireTarget): Promise<RunError> {
       // Archived after the fire's own checks: say which.
       const agent = await prisma.agent.findUnique({ where: { id: target.id }, select: { archived: true } });
       if (agent?.archived) return new RunError('agent_archived_error', err.message);
-      const environment = target.environmentId ? await prisma.environment.findUnique({ where: { id: target.environmentId }, select: { archivedAt: true } }) : null;
+      const environment = target.environmentId
+        ? await prisma.environment.findUnique({ where: { id: target.environmentId }, select: { archivedAt: true } })
+        : null;
       if (environment?.archivedAt) return new RunError('environment_archived_error', err.message);
     }
     return new RunError('run_rejected_error', err.message);
@@ -86,7 +95,10 @@ async function fireNewSession(routine: Routine, viewer: Viewer, target: NewSessi
   const ref = { id: agent.id, name: agent.name, version: agent.version };
   if (agent.archived) throw new RunError('agent_archived_error', 'the agent is archived').withAgent(ref);
   if (target.environment_id) {
-    const environment = await prisma.environment.findFirst({ where: { id: target.environment_id, universeId: routine.universeId }, select: { archivedAt: true } });
+    const environment = await prisma.environment.findFirst({
+      where: { id: target.environment_id, universeId: routine.universeId },
+      select: { archivedAt: true },
+    });
     if (!environment) throw new RunError('environment_not_found_error', `environment ${target.environment_id} not found`).withAgent(ref);
     if (environment.archivedAt) throw new RunError('environment_archived_error', `environment ${target.environment_id} is archived`).withAgent(ref);
   }
@@ -115,7 +127,8 @@ async function fireIntoSession(routine: Routine, viewer: Viewer, target: Session
   const fail = (type: RoutineErrorType, message: string) => new RunError(type, message).withAgent(ref);
   if (session.status === 'terminated') throw fail('session_archived_error', 'the session is archived');
   const waiting = await prisma.sessionEvent.count({ where: { sessionId: session.id, turn: null, type: { in: ['user.message', 'system.message'] } } });
-  if (session.status !== 'idle' || waiting > 0) throw fail('session_busy_error', `the session is ${session.status === 'idle' ? 'about to run a turn' : session.status}`);
+  if (session.status !== 'idle' || waiting > 0)
+    throw fail('session_busy_error', `the session is ${session.status === 'idle' ? 'about to run a turn' : session.status}`);
   // The fire's turn is the session's next one: its allowance (the routine's budget on top of the
   // cost consumed now) is set with the idle check in one statement; no budget clears an older one.
   const fireTurn = await grantFireAllowance(session.id, routine.budgetCents === null ? null : centsToNano(routine.budgetCents));
@@ -165,7 +178,12 @@ export async function fireRoutine(routineId: string, trigger: Trigger): Promise<
   try {
     fired = target.type === 'session' ? await fireIntoSession(routine, viewer, target) : await fireNewSession(routine, viewer, target);
   } catch (err) {
-    error = await asRunError(err, target.type === 'session' ? { kind: 'session', id: target.session_id } : { kind: 'agent', id: target.agent, environmentId: target.environment_id, vaultIds: target.vault_ids });
+    error = await asRunError(
+      err,
+      target.type === 'session'
+        ? { kind: 'session', id: target.session_id }
+        : { kind: 'agent', id: target.agent, environmentId: target.environment_id, vaultIds: target.vault_ids },
+    );
   }
   const agent = fired?.agent ?? error?.agent ?? null;
   const pauseFor = error && !TRANSIENT_ERRORS.has(error.type) ? error.type : null;

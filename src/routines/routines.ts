@@ -16,7 +16,10 @@ export async function findRoutine(viewer: Viewer, id: string): Promise<Routine> 
 }
 
 /** A page of the universe's routines (the caller's bounds, order and size): one query. */
-export function listRoutines(viewer: Viewer, page: { where?: Prisma.RoutineWhereInput; orderBy: Prisma.RoutineOrderByWithRelationInput; take: number }): Promise<Routine[]> {
+export function listRoutines(
+  viewer: Viewer,
+  page: { where?: Prisma.RoutineWhereInput; orderBy: Prisma.RoutineOrderByWithRelationInput; take: number },
+): Promise<Routine[]> {
   return prisma.routine.findMany({ where: { ...page.where, universeId: viewer.universe.id }, orderBy: page.orderBy, take: page.take });
 }
 
@@ -29,7 +32,9 @@ const archivedConflict = () => new AppError('conflict', 'the routine is archived
 
 export async function createRoutine(viewer: Viewer, body: CreateRoutineBody): Promise<Routine> {
   if (body.schedule) validateSchedule(body.schedule.expression, body.schedule.timezone);
-  const cron = body.schedule ? { cronExpression: body.schedule.expression.trim(), cronTimezone: body.schedule.timezone } : { cronExpression: null, cronTimezone: null };
+  const cron = body.schedule
+    ? { cronExpression: body.schedule.expression.trim(), cronTimezone: body.schedule.timezone }
+    : { cronExpression: null, cronTimezone: null };
   const created = await prisma.routine.create({
     data: {
       id: newId('rtn'),
@@ -91,10 +96,12 @@ export async function resumeRoutine(viewer: Viewer, id: string): Promise<Routine
   if (routine.archivedAt) throw archivedConflict();
   if (routine.status === 'active') return routine;
   // Resuming never fires what was missed while paused: the schedule continues from now.
-  return synced(await prisma.routine.update({
-    where: { id: routine.id },
-    data: { status: 'active', pausedReason: Prisma.DbNull, nextRunAt: nextFor({ ...routine, status: 'active' }) },
-  }));
+  return synced(
+    await prisma.routine.update({
+      where: { id: routine.id },
+      data: { status: 'active', pausedReason: Prisma.DbNull, nextRunAt: nextFor({ ...routine, status: 'active' }) },
+    }),
+  );
 }
 
 export async function archiveRoutine(viewer: Viewer, id: string): Promise<Routine> {

@@ -57,7 +57,9 @@ export function inProcessRoutineScheduler(): RoutineScheduler {
       const tickMs = Number(process.env.SCHEDULER_TICK_MS || 1000);
       timer = setInterval(() => {
         if (running) return;
-        running = schedulerTick().catch((err) => logger.warn({ err }, 'scheduler tick failed')).finally(() => (running = null));
+        running = schedulerTick()
+          .catch((err) => logger.warn({ err }, 'scheduler tick failed'))
+          .finally(() => (running = null));
       }, tickMs);
       timer.unref();
     },

@@ -17,13 +17,15 @@ export function routineView(r: Routine): RoutineView {
     // Stored as validated at save time, in the spec's shape.
     target: r.target as RoutineTarget,
     initial_events: r.initialEvents as UserMessageInput[],
-    schedule: r.cronExpression ? {
-      type: 'cron',
-      expression: r.cronExpression,
-      timezone: r.cronTimezone ?? 'UTC',
-      last_run_at: r.lastRunAt?.toISOString() ?? null,
-      upcoming_runs_at: live ? nextRuns(r.cronExpression, r.cronTimezone ?? 'UTC', UPCOMING).map((d) => d.toISOString()) : [],
-    } : null,
+    schedule: r.cronExpression
+      ? {
+          type: 'cron',
+          expression: r.cronExpression,
+          timezone: r.cronTimezone ?? 'UTC',
+          last_run_at: r.lastRunAt?.toISOString() ?? null,
+          upcoming_runs_at: live ? nextRuns(r.cronExpression, r.cronTimezone ?? 'UTC', UPCOMING).map((d) => d.toISOString()) : [],
+        }
+      : null,
     budget: r.budgetCents === null ? null : { type: 'limit', max_list_cost: { amount: r.budgetCents.toString(), currency: 'USD' } },
     status: r.status as RoutineView['status'],
     paused_reason: (r.pausedReason as PausedReason | null) ?? null,

@@ -66,7 +66,12 @@ export async function runCliEngineTurn(ctx: CliTurnContext): Promise<StopReason>
   const missing = uninstallableEngine(session.agentType);
   if (missing) return exhausted(emit, missing.type, missing.message);
   const adapter = engineAdapter(session.agentType);
-  if (!adapter) return exhausted(emit, 'engine_unavailable', `this service has no runner for the ${session.agentType} engine's CLI; choose another agentType for this agent (hermes runs everywhere)`);
+  if (!adapter)
+    return exhausted(
+      emit,
+      'engine_unavailable',
+      `this service has no runner for the ${session.agentType} engine's CLI; choose another agentType for this agent (hermes runs everywhere)`,
+    );
 
   const version = agent?.harnessVersion ?? currentHarness(session.agentType);
   const installing = installEngine(adapter.cli, version);
@@ -85,7 +90,11 @@ export async function runCliEngineTurn(ctx: CliTurnContext): Promise<StopReason>
   } catch (err) {
     const detail = err instanceof EngineInstallError ? err.message : `installing ${adapter.cli.npm}@${version} failed: ${(err as Error).message}`;
     logger.warn({ err, sessionId: session.id, engine: session.agentType, version }, 'engine CLI install failed');
-    return exhausted(emit, 'engine_install_failed', `the ${session.agentType} engine could not be installed (${adapter.cli.npm}@${version}, the agent's harnessVersion): ${detail}`);
+    return exhausted(
+      emit,
+      'engine_install_failed',
+      `the ${session.agentType} engine could not be installed (${adapter.cli.npm}@${version}, the agent's harnessVersion): ${detail}`,
+    );
   }
   if (!engine) return { type: 'end_turn' }; // interrupted while the CLI was being installed
 
@@ -94,9 +103,10 @@ export async function runCliEngineTurn(ctx: CliTurnContext): Promise<StopReason>
 
 async function runInstalled(ctx: CliTurnContext & { adapter: EngineAdapter; engine: InstalledEngine; sandbox: Sandbox; version: string }): Promise<StopReason> {
   const { session, agent, turn, signal, emit, adapter, engine, sandbox, version } = ctx;
-  const prompt = agent && session.promptVersion
-    ? await prisma.promptVersion.findUnique({ where: { agentId_version: { agentId: agent.id, version: session.promptVersion } } })
-    : null;
+  const prompt =
+    agent && session.promptVersion
+      ? await prisma.promptVersion.findUnique({ where: { agentId_version: { agentId: agent.id, version: session.promptVersion } } })
+      : null;
   const home = engineHome(session.agentType);
   const endpoint = sandbox.egressEndpoint ?? EGRESS_ENDPOINT;
   const gatewayBaseUrl = modelProvider(session.llm) === 'anthropic' ? `${endpoint}/gateway/anthropic` : `${endpoint}/gateway/openai/v1`;
@@ -110,7 +120,13 @@ async function runInstalled(ctx: CliTurnContext & { adapter: EngineAdapter; engi
   // call); a server that cannot be listed is reported now, as hermes does.
   if (mcpRelay && agent && Array.isArray(agent.mcpServers) && agent.mcpServers.length) {
     await sessionMcpTools(session.id, agent.mcpServers as unknown as StoredMcpServer[], async (server, message) => {
-      await emit('session.error', { error: { type: 'tool_server_unavailable', message: `the tool server ${server} could not be reached; its tools are missing from this turn: ${message}`, retry_status: 'retrying' } });
+      await emit('session.error', {
+        error: {
+          type: 'tool_server_unavailable',
+          message: `the tool server ${server} could not be reached; its tools are missing from this turn: ${message}`,
+          retry_status: 'retrying',
+        },
+      });
     });
   }
   const cliTurn: CliTurn = {

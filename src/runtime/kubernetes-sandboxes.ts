@@ -43,7 +43,11 @@ export function kubernetesDriver(): KubernetesDriver | null {
   return current;
 }
 
-export async function startKubernetesSandboxes(opts: { egress: EgressService; egressPort: number; ownerId: string }): Promise<{ driver: SandboxDriver; stop(): Promise<void> }> {
+export async function startKubernetesSandboxes(opts: {
+  egress: EgressService;
+  egressPort: number;
+  ownerId: string;
+}): Promise<{ driver: SandboxDriver; stop(): Promise<void> }> {
   const kubeConfig = new KubeConfig();
   kubeConfig.loadFromDefault();
   const settings = loadKubernetesSettings();

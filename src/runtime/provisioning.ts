@@ -20,20 +20,25 @@ export async function provisionSession(session: ProvisionedSession): Promise<voi
     // A new provision lists the agent's remote tools again (a PATCH of mcpServers applies now).
     // The environment's packages install (or come from the cache) while the session is
     // provisioning; a session without one skips that read.
-    const [, environment] = await Promise.all([
-      forgetSessionMcp(session.id),
-      session.environmentId ? prepareSessionEnvironment(session.id) : null,
-    ]);
-    const sandbox = await sandboxDriver().provision({ sessionId: session.id, vcpus: session.vcpus, memoryMb: session.memoryMb, environment: environment?.mount ?? null });
+    const [, environment] = await Promise.all([forgetSessionMcp(session.id), session.environmentId ? prepareSessionEnvironment(session.id) : null]);
+    const sandbox = await sandboxDriver().provision({
+      sessionId: session.id,
+      vcpus: session.vcpus,
+      memoryMb: session.memoryMb,
+      environment: environment?.mount ?? null,
+    });
     await syncResources(session.id, sandbox);
     await materializeSkills(session.id, sandbox);
     await reportInstallFailures(session.id, environment);
     if (await transition(session.id, 'provisioned')) await enqueueSessionRun(session.id);
   } catch (err) {
     logger.error({ err, sessionId: session.id }, 'sandbox provisioning failed');
-    await commitEvent(session.id, { type: 'session.error', fields: {
-      error: { type: 'pod_unavailable', message: `the sandbox could not be provisioned: ${(err as Error).message}`, retry_status: 'exhausted' },
-    } }).catch(() => undefined);
+    await commitEvent(session.id, {
+      type: 'session.error',
+      fields: {
+        error: { type: 'pod_unavailable', message: `the sandbox could not be provisioned: ${(err as Error).message}`, retry_status: 'exhausted' },
+      },
+    }).catch(() => undefined);
     await transition(session.id, 'provisioned').catch(() => undefined);
   }
 }
@@ -52,5 +57,7 @@ export async function provisioningSettled(): Promise<void> {
 export async function teardownSandbox(sessionId: string): Promise<void> {
   await inFlight.get(sessionId)?.catch(() => undefined);
   await forgetSessionMcp(sessionId);
-  await sandboxDriver().destroy(sessionId).catch((err) => logger.warn({ err, sessionId }, 'sandbox teardown failed'));
+  await sandboxDriver()
+    .destroy(sessionId)
+    .catch((err) => logger.warn({ err, sessionId }, 'sandbox teardown failed'));
 }

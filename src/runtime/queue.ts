@@ -45,7 +45,12 @@ export const TURN_QUEUE = 'session-turns';
 export function bullQueue(run: Runner, connection: Redis, workerConnection: Redis | null, prefix: string, concurrency = 16): TurnQueue {
   const queue = new Queue<{ sessionId: string }>(TURN_QUEUE, { connection, prefix });
   const worker = workerConnection
-    ? new Worker<{ sessionId: string }>(TURN_QUEUE, async (job) => run(job.data.sessionId), { connection: workerConnection, concurrency, prefix, autorun: false })
+    ? new Worker<{ sessionId: string }>(TURN_QUEUE, async (job) => run(job.data.sessionId), {
+        connection: workerConnection,
+        concurrency,
+        prefix,
+        autorun: false,
+      })
     : null;
   worker?.on('failed', (job, err) => logger.error({ err, sessionId: job?.data.sessionId }, 'session run job failed'));
   return {

@@ -18,10 +18,17 @@ export const interruptChannel = (sessionId: string) => `interrupt:${sessionId}`;
 
 // `again`: a run was asked for while this one was claiming or ending (its claim may have missed
 // the new input, its release may have committed before it was stored): run once more after.
-interface RunState { controller: AbortController | null; finished: Promise<void>; again: boolean }
+interface RunState {
+  controller: AbortController | null;
+  finished: Promise<void>;
+  again: boolean;
+}
 const running = new Map<string, RunState>();
 /** A turn just started: its number and the stored batch (session.status_running last) to announce. */
-interface Started { turn: number; batch: StoredBatch }
+interface Started {
+  turn: number;
+  batch: StoredBatch;
+}
 /**
  * Whether this process still takes turns (`draining` stops new ones at shutdown) and the signal
  * that interrupts every turn once aborted: a composed part (`turnGate`), fresh for each start.
@@ -160,7 +167,8 @@ function beginRun(sessionId: string, start: () => Promise<Started | null>): { st
   started.catch(() => undefined); // a failed start is reported through `finished`
   // Interrupts are listened to from before the turn starts; the subscription's round trip
   // overlaps the claim's. (Without it the turn still runs; only an interrupt cannot reach it.)
-  const subscribed = pubsub().subscribe(interruptChannel(sessionId), () => state.controller?.abort(new Error('interrupted')))
+  const subscribed = pubsub()
+    .subscribe(interruptChannel(sessionId), () => state.controller?.abort(new Error('interrupted')))
     .catch((err) => {
       logger.warn({ err, sessionId }, 'interrupt subscription failed');
       return async () => undefined;
@@ -197,9 +205,12 @@ function beginRun(sessionId: string, start: () => Promise<Started | null>): { st
           stop = await runTurn(sessionId, current.turn, state.controller.signal);
         } catch (err) {
           logger.error({ err, sessionId }, 'turn failed unexpectedly');
-          await commitEvent(sessionId, { type: 'session.error', fields: {
-            error: { type: 'engine_error', message: 'the engine failed unexpectedly; the turn is over', retry_status: 'exhausted' },
-          } });
+          await commitEvent(sessionId, {
+            type: 'session.error',
+            fields: {
+              error: { type: 'engine_error', message: 'the engine failed unexpectedly; the turn is over', retry_status: 'exhausted' },
+            },
+          });
           stop = { type: 'retries_exhausted' };
         }
         state.controller = null;
@@ -232,7 +243,10 @@ async function endLostTurns(stale: { id: string; runnerId: string | null }[]): P
     if (!(await transition(s.id, 'recover', { runnerId: null }, prisma, { runnerId: s.runnerId }))) continue;
     await commitEvents(s.id, [
       ...(await finishUnfinishedStreams(s.id)),
-      { type: 'session.error', fields: { error: { type: 'runner_lost', message: 'the process running this turn stopped; the turn is over', retry_status: 'exhausted' } } },
+      {
+        type: 'session.error',
+        fields: { error: { type: 'runner_lost', message: 'the process running this turn stopped; the turn is over', retry_status: 'exhausted' } },
+      },
       { type: 'session.status_idle', fields: { stop_reason: { type: 'retries_exhausted' } } },
     ]);
     recovered.push(s.id);
@@ -270,11 +284,17 @@ const settle = (promises: Promise<void>[], ms: number) =>
  */
 export async function drainTurns(finishMs: number, abortMs: number): Promise<string[]> {
   turnGate().draining = true;
-  await settle([...running.values()].map((s) => s.finished), finishMs);
+  await settle(
+    [...running.values()].map((s) => s.finished),
+    finishMs,
+  );
   if (running.size) {
     logger.info({ sessions: [...running.keys()] }, 'interrupting turns still running at shutdown');
     abortAllTurns();
-    await settle([...running.values()].map((s) => s.finished), abortMs);
+    await settle(
+      [...running.values()].map((s) => s.finished),
+      abortMs,
+    );
   }
   return [...running.keys()];
 }

@@ -8,6 +8,8 @@ import { sandboxDriver } from './sandboxes.js';
 type StatusEmit = (type: 'agent.status', fields: EventFields<'agent.status'>) => Promise<unknown>;
 
 export async function newTurnSandbox(session: { id: string; vcpus: number | null; memoryMb: number | null }, emit: StatusEmit): Promise<Sandbox> {
-  await emit('agent.status', { part: { type: 'status', index: 0, level: 'working', text: 'starting a new sandbox for this session (its previous one is gone)' } });
+  await emit('agent.status', {
+    part: { type: 'status', index: 0, level: 'working', text: 'starting a new sandbox for this session (its previous one is gone)' },
+  });
   return sandboxDriver().provision({ sessionId: session.id, vcpus: session.vcpus, memoryMb: session.memoryMb });
 }

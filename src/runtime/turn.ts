@@ -20,8 +20,10 @@ import { settlePendingCalls } from '../tools/confirmations.js';
 export type { StopReason };
 
 export async function runTurn(sessionId: string, turn: number, signal: AbortSignal): Promise<StopReason> {
-  const emitIn = (turnNo: number) => async <T extends SessionEventType>(type: T, fields: EventFields<T>) =>
-    (await commitEvents(sessionId, [{ type, fields, turn: turnNo } as NewEvent]))[0]!.event;
+  const emitIn =
+    (turnNo: number) =>
+    async <T extends SessionEventType>(type: T, fields: EventFields<T>) =>
+      (await commitEvents(sessionId, [{ type, fields, turn: turnNo } as NewEvent]))[0]!.event;
   const emit = emitIn(turn);
   const session = await prisma.session.findUniqueOrThrow({ where: { id: sessionId } });
   const agent = session.agentId ? await prisma.agent.findUnique({ where: { id: session.agentId } }) : null;
@@ -41,13 +43,29 @@ export async function runTurn(sessionId: string, turn: number, signal: AbortSign
   try {
     await syncResources(sessionId, sandbox);
   } catch (err) {
-    await emit('session.error', { error: { type: 'resource_unavailable', message: `a session resource could not be placed in the sandbox: ${(err as Error).message}`, retry_status: 'exhausted' } });
+    await emit('session.error', {
+      error: {
+        type: 'resource_unavailable',
+        message: `a session resource could not be placed in the sandbox: ${(err as Error).message}`,
+        retry_status: 'exhausted',
+      },
+    });
     return { type: 'retries_exhausted' };
   }
   const tools = await sessionToolbox({
-    sessionId, universeId: session.universeId, agentId: session.agentId, turn, sandbox,
+    sessionId,
+    universeId: session.universeId,
+    agentId: session.agentId,
+    turn,
+    sandbox,
     onServerUnavailable: async (server, message) => {
-      await emit('session.error', { error: { type: 'tool_server_unavailable', message: `the tool server ${server} could not be reached; its tools are missing from this turn: ${message}`, retry_status: 'retrying' } });
+      await emit('session.error', {
+        error: {
+          type: 'tool_server_unavailable',
+          message: `the tool server ${server} could not be reached; its tools are missing from this turn: ${message}`,
+          retry_status: 'retrying',
+        },
+      });
     },
   });
   const stopped = await settlePendingCalls({ sessionId, turn, tools, signal, emitIn });

@@ -37,8 +37,7 @@ export async function finishUnfinishedStreams(sessionId: string): Promise<NewEve
         chunks.set(id, [e]);
         turns.set(id, turn);
       }
-    }
-    else finished.add(id);
+    } else finished.add(id);
   }
   const out: NewEvent[] = [];
   for (const [id, parts] of chunks) {
@@ -47,9 +46,17 @@ export async function finishUnfinishedStreams(sessionId: string): Promise<NewEve
     // The turn the chunks belong to: the next turn's conversation reads the complete event there.
     const turn = turns.get(id) ?? undefined;
     if (parts[0]!.type === 'agent.message') {
-      out.push({ type: 'agent.message', turn, fields: { messageId: id, final: true, text, parts: [{ type: 'text', index: 0, text, stream_id: id, stream_index: null }] } });
+      out.push({
+        type: 'agent.message',
+        turn,
+        fields: { messageId: id, final: true, text, parts: [{ type: 'text', index: 0, text, stream_id: id, stream_index: null }] },
+      });
     } else {
-      out.push({ type: 'agent.reasoning', turn, fields: { final: true, signature: null, part: { type: 'reasoning', index: 0, text, redacted: false, stream_id: id, stream_index: null } } });
+      out.push({
+        type: 'agent.reasoning',
+        turn,
+        fields: { final: true, signature: null, part: { type: 'reasoning', index: 0, text, redacted: false, stream_id: id, stream_index: null } },
+      });
     }
   }
   return out;

@@ -84,9 +84,11 @@ export function createWarmSandboxes(ledger: SpareLedger): WarmSandboxes {
   const stopping = new AbortController();
 
   const keyOf = (req: WarmRequest) => `${req.agentType}@${req.version}`;
-  const discard = (id: string) => void sandboxDriver().destroy(id)
-    .then(() => ledger.remove(id))
-    .catch((err) => logger.warn({ err, sessionId: id }, 'removing a spare sandbox failed'));
+  const discard = (id: string) =>
+    void sandboxDriver()
+      .destroy(id)
+      .then(() => ledger.remove(id))
+      .catch((err) => logger.warn({ err, sessionId: id }, 'removing a spare sandbox failed'));
 
   const keep = (key: string, id: string, release: () => void) => {
     if (closed) {
@@ -95,7 +97,10 @@ export function createWarmSandboxes(ledger: SpareLedger): WarmSandboxes {
     }
     const expiry = setTimeout(() => {
       const list = ready.get(key) ?? [];
-      ready.set(key, list.filter((s) => s.id !== id));
+      ready.set(
+        key,
+        list.filter((s) => s.id !== id),
+      );
       discard(id);
     }, SPARE_IDLE_MS);
     expiry.unref();
@@ -135,7 +140,7 @@ export function createWarmSandboxes(ledger: SpareLedger): WarmSandboxes {
       ledger.remove(spare.id);
       // Its warm-up ran before the session existed: what was remembered of the id then (its
       // egress policy: no secrets, no vaults) is compiled again for the session.
-      void publishPolicyChange(spare.id).catch((err) => logger.warn({ err, sessionId: spare.id }, 'could not refresh a spare\'s egress policy'));
+      void publishPolicyChange(spare.id).catch((err) => logger.warn({ err, sessionId: spare.id }, "could not refresh a spare's egress policy"));
       return spare.id;
     },
     turnEnded(agentType, version) {
@@ -159,7 +164,13 @@ export function createWarmSandboxes(ledger: SpareLedger): WarmSandboxes {
         clearTimeout(s.expiry);
         s.release();
       }
-      await Promise.allSettled(all.map((s) => sandboxDriver().destroy(s.id).then(() => ledger.remove(s.id))));
+      await Promise.allSettled(
+        all.map((s) =>
+          sandboxDriver()
+            .destroy(s.id)
+            .then(() => ledger.remove(s.id)),
+        ),
+      );
     },
     async removeOrphans() {
       const removed: string[] = [];
@@ -195,30 +206,39 @@ async function makeSpare(req: WarmRequest, ledger: SpareLedger, signal: AbortSig
     // The same invocation a plain session's first turn makes (its config is the server's key).
     const inv = adapter.invocation({ ...turn, model: models[0]?.id ?? '' }, { binPath: engine.binPath, home, gatewayBaseUrl: `${endpoint}/gateway/anthropic` });
     for (const [file, content] of Object.entries(inv.files)) await sandbox.writeFile(file, content);
-    const running = await engineServer(sandbox, server.spec(inv, { binPath: engine.binPath, home, env: cliEnvironment(engine, home, inv), mounts: engine.mounts }), signal);
+    const running = await engineServer(
+      sandbox,
+      server.spec(inv, { binPath: engine.binPath, home, env: cliEnvironment(engine, home, inv), mounts: engine.mounts }),
+      signal,
+    );
     release = running.use();
     // One warm-up turn per provider, side by side.
-    await Promise.all((['anthropic', 'openai'] as const).map(async (provider) => {
-      const model = models.find((m) => m.provider === provider);
-      if (!model) return;
-      signal.throwIfAborted();
-      const proc = await server.turn(running, { ...turn, model: model.id }, AbortSignal.any([signal, AbortSignal.timeout(WARM_UP_TIMEOUT_MS)]));
-      const giveUp = setTimeout(() => proc.kill('SIGKILL'), WARM_UP_TIMEOUT_MS);
-      const onStop = () => proc.kill('SIGKILL');
-      signal.addEventListener('abort', onStop, { once: true });
-      try {
-        for await (const _ of proc.lines) void _;
-        await proc.exited;
-      } finally {
-        clearTimeout(giveUp);
-        signal.removeEventListener('abort', onStop);
-      }
-    }));
+    await Promise.all(
+      (['anthropic', 'openai'] as const).map(async (provider) => {
+        const model = models.find((m) => m.provider === provider);
+        if (!model) return;
+        signal.throwIfAborted();
+        const proc = await server.turn(running, { ...turn, model: model.id }, AbortSignal.any([signal, AbortSignal.timeout(WARM_UP_TIMEOUT_MS)]));
+        const giveUp = setTimeout(() => proc.kill('SIGKILL'), WARM_UP_TIMEOUT_MS);
+        const onStop = () => proc.kill('SIGKILL');
+        signal.addEventListener('abort', onStop, { once: true });
+        try {
+          for await (const _ of proc.lines) void _;
+          await proc.exited;
+        } finally {
+          clearTimeout(giveUp);
+          signal.removeEventListener('abort', onStop);
+        }
+      }),
+    );
     signal.throwIfAborted();
     return { id, release };
   } catch (err) {
     release();
-    await sandboxDriver().destroy(id).then(() => ledger.remove(id)).catch(() => undefined);
+    await sandboxDriver()
+      .destroy(id)
+      .then(() => ledger.remove(id))
+      .catch(() => undefined);
     throw err;
   }
 }

@@ -10,10 +10,35 @@ export type NetworkMode = 'host' | 'none';
 
 // Read-only system directories: enough for bash, coreutils, python, git, pip and TLS. Nothing
 // of the host's state: not /root, /home, /work, /var, /run, the host /tmp.
-export const SYSTEM_DIRS = ['/usr', '/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32', '/etc/alternatives', '/etc/ssl', '/etc/ca-certificates', '/etc/pki'];
+export const SYSTEM_DIRS = [
+  '/usr',
+  '/bin',
+  '/sbin',
+  '/lib',
+  '/lib32',
+  '/lib64',
+  '/libx32',
+  '/etc/alternatives',
+  '/etc/ssl',
+  '/etc/ca-certificates',
+  '/etc/pki',
+];
 // Single /etc files: name resolution, users (whoami, git, getpass), time zone, loader cache.
 // Deliberately absent: /etc/gitconfig and /etc/pip.conf, which can carry credentials.
-export const SYSTEM_FILES = ['/etc/resolv.conf', '/etc/hosts', '/etc/nsswitch.conf', '/etc/host.conf', '/etc/gai.conf', '/etc/services', '/etc/protocols', '/etc/passwd', '/etc/group', '/etc/localtime', '/etc/ld.so.cache', '/etc/mime.types'];
+export const SYSTEM_FILES = [
+  '/etc/resolv.conf',
+  '/etc/hosts',
+  '/etc/nsswitch.conf',
+  '/etc/host.conf',
+  '/etc/gai.conf',
+  '/etc/services',
+  '/etc/protocols',
+  '/etc/passwd',
+  '/etc/group',
+  '/etc/localtime',
+  '/etc/ld.so.cache',
+  '/etc/mime.types',
+];
 
 const BASE_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
 
@@ -40,19 +65,35 @@ export function jailArgs(hostWorkspace: string, opts: { network: NetworkMode; cw
   for (const [host, inside] of opts.binds ?? []) extra.push('--ro-bind', host, inside);
   return [
     // Namespaces: own PIDs (a kill of bwrap takes the whole tree), IPC, hostname, cgroup view.
-    '--unshare-pid', '--unshare-ipc', '--unshare-uts', '--unshare-cgroup-try', '--hostname', 'sandbox',
+    '--unshare-pid',
+    '--unshare-ipc',
+    '--unshare-uts',
+    '--unshare-cgroup-try',
+    '--hostname',
+    'sandbox',
     ...(opts.network === 'none' ? ['--unshare-net'] : []),
     // When the service runs as root, bwrap keeps root's capabilities unless told otherwise.
-    '--cap-drop', 'ALL',
+    '--cap-drop',
+    'ALL',
     // Dies with the service; a new session so it cannot inject input into a controlling terminal.
-    '--die-with-parent', '--new-session',
+    '--die-with-parent',
+    '--new-session',
     ...systemArgs(),
-    '--proc', '/proc', '--dev', '/dev', '--tmpfs', '/tmp',
-    '--bind', hostWorkspace, WORKSPACE,
+    '--proc',
+    '/proc',
+    '--dev',
+    '/dev',
+    '--tmpfs',
+    '/tmp',
+    '--bind',
+    hostWorkspace,
+    WORKSPACE,
     ...extra,
     // The jail's own root (where /etc/x would land) is read-only too: writes go to /workspace or /tmp.
-    '--remount-ro', '/',
-    '--chdir', opts.cwd ?? WORKSPACE,
+    '--remount-ro',
+    '/',
+    '--chdir',
+    opts.cwd ?? WORKSPACE,
   ];
 }
 

@@ -23,7 +23,18 @@ import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { type ExecOptions, type ExecResult, type FileStat, type Sandbox, type SandboxDriver, type SandboxEgress, type SandboxProcess, type SandboxSpec, type SpawnOptions, WORKSPACE } from './driver.js';
+import {
+  type ExecOptions,
+  type ExecResult,
+  type FileStat,
+  type Sandbox,
+  type SandboxDriver,
+  type SandboxEgress,
+  type SandboxProcess,
+  type SandboxSpec,
+  type SpawnOptions,
+  WORKSPACE,
+} from './driver.js';
 import { forceRemove, readContained, removeContained, statContained, writeContained } from './host-files.js';
 import { bwrapUsable, cleanEnv, jailArgs, type NetworkMode } from './jail.js';
 import { shQuote, unshareArgs, unshareUsable } from './unshare-jail.js';
@@ -106,7 +117,11 @@ class LocalSandbox implements Sandbox {
     }
     const files = agentFiles(ca);
     if (socket) {
-      return { forwarder: forwarderKind(), binds: [[socket, `${AGENT_DIR}/egress.sock`], ...files], env: egress.env(this.sessionId, 'http://127.0.0.1:3128', ca ? AGENT_DIR : null) };
+      return {
+        forwarder: forwarderKind(),
+        binds: [[socket, `${AGENT_DIR}/egress.sock`], ...files],
+        env: egress.env(this.sessionId, 'http://127.0.0.1:3128', ca ? AGENT_DIR : null),
+      };
     }
     // A jail sharing the host's network: the loopback port is reachable as it is.
     return { forwarder: 'none', binds: files, env: egress.env(this.sessionId, `http://127.0.0.1:${loopbackPort}`, ca ? AGENT_DIR : null) };
@@ -119,7 +134,12 @@ class LocalSandbox implements Sandbox {
     if (!fs.statSync(hostCwd, { throwIfNoEntry: false })?.isDirectory()) {
       return { exitCode: 1, stdout: '', stderr: `cd: ${opts.cwd}: No such directory\n`, timedOut: false, aborted: false, truncated: false };
     }
-    const run = { timeoutMs: opts.timeoutMs ?? DEFAULT_TIMEOUT_MS, maxOutputBytes: opts.maxOutputBytes ?? DEFAULT_MAX_OUTPUT, stdin: opts.stdin, signal: opts.signal };
+    const run = {
+      timeoutMs: opts.timeoutMs ?? DEFAULT_TIMEOUT_MS,
+      maxOutputBytes: opts.maxOutputBytes ?? DEFAULT_MAX_OUTPUT,
+      stdin: opts.stdin,
+      signal: opts.signal,
+    };
     const { file, args, env, cwd } = this.jailed(command, rel, hostCwd, {}, []);
     const joined = joinArgs(this.cgroup, file, args);
     const proc = runProcess(joined.file, joined.args, { ...run, cwd, env });
@@ -218,7 +238,10 @@ class LocalSandbox implements Sandbox {
     for (const proc of all) proc.kill();
     const spawned = [...this.spawned];
     for (const proc of spawned) proc.kill('SIGKILL');
-    await Promise.race([Promise.all([...all.map((p) => p.result), ...spawned.map((p) => p.exited)]), new Promise((r) => setTimeout(r, DESTROY_WAIT_MS).unref())]);
+    await Promise.race([
+      Promise.all([...all.map((p) => p.result), ...spawned.map((p) => p.exited)]),
+      new Promise((r) => setTimeout(r, DESTROY_WAIT_MS).unref()),
+    ]);
     await this.cgroup?.remove();
   }
 }
@@ -245,14 +268,18 @@ export function createLocalDriver(opts: LocalDriverOptions): SandboxDriver {
     else if (wanted === 'unshare') isolation = unshareJail();
     else if (bwrapUsable(network, bwrap)) isolation = { kind: 'bwrap', bin: bwrap, network };
     else if (network === 'none' && wanted !== 'bwrap' && unshareUsable(unshare)) {
-      warn('bubblewrap (bwrap) is missing or cannot create namespaces here: sandboxes use util-linux unshare instead (install the bubblewrap package for the tighter jail)');
+      warn(
+        'bubblewrap (bwrap) is missing or cannot create namespaces here: sandboxes use util-linux unshare instead (install the bubblewrap package for the tighter jail)',
+      );
       isolation = unshareJail();
     } else if (network === 'none' && bwrapUsable('host', bwrap)) {
       // Some runtimes refuse network namespaces but allow the rest: keep the file jail at least.
       warn('bubblewrap cannot create a network namespace here: sandboxes share the host network and can reach its loopback services');
       isolation = { kind: 'bwrap', bin: bwrap, network: 'host' };
     } else {
-      warn('neither bubblewrap (bwrap) nor util-linux unshare can create namespaces here: sandboxes run as plain child processes WITHOUT isolation, host network and files included (install the bubblewrap package)');
+      warn(
+        'neither bubblewrap (bwrap) nor util-linux unshare can create namespaces here: sandboxes run as plain child processes WITHOUT isolation, host network and files included (install the bubblewrap package)',
+      );
       isolation = { kind: 'none' };
     }
     if (isolation.kind === 'unshare') fs.mkdirSync(isolation.newRoot, { recursive: true });
@@ -286,7 +313,10 @@ export function createLocalDriver(opts: LocalDriverOptions): SandboxDriver {
     let cgroup: SessionCgroup | null = null;
     if (state.vcpus || state.memoryMb) {
       cgroup = await sessionCgroup(`sandbox-${sessionId}`, state).catch(() => null);
-      if (!cgroup) warn(`vcpus and memoryMb are not enforced for local sandboxes here (${cgroupSupport() ? 'the cgroup could not be made' : 'no writable cgroup hierarchy'}); use the kubernetes driver or run the service where it may create cgroups`);
+      if (!cgroup)
+        warn(
+          `vcpus and memoryMb are not enforced for local sandboxes here (${cgroupSupport() ? 'the cgroup could not be made' : 'no writable cgroup hierarchy'}); use the kubernetes driver or run the service where it may create cgroups`,
+        );
     }
     const sb = new LocalSandbox(sessionId, path.join(sessionDir(sessionId), 'workspace'), iso, state, way, cgroup);
     sandboxes.set(sessionId, sb);

@@ -23,7 +23,11 @@ export class TailBuffer {
   }
 }
 
-export function spawnStreaming(file: string, args: string[], opts: { cwd: string; env: Record<string, string>; stdin?: string; stderrTailBytes?: number }): SandboxProcess {
+export function spawnStreaming(
+  file: string,
+  args: string[],
+  opts: { cwd: string; env: Record<string, string>; stdin?: string; stderrTailBytes?: number },
+): SandboxProcess {
   const child = spawn(file, args, { cwd: opts.cwd, env: opts.env, detached: true, stdio: ['pipe', 'pipe', 'pipe'] });
   const stderr = new TailBuffer(opts.stderrTailBytes ?? DEFAULT_STDERR_TAIL);
   child.stderr!.on('data', (c: Buffer) => stderr.push(c));

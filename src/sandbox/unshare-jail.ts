@@ -35,7 +35,9 @@ function setupScript(newRoot: string, hostWorkspace: string, binds: [string, str
   const file = (host: string, inside: string) => {
     const i = shQuote(inside);
     const h = shQuote(host);
-    lines.push(`if [ -d ${h} ]; then mkdir -p "$R"${i}; else mkdir -p "$R"$(dirname ${i}); touch "$R"${i}; fi; mount --bind ${h} "$R"${i}; mount -o remount,bind,ro "$R"${i} 2>/dev/null || true`);
+    lines.push(
+      `if [ -d ${h} ]; then mkdir -p "$R"${i}; else mkdir -p "$R"$(dirname ${i}); touch "$R"${i}; fi; mount --bind ${h} "$R"${i}; mount -o remount,bind,ro "$R"${i} 2>/dev/null || true`,
+    );
   };
   for (const f of SYSTEM_FILES) if (fs.existsSync(f)) file(f, f);
   for (const [host, inside] of binds) file(host, inside);
@@ -71,7 +73,11 @@ export function unshareUsable(bin = 'unshare'): boolean {
     try {
       fs.mkdirSync(path.join(dir, 'root'));
       fs.mkdirSync(path.join(dir, 'ws'));
-      const probe = spawnSync(bin, unshareArgs(path.join(dir, 'root'), path.join(dir, 'ws'), [], ['/bin/sh', '-c', `test -d ${WORKSPACE}`]), { stdio: 'ignore', timeout: 10_000, env: cleanEnv(WORKSPACE) });
+      const probe = spawnSync(bin, unshareArgs(path.join(dir, 'root'), path.join(dir, 'ws'), [], ['/bin/sh', '-c', `test -d ${WORKSPACE}`]), {
+        stdio: 'ignore',
+        timeout: 10_000,
+        env: cleanEnv(WORKSPACE),
+      });
       ok = probe.status === 0;
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });

@@ -71,9 +71,7 @@ export async function composeServices(cfg: Config, opts: ComposeOptions): Promis
       sandboxDriver: sandboxes.driver,
       redis,
       pubsub: redis ? redisPubSub(redis.shared, redis.dedicated()) : memoryPubSub(),
-      turnQueue: redis
-        ? bullQueue(runSession, redis.dedicated(), cfg.turnWorker ? redis.dedicated() : null, cfg.queuePrefix)
-        : inProcessQueue(runSession),
+      turnQueue: redis ? bullQueue(runSession, redis.dedicated(), cfg.turnWorker ? redis.dedicated() : null, cfg.queuePrefix) : inProcessQueue(runSession),
       localRunner: redis && cfg.turnWorker ? runSession : null,
       turnGate: openTurnGate(),
       warmSandboxes: createWarmSandboxes(spareLedger(cfg.dataDir)),

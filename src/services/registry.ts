@@ -17,6 +17,7 @@
 // puts back the one it replaced (the standalone set a test process installs, or nothing).
 
 /** The composed parts, one slot per part (declared by the parts' modules, see above). */
+// biome-ignore lint/suspicious/noEmptyInterface: filled by declaration merging (each part's `declare module`); a type alias could not be augmented
 export interface Services {}
 
 export class ServiceNotComposedError extends Error {

@@ -7,7 +7,14 @@ import { sessionCopyFromBytes, sessionCopyOf, MAX_FILE_BYTES } from '../files/fi
 import { guardedFetch, outboundErrorMessage, urlShapeRefusal } from '../net/outbound-guard.js';
 import type { ContentBlockInput } from './content.js';
 
-const EXT: Record<string, string> = { 'image/png': 'png', 'image/jpeg': 'jpg', 'image/gif': 'gif', 'image/webp': 'webp', 'application/pdf': 'pdf', 'text/plain': 'txt' };
+const EXT: Record<string, string> = {
+  'image/png': 'png',
+  'image/jpeg': 'jpg',
+  'image/gif': 'gif',
+  'image/webp': 'webp',
+  'application/pdf': 'pdf',
+  'text/plain': 'txt',
+};
 const nameFor = (kind: string, mime: string, i: number) => `${kind}-${i + 1}.${EXT[mime] ?? 'bin'}`;
 
 async function fetchUrl(url: string): Promise<{ data: Buffer; mimeType: string }> {
@@ -34,7 +41,9 @@ async function fetchUrl(url: string): Promise<{ data: Buffer; mimeType: string }
 async function copyFor(universeId: string, sessionId: string, block: ContentBlockInput & { type: 'image' | 'document' }, i: number): Promise<string> {
   const src = block.source as Record<string, string>;
   if (src.type === 'file') {
-    const upload = await prisma.file.findFirst({ where: { id: src.file_id, universeId, deletedAt: null, OR: [{ expiresAt: null }, { expiresAt: { gt: new Date() } }] } });
+    const upload = await prisma.file.findFirst({
+      where: { id: src.file_id, universeId, deletedAt: null, OR: [{ expiresAt: null }, { expiresAt: { gt: new Date() } }] },
+    });
     if (!upload) throw new AppError('not_found', `file ${src.file_id} not found`);
     return (await sessionCopyOf(universeId, sessionId, upload)).id;
   }

@@ -8,38 +8,50 @@ const nonEmpty = z.string().min(1);
 export const base64Source = z.strictObject({ type: z.literal('base64'), media_type: nonEmpty, data: nonEmpty }).meta({ id: 'Base64Source' });
 export const urlSource = z.strictObject({ type: z.literal('url'), url: nonEmpty.max(8192) }).meta({ id: 'UrlSource' });
 export const fileSource = z.strictObject({ type: z.literal('file'), file_id: nonEmpty.max(128) }).meta({ id: 'FileSource' });
-export const textSource = z.strictObject({ type: z.literal('text'), media_type: z.literal('text/plain').default('text/plain'), data: nonEmpty }).meta({ id: 'TextSource' });
+export const textSource = z
+  .strictObject({ type: z.literal('text'), media_type: z.literal('text/plain').default('text/plain'), data: nonEmpty })
+  .meta({ id: 'TextSource' });
 
 export const textBlock = z.strictObject({ type: z.literal('text'), text: nonEmpty }).meta({ id: 'TextBlock' });
-export const imageBlock = z.strictObject({
-  type: z.literal('image'),
-  source: z.discriminatedUnion('type', [base64Source, urlSource, fileSource]).meta({ id: 'ImageSource' }),
-}).meta({ id: 'ImageBlock' });
-export const documentBlock = z.strictObject({
-  type: z.literal('document'),
-  source: z.discriminatedUnion('type', [base64Source, urlSource, fileSource, textSource]).meta({ id: 'DocumentSource' }),
-  // "All string fields non-empty" (spec): a title or context is a non-empty string or null.
-  title: nonEmpty.nullish(),
-  context: nonEmpty.nullish(),
-}).meta({ id: 'DocumentBlock' });
+export const imageBlock = z
+  .strictObject({
+    type: z.literal('image'),
+    source: z.discriminatedUnion('type', [base64Source, urlSource, fileSource]).meta({ id: 'ImageSource' }),
+  })
+  .meta({ id: 'ImageBlock' });
+export const documentBlock = z
+  .strictObject({
+    type: z.literal('document'),
+    source: z.discriminatedUnion('type', [base64Source, urlSource, fileSource, textSource]).meta({ id: 'DocumentSource' }),
+    // "All string fields non-empty" (spec): a title or context is a non-empty string or null.
+    title: nonEmpty.nullish(),
+    context: nonEmpty.nullish(),
+  })
+  .meta({ id: 'DocumentBlock' });
 
 export const contentBlock = z.discriminatedUnion('type', [textBlock, imageBlock, documentBlock]).meta({ id: 'ContentBlock' });
 export type ContentBlockInput = z.infer<typeof contentBlock>;
 
 export const userMessageEvent = z.strictObject({ type: z.literal('user.message'), content: z.array(contentBlock).min(1) }).meta({ id: 'UserMessageInput' });
 export type UserMessageInput = z.output<typeof userMessageEvent>;
-export const systemMessageEvent = z.strictObject({ type: z.literal('system.message'), content: z.array(textBlock).min(1).max(1000) }).meta({ id: 'SystemMessageInput' });
+export const systemMessageEvent = z
+  .strictObject({ type: z.literal('system.message'), content: z.array(textBlock).min(1).max(1000) })
+  .meta({ id: 'SystemMessageInput' });
 export const userInterruptEvent = z.strictObject({ type: z.literal('user.interrupt') }).meta({ id: 'UserInterruptInput' });
 
 export const toolConfirmationResult = z.enum(['allow', 'deny']).meta({ id: 'ToolConfirmationResult' });
-export const userToolConfirmationEvent = z.strictObject({
-  type: z.literal('user.tool_confirmation'),
-  tool_use_id: nonEmpty.max(128).describe('The id of the agent.tool_use event awaiting confirmation (its part\'s call_id is accepted too)'),
-  result: toolConfirmationResult,
-  deny_message: z.string().max(10_000).nullish().describe('deny: the reason, told to the model'),
-}).meta({ id: 'UserToolConfirmationInput' });
+export const userToolConfirmationEvent = z
+  .strictObject({
+    type: z.literal('user.tool_confirmation'),
+    tool_use_id: nonEmpty.max(128).describe("The id of the agent.tool_use event awaiting confirmation (its part's call_id is accepted too)"),
+    result: toolConfirmationResult,
+    deny_message: z.string().max(10_000).nullish().describe('deny: the reason, told to the model'),
+  })
+  .meta({ id: 'UserToolConfirmationInput' });
 
-export const inputEvent = z.discriminatedUnion('type', [userMessageEvent, systemMessageEvent, userInterruptEvent, userToolConfirmationEvent]).meta({ id: 'SendEventInput' });
+export const inputEvent = z
+  .discriminatedUnion('type', [userMessageEvent, systemMessageEvent, userInterruptEvent, userToolConfirmationEvent])
+  .meta({ id: 'SendEventInput' });
 export type InputEvent = z.infer<typeof inputEvent>;
 
 export const sendEventsBody = z.strictObject({ events: z.array(inputEvent).min(1).max(50) }).meta({ id: 'SendSessionEventsInput' });

@@ -10,69 +10,96 @@ export const reasoningEffort = z.enum(REASONING_EFFORT_VALUES).meta({ id: 'Reaso
 export const modelBilling = z.enum(['platform', 'account']).meta({ id: 'ModelBilling' });
 export const sessionStatus = z.enum(['provisioning', 'idle', 'running', 'terminated']).meta({ id: 'SessionStatus' });
 
-export const instructionFile = z.strictObject({
-  name: z.string().min(1).regex(/.*\.md$/, 'must end in .md'),
-  content: z.string().max(100_000).default(''),
-}).meta({ id: 'InstructionFile' });
+export const instructionFile = z
+  .strictObject({
+    name: z
+      .string()
+      .min(1)
+      .regex(/.*\.md$/, 'must end in .md'),
+    content: z.string().max(100_000).default(''),
+  })
+  .meta({ id: 'InstructionFile' });
 
-export const monetaryAmount = z.strictObject({
-  amount: z.string().regex(/^[0-9]{1,15}$/, 'whole US cents as digits (1 to 15 characters)'),
-  currency: z.literal('USD'),
-}).meta({ id: 'MonetaryAmount' });
+export const monetaryAmount = z
+  .strictObject({
+    amount: z.string().regex(/^[0-9]{1,15}$/, 'whole US cents as digits (1 to 15 characters)'),
+    currency: z.literal('USD'),
+  })
+  .meta({ id: 'MonetaryAmount' });
 export const budgetInput = z.strictObject({ type: z.literal('limit'), max_list_cost: monetaryAmount }).meta({ id: 'BudgetLimit' });
 
 export const metadataInput = z.record(z.string().max(256), z.unknown()).describe('Client metadata (free-form)');
 
-export const createSessionBody = z.strictObject({
-  agent: z.string().min(1).max(128).describe('The agent id'),
-  llm: z.string().min(1).max(200).optional().describe("Default: the agent's model"),
-  reasoningEffort: reasoningEffort.nullish().describe("Omitted or null inherits the agent's"),
-  title: z.string().max(120).nullish(),
-  metadata: metadataInput.optional(),
-  instructions: z.array(instructionFile).max(20).optional(),
-  initial_events: z.array(userMessageEvent).max(50).optional().describe('All or nothing; a non-empty list starts the first turn'),
-  environment_id: z.string().min(1).max(128).optional(),
-  vault_ids: z.array(z.string().min(1).max(128)).max(10).optional().describe('Vaults whose credentials the egress proxy injects (404 not_found for an id that is not a vault of the universe)'),
-  vcpus: z.int32().min(1).max(64).optional(),
-  memoryMb: z.int32().min(128).max(262_144).optional(),
-  modelBilling: modelBilling.optional().describe('Omitted: a connected subscription set for new agents applies'),
-  budget: budgetInput.optional().describe('Attachable only at create'),
-  resources: z.array(resourceInput).max(100).optional(),
-}).meta({ id: 'CreateSessionInput' });
+export const createSessionBody = z
+  .strictObject({
+    agent: z.string().min(1).max(128).describe('The agent id'),
+    llm: z.string().min(1).max(200).optional().describe("Default: the agent's model"),
+    reasoningEffort: reasoningEffort.nullish().describe("Omitted or null inherits the agent's"),
+    title: z.string().max(120).nullish(),
+    metadata: metadataInput.optional(),
+    instructions: z.array(instructionFile).max(20).optional(),
+    initial_events: z.array(userMessageEvent).max(50).optional().describe('All or nothing; a non-empty list starts the first turn'),
+    environment_id: z.string().min(1).max(128).optional(),
+    vault_ids: z
+      .array(z.string().min(1).max(128))
+      .max(10)
+      .optional()
+      .describe('Vaults whose credentials the egress proxy injects (404 not_found for an id that is not a vault of the universe)'),
+    vcpus: z.int32().min(1).max(64).optional(),
+    memoryMb: z.int32().min(128).max(262_144).optional(),
+    modelBilling: modelBilling.optional().describe('Omitted: a connected subscription set for new agents applies'),
+    budget: budgetInput.optional().describe('Attachable only at create'),
+    resources: z.array(resourceInput).max(100).optional(),
+  })
+  .meta({ id: 'CreateSessionInput' });
 export type CreateSessionBody = z.output<typeof createSessionBody>;
 
-export const patchSessionBody = z.strictObject({
-  title: z.string().max(120).nullable().optional(),
-  metadata: metadataInput.optional().describe('Key-merged; a null value deletes a key'),
-  llm: z.string().min(1).max(200).optional(),
-  reasoningEffort: reasoningEffort.nullable().optional(),
-  modelBilling: modelBilling.optional(),
-  budget: budgetInput.nullable().optional().describe('A cap strictly above the consumed cost, or null to remove (one-way)'),
-}).meta({ id: 'UpdateSessionInput' });
+export const patchSessionBody = z
+  .strictObject({
+    title: z.string().max(120).nullable().optional(),
+    metadata: metadataInput.optional().describe('Key-merged; a null value deletes a key'),
+    llm: z.string().min(1).max(200).optional(),
+    reasoningEffort: reasoningEffort.nullable().optional(),
+    modelBilling: modelBilling.optional(),
+    budget: budgetInput.nullable().optional().describe('A cap strictly above the consumed cost, or null to remove (one-way)'),
+  })
+  .meta({ id: 'UpdateSessionInput' });
 export type PatchSessionBody = z.output<typeof patchSessionBody>;
 
 const money = z.strictObject({ amount: z.string(), currency: z.literal('USD') }).meta({ id: 'Money' });
-export const sessionBudget = z.strictObject({
-  max_list_cost: money, consumed_cost: money, reached: z.boolean(), reached_at: dateTime(z.string()).nullable(),
-}).meta({ id: 'SessionBudget' });
+export const sessionBudget = z
+  .strictObject({
+    max_list_cost: money,
+    consumed_cost: money,
+    reached: z.boolean(),
+    reached_at: dateTime(z.string()).nullable(),
+  })
+  .meta({ id: 'SessionBudget' });
 
-export const sessionBody = z.strictObject({
-  id: z.string(),
-  agentId: z.string().nullable(),
-  title: z.string().nullable(),
-  status: sessionStatus,
-  agentType: z.string(),
-  llm: z.string(),
-  reasoningEffort: z.string().nullable().describe("Effective: the session's own setting, else the agent's, else null"),
-  modelBilling,
-  default: z.boolean().describe("Whether this is the agent's default session"),
-  metadata: z.record(z.string(), z.unknown()),
-  budget: sessionBudget.nullable(),
-  resources: z.array(sessionResource).describe('Oldest first'),
-  createdAt: dateTime(z.string()),
-}).meta({ id: 'Session' });
+export const sessionBody = z
+  .strictObject({
+    id: z.string(),
+    agentId: z.string().nullable(),
+    title: z.string().nullable(),
+    status: sessionStatus,
+    agentType: z.string(),
+    llm: z.string(),
+    reasoningEffort: z.string().nullable().describe("Effective: the session's own setting, else the agent's, else null"),
+    modelBilling,
+    default: z.boolean().describe("Whether this is the agent's default session"),
+    metadata: z.record(z.string(), z.unknown()),
+    budget: sessionBudget.nullable(),
+    resources: z.array(sessionResource).describe('Oldest first'),
+    createdAt: dateTime(z.string()),
+  })
+  .meta({ id: 'Session' });
 export type SessionView = z.output<typeof sessionBody>;
 
-export const interruptBody = z.strictObject({
-  status: z.enum(['interrupting', 'no_turn']).meta({ id: 'InterruptStatus' }).describe('interrupting: the turn stops and an idle event follows; no_turn: nothing was running'),
-}).meta({ id: 'InterruptResult' });
+export const interruptBody = z
+  .strictObject({
+    status: z
+      .enum(['interrupting', 'no_turn'])
+      .meta({ id: 'InterruptStatus' })
+      .describe('interrupting: the turn stops and an idle event follows; no_turn: nothing was running'),
+  })
+  .meta({ id: 'InterruptResult' });

@@ -6,7 +6,9 @@ import { EFFORTS_BY_TYPE, type AgentType } from '../agents/rules.js';
 
 export function checkModelForEngine(agentType: string, llm: string): void {
   if (!isCurrentModel(agentType, llm)) {
-    const options = engineModels(agentType).map((m) => m.id).join(', ');
+    const options = engineModels(agentType)
+      .map((m) => m.id)
+      .join(', ');
     throw new AppError('invalid_spec', `llm "${llm}" is not a current model for agentType ${agentType}; choose one of: ${options}`);
   }
 }
@@ -14,8 +16,11 @@ export function checkModelForEngine(agentType: string, llm: string): void {
 export function checkEffortForEngine(agentType: string, effort: string): void {
   const allowed = EFFORTS_BY_TYPE[agentType as AgentType] ?? [];
   if (!allowed.includes(effort)) {
-    throw new AppError('invalid_spec', allowed.length
-      ? `reasoningEffort "${effort}" is not allowed for agentType ${agentType}; allowed: ${allowed.join(', ')}`
-      : `agentType ${agentType} does not support reasoningEffort`);
+    throw new AppError(
+      'invalid_spec',
+      allowed.length
+        ? `reasoningEffort "${effort}" is not allowed for agentType ${agentType}; allowed: ${allowed.join(', ')}`
+        : `agentType ${agentType} does not support reasoningEffort`,
+    );
   }
 }

@@ -5,11 +5,13 @@ import { prisma } from '../db/client.js';
 import { AppError } from '../errors.js';
 import { sessionEvent, type SessionEvent } from '../events/types.js';
 
-export const eventsPageBody = z.strictObject({
-  events: z.array(sessionEvent).describe('Oldest first'),
-  cursor: z.string().nullable().describe('Pass back as ?cursor= to continue; null when the session has no events'),
-  hasMore: z.boolean(),
-}).meta({ id: 'EventsPage' });
+export const eventsPageBody = z
+  .strictObject({
+    events: z.array(sessionEvent).describe('Oldest first'),
+    cursor: z.string().nullable().describe('Pass back as ?cursor= to continue; null when the session has no events'),
+    hasMore: z.boolean(),
+  })
+  .meta({ id: 'EventsPage' });
 export type EventsPage = z.output<typeof eventsPageBody>;
 
 export async function eventsPage(sessionId: string, cursor: string | null | undefined, limit: number): Promise<EventsPage> {

@@ -43,8 +43,12 @@ async function sendAndStartAtOnce(viewer: Viewer, idOrAgent: string, body: SendE
     inputs.push(e.type === 'user.message' ? { type: e.type, fields: { content: e.content } } : { type: e.type, fields: { content: e.content } });
   }
   const universeId = viewer.universe.id;
-  const stored = await storeInputsAndStartTurn(idOrAgent, inputs, Prisma.sql`"universeId" = ${universeId}
-    AND ("modelBilling" <> 'platform' OR (SELECT u."balanceNanoUsd" FROM "Universe" u WHERE u."id" = ${universeId}) > 0)`);
+  const stored = await storeInputsAndStartTurn(
+    idOrAgent,
+    inputs,
+    Prisma.sql`"universeId" = ${universeId}
+    AND ("modelBilling" <> 'platform' OR (SELECT u."balanceNanoUsd" FROM "Universe" u WHERE u."id" = ${universeId}) > 0)`,
+  );
   return stored && stored.map((s) => s.event);
 }
 
@@ -56,11 +60,13 @@ export async function sendEvents(viewer: Viewer, idOrAgent: string, body: SendEv
   if (hasInputs) {
     assertAcceptsWork(session);
     await assertCredits(session);
-  }
-  else assertAllowed('send', statusOf(session));
+  } else assertAllowed('send', statusOf(session));
 
   const by = who(viewer);
-  const confirmations = await checkConfirmations(session.id, body.events.filter((e) => e.type === 'user.tool_confirmation'));
+  const confirmations = await checkConfirmations(
+    session.id,
+    body.events.filter((e) => e.type === 'user.tool_confirmation'),
+  );
   // Attachments become per-session copies before anything is stored (all or nothing).
   const prepared: NewEvent[] = [];
   for (const e of body.events) {
@@ -93,4 +99,3 @@ export async function legacySend(viewer: Viewer, idOrAgent: string, body: Legacy
   const [event] = await sendEvents(viewer, idOrAgent, { events: [{ type: 'user.message', content }] });
   return event!;
 }
-

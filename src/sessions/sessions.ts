@@ -77,12 +77,16 @@ export async function createSession(viewer: Viewer, body: CreateSessionBody): Pr
 }
 
 async function createSessionRow(
-  viewer: Viewer, body: CreateSessionBody, agent: Agent & { promptVersions: { version: number }[] }, id: string,
+  viewer: Viewer,
+  body: CreateSessionBody,
+  agent: Agent & { promptVersions: { version: number }[] },
+  id: string,
   resolved: { llm: string; modelBilling: string; budgetMax: bigint | null },
 ): Promise<Session> {
   const { llm, modelBilling, budgetMax } = resolved;
   const initial: NewEvent[] = [];
-  for (const e of body.initial_events ?? []) initial.push({ type: 'user.message', fields: { content: await materializeContent(viewer.universe.id, id, e.content) } });
+  for (const e of body.initial_events ?? [])
+    initial.push({ type: 'user.message', fields: { content: await materializeContent(viewer.universe.id, id, e.content) } });
   const environment = body.environment_id ? await environmentForNewSession(viewer.universe.id, body.environment_id) : null;
   const vaultIds = await vaultsForNewSession(viewer.universe.id, body.vault_ids ?? [], agent.id, body.resources ?? []);
   const planned = await planResources(viewer.universe.id, id, body.resources ?? [], [], { agentId: agent.id });
@@ -130,7 +134,8 @@ export async function patchSession(viewer: Viewer, idOrAgent: string, body: Patc
   // Account billing needs a connected subscription for the (new) model's provider.
   const llm = body.llm ?? session.llm;
   const billing = body.modelBilling ?? session.modelBilling;
-  if (billing === 'account' && (body.modelBilling === 'account' || modelProvider(llm) !== modelProvider(session.llm))) await assertAccountBillable(session.universeId, llm);
+  if (billing === 'account' && (body.modelBilling === 'account' || modelProvider(llm) !== modelProvider(session.llm)))
+    await assertAccountBillable(session.universeId, llm);
   const data: Record<string, unknown> = {};
   if (body.title !== undefined) data.title = body.title;
   if (body.llm !== undefined) data.llm = body.llm;

@@ -18,7 +18,10 @@ type Outcome =
   | { kind: 'remove' }
   | { kind: 'refuse'; code: ErrorCode; message: string };
 
-interface Row { from: readonly SessionStatus[]; outcome: Outcome }
+interface Row {
+  from: readonly SessionStatus[];
+  outcome: Outcome;
+}
 
 const RUNNING_REFUSAL: Outcome = { kind: 'refuse', code: 'session_running', message: 'the session is running; interrupt it and wait for idle first' };
 const ARCHIVED_REFUSAL: Outcome = { kind: 'refuse', code: 'session_archived', message: 'the session is archived; it accepts no new messages' };
@@ -83,8 +86,11 @@ export function moveOf(action: SessionAction): { from: SessionStatus[]; to: Sess
  * Returns whether it happened.
  */
 export async function transition(
-  sessionId: string, action: SessionAction, extra: Prisma.SessionUpdateManyMutationInput = {},
-  tx: Pick<typeof prisma, 'session'> = prisma, where: Prisma.SessionWhereInput = {},
+  sessionId: string,
+  action: SessionAction,
+  extra: Prisma.SessionUpdateManyMutationInput = {},
+  tx: Pick<typeof prisma, 'session'> = prisma,
+  where: Prisma.SessionWhereInput = {},
 ): Promise<boolean> {
   const { from, to } = moveOf(action);
   const moved = await tx.session.updateMany({ where: { ...where, id: sessionId, status: { in: from } }, data: { ...extra, status: to } });

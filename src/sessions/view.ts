@@ -23,12 +23,15 @@ function toView(s: SessionRow, resources: SessionResource[]): SessionView {
     modelBilling: s.modelBilling as SessionView['modelBilling'],
     default: s.agent?.defaultSessionId === s.id,
     metadata: (s.metadata ?? {}) as Record<string, unknown>,
-    budget: s.budgetMaxCents === null ? null : {
-      max_list_cost: usd(s.budgetMaxCents),
-      consumed_cost: usd(nanoToCents(s.consumedNanoUsd)),
-      reached: s.budgetReachedAt !== null,
-      reached_at: s.budgetReachedAt?.toISOString() ?? null,
-    },
+    budget:
+      s.budgetMaxCents === null
+        ? null
+        : {
+            max_list_cost: usd(s.budgetMaxCents),
+            consumed_cost: usd(nanoToCents(s.consumedNanoUsd)),
+            reached: s.budgetReachedAt !== null,
+            reached_at: s.budgetReachedAt?.toISOString() ?? null,
+          },
     resources: resources.map(resourceView),
     createdAt: s.createdAt.toISOString(),
   };

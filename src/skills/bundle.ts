@@ -51,7 +51,9 @@ export function readBundle(files: BundleFile[]): SkillManifest {
     throw new AppError('invalid_request', `SKILL.md front-matter is not valid YAML: ${(err as Error).message}`);
   }
   const { name, description } = (meta ?? {}) as { name?: unknown; description?: unknown };
-  if (typeof name !== 'string' || !/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/.test(name)) throw new AppError('invalid_request', 'SKILL.md front-matter needs a name (1 to 64 letters, digits, dot, dash, underscore)');
-  if (typeof description !== 'string' || !description.trim() || description.length > 1024) throw new AppError('invalid_request', 'SKILL.md front-matter needs a description (1 to 1024 characters)');
+  if (typeof name !== 'string' || !/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/.test(name))
+    throw new AppError('invalid_request', 'SKILL.md front-matter needs a name (1 to 64 letters, digits, dot, dash, underscore)');
+  if (typeof description !== 'string' || !description.trim() || description.length > 1024)
+    throw new AppError('invalid_request', 'SKILL.md front-matter needs a description (1 to 1024 characters)');
   return { name, description: description.trim(), files: normalized };
 }

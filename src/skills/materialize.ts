@@ -48,10 +48,22 @@ export async function materializeSkills(sessionId: string, sandbox: Sandbox): Pr
         installed.push({ name: rev.name, description: rev.description, path: dir });
       } else {
         if (!sandbox.hostWorkspace) continue;
-        const repo = new URL(a.url).pathname.replace(/\.git$/, '').split('/').filter(Boolean).pop() ?? 'skill';
-        const secret = a.tokenSecretRef ? await prisma.agentSecret.findUnique({ where: { agentId_key: { agentId: session.agent.id, key: a.tokenSecretRef } } }) : null;
+        const repo =
+          new URL(a.url).pathname
+            .replace(/\.git$/, '')
+            .split('/')
+            .filter(Boolean)
+            .pop() ?? 'skill';
+        const secret = a.tokenSecretRef
+          ? await prisma.agentSecret.findUnique({ where: { agentId_key: { agentId: session.agent.id, key: a.tokenSecretRef } } })
+          : null;
         const hostDir = (name: string) => path.join(sandbox.hostWorkspace!, path.posix.relative('/workspace', folder.dir), name);
-        await cloneRepository({ url: a.url, token: secret ? open(secret.ciphertext) : null, dest: hostDir(repo), checkout: a.ref ? (/^[0-9a-f]{7,64}$/i.test(a.ref) ? { type: 'commit', sha: a.ref } : { type: 'branch', name: a.ref }) : null });
+        await cloneRepository({
+          url: a.url,
+          token: secret ? open(secret.ciphertext) : null,
+          dest: hostDir(repo),
+          checkout: a.ref ? (/^[0-9a-f]{7,64}$/i.test(a.ref) ? { type: 'commit', sha: a.ref } : { type: 'branch', name: a.ref }) : null,
+        });
         const fallback = { name: repo, description: `skill from ${a.url}` };
         const { name, description } = folder.readByCli
           ? await ensureFrontMatter(sandbox, `${folder.dir}/${repo}/SKILL.md`, fallback)
@@ -95,7 +107,11 @@ async function frontMatter(sandbox: Sandbox, file: string): Promise<{ name: stri
 }
 
 /** SKILL.md with front-matter name and description (the fallback's where missing), rewritten only when it lacked them. */
-async function ensureFrontMatter(sandbox: Sandbox, file: string, fallback: { name: string; description: string }): Promise<{ name: string; description: string }> {
+async function ensureFrontMatter(
+  sandbox: Sandbox,
+  file: string,
+  fallback: { name: string; description: string },
+): Promise<{ name: string; description: string }> {
   const { meta, body } = await readSkillMd(sandbox, file);
   const name = text(meta.name) ?? fallback.name;
   const description = (text(meta.description) ?? fallback.description).slice(0, 1024);

@@ -22,12 +22,21 @@ export function filesFromJson(body: SkillBundleBody): { displayName?: string; fi
 }
 
 export function skillView(s: Skill): SkillView {
-  return { id: s.id, displayName: s.displayName, latestRevisionId: s.latestRevisionId, createdAt: s.createdAt.toISOString(), updatedAt: s.updatedAt.toISOString() };
+  return {
+    id: s.id,
+    displayName: s.displayName,
+    latestRevisionId: s.latestRevisionId,
+    createdAt: s.createdAt.toISOString(),
+    updatedAt: s.updatedAt.toISOString(),
+  };
 }
 
 export function skillRevisionView(r: SkillRevision): SkillRevisionView {
   return {
-    id: r.id, skillId: r.skillId, name: r.name, description: r.description,
+    id: r.id,
+    skillId: r.skillId,
+    name: r.name,
+    description: r.description,
     // The manifest without where the bytes live.
     files: (r.files as ManifestEntry[]).map(({ path, size, sha256, executable }) => ({ path, size, sha256, executable })),
     createdAt: r.createdAt.toISOString(),
@@ -54,7 +63,10 @@ export async function createSkill(viewer: Viewer, input: { displayName?: string;
 }
 
 /** A page of the universe's skills (the caller's bounds, order and size): one query. */
-export function listSkills(viewer: Viewer, page: { where: { id?: { lt?: string; gt?: string } }; orderBy: { id: 'asc' | 'desc' }; take: number }): Promise<Skill[]> {
+export function listSkills(
+  viewer: Viewer,
+  page: { where: { id?: { lt?: string; gt?: string } }; orderBy: { id: 'asc' | 'desc' }; take: number },
+): Promise<Skill[]> {
   return prisma.skill.findMany({ where: { ...page.where, universeId: viewer.universe.id }, orderBy: page.orderBy, take: page.take });
 }
 
@@ -67,7 +79,8 @@ export async function findSkill(viewer: Viewer, id: string): Promise<Skill> {
 export async function addRevision(viewer: Viewer, skillId: string, input: { files: BundleFile[] }): Promise<SkillRevision> {
   const skill = await findSkill(viewer, skillId);
   const bundle = readBundle(input.files);
-  if (bundle.name !== skill.name) throw new AppError('name_mismatch', `SKILL.md name ${JSON.stringify(bundle.name)} differs from the skill's name ${JSON.stringify(skill.name)}`);
+  if (bundle.name !== skill.name)
+    throw new AppError('name_mismatch', `SKILL.md name ${JSON.stringify(bundle.name)} differs from the skill's name ${JSON.stringify(skill.name)}`);
   const revision = await storeRevision(skill.id, bundle.files, bundle.name, bundle.description);
   await prisma.skill.update({ where: { id: skill.id }, data: { latestRevisionId: revision.id } });
   return revision;
@@ -88,7 +101,13 @@ export async function findRevision(viewer: Viewer, skillId: string, revisionId: 
 /** Agents of the universe attaching the skill (any version), or pinning one revision. */
 async function agentsUsing(universeId: string, skillId: string, revisionId?: string): Promise<string[]> {
   const agents = await prisma.agent.findMany({ where: { universeId }, select: { id: true, skills: true } });
-  return agents.filter((a) => (a.skills as { type: string; skillId?: string; version?: string }[]).some((s) => s.type === 'skill' && s.skillId === skillId && (!revisionId || s.version === revisionId))).map((a) => a.id);
+  return agents
+    .filter((a) =>
+      (a.skills as { type: string; skillId?: string; version?: string }[]).some(
+        (s) => s.type === 'skill' && s.skillId === skillId && (!revisionId || s.version === revisionId),
+      ),
+    )
+    .map((a) => a.id);
 }
 
 export async function deleteSkill(viewer: Viewer, skillId: string): Promise<void> {

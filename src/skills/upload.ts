@@ -36,7 +36,11 @@ export function readSkillUpload(req: Request): Promise<{ displayName?: string; f
     let bb: busboy.Busboy;
     try {
       // fileSize one over the total limit: busboy reports 'limit' on reaching it.
-      bb = busboy({ headers: req.headers, preservePath: true, limits: { files: MAX_SKILL_FILES, fileSize: MAX_SKILL_BYTES + 1, fields: 5, fieldSize: 1024, parts: MAX_SKILL_FILES + 5, headerPairs: 20 } });
+      bb = busboy({
+        headers: req.headers,
+        preservePath: true,
+        limits: { files: MAX_SKILL_FILES, fileSize: MAX_SKILL_BYTES + 1, fields: 5, fieldSize: 1024, parts: MAX_SKILL_FILES + 5, headerPairs: 20 },
+      });
     } catch (err) {
       return reject(malformed(err));
     }
@@ -77,7 +81,8 @@ export function readSkillUpload(req: Request): Promise<{ displayName?: string; f
     bb.on('error', (err) => fail(malformed(err)));
     bb.on('close', () => {
       if (settled) return;
-      if (displayName !== undefined && (displayName.length < 1 || displayName.length > 60)) return fail(new AppError('invalid_request', 'display_name must be 1 to 60 characters'));
+      if (displayName !== undefined && (displayName.length < 1 || displayName.length > 60))
+        return fail(new AppError('invalid_request', 'display_name must be 1 to 60 characters'));
       const bad = displayName === undefined ? null : textProblem(displayName);
       if (bad) return fail(new AppError('invalid_request', `display_name ${bad}`));
       settled = true;

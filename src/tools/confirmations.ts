@@ -24,7 +24,11 @@ export interface PendingCall {
 export async function pendingCalls(sessionId: string): Promise<{ turn: number; calls: PendingCall[] } | null> {
   // Only a session whose last turn paused can have waiting calls (the latest idle says so,
   // found a few rows from the end): the common case costs one short read.
-  const lastIdle = await prisma.sessionEvent.findFirst({ where: { sessionId, type: 'session.status_idle' }, orderBy: { seq: 'desc' }, select: { payload: true } });
+  const lastIdle = await prisma.sessionEvent.findFirst({
+    where: { sessionId, type: 'session.status_idle' },
+    orderBy: { seq: 'desc' },
+    select: { payload: true },
+  });
   if ((lastIdle?.payload as Extract<SessionEvent, { type: 'session.status_idle' }> | undefined)?.stop_reason.type !== 'requires_action') return null;
   const marker = await prisma.sessionEvent.findFirst({
     where: { sessionId, type: 'agent.tool_use', payload: { path: ['awaiting_confirmation'], equals: true } },
@@ -46,7 +50,12 @@ export async function pendingCalls(sessionId: string): Promise<{ turn: number; c
   for (const { payload } of rows) {
     const e = payload as SessionEvent;
     if (e.type !== 'agent.tool_use' || e.part.type !== 'tool_call' || answered.has(e.part.call_id)) continue;
-    calls.push({ eventId: e.id, index: e.part.index, call: { id: e.part.call_id, name: e.part.tool_name, input: e.part.args }, awaiting: e.awaiting_confirmation === true });
+    calls.push({
+      eventId: e.id,
+      index: e.part.index,
+      call: { id: e.part.call_id, name: e.part.tool_name, input: e.part.args },
+      awaiting: e.awaiting_confirmation === true,
+    });
   }
   return calls.length ? { turn: marker.turn, calls } : null;
 }
@@ -57,7 +66,11 @@ export async function awaitingConfirmation(sessionId: string): Promise<ToolUseEv
   if (!pending) return [];
   const waiting = pending.calls.filter((c) => c.awaiting);
   if (!waiting.length) return [];
-  const rows = await prisma.sessionEvent.findMany({ where: { sessionId, id: { in: waiting.map((c) => c.eventId) } }, orderBy: { seq: 'asc' }, select: { payload: true } });
+  const rows = await prisma.sessionEvent.findMany({
+    where: { sessionId, id: { in: waiting.map((c) => c.eventId) } },
+    orderBy: { seq: 'asc' },
+    select: { payload: true },
+  });
   return rows.map((r) => r.payload as ToolUseEvent);
 }
 
@@ -96,7 +109,11 @@ export async function settlePendingCalls(opts: {
   if (!pending) return null;
   // Confirmations taken by this turn or an earlier one (an interrupted settle keeps its answers).
   const inputs = await prisma.sessionEvent.findMany({
-    where: { sessionId: opts.sessionId, turn: { gte: pending.turn, lte: opts.turn }, type: { in: ['user.message', 'system.message', 'user.tool_confirmation'] } },
+    where: {
+      sessionId: opts.sessionId,
+      turn: { gte: pending.turn, lte: opts.turn },
+      type: { in: ['user.message', 'system.message', 'user.tool_confirmation'] },
+    },
     select: { payload: true, turn: true },
   });
   const confirmations = new Map<string, ConfirmationEvent>();
@@ -111,7 +128,10 @@ export async function settlePendingCalls(opts: {
     const answer = confirmations.get(p.eventId);
     if (p.awaiting && !answer) {
       if (!newMessage) {
-        const still = pending.calls.slice(i).filter((c) => c.awaiting).map((c) => c.eventId);
+        const still = pending.calls
+          .slice(i)
+          .filter((c) => c.awaiting)
+          .map((c) => c.eventId);
         return { type: 'requires_action', event_ids: still };
       }
       await emitOutcome(emit, p.index, p.call, { status: 'error', result: { error: 'not run: a new message arrived before this call was confirmed' } });
@@ -129,4 +149,3 @@ export async function settlePendingCalls(opts: {
   if (opts.signal.aborted) return { type: 'end_turn' };
   return null;
 }
-

@@ -8,19 +8,23 @@ import { z } from 'zod';
 export const TOOL_POLICIES = ['always_allow', 'always_ask'] as const;
 export const toolPolicyValue = z.enum(TOOL_POLICIES).meta({ id: 'ToolPolicyValue' });
 
-export const toolPolicyRule = z.strictObject({
-  target: z.enum(['tool', 'mcp_server', 'capability']).meta({
-    id: 'ToolPolicyTarget',
-    description: 'tool: a tool name as offered to the model; mcp_server: every tool of the named server; capability: a capability id',
-  }),
-  name: z.string().min(1).max(255),
-  policy: toolPolicyValue,
-}).meta({ id: 'ToolPolicyRule' });
+export const toolPolicyRule = z
+  .strictObject({
+    target: z.enum(['tool', 'mcp_server', 'capability']).meta({
+      id: 'ToolPolicyTarget',
+      description: 'tool: a tool name as offered to the model; mcp_server: every tool of the named server; capability: a capability id',
+    }),
+    name: z.string().min(1).max(255),
+    policy: toolPolicyValue,
+  })
+  .meta({ id: 'ToolPolicyRule' });
 
-export const toolPolicy = z.strictObject({
-  default: toolPolicyValue.default('always_allow'),
-  rules: z.array(toolPolicyRule).max(200).default([]),
-}).meta({ id: 'ToolPolicy', description: 'Which tool calls wait for a confirmation (user.tool_confirmation) before they run' });
+export const toolPolicy = z
+  .strictObject({
+    default: toolPolicyValue.default('always_allow'),
+    rules: z.array(toolPolicyRule).max(200).default([]),
+  })
+  .meta({ id: 'ToolPolicy', description: 'Which tool calls wait for a confirmation (user.tool_confirmation) before they run' });
 export type ToolPolicy = z.output<typeof toolPolicy>;
 
 /** The stored JSON as a policy (anything unreadable: the default, allow everything). */
@@ -36,7 +40,8 @@ export interface ToolIdentity {
 }
 
 export function decideTool(policy: ToolPolicy, tool: ToolIdentity): 'run' | 'ask' {
-  const rule = policy.rules.find((r) => r.target === 'tool' && r.name === tool.name)
-    ?? policy.rules.find((r) => (r.target === 'mcp_server' && r.name === tool.server) || (r.target === 'capability' && r.name === tool.capability));
+  const rule =
+    policy.rules.find((r) => r.target === 'tool' && r.name === tool.name) ??
+    policy.rules.find((r) => (r.target === 'mcp_server' && r.name === tool.server) || (r.target === 'capability' && r.name === tool.capability));
   return (rule?.policy ?? policy.default) === 'always_ask' ? 'ask' : 'run';
 }

@@ -37,8 +37,14 @@ function partOf(index: number, ref: FileRef, f: ProducedFile): MessagePart {
   }
   if (ref.mime_type.startsWith('video/')) {
     return {
-      type: 'video', ...common, alt: f.alt ?? null, width: f.width ?? null, height: f.height ?? null,
-      duration_ms: f.durationMs ?? null, size_bytes: ref.size_bytes, thumbnail_uri: null,
+      type: 'video',
+      ...common,
+      alt: f.alt ?? null,
+      width: f.width ?? null,
+      height: f.height ?? null,
+      duration_ms: f.durationMs ?? null,
+      size_bytes: ref.size_bytes,
+      thumbnail_uri: null,
     };
   }
   return { type: 'file', ...common, name: ref.filename, size_bytes: ref.size_bytes };
@@ -57,7 +63,17 @@ export async function storeToolFiles(scope: { universeId: string; sessionId: str
 }
 
 const EXTENSIONS: Record<string, string> = {
-  'image/png': 'png', 'image/jpeg': 'jpg', 'image/webp': 'webp', 'image/gif': 'gif', 'video/mp4': 'mp4', 'video/webm': 'webm',
-  'audio/mpeg': 'mp3', 'audio/wav': 'wav', 'audio/ogg': 'ogg', 'application/pdf': 'pdf', 'text/plain': 'txt', 'application/json': 'json',
+  'image/png': 'png',
+  'image/jpeg': 'jpg',
+  'image/webp': 'webp',
+  'image/gif': 'gif',
+  'video/mp4': 'mp4',
+  'video/webm': 'webm',
+  'audio/mpeg': 'mp3',
+  'audio/wav': 'wav',
+  'audio/ogg': 'ogg',
+  'application/pdf': 'pdf',
+  'text/plain': 'txt',
+  'application/json': 'json',
 };
 export const extensionOf = (mimeType: string) => EXTENSIONS[mimeType.split(';')[0]!.trim().toLowerCase()] ?? 'bin';

@@ -21,7 +21,9 @@ export async function createUniverse(ownerId: string, input: CreateUniverseInput
   const taken = await prisma.universe.findUnique({ where: { slug } });
   if (taken) throw new AppError('conflict', `universe slug ${slug} is taken`);
   try {
-    return await prisma.universe.create({ data: { id: newId('uni'), slug, name: name ?? slug, ownerId, balanceNanoUsd: centsToNano(config().startingCreditsCents) } });
+    return await prisma.universe.create({
+      data: { id: newId('uni'), slug, name: name ?? slug, ownerId, balanceNanoUsd: centsToNano(config().startingCreditsCents) },
+    });
   } catch (err) {
     if ((err as { code?: string }).code === 'P2002') throw new AppError('conflict', `universe slug ${slug} is taken`);
     throw err;
@@ -30,7 +32,12 @@ export async function createUniverse(ownerId: string, input: CreateUniverseInput
 
 /** A free personal slug derived from an email's local part. */
 export async function personalSlugFor(email: string): Promise<string> {
-  const base = (email.split('@')[0] ?? 'user').toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 30) || 'user';
+  const base =
+    (email.split('@')[0] ?? 'user')
+      .toLowerCase()
+      .replace(/[^a-z0-9]+/g, '-')
+      .replace(/^-+|-+$/g, '')
+      .slice(0, 30) || 'user';
   const stem = base.length >= 3 ? base : `${base}-home`;
   for (let i = 0; ; i++) {
     const slug = i === 0 ? stem : `${stem}-${i + 1}`;

@@ -21,7 +21,8 @@ export async function vaultsForNewSession(universeId: string, vaultIds: string[]
   // their PUT refused conflicts) or with the repository tokens.
   const rules: HeaderRule[] = [];
   resources.forEach((r, i) => {
-    if (r.type === 'github_repository' && r.authorization_token) rules.push(repositoryRule(`resources[${i}]`, hostKeyOfUrl(parseRepoUrl(r.url).url), r.authorization_token));
+    if (r.type === 'github_repository' && r.authorization_token)
+      rules.push(repositoryRule(`resources[${i}]`, hostKeyOfUrl(parseRepoUrl(r.url).url), r.authorization_token));
   });
   rules.push(...(await agentSecretRules(agentId)), ...(await vaultRules(ids)));
   try {

@@ -22,7 +22,10 @@ export async function findVault(viewer: Viewer, id: string): Promise<VaultRow> {
 }
 
 /** A page of the universe's vaults with their credentials (the caller's bounds, order and size). */
-export function listVaults(viewer: Viewer, page: { where?: Prisma.VaultWhereInput; orderBy: Prisma.VaultOrderByWithRelationInput; take: number }): Promise<VaultRow[]> {
+export function listVaults(
+  viewer: Viewer,
+  page: { where?: Prisma.VaultWhereInput; orderBy: Prisma.VaultOrderByWithRelationInput; take: number },
+): Promise<VaultRow[]> {
   return prisma.vault.findMany({ where: { ...page.where, universeId: viewer.universe.id }, orderBy: page.orderBy, take: page.take, include: withCredentials });
 }
 

@@ -1,9 +1,18 @@
 // The events an outbound webhook endpoint can subscribe to.
 export const WEBHOOK_EVENT_TYPES = [
-  'session.status_running', 'session.status_idle', 'session.error', 'session.status_terminated', 'session.deleted',
+  'session.status_running',
+  'session.status_idle',
+  'session.error',
+  'session.status_terminated',
+  'session.deleted',
   'session.requires_action',
-  'routine_run.succeeded', 'routine_run.failed', 'routine.paused',
-  'agent.created', 'agent.updated', 'agent.archived', 'agent.deleted',
+  'routine_run.succeeded',
+  'routine_run.failed',
+  'routine.paused',
+  'agent.created',
+  'agent.updated',
+  'agent.archived',
+  'agent.deleted',
 ] as const;
 export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
 

@@ -5,21 +5,28 @@ import { ABSOLUTE_HTTP_URL } from '../contract/documented.js';
 import { dateTime } from '../contract/zod-walk.js';
 import { WEBHOOK_EVENT_TYPES } from './catalog.js';
 
-export const webhookEventType = z.enum(WEBHOOK_EVENT_TYPES, { error: (i) => `unknown event ${JSON.stringify(i.input)}; see the documented list` })
+export const webhookEventType = z
+  .enum(WEBHOOK_EVENT_TYPES, { error: (i) => `unknown event ${JSON.stringify(i.input)}; see the documented list` })
   .meta({ id: 'WebhookEventType' });
 const webhookEndpointStatus = z.enum(['active', 'disabled']).meta({ id: 'WebhookEndpointStatus' });
 
 const events = z.array(webhookEventType).min(1).max(32).describe('Event types to deliver (duplicates are kept once)');
-const url = z.string().min(1).max(2048).meta({ ...ABSOLUTE_HTTP_URL, description: 'https, or http for localhost only; private and link-local addresses are refused' });
+const url = z
+  .string()
+  .min(1)
+  .max(2048)
+  .meta({ ...ABSOLUTE_HTTP_URL, description: 'https, or http for localhost only; private and link-local addresses are refused' });
 
 export const createWebhookEndpointBody = z.strictObject({ url, events }).meta({ id: 'CreateWebhookEndpointInput' });
 export type CreateWebhookEndpointBody = z.output<typeof createWebhookEndpointBody>;
 
-export const patchWebhookEndpointBody = z.strictObject({
-  url: url.optional(),
-  events: events.optional(),
-  status: webhookEndpointStatus.optional().describe('active re-enables a disabled endpoint (the secret is kept)'),
-}).meta({ id: 'UpdateWebhookEndpointInput' });
+export const patchWebhookEndpointBody = z
+  .strictObject({
+    url: url.optional(),
+    events: events.optional(),
+    status: webhookEndpointStatus.optional().describe('active re-enables a disabled endpoint (the secret is kept)'),
+  })
+  .meta({ id: 'UpdateWebhookEndpointInput' });
 export type PatchWebhookEndpointBody = z.output<typeof patchWebhookEndpointBody>;
 
 const endpointFields = {
@@ -33,10 +40,12 @@ const endpointFields = {
 export const webhookEndpointBody = z.strictObject(endpointFields).meta({ id: 'WebhookEndpoint' });
 export type WebhookEndpointView = z.output<typeof webhookEndpointBody>;
 
-export const createdWebhookEndpointBody = z.strictObject({
-  ...endpointFields,
-  secret: z.string().describe('whsec_… signing secret: in this answer only'),
-}).meta({ id: 'CreatedWebhookEndpoint' });
+export const createdWebhookEndpointBody = z
+  .strictObject({
+    ...endpointFields,
+    secret: z.string().describe('whsec_… signing secret: in this answer only'),
+  })
+  .meta({ id: 'CreatedWebhookEndpoint' });
 export type CreatedWebhookEndpointView = z.output<typeof createdWebhookEndpointBody>;
 
 export const webhookEndpointList = z.strictObject({ data: z.array(webhookEndpointBody).describe('Oldest first') }).meta({ id: 'WebhookEndpointList' });

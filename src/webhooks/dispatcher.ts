@@ -63,7 +63,10 @@ async function attempt(id: string, inFlight: Set<AbortController>): Promise<void
   const d = await prisma.webhookDelivery.findUnique({ where: { id }, include: { endpoint: true } });
   if (!d || d.status !== 'pending' || d.lockedBy !== ownerId()) return;
   if (d.endpoint.status !== 'active') {
-    await prisma.webhookDelivery.updateMany({ where: mine(id), data: { status: 'failed', lastError: 'the endpoint is disabled', lockedUntil: null, lockedBy: null } });
+    await prisma.webhookDelivery.updateMany({
+      where: mine(id),
+      data: { status: 'failed', lastError: 'the endpoint is disabled', lockedUntil: null, lockedBy: null },
+    });
     return;
   }
   const timestamp = Math.floor(Date.now() / 1000);
@@ -103,14 +106,25 @@ async function attempt(id: string, inFlight: Set<AbortController>): Promise<void
   }
   const attempts = d.attempts + 1;
   if (!error) {
-    const done = await prisma.webhookDelivery.updateMany({ where: mine(id), data: { status: 'succeeded', attempts, lastStatusCode: statusCode, lastError: null, lockedUntil: null, lockedBy: null, nextAttemptAt: null } });
+    const done = await prisma.webhookDelivery.updateMany({
+      where: mine(id),
+      data: { status: 'succeeded', attempts, lastStatusCode: statusCode, lastError: null, lockedUntil: null, lockedBy: null, nextAttemptAt: null },
+    });
     if (done.count) await prisma.webhookEndpoint.update({ where: { id: d.endpointId }, data: { failureCount: 0 } });
     return;
   }
   const next = attempts < RETRY_OFFSETS_MS.length ? new Date(d.createdAt.getTime() + RETRY_OFFSETS_MS[attempts]!) : null;
   const recorded = await prisma.webhookDelivery.updateMany({
     where: mine(id),
-    data: { attempts, lastStatusCode: statusCode, lastError: error, lockedUntil: null, lockedBy: null, nextAttemptAt: next, status: next ? 'pending' : 'failed' },
+    data: {
+      attempts,
+      lastStatusCode: statusCode,
+      lastError: error,
+      lockedUntil: null,
+      lockedBy: null,
+      nextAttemptAt: next,
+      status: next ? 'pending' : 'failed',
+    },
   });
   if (!recorded.count) return; // the lease was lost meanwhile: whoever holds it now decides
   const endpoint = await prisma.webhookEndpoint.update({ where: { id: d.endpointId }, data: { failureCount: { increment: 1 } } });
@@ -147,7 +161,9 @@ export function startDispatcher(): Dispatcher {
       again = true;
       return;
     }
-    running = pass().catch((err) => logger.warn({ err }, 'webhook dispatch pass failed')).finally(() => (running = null));
+    running = pass()
+      .catch((err) => logger.warn({ err }, 'webhook dispatch pass failed'))
+      .finally(() => (running = null));
   };
   const timer = setInterval(kick, POLL_MS);
   timer.unref();

@@ -32,12 +32,22 @@ export function nudgeDispatchers(): void {
 export async function queueWebhookEvents(tx: OutboxTx, universeId: string, events: ThinEvent[]): Promise<number> {
   if (!events.length) return 0;
   const types = [...new Set(events.map((e) => e.type))];
-  const endpoints = await tx.webhookEndpoint.findMany({ where: { universeId, status: 'active', events: { hasSome: types } }, select: { id: true, events: true } });
+  const endpoints = await tx.webhookEndpoint.findMany({
+    where: { universeId, status: 'active', events: { hasSome: types } },
+    select: { id: true, events: true },
+  });
   const rows = events.flatMap((event) => {
     const body = JSON.stringify({ id: event.id, type: event.type, created_at: event.createdAt, data: event.data });
-    return endpoints.filter((e) => e.events.includes(event.type)).map((e) => ({
-      id: newId('whdl'), endpointId: e.id, eventId: event.id, eventType: event.type, body, nextAttemptAt: new Date(),
-    }));
+    return endpoints
+      .filter((e) => e.events.includes(event.type))
+      .map((e) => ({
+        id: newId('whdl'),
+        endpointId: e.id,
+        eventId: event.id,
+        eventType: event.type,
+        body,
+        nextAttemptAt: new Date(),
+      }));
   });
   if (!rows.length) return 0;
   await tx.webhookDelivery.createMany({ data: rows, skipDuplicates: true });

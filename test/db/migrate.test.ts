@@ -31,7 +31,9 @@ describe('applyMigrations on PGlite', () => {
     try {
       expect(all.length).toBeGreaterThan(0);
       expect(await applyMigrations({ kind: 'pglite', pglite: db })).toEqual(all);
-      const tables = (await db.query<{ t: string }>(`SELECT table_name AS t FROM information_schema.tables WHERE table_schema = 'public'`)).rows.map((r) => r.t);
+      const tables = (await db.query<{ t: string }>(`SELECT table_name AS t FROM information_schema.tables WHERE table_schema = 'public'`)).rows.map(
+        (r) => r.t,
+      );
       expect(tables).toEqual(expect.arrayContaining(['_prisma_migrations', 'User', 'Universe', 'Session']));
       expect(await applyMigrations({ kind: 'pglite', pglite: db })).toEqual([]);
     } finally {
@@ -43,8 +45,12 @@ describe('applyMigrations on PGlite', () => {
     const db = await PGlite.create('memory://');
     try {
       await expect(applyMigrations({ kind: 'pglite', pglite: db }, badMigrations())).rejects.toThrow(/division by zero/);
-      const rows = (await db.query<{ n: string; ok: boolean }>(`SELECT migration_name AS n, finished_at IS NOT NULL AS ok FROM _prisma_migrations ORDER BY 1`)).rows;
-      expect(rows).toEqual([{ n: '001_a', ok: true }, { n: '002_b', ok: false }]);
+      const rows = (await db.query<{ n: string; ok: boolean }>(`SELECT migration_name AS n, finished_at IS NOT NULL AS ok FROM _prisma_migrations ORDER BY 1`))
+        .rows;
+      expect(rows).toEqual([
+        { n: '001_a', ok: true },
+        { n: '002_b', ok: false },
+      ]);
       expect((await db.query(`SELECT to_regclass('"B"') AS r`)).rows).toEqual([{ r: null }]);
     } finally {
       await db.close();
@@ -79,7 +85,10 @@ describe.skipIf(!DB)('applyMigrations on PostgreSQL', () => {
     const bad = `${schema}_bad`;
     await expect(applyMigrations({ kind: 'postgres', url: DB!, schema: bad }, badMigrations())).rejects.toThrow(/division by zero/);
     expect((await tablesIn(bad)).sort()).toEqual(['A', '_prisma_migrations']);
-    const def = await admin.query(`SELECT column_default AS d FROM information_schema.columns WHERE table_schema = $1 AND table_name = 'A' AND column_name = 'note'`, [bad]);
+    const def = await admin.query(
+      `SELECT column_default AS d FROM information_schema.columns WHERE table_schema = $1 AND table_name = 'A' AND column_name = 'note'`,
+      [bad],
+    );
     expect(def.rows[0].d).toBe(`'x;y'::text`);
   });
 });

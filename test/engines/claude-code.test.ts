@@ -25,18 +25,31 @@ function mapAll(lines: string[]) {
 
 const finals = (events: EngineEvent[]) => events.filter((e) => !('final' in e.fields) || e.fields.final !== false);
 const texts = (events: EngineEvent[], type: 'agent.message' | 'agent.reasoning', final: boolean) =>
-  events.filter((e) => e.type === type && (e.fields as { final?: boolean }).final === final).map((e) => (e.type === 'agent.message' ? e.fields.text : e.type === 'agent.reasoning' ? e.fields.part.type === 'reasoning' && e.fields.part.text : null));
+  events
+    .filter((e) => e.type === type && (e.fields as { final?: boolean }).final === final)
+    .map((e) => (e.type === 'agent.message' ? e.fields.text : e.type === 'agent.reasoning' ? e.fields.part.type === 'reasoning' && e.fields.part.text : null));
 
 describe('claude_code output mapping (recorded real output)', () => {
   it('a turn with a Bash call: streamed reasoning and text, the call and its result, the final message, the session id, end_turn', () => {
     const { mapper, events } = mapAll(fixtureLines(FIXTURES, 'tool-turn.jsonl'));
     expectValidEvents(events);
-    expect(finals(events).map((e) => e.type)).toEqual(['agent.reasoning', 'agent.message', 'agent.tool_use', 'agent.tool_result', 'agent.reasoning', 'agent.message']);
+    expect(finals(events).map((e) => e.type)).toEqual([
+      'agent.reasoning',
+      'agent.message',
+      'agent.tool_use',
+      'agent.tool_result',
+      'agent.reasoning',
+      'agent.message',
+    ]);
     const [think, say, use, result, think2, done] = finals(events);
     expect(think!.fields).toMatchObject({ final: true, signature: 'sig-fake-123', part: { type: 'reasoning', text: 'I will write the file' } });
     expect(say!.fields).toMatchObject({ final: true, text: 'Writing the file now.' });
-    expect(use!.fields).toMatchObject({ part: { type: 'tool_call', index: 0, call_id: 'toolu_w1', tool_name: 'Bash', args: { command: 'echo hello > hello.txt && cat hello.txt' } } });
-    expect(result!.fields).toMatchObject({ part: { type: 'tool_result', index: 0, call_id: 'toolu_w1', tool_name: 'Bash', status: 'ok', result: { exit_code: 0, output: 'hello' } } });
+    expect(use!.fields).toMatchObject({
+      part: { type: 'tool_call', index: 0, call_id: 'toolu_w1', tool_name: 'Bash', args: { command: 'echo hello > hello.txt && cat hello.txt' } },
+    });
+    expect(result!.fields).toMatchObject({
+      part: { type: 'tool_result', index: 0, call_id: 'toolu_w1', tool_name: 'Bash', status: 'ok', result: { exit_code: 0, output: 'hello' } },
+    });
     expect(think2!.fields).toMatchObject({ part: { text: 'The file is written' } });
     expect(done!.fields).toMatchObject({ final: true, text: 'I wrote hello.txt.' });
     // Chunks came first, under the id of the message they add up to.
@@ -55,7 +68,7 @@ describe('claude_code output mapping (recorded real output)', () => {
     expect(mapper.resumeId).toBe(first);
   });
 
-  it('a call the gateway refuses for the budget ends budget_reached; another failure ends retries_exhausted in Claude Code\'s words', () => {
+  it("a call the gateway refuses for the budget ends budget_reached; another failure ends retries_exhausted in Claude Code's words", () => {
     const { mapper, events } = mapAll(fixtureLines(FIXTURES, 'budget-turn.jsonl'));
     expectValidEvents(events);
     expect(events.filter((e) => e.type === 'agent.message' && e.fields.text.includes('API Error'))).toEqual([]);
@@ -65,14 +78,25 @@ describe('claude_code output mapping (recorded real output)', () => {
     failed.line('{"type":"result","subtype":"success","is_error":true,"result":"API Error: 401 the session credential is revoked","session_id":"s-1"}');
     const end = failed.finish(1);
     expect(end.stop).toEqual({ type: 'retries_exhausted' });
-    expect(end.error).toMatchObject({ type: 'engine_error', retry_status: 'exhausted', message: 'claude_code: API Error: 401 the session credential is revoked' });
+    expect(end.error).toMatchObject({
+      type: 'engine_error',
+      retry_status: 'exhausted',
+      message: 'claude_code: API Error: 401 the session credential is revoked',
+    });
     expect(failed.resumeId).toBe('s-1');
     expect(claudeCodeMapper().finish(null).error?.message).toBe('claude_code exited with code none (killed) without finishing the turn');
   });
 
   it('the invocation: stream-json in and out, resume by id, effort, the gateway, a key read from the variable only', () => {
     const inv = claudeCodeAdapter.invocation(
-      { prompt: 'go', systemPrompt: 'be kind', model: 'claude-sonnet-4-5', reasoningEffort: 'xhigh', resumeId: 'sess-1', mcpRelay: { url: 'http://127.0.0.1:3128/gateway/mcp', tokenEnv: 'AGENT_SERVICE_TOKEN', startupTimeoutSec: 30, toolTimeoutSec: 60 } },
+      {
+        prompt: 'go',
+        systemPrompt: 'be kind',
+        model: 'claude-sonnet-4-5',
+        reasoningEffort: 'xhigh',
+        resumeId: 'sess-1',
+        mcpRelay: { url: 'http://127.0.0.1:3128/gateway/mcp', tokenEnv: 'AGENT_SERVICE_TOKEN', startupTimeoutSec: 30, toolTimeoutSec: 60 },
+      },
       { binPath: '/opt/engines/claude', home: '/workspace/.agent/engine', gatewayBaseUrl: 'http://127.0.0.1:3128/gateway/anthropic' },
     );
     expect(inv.argv.slice(0, 2)).toEqual(['/opt/engines/claude', '-p']);
@@ -84,10 +108,15 @@ describe('claude_code output mapping (recorded real output)', () => {
     expect(inv.env).toMatchObject({ ANTHROPIC_BASE_URL: 'http://127.0.0.1:3128/gateway/anthropic', CLAUDE_CONFIG_DIR: '/workspace/.agent/engine/.claude' });
     expect(JSON.parse(inv.files['/workspace/.agent/engine/.claude/settings.json']!)).toEqual({ apiKeyHelper: 'printenv AGENT_SERVICE_TOKEN' });
     expect(inv.files['/workspace/.agent/engine/.claude/agent-service-system-prompt.md']).toBe('be kind');
-    expect(JSON.parse(inv.files['/workspace/.agent/engine/.claude/agent-service-mcp.json']!)).toEqual({ mcpServers: { agent_service: { type: 'http', url: 'http://127.0.0.1:3128/gateway/mcp', headers: { Authorization: 'Bearer ${AGENT_SERVICE_TOKEN}' } } } });
+    expect(JSON.parse(inv.files['/workspace/.agent/engine/.claude/agent-service-mcp.json']!)).toEqual({
+      mcpServers: { agent_service: { type: 'http', url: 'http://127.0.0.1:3128/gateway/mcp', headers: { Authorization: 'Bearer ${AGENT_SERVICE_TOKEN}' } } },
+    });
     expect(claudeEffort('off')).toEqual({ effort: null, thinkingOff: true });
     expect(claudeEffort(null)).toEqual({ effort: null, thinkingOff: false });
-    const plain = claudeCodeAdapter.invocation({ prompt: 'go', systemPrompt: '', model: 'claude-haiku-4-5', reasoningEffort: 'off', resumeId: null }, { binPath: 'claude', home: '/h', gatewayBaseUrl: 'http://127.0.0.1:3128/gateway' });
+    const plain = claudeCodeAdapter.invocation(
+      { prompt: 'go', systemPrompt: '', model: 'claude-haiku-4-5', reasoningEffort: 'off', resumeId: null },
+      { binPath: 'claude', home: '/h', gatewayBaseUrl: 'http://127.0.0.1:3128/gateway' },
+    );
     expect(plain.argv).not.toContain('--resume');
     expect(plain.argv).not.toContain('--mcp-config');
     expect(plain.env).toMatchObject({ ANTHROPIC_BASE_URL: 'http://127.0.0.1:3128/gateway/anthropic', MAX_THINKING_TOKENS: '0' });
@@ -102,7 +131,12 @@ let s: TestServer;
 let fake: FakeProvider;
 beforeAll(async () => {
   fake = await startFakeProvider();
-  s = await startTestServer({ anthropicApiKey: ANTHROPIC_KEY, anthropicBaseUrl: fake.anthropicBaseUrl, openaiApiKey: OPENAI_KEY, openaiBaseUrl: fake.openaiBaseUrl });
+  s = await startTestServer({
+    anthropicApiKey: ANTHROPIC_KEY,
+    anthropicBaseUrl: fake.anthropicBaseUrl,
+    openaiApiKey: OPENAI_KEY,
+    openaiBaseUrl: fake.openaiBaseUrl,
+  });
 });
 afterAll(async () => {
   await s?.stop();
@@ -114,15 +148,32 @@ describe('the real Claude Code CLI through the gateway', () => {
   it('runs a turn that writes a file, is metered, keeps no key, and the next turn resumes the conversation', async () => {
     const live = await liveEngine(s, claudeCodeAdapter, { model: 'claude-sonnet-4-5' });
     fake.enqueue(
-      { kind: 'tool_call', reasoning: 'I will write the file', name: 'Bash', input: { command: 'echo hello > hello.txt && cat hello.txt', description: 'Write hello.txt' }, id: 'toolu_w1', text: 'Writing the file now.', usage: { input: 1000, output: 50 } },
+      {
+        kind: 'tool_call',
+        reasoning: 'I will write the file',
+        name: 'Bash',
+        input: { command: 'echo hello > hello.txt && cat hello.txt', description: 'Write hello.txt' },
+        id: 'toolu_w1',
+        text: 'Writing the file now.',
+        usage: { input: 1000, output: 50 },
+      },
       { kind: 'reasoning_then_text', reasoning: 'The file is written', text: 'I wrote hello.txt.', usage: { input: 1200, output: 20 } },
     );
     const first = await live.turn('write hello.txt', null);
     live.record(FIXTURES, 'tool-turn.jsonl', first.lines);
     expect(first.result.stop, first.stderr).toEqual({ type: 'end_turn' });
     expect(first.result.resumeId).toMatch(RESUME_ID);
-    expect(finals(first.events).map((e) => e.type)).toEqual(['agent.reasoning', 'agent.message', 'agent.tool_use', 'agent.tool_result', 'agent.reasoning', 'agent.message']);
-    expect(first.events.find((e) => e.type === 'agent.tool_result')!.fields).toMatchObject({ part: { tool_name: 'Bash', status: 'ok', result: { exit_code: 0, output: 'hello' } } });
+    expect(finals(first.events).map((e) => e.type)).toEqual([
+      'agent.reasoning',
+      'agent.message',
+      'agent.tool_use',
+      'agent.tool_result',
+      'agent.reasoning',
+      'agent.message',
+    ]);
+    expect(first.events.find((e) => e.type === 'agent.tool_result')!.fields).toMatchObject({
+      part: { tool_name: 'Bash', status: 'ok', result: { exit_code: 0, output: 'hello' } },
+    });
     expect(fs.readFileSync(path.join(live.workspace, 'hello.txt'), 'utf8')).toBe('hello\n');
     // Through the gateway: the provider saw the service's key and the agent's prompt.
     expect(fake.requests.map((r) => r.path)).toEqual(['/v1/messages', '/v1/messages']);
@@ -149,7 +200,14 @@ describe('the real Claude Code CLI through the gateway', () => {
   it('a budget reached mid-call stops the turn: budget_reached, no error', async () => {
     const live = await liveEngine(s, claudeCodeAdapter, { model: 'claude-sonnet-4-5', reasoningEffort: 'low' });
     await prisma.session.update({ where: { id: live.sessionId }, data: { budgetMaxCents: 1 } });
-    fake.enqueue({ kind: 'tool_call', reasoning: 'Writing', name: 'Bash', input: { command: 'echo hi > hi.txt', description: 'Write hi.txt' }, id: 'toolu_b1', usage: { input: 100_000, output: 50 } });
+    fake.enqueue({
+      kind: 'tool_call',
+      reasoning: 'Writing',
+      name: 'Bash',
+      input: { command: 'echo hi > hi.txt', description: 'Write hi.txt' },
+      id: 'toolu_b1',
+      usage: { input: 100_000, output: 50 },
+    });
     const turn = await live.turn('write hi.txt', null);
     live.record(FIXTURES, 'budget-turn.jsonl', turn.lines);
     expect(turn.result.stop).toEqual({ type: 'budget_reached' });
@@ -177,6 +235,10 @@ describe('the real Claude Code CLI through the gateway', () => {
   }, 240_000);
 
   it('records a turn whose shell command fails and whose file read fails (tool-errors-turn.jsonl)', async () => {
-    await expectFailingToolsTurn(s, fake, claudeCodeAdapter, FIXTURES, { shell: { name: 'Bash', input: { command: 'echo partial; exit 3', description: 'Fail on purpose' }, id: 'toolu_e1' }, read: { name: 'Read', input: { file_path: '/nonexistent-dir/missing.txt' }, id: 'toolu_e2' }, reasoning: 'Trying two things' });
+    await expectFailingToolsTurn(s, fake, claudeCodeAdapter, FIXTURES, {
+      shell: { name: 'Bash', input: { command: 'echo partial; exit 3', description: 'Fail on purpose' }, id: 'toolu_e1' },
+      read: { name: 'Read', input: { file_path: '/nonexistent-dir/missing.txt' }, id: 'toolu_e2' },
+      reasoning: 'Trying two things',
+    });
   }, 240_000);
 });

@@ -47,7 +47,9 @@ interface RelayCase {
 }
 
 const anthropicToolOutput = (body: any, id: string) =>
-  JSON.stringify(body.messages.flatMap((m: any) => (Array.isArray(m.content) ? m.content : [])).find((b: any) => b.type === 'tool_result' && b.tool_use_id === id)?.content);
+  JSON.stringify(
+    body.messages.flatMap((m: any) => (Array.isArray(m.content) ? m.content : [])).find((b: any) => b.type === 'tool_result' && b.tool_use_id === id)?.content,
+  );
 
 const CASES: RelayCase[] = [
   {
@@ -57,7 +59,12 @@ const CASES: RelayCase[] = [
     toolSteps: (input, id, text) => [{ kind: 'tool_call', name: 'mcp__docs__search', namespace: 'mcp__agent_service', input, id, text }],
     offered: (body) => body.tools.find((t: any) => t.type === 'namespace' && t.name === 'mcp__agent_service')?.tools.map((t: any) => t.name),
     toolOutput: (body, id) => JSON.stringify(body.input.find((x: any) => x.type === 'function_call_output' && x.call_id === id)?.output),
-    result: { content: [{ type: 'text', text: SEARCH_TEXT }, { type: 'text', text: '{"hits":3}' }] },
+    result: {
+      content: [
+        { type: 'text', text: SEARCH_TEXT },
+        { type: 'text', text: '{"hits":3}' },
+      ],
+    },
     configMark: '[mcp_servers.agent_service]',
     offeredName: 'mcp__docs__search',
   },
@@ -68,7 +75,14 @@ const CASES: RelayCase[] = [
     // It defers MCP tools: the first request only names them, and the model loads a tool's
     // schema with its ToolSearch tool (`select:<name>`) before calling it, as a real model does.
     toolSteps: (input, id, text) => [
-      { kind: 'tool_call', reasoning: 'Loading the tool', name: 'ToolSearch', input: { query: 'select:mcp__agent_service__mcp__docs__search', max_results: 5 }, id: 'toolu_search_1', text: 'Loading the docs tool.' },
+      {
+        kind: 'tool_call',
+        reasoning: 'Loading the tool',
+        name: 'ToolSearch',
+        input: { query: 'select:mcp__agent_service__mcp__docs__search', max_results: 5 },
+        id: 'toolu_search_1',
+        text: 'Loading the docs tool.',
+      },
       { kind: 'tool_call', reasoning: 'Searching', name: 'mcp__agent_service__mcp__docs__search', input, id, text },
     ],
     offered: (body) => body.tools?.map((t: any) => t.name).filter((n: string) => n.startsWith('mcp__agent_service__')),
@@ -107,13 +121,18 @@ const CASES: RelayCase[] = [
     },
     toolOutput: anthropicToolOutput,
     // The relay's answer as OpenClaw's MCP client got it: text, then the structured part as text.
-    result: { content: [{ type: 'text', text: SEARCH_TEXT }, { type: 'text', text: '{"hits":3}' }] },
+    result: {
+      content: [
+        { type: 'text', text: SEARCH_TEXT },
+        { type: 'text', text: '{"hits":3}' },
+      ],
+    },
     configMark: '"transport": "streamable-http"',
     offeredName: 'agent_service__mcp__docs__search',
   },
 ];
 
-describe.each(CASES)('a $agentType turn over HTTP uses the agent\'s MCP servers through the relay', (c) => {
+describe.each(CASES)("a $agentType turn over HTTP uses the agent's MCP servers through the relay", (c) => {
   let s: TestServer;
   let fake: FakeProvider;
   let mcp: FakeMcpServer;
@@ -129,7 +148,12 @@ describe.each(CASES)('a $agentType turn over HTTP uses the agent\'s MCP servers 
     await installEngine(engineAdapter(c.agentType)!.cli, currentHarness(c.agentType));
     mcp = await startFakeMcpServer();
     fake = await startFakeProvider();
-    s = await startTestServer({ openaiApiKey: OPENAI_KEY, openaiBaseUrl: fake.openaiBaseUrl, anthropicApiKey: ANTHROPIC_KEY, anthropicBaseUrl: fake.anthropicBaseUrl });
+    s = await startTestServer({
+      openaiApiKey: OPENAI_KEY,
+      openaiBaseUrl: fake.openaiBaseUrl,
+      anthropicApiKey: ANTHROPIC_KEY,
+      anthropicBaseUrl: fake.anthropicBaseUrl,
+    });
     recorded = {
       ...s,
       api: async (method, target, opts) => {
@@ -146,7 +170,7 @@ describe.each(CASES)('a $agentType turn over HTTP uses the agent\'s MCP servers 
     delete process.env.OUTBOUND_ALLOW;
   });
 
-  it('the model calls mcp__docs__search through the relay: the MCP server gets the agent\'s bearer token, history has the call and its result, end_turn; the secret is nowhere the CLI or a client can read', async () => {
+  it("the model calls mcp__docs__search through the relay: the MCP server gets the agent's bearer token, history has the call and its result, end_turn; the secret is nowhere the CLI or a client can read", async () => {
     const { agent, session } = await readySession(recorded, {
       agentType: c.agentType,
       llm: c.llm,
@@ -162,14 +186,23 @@ describe.each(CASES)('a $agentType turn over HTTP uses the agent\'s MCP servers 
     fake.enqueue(...steps, { kind: 'text', text: 'Three pages match.' });
     /** The provider requests that answered with the relayed call, and that carried its result. */
     const [callRequest, resultRequest] = [steps.length - 1, steps.length];
-    const live = collectSse(`${s.base}/sessions/${id}/events/stream`, s.adminToken, (f) => f.some((x) => x.data?.type === 'session.status_idle'), { timeoutMs: 180_000 });
+    const live = collectSse(`${s.base}/sessions/${id}/events/stream`, s.adminToken, (f) => f.some((x) => x.data?.type === 'session.status_idle'), {
+      timeoutMs: 180_000,
+    });
     await sendText(recorded, id, 'search the docs for relay');
 
     // While the relayed call runs: the CLI's environment holds the session credential, not the secret.
     // (or the turn ended without it: then the failure says what the turn did instead)
     let ended: any[] = [];
-    await waitFor(async () => mcp.calls.length > 0 || (ended = await history(s, id)).some((e) => e.type === 'session.status_idle'), 120_000, 'the relay to call the MCP server');
-    expect(mcp.calls.length, `the turn ended without a call to the MCP server: ${JSON.stringify(ended.filter((e) => e.type.startsWith('agent.') || e.type === 'session.error'))}`).toBeGreaterThan(0);
+    await waitFor(
+      async () => mcp.calls.length > 0 || (ended = await history(s, id)).some((e) => e.type === 'session.status_idle'),
+      120_000,
+      'the relay to call the MCP server',
+    );
+    expect(
+      mcp.calls.length,
+      `the turn ended without a call to the MCP server: ${JSON.stringify(ended.filter((e) => e.type.startsWith('agent.') || e.type === 'session.error'))}`,
+    ).toBeGreaterThan(0);
     const procs = jailProcesses(id);
     expect(procs.length).toBeGreaterThan(0);
     expectSessionCredentialOnly(procs, [SECRET]);
@@ -180,7 +213,9 @@ describe.each(CASES)('a $agentType turn over HTTP uses the agent\'s MCP servers 
     expect(events.at(-1), errors).toMatchObject({ type: 'session.status_idle', stop_reason: { type: 'end_turn' } });
 
     // The CLI offered its model the relay's tools under its own naming, include applied.
-    expect(c.offered(fake.requests[callRequest]!.body), JSON.stringify(fake.requests[callRequest]!.body.tools?.map((t: any) => t.name))).toEqual([c.offeredName]);
+    expect(c.offered(fake.requests[callRequest]!.body), JSON.stringify(fake.requests[callRequest]!.body.tools?.map((t: any) => t.name))).toEqual([
+      c.offeredName,
+    ]);
 
     // The real MCP server ran the call, with the agent's credential on every request.
     expect(mcp.calls).toEqual([{ name: 'search', args: { query: 'relay' } }]);

@@ -22,7 +22,7 @@ const DESCRIPTION_MARK = 'ZDESC-5521';
 const BODY_MARK = 'ZBODY-7731';
 const SKILL_MD = `---\nname: ${SKILL}\ndescription: Knows how many zebras live in the park (${DESCRIPTION_MARK}). Use when asked about zebras.\n---\n\n# Zebra facts\n\nThe park has ${BODY_MARK} zebras.\n`;
 
-describe.each(CLI_ENGINE_CASES)('$agentType reads the session\'s skills from its own skills folder', (c) => {
+describe.each(CLI_ENGINE_CASES)("$agentType reads the session's skills from its own skills folder", (c) => {
   let s: TestServer;
   let fake: FakeProvider;
   const folder = engineAdapter(c.agentType)!.skillsDir(engineHome(c.agentType))!;
@@ -37,7 +37,7 @@ describe.each(CLI_ENGINE_CASES)('$agentType reads the session\'s skills from its
   });
   beforeEach(() => fake.reset());
 
-  it('the skill is placed in the CLI\'s folder, listed by the CLI, and its SKILL.md read from there; without the folder the CLI knows nothing of it', async () => {
+  it("the skill is placed in the CLI's folder, listed by the CLI, and its SKILL.md read from there; without the folder the CLI knows nothing of it", async () => {
     const created = await s.api('POST', '/skills', { body: { files: [{ path: 'SKILL.md', content: SKILL_MD }] } });
     expect(created.status, JSON.stringify(created.body)).toBe(201);
     const agentBody = { agentType: c.agentType, llm: c.llm, skills: [{ type: 'skill', skillId: created.body.skill.id }] };
@@ -55,12 +55,15 @@ describe.each(CLI_ENGINE_CASES)('$agentType reads the session\'s skills from its
     // The CLI listed the skill in its first request (name and description, not the body).
     const first = JSON.stringify(fake.requests[0]!.body);
     expect(first.includes(SKILL), 'the CLI listed the skill by name').toBe(true);
-    expect(first.includes(DESCRIPTION_MARK), 'the CLI listed the skill\'s description').toBe(true);
+    expect(first.includes(DESCRIPTION_MARK), "the CLI listed the skill's description").toBe(true);
     expect(first.includes(BODY_MARK), 'the body is read on demand, not listed').toBe(false);
     // Its shell read SKILL.md in the folder: the result holds the body, and the model got it.
     const result = (await history(s, session.id)).find((e) => e.type === 'agent.tool_result');
-    expect(result?.part, JSON.stringify(events.slice(-6))).toMatchObject({ status: 'ok', result: { exit_code: 0, output: expect.stringContaining(BODY_MARK) } });
-    expect(JSON.stringify(fake.requests[1]!.body).includes(BODY_MARK), 'the model got SKILL.md\'s body').toBe(true);
+    expect(result?.part, JSON.stringify(events.slice(-6))).toMatchObject({
+      status: 'ok',
+      result: { exit_code: 0, output: expect.stringContaining(BODY_MARK) },
+    });
+    expect(JSON.stringify(fake.requests[1]!.body).includes(BODY_MARK), "the model got SKILL.md's body").toBe(true);
 
     // Control: the folder removed before the turn, nothing of the skill reaches the model.
     fake.reset();
@@ -74,7 +77,7 @@ describe.each(CLI_ENGINE_CASES)('$agentType reads the session\'s skills from its
     const controlEvents = await waitForEvents(s, other, 'session.status_idle', 1, 180_000);
     expect(controlEvents.at(-1)).toMatchObject({ stop_reason: { type: 'end_turn' } });
     const control = JSON.stringify(fake.requests.map((r) => r.body));
-    expect(control.includes(DESCRIPTION_MARK), 'the skill\'s description reached the model without its folder').toBe(false);
-    expect(control.includes(SKILL), 'the skill\'s name reached the model without its folder').toBe(false);
+    expect(control.includes(DESCRIPTION_MARK), "the skill's description reached the model without its folder").toBe(false);
+    expect(control.includes(SKILL), "the skill's name reached the model without its folder").toBe(false);
   }, 400_000);
 });

@@ -24,7 +24,7 @@ describe('CLI engines that cannot be installed', () => {
     await fake?.close();
   });
 
-  it('a harnessVersion npm does not have: session.error engine_install_failed naming package@version and npm\'s words; retries_exhausted', async () => {
+  it("a harnessVersion npm does not have: session.error engine_install_failed naming package@version and npm's words; retries_exhausted", async () => {
     const { agent, session } = await readySession(s, { agentType: 'codex', llm: 'gpt-5' });
     // An agent pinned to a version that was never published (as an old pin of a withdrawn release would be).
     await prisma.agent.update({ where: { id: agent.id }, data: { harnessVersion: '0.0.0-never-published' } });

@@ -39,8 +39,12 @@ describe('codex output mapping (recorded real output)', () => {
     expectValid(events);
     expect(events.map((e) => e.type)).toEqual(['agent.message', 'agent.tool_use', 'agent.tool_result', 'agent.reasoning', 'agent.message']);
     expect(events[0]!.fields).toMatchObject({ final: true, text: 'Writing the file now.' });
-    expect(events[1]!.fields).toMatchObject({ part: { type: 'tool_call', index: 0, call_id: 'item_2', tool_name: 'bash', args: { command: "/bin/bash -lc 'echo hello > hello.txt && cat hello.txt'" } } });
-    expect(events[2]!.fields).toMatchObject({ part: { type: 'tool_result', index: 0, call_id: 'item_2', tool_name: 'bash', status: 'ok', result: { exit_code: 0, output: 'hello\n' } } });
+    expect(events[1]!.fields).toMatchObject({
+      part: { type: 'tool_call', index: 0, call_id: 'item_2', tool_name: 'bash', args: { command: "/bin/bash -lc 'echo hello > hello.txt && cat hello.txt'" } },
+    });
+    expect(events[2]!.fields).toMatchObject({
+      part: { type: 'tool_result', index: 0, call_id: 'item_2', tool_name: 'bash', status: 'ok', result: { exit_code: 0, output: 'hello\n' } },
+    });
     expect(events[3]!.fields).toMatchObject({ final: true, part: { type: 'reasoning', text: 'The file is written' } });
     expect(events[4]!.fields).toMatchObject({ text: 'I wrote hello.txt.' });
     expect(mapper.resumeId).toBe('01a20768-e2d9-7bc2-9989-f41a9e4f4d1f');
@@ -53,7 +57,7 @@ describe('codex output mapping (recorded real output)', () => {
     expect(mapper.resumeId).toBe('01a20768-e2d9-7bc2-9989-f41a9e4f4d1f');
   });
 
-  it('a failed turn ends retries_exhausted with the provider\'s words; a budget stop ends budget_reached', () => {
+  it("a failed turn ends retries_exhausted with the provider's words; a budget stop ends budget_reached", () => {
     const { mapper, events } = mapAll(fixture('exec-failed-turn.jsonl'));
     expectValid(events);
     expect(events.map((e) => e.type)).toEqual(['session.error']);
@@ -85,16 +89,18 @@ describe('the CLI runner', () => {
   it('an interrupt stops a CLI that ignores SIGTERM within a second; nothing after it reaches the session', async () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cli-run-'));
     const line = (o: unknown) => `console.log(${JSON.stringify(JSON.stringify(o))});`;
-    const script = "process.on('SIGTERM', () => {});"
-      + line({ type: 'thread.started', thread_id: 't-1' })
-      + line({ type: 'item.completed', item: { id: 'item_0', type: 'agent_message', text: 'working' } })
-      + `setTimeout(() => { ${line({ type: 'item.completed', item: { id: 'item_1', type: 'agent_message', text: 'too late' } })} }, 3000); setInterval(() => {}, 1000);`;
+    const script =
+      "process.on('SIGTERM', () => {});" +
+      line({ type: 'thread.started', thread_id: 't-1' }) +
+      line({ type: 'item.completed', item: { id: 'item_0', type: 'agent_message', text: 'working' } }) +
+      `setTimeout(() => { ${line({ type: 'item.completed', item: { id: 'item_1', type: 'agent_message', text: 'too late' } })} }, 3000); setInterval(() => {}, 1000);`;
     const ctl = new AbortController();
     const emitted: EngineEvent[] = [];
     let abortedAt = 0;
     const result = await runCliTurn({
       invocation: { argv: [process.execPath, '-e', script], env: {}, stdin: '', files: {} },
-      mapper: codexMapper(), spawn: localSpawner({ cwd: dir, env: { PATH: process.env.PATH! } }),
+      mapper: codexMapper(),
+      spawn: localSpawner({ cwd: dir, env: { PATH: process.env.PATH! } }),
       emit: async (e) => {
         emitted.push(e);
         abortedAt = Date.now();
@@ -116,7 +122,12 @@ let s: TestServer;
 let fake: FakeProvider;
 beforeAll(async () => {
   fake = await startFakeProvider();
-  s = await startTestServer({ anthropicApiKey: ANTHROPIC_KEY, anthropicBaseUrl: fake.anthropicBaseUrl, openaiApiKey: OPENAI_KEY, openaiBaseUrl: fake.openaiBaseUrl });
+  s = await startTestServer({
+    anthropicApiKey: ANTHROPIC_KEY,
+    anthropicBaseUrl: fake.anthropicBaseUrl,
+    openaiApiKey: OPENAI_KEY,
+    openaiBaseUrl: fake.openaiBaseUrl,
+  });
 });
 afterAll(async () => {
   await s?.stop();
@@ -150,13 +161,29 @@ describe('the real codex CLI through the gateway', () => {
     const env = { PATH: process.env.PATH!, HOME: home, AGENT_SERVICE_TOKEN: token };
     const turn = async (prompt: string, resumeId: string | null) => {
       const events: EngineEvent[] = [];
-      const inv = codexAdapter.invocation({ prompt, systemPrompt: 'You are the test agent.', model: 'gpt-5', reasoningEffort: 'low', resumeId }, { binPath: bin, home, gatewayBaseUrl: `${s.url}/gateway/openai/v1` });
-      const result = await runCliTurn({ invocation: inv, mapper: codexAdapter.mapper(), spawn: localSpawner({ cwd: workspace, env }), emit: async (e) => void events.push(e), signal: new AbortController().signal });
+      const inv = codexAdapter.invocation(
+        { prompt, systemPrompt: 'You are the test agent.', model: 'gpt-5', reasoningEffort: 'low', resumeId },
+        { binPath: bin, home, gatewayBaseUrl: `${s.url}/gateway/openai/v1` },
+      );
+      const result = await runCliTurn({
+        invocation: inv,
+        mapper: codexAdapter.mapper(),
+        spawn: localSpawner({ cwd: workspace, env }),
+        emit: async (e) => void events.push(e),
+        signal: new AbortController().signal,
+      });
       return { events, result };
     };
 
     fake.enqueue(
-      { kind: 'tool_call', name: 'exec_command', input: { cmd: 'echo hello > hello.txt && cat hello.txt', tty: false }, id: 'call_w1', text: 'Writing the file now.', usage: { input: 1000, output: 50 } },
+      {
+        kind: 'tool_call',
+        name: 'exec_command',
+        input: { cmd: 'echo hello > hello.txt && cat hello.txt', tty: false },
+        id: 'call_w1',
+        text: 'Writing the file now.',
+        usage: { input: 1000, output: 50 },
+      },
       { kind: 'reasoning_then_text', reasoning: 'done', text: 'I wrote hello.txt.', usage: { input: 1200, output: 20 } },
     );
     const first = await turn('write hello.txt', null);

@@ -50,11 +50,11 @@ describe('an engine server without turns', () => {
     await fake?.close();
   });
 
-  it('opencode\'s stops after its idle time; the next turn starts it again and continues the conversation', async () => {
+  it("opencode's stops after its idle time; the next turn starts it again and continues the conversation", async () => {
     await idleStopThenResume({ s, fake }, 'opencode', (body) => JSON.stringify(body.messages));
   }, 600_000);
 
-  it('OpenClaw\'s Gateway too: restarted, it continues the conversation of the session key', async () => {
+  it("OpenClaw's Gateway too: restarted, it continues the conversation of the session key", async () => {
     await idleStopThenResume({ s, fake }, 'openclaw', (body) => JSON.stringify(body.messages));
   }, 900_000);
 
@@ -75,7 +75,9 @@ describe('an engine server without turns', () => {
       const events = await waitForEvents(s, session.id, 'session.status_idle', 2, 60_000);
       expect(Date.now() - sent).toBeLessThan(20_000);
       expect(events.at(-1)).toMatchObject({ stop_reason: { type: 'retries_exhausted' } });
-      expect(events.filter((e) => e.type === 'session.error').at(-1)).toMatchObject({ error: { type: 'engine_error', message: expect.stringContaining('answered nothing within 3 s') } });
+      expect(events.filter((e) => e.type === 'session.error').at(-1)).toMatchObject({
+        error: { type: 'engine_error', message: expect.stringContaining('answered nothing within 3 s') },
+      });
       await waitFor(async () => frozen.every((pid) => !fs.existsSync(`/proc/${pid}`)), 10_000, 'the frozen server to be gone');
     } finally {
       if (before === undefined) delete process.env.ENGINE_SERVER_ANSWER_MS;
@@ -98,30 +100,37 @@ describe('an engine server without turns', () => {
   // OpenClaw's Gateway restarted after a SIGKILL is slow to listen (30–40 s here, once over the
   // 180 s limit on a loaded CI machine: open, see docs/engines.md), so for it only the killed turn's
   // end is checked; opencode's restart is.
-  it.each([['opencode', true], ['openclaw', false]] as const)('a server (%s) killed during a turn ends that turn with session.error at once; the next turn starting it again is checked: %s', async (agentType, checkRestart) => {
-    const { session } = await readySession(s, { agentType, llm: 'claude-sonnet-4-5' });
-    fake.reset();
-    fake.enqueue({ kind: 'hang', text: 'thinking' });
-    await sendText(s, session.id, 'take your time');
-    await waitFor(async () => fake.requests.length === 1, 240_000, 'the turn to reach the provider');
-    for (const pid of jailProcesses(session.id)) {
-      try {
-        process.kill(pid, 'SIGKILL');
-      } catch {
-        /* gone already */
+  it.each([
+    ['opencode', true],
+    ['openclaw', false],
+  ] as const)(
+    'a server (%s) killed during a turn ends that turn with session.error at once; the next turn starting it again is checked: %s',
+    async (agentType, checkRestart) => {
+      const { session } = await readySession(s, { agentType, llm: 'claude-sonnet-4-5' });
+      fake.reset();
+      fake.enqueue({ kind: 'hang', text: 'thinking' });
+      await sendText(s, session.id, 'take your time');
+      await waitFor(async () => fake.requests.length === 1, 240_000, 'the turn to reach the provider');
+      for (const pid of jailProcesses(session.id)) {
+        try {
+          process.kill(pid, 'SIGKILL');
+        } catch {
+          /* gone already */
+        }
       }
-    }
-    const killed = Date.now();
-    const events = await waitForEvents(s, session.id, 'session.status_idle', 1, 30_000);
-    expect(Date.now() - killed).toBeLessThan(10_000);
-    expect(events.at(-1)).toMatchObject({ stop_reason: { type: 'retries_exhausted' } });
-    expect(events.find((e) => e.type === 'session.error')).toMatchObject({ error: { type: 'engine_error' } });
-    if (!checkRestart) return;
+      const killed = Date.now();
+      const events = await waitForEvents(s, session.id, 'session.status_idle', 1, 30_000);
+      expect(Date.now() - killed).toBeLessThan(10_000);
+      expect(events.at(-1)).toMatchObject({ stop_reason: { type: 'retries_exhausted' } });
+      expect(events.find((e) => e.type === 'session.error')).toMatchObject({ error: { type: 'engine_error' } });
+      if (!checkRestart) return;
 
-    fake.enqueue({ kind: 'text', text: 'back again' });
-    await sendText(s, session.id, 'are you there?');
-    const after = await waitForEvents(s, session.id, 'session.status_idle', 2, 300_000);
-    expect(after.at(-1), JSON.stringify(after.filter((e) => e.type === 'session.error'))).toMatchObject({ stop_reason: { type: 'end_turn' } });
-    expect(after.filter((e) => e.type === 'agent.message' && e.final).map((e) => e.text)).toContain('back again');
-  }, 900_000);
+      fake.enqueue({ kind: 'text', text: 'back again' });
+      await sendText(s, session.id, 'are you there?');
+      const after = await waitForEvents(s, session.id, 'session.status_idle', 2, 300_000);
+      expect(after.at(-1), JSON.stringify(after.filter((e) => e.type === 'session.error'))).toMatchObject({ stop_reason: { type: 'end_turn' } });
+      expect(after.filter((e) => e.type === 'agent.message' && e.final).map((e) => e.text)).toContain('back again');
+    },
+    900_000,
+  );
 });

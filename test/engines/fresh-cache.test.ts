@@ -20,7 +20,9 @@ import { currentHarness } from '../../src/catalog/catalog.js';
 const CACHE = fs.mkdtempSync(path.join(os.tmpdir(), 'fresh-engine-cache-'));
 process.env.ENGINE_CACHE_DIR = CACHE;
 
-const wanted = process.env.FRESH_ENGINES?.split(',').map((s) => s.trim()).filter(Boolean);
+const wanted = process.env.FRESH_ENGINES?.split(',')
+  .map((s) => s.trim())
+  .filter(Boolean);
 const cases = CLI_ENGINE_CASES.filter((c) => !wanted?.length || wanted.includes(c.agentType));
 /** An install from the registry (OpenClaw's is a few hundred packages), then a first turn. */
 const INSTALL_MS = 600_000;
@@ -34,7 +36,12 @@ describe('npm engines installed into an empty cache run their first turn', () =>
     expect(engineCacheDir()).toBe(CACHE);
     expect(fs.readdirSync(CACHE)).toEqual([]);
     fake = await startFakeProvider();
-    s = await startTestServer({ openaiApiKey: OPENAI_KEY, openaiBaseUrl: fake.openaiBaseUrl, anthropicApiKey: ANTHROPIC_KEY, anthropicBaseUrl: fake.anthropicBaseUrl });
+    s = await startTestServer({
+      openaiApiKey: OPENAI_KEY,
+      openaiBaseUrl: fake.openaiBaseUrl,
+      anthropicApiKey: ANTHROPIC_KEY,
+      anthropicBaseUrl: fake.anthropicBaseUrl,
+    });
   });
   afterAll(async () => {
     await s?.stop();
@@ -48,22 +55,26 @@ describe('npm engines installed into an empty cache run their first turn', () =>
   });
 
   for (const c of cases) {
-    it(`${c.agentType}: installed by the service's installer, one turn ends end_turn with the provider's reply`, async () => {
-      const cli = engineAdapter(c.agentType)!.cli;
-      // Installed first so the turn below is not timed with a download; the turn would install it the same way.
-      const installed = await installEngine(cli, currentHarness(c.agentType));
-      expect(isInstalled(installed.hostDir)).toBe(true);
-      expect(installed.hostDir.startsWith(CACHE)).toBe(true);
+    it(
+      `${c.agentType}: installed by the service's installer, one turn ends end_turn with the provider's reply`,
+      async () => {
+        const cli = engineAdapter(c.agentType)!.cli;
+        // Installed first so the turn below is not timed with a download; the turn would install it the same way.
+        const installed = await installEngine(cli, currentHarness(c.agentType));
+        expect(isInstalled(installed.hostDir)).toBe(true);
+        expect(installed.hostDir.startsWith(CACHE)).toBe(true);
 
-      fake.reset();
-      fake.enqueue({ kind: 'text', text: `fresh ${c.agentType} says hello` });
-      const { session } = await readySession(s, { agentType: c.agentType, llm: c.llm });
-      await sendText(s, session.id, 'say hello');
-      const events = await waitForEvents(s, session.id, 'session.status_idle', 1, FIRST_TURN_MS);
-      const errors = events.filter((e) => e.type === 'session.error');
-      expect(events.at(-1), JSON.stringify(errors)).toMatchObject({ type: 'session.status_idle', stop_reason: { type: 'end_turn' } });
-      expect(events.filter((e) => e.type === 'agent.message' && e.final !== false).at(-1).text).toBe(`fresh ${c.agentType} says hello`);
-      await s.api('POST', `/sessions/${session.id}/archive`);
-    }, INSTALL_MS + FIRST_TURN_MS);
+        fake.reset();
+        fake.enqueue({ kind: 'text', text: `fresh ${c.agentType} says hello` });
+        const { session } = await readySession(s, { agentType: c.agentType, llm: c.llm });
+        await sendText(s, session.id, 'say hello');
+        const events = await waitForEvents(s, session.id, 'session.status_idle', 1, FIRST_TURN_MS);
+        const errors = events.filter((e) => e.type === 'session.error');
+        expect(events.at(-1), JSON.stringify(errors)).toMatchObject({ type: 'session.status_idle', stop_reason: { type: 'end_turn' } });
+        expect(events.filter((e) => e.type === 'agent.message' && e.final !== false).at(-1).text).toBe(`fresh ${c.agentType} says hello`);
+        await s.api('POST', `/sessions/${session.id}/archive`);
+      },
+      INSTALL_MS + FIRST_TURN_MS,
+    );
   }
 });

@@ -22,7 +22,12 @@ describe.skipIf(!bwrapAvailable())('the gateway from inside a sandbox', () => {
 
   beforeAll(async () => {
     fake = await startFakeProvider();
-    s = await startTestServer({ openaiApiKey: OPENAI_KEY, openaiBaseUrl: fake.openaiBaseUrl, anthropicApiKey: ANTHROPIC_KEY, anthropicBaseUrl: fake.anthropicBaseUrl });
+    s = await startTestServer({
+      openaiApiKey: OPENAI_KEY,
+      openaiBaseUrl: fake.openaiBaseUrl,
+      anthropicApiKey: ANTHROPIC_KEY,
+      anthropicBaseUrl: fake.anthropicBaseUrl,
+    });
     const { session } = await readySession(s);
     sessionId = session.id;
     box = (await sandboxDriver().get(sessionId))!;
@@ -37,7 +42,12 @@ describe.skipIf(!bwrapAvailable())('the gateway from inside a sandbox', () => {
 
   it('a Responses stream with a function call comes back through the bridge, metered, with no key inside', async () => {
     fake.enqueue({ kind: 'tool_call', name: 'shell', input: { command: ['ls'] }, id: 'call_in_box', usage: { input: 321, output: 12 } });
-    const body = JSON.stringify({ model: 'gpt-5', stream: true, input: 'list files', tools: [{ type: 'function', name: 'shell', parameters: { type: 'object' } }] });
+    const body = JSON.stringify({
+      model: 'gpt-5',
+      stream: true,
+      input: 'list files',
+      tools: [{ type: 'function', name: 'shell', parameters: { type: 'object' } }],
+    });
     const r = await box.exec(
       `curl -sS --noproxy 127.0.0.1 -H "authorization: Bearer $AGENT_SERVICE_TOKEN" -H 'content-type: application/json' "$OPENAI_BASE_URL/responses" -d '${body}'`,
       { timeoutMs: 20_000 },

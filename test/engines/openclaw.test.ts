@@ -30,15 +30,28 @@ function mapAll(lines: string[]) {
 const ev = (seq: number, stream: string, data: Record<string, unknown>) => `AGENT_SERVICE_EVENT ${JSON.stringify({ runId: 'r1', seq, stream, data })}`;
 
 describe('openclaw output mapping (recorded real output)', () => {
-  it('a turn with the plugin\'s events: the thinking and text before the call (from the stored message), the call with its arguments, its output, the streamed reply; end_turn', () => {
+  it("a turn with the plugin's events: the thinking and text before the call (from the stored message), the call with its arguments, its output, the streamed reply; end_turn", () => {
     const { mapper, events } = mapAll(fixtureLines('openclaw', 'stream-tool-turn.txt'));
     expectValidEvents(events);
     expect(finals(events).map((e) => e.type)).toEqual(['agent.reasoning', 'agent.message', 'agent.tool_use', 'agent.tool_result', 'agent.message']);
     const [think, say, use, result, done] = finals(events) as any[];
     expect(think.fields).toMatchObject({ final: true, signature: 'sig-fake-123', part: { text: 'I will write the file' } });
     expect(say.fields).toMatchObject({ final: true, text: 'Writing the file now.' });
-    expect(use.fields.part).toMatchObject({ type: 'tool_call', index: 0, call_id: 'toolu_o1', tool_name: 'exec', args: { command: 'echo hello > hello.txt && cat hello.txt' } });
-    expect(result.fields.part).toMatchObject({ type: 'tool_result', index: 0, call_id: 'toolu_o1', tool_name: 'exec', status: 'ok', result: { exit_code: 0, output: 'hello' } });
+    expect(use.fields.part).toMatchObject({
+      type: 'tool_call',
+      index: 0,
+      call_id: 'toolu_o1',
+      tool_name: 'exec',
+      args: { command: 'echo hello > hello.txt && cat hello.txt' },
+    });
+    expect(result.fields.part).toMatchObject({
+      type: 'tool_result',
+      index: 0,
+      call_id: 'toolu_o1',
+      tool_name: 'exec',
+      status: 'ok',
+      result: { exit_code: 0, output: 'hello' },
+    });
     // The reply came in chunks, then whole once (the summary repeats it: not again).
     const chunks = events.filter((e) => e.type === 'agent.message' && e.fields.final === false) as any[];
     expect(chunks.map((c) => c.fields.text).join('')).toBe('I wrote hello.txt.');
@@ -62,16 +75,34 @@ describe('openclaw output mapping (recorded real output)', () => {
       ev(4, 'thinking', { text: 'I will run it', delta: ' run it' }),
       ev(5, 'assistant', { text: 'Running', delta: 'Running', itemId: 'm:1' }),
       ev(6, 'assistant', { text: 'Running it.', delta: ' it.', itemId: 'm:1' }),
-      ev(2, 'transcript', { role: 'assistant', content: [{ type: 'thinking', thinking: 'I will run it' }, { type: 'text', text: 'Running it.' }, { type: 'toolCall', id: 't1', name: 'exec', arguments: {} }] }),
+      ev(2, 'transcript', {
+        role: 'assistant',
+        content: [
+          { type: 'thinking', thinking: 'I will run it' },
+          { type: 'text', text: 'Running it.' },
+          { type: 'toolCall', id: 't1', name: 'exec', arguments: {} },
+        ],
+      }),
       ev(7, 'tool', { phase: 'start', name: 'exec', toolCallId: 't1', args: { command: 'false' } }),
-      ev(8, 'tool', { phase: 'result', name: 'exec', toolCallId: 't1', isError: false, result: { content: [{ type: 'text', text: '(Command exited with code 1)' }], details: { status: 'completed', exitCode: 1 } } }),
+      ev(8, 'tool', {
+        phase: 'result',
+        name: 'exec',
+        toolCallId: 't1',
+        isError: false,
+        result: { content: [{ type: 'text', text: '(Command exited with code 1)' }], details: { status: 'completed', exitCode: 1 } },
+      }),
     ];
     const events = lines.flatMap((l) => mapper.line(l));
     expectValidEvents(events);
     expect(events.map((e) => [e.type, (e.fields as any).final ?? null])).toEqual([
-      ['agent.reasoning', false], ['agent.reasoning', false], ['agent.reasoning', true],
-      ['agent.message', false], ['agent.message', false], ['agent.message', true],
-      ['agent.tool_use', null], ['agent.tool_result', null],
+      ['agent.reasoning', false],
+      ['agent.reasoning', false],
+      ['agent.reasoning', true],
+      ['agent.message', false],
+      ['agent.message', false],
+      ['agent.message', true],
+      ['agent.tool_use', null],
+      ['agent.tool_result', null],
     ]);
     expect((events[2]!.fields as any).part.text).toBe('I will run it');
     expect((events[5]!.fields as any).text).toBe('Running it.');
@@ -79,34 +110,77 @@ describe('openclaw output mapping (recorded real output)', () => {
     expect((events[7]!.fields as any).part).toMatchObject({ status: 'error', result: { exit_code: 1, output: '(Command exited with code 1)' } });
   });
 
-  it('Tool Search: the relayed MCP call tool_call ran is recorded under hermes\' name with its own arguments and MCP result; a tool_call that ran nothing is recorded itself; an MCP error', () => {
+  it("Tool Search: the relayed MCP call tool_call ran is recorded under hermes' name with its own arguments and MCP result; a tool_call that ran nothing is recorded itself; an MCP error", () => {
     const mapper = openclawMapper();
     const lines = [
       ev(1, 'tool', { phase: 'start', name: 'tool_call', toolCallId: 'w1', args: { id: 'agent_service__mcp__docs__search', args: { query: 'relay' } } }),
-      ev(2, 'tool', { phase: 'start', name: 'agent_service__mcp__docs__search', toolCallId: 'tool_search_code:w1:agent_service__mcp__docs__search:1', parentToolCallId: 'w1', args: { query: 'relay' } }),
-      ev(3, 'tool', { phase: 'result', name: 'agent_service__mcp__docs__search', toolCallId: 'tool_search_code:w1:agent_service__mcp__docs__search:1', parentToolCallId: 'w1', isError: false, result: { content: [{ type: 'text', text: 'structuredContent:\n{"hits": 3}' }, { type: 'text', text: '3 pages' }], details: { mcpServer: 'agent_service', mcpTool: 'mcp__docs__search', structuredContent: { hits: 3 } } } }),
-      ev(4, 'tool', { phase: 'result', name: 'tool_call', toolCallId: 'w1', isError: false, result: { content: [{ type: 'text', text: 'SECURITY NOTICE …' }] } }),
+      ev(2, 'tool', {
+        phase: 'start',
+        name: 'agent_service__mcp__docs__search',
+        toolCallId: 'tool_search_code:w1:agent_service__mcp__docs__search:1',
+        parentToolCallId: 'w1',
+        args: { query: 'relay' },
+      }),
+      ev(3, 'tool', {
+        phase: 'result',
+        name: 'agent_service__mcp__docs__search',
+        toolCallId: 'tool_search_code:w1:agent_service__mcp__docs__search:1',
+        parentToolCallId: 'w1',
+        isError: false,
+        result: {
+          content: [
+            { type: 'text', text: 'structuredContent:\n{"hits": 3}' },
+            { type: 'text', text: '3 pages' },
+          ],
+          details: { mcpServer: 'agent_service', mcpTool: 'mcp__docs__search', structuredContent: { hits: 3 } },
+        },
+      }),
+      ev(4, 'tool', {
+        phase: 'result',
+        name: 'tool_call',
+        toolCallId: 'w1',
+        isError: false,
+        result: { content: [{ type: 'text', text: 'SECURITY NOTICE …' }] },
+      }),
       ev(5, 'tool', { phase: 'start', name: 'tool_call', toolCallId: 'w2', args: { id: 'nope' } }),
-      ev(6, 'tool', { phase: 'result', name: 'tool_call', toolCallId: 'w2', isError: true, result: { content: [{ type: 'text', text: 'unknown tool nope' }] } }),
+      ev(6, 'tool', {
+        phase: 'result',
+        name: 'tool_call',
+        toolCallId: 'w2',
+        isError: true,
+        result: { content: [{ type: 'text', text: 'unknown tool nope' }] },
+      }),
       ev(7, 'tool', { phase: 'start', name: 'agent_service__fail', toolCallId: 'c3', args: {} }),
-      ev(8, 'tool', { phase: 'result', name: 'agent_service__fail', toolCallId: 'c3', isError: true, result: { content: [{ type: 'text', text: 'the index is being rebuilt' }], details: { mcpServer: 'agent_service', mcpTool: 'fail', status: 'error' } } }),
+      ev(8, 'tool', {
+        phase: 'result',
+        name: 'agent_service__fail',
+        toolCallId: 'c3',
+        isError: true,
+        result: { content: [{ type: 'text', text: 'the index is being rebuilt' }], details: { mcpServer: 'agent_service', mcpTool: 'fail', status: 'error' } },
+      }),
     ];
     const events = lines.flatMap((l) => mapper.line(l));
     expectValidEvents(events);
     const parts = events.map((e) => (e.fields as any).part);
     expect(parts.map((p) => [p.type, p.tool_name, p.index])).toEqual([
-      ['tool_call', 'mcp__docs__search', 0], ['tool_result', 'mcp__docs__search', 0],
-      ['tool_call', 'tool_call', 1], ['tool_result', 'tool_call', 1],
-      ['tool_call', 'fail', 2], ['tool_result', 'fail', 2],
+      ['tool_call', 'mcp__docs__search', 0],
+      ['tool_result', 'mcp__docs__search', 0],
+      ['tool_call', 'tool_call', 1],
+      ['tool_result', 'tool_call', 1],
+      ['tool_call', 'fail', 2],
+      ['tool_result', 'fail', 2],
     ]);
     expect(parts[0]).toMatchObject({ args: { query: 'relay' } });
     expect(parts[1]).toMatchObject({ status: 'ok', result: { content: [{ type: 'text', text: '3 pages' }], structured_content: { hits: 3 } } });
     expect(parts[2]).toMatchObject({ args: { id: 'nope' } });
     expect(parts[3]).toMatchObject({ status: 'error', result: { error: 'unknown tool nope' } });
-    expect(parts[5]).toMatchObject({ status: 'error', result: { content: [{ type: 'text', text: 'the index is being rebuilt' }], error: 'the index is being rebuilt' } });
+    expect(parts[5]).toMatchObject({
+      status: 'error',
+      result: { content: [{ type: 'text', text: 'the index is being rebuilt' }], error: 'the index is being rebuilt' },
+    });
   });
 
-  it('without the plugin\'s events (summary only), a turn with an exec call: the call and its result by name only, then the reply; the session id; end_turn', () => {
+  it("without the plugin's events (summary only), a turn with an exec call: the call and its result by name only, then the reply; the session id; end_turn", () => {
     const { mapper, events } = mapAll(fixtureLines('openclaw', 'tool-turn.json'));
     expectValidEvents(events);
     expect(events.map((e) => e.type)).toEqual(['agent.tool_use', 'agent.tool_result', 'agent.message']);
@@ -132,12 +206,17 @@ describe('openclaw output mapping (recorded real output)', () => {
 
   it('failures: a budget refusal ends budget_reached; an error envelope or no summary ends retries_exhausted', () => {
     const budget = openclawMapper();
-    for (const l of JSON.stringify({ ok: false, error: { type: 'cli_error', message: "402 the session's budget is reached" } }, null, 2).split('\n')) budget.line(l);
+    for (const l of JSON.stringify({ ok: false, error: { type: 'cli_error', message: "402 the session's budget is reached" } }, null, 2).split('\n'))
+      budget.line(l);
     expect(budget.finish(1)).toEqual({ stop: { type: 'budget_reached' }, error: null });
 
     const failed = openclawMapper();
-    for (const l of JSON.stringify({ ok: false, error: { type: 'cli_error', message: 'the session credential is revoked' } }, null, 2).split('\n')) failed.line(l);
-    expect(failed.finish(1)).toEqual({ stop: { type: 'retries_exhausted' }, error: { type: 'engine_error', retry_status: 'exhausted', message: 'openclaw: the session credential is revoked' } });
+    for (const l of JSON.stringify({ ok: false, error: { type: 'cli_error', message: 'the session credential is revoked' } }, null, 2).split('\n'))
+      failed.line(l);
+    expect(failed.finish(1)).toEqual({
+      stop: { type: 'retries_exhausted' },
+      error: { type: 'engine_error', retry_status: 'exhausted', message: 'openclaw: the session credential is revoked' },
+    });
     expect(openclawMapper().finish(null).error?.message).toBe('openclaw exited with code none (killed) without finishing the turn');
   });
 
@@ -154,25 +233,53 @@ describe('openclaw output mapping (recorded real output)', () => {
     expect(inv.files['/w/.agent/message.txt']).toBe('go');
     expect(inv.files['/w/.agent/workspace/AGENTS.md']).toBe('be kind');
     const config = JSON.parse(inv.files['/w/.agent/openclaw.json']!);
-    expect(config.models.providers.anthropic).toMatchObject({ baseUrl: 'http://127.0.0.1:3128/gateway/anthropic', apiKey: '${AGENT_SERVICE_TOKEN}', api: 'anthropic-messages' });
+    expect(config.models.providers.anthropic).toMatchObject({
+      baseUrl: 'http://127.0.0.1:3128/gateway/anthropic',
+      apiKey: '${AGENT_SERVICE_TOKEN}',
+      api: 'anthropic-messages',
+    });
     expect(config.agents.defaults).toMatchObject({ workspace: '/w/.agent/workspace', cwd: '/workspace', model: { primary: 'anthropic/claude-sonnet-4-5' } });
     // Our events plugin is placed under home and loaded from there; no MCP server without a relay.
     // Only our plugin and the model providers load (OpenClaw's allowlist).
-    expect(config.plugins).toEqual({ load: { paths: ['/w/.agent/plugins/agent-service-events'] }, entries: { 'agent-service-events': { enabled: true } }, allow: ['agent-service-events', 'anthropic', 'openai'] });
+    expect(config.plugins).toEqual({
+      load: { paths: ['/w/.agent/plugins/agent-service-events'] },
+      entries: { 'agent-service-events': { enabled: true } },
+      allow: ['agent-service-events', 'anthropic', 'openai'],
+    });
     expect(JSON.parse(inv.files['/w/.agent/plugins/agent-service-events/openclaw.plugin.json']!)).toMatchObject({ id: 'agent-service-events' });
-    expect(JSON.parse(inv.files['/w/.agent/plugins/agent-service-events/package.json']!)).toMatchObject({ type: 'module', openclaw: { extensions: ['./index.mjs'] } });
+    expect(JSON.parse(inv.files['/w/.agent/plugins/agent-service-events/package.json']!)).toMatchObject({
+      type: 'module',
+      openclaw: { extensions: ['./index.mjs'] },
+    });
     expect(inv.files['/w/.agent/plugins/agent-service-events/index.mjs']).toContain('onAgentEvent');
     expect(config.mcp).toBeUndefined();
     // The MCP relay: a streamable HTTP server whose header names the variable, never its value.
     const relay = { url: 'http://127.0.0.1:3128/gateway/mcp', tokenEnv: 'AGENT_SERVICE_TOKEN' as const, startupTimeoutSec: 30, toolTimeoutSec: 660 };
-    const withRelay = openclawAdapter.invocation({ prompt: 'go', systemPrompt: '', model: 'claude-sonnet-4-5', reasoningEffort: null, resumeId: null, mcpRelay: relay }, { binPath: 'oc', home: '/h', gatewayBaseUrl: 'http://g/gateway/anthropic' });
+    const withRelay = openclawAdapter.invocation(
+      { prompt: 'go', systemPrompt: '', model: 'claude-sonnet-4-5', reasoningEffort: null, resumeId: null, mcpRelay: relay },
+      { binPath: 'oc', home: '/h', gatewayBaseUrl: 'http://g/gateway/anthropic' },
+    );
     expect(JSON.parse(withRelay.files['/h/openclaw.json']!).mcp).toEqual({
-      servers: { agent_service: { url: relay.url, transport: 'streamable-http', headers: { Authorization: 'Bearer ${AGENT_SERVICE_TOKEN}' }, connectionTimeoutMs: 30_000, requestTimeoutMs: 660_000 } },
+      servers: {
+        agent_service: {
+          url: relay.url,
+          transport: 'streamable-http',
+          headers: { Authorization: 'Bearer ${AGENT_SERVICE_TOKEN}' },
+          connectionTimeoutMs: 30_000,
+          requestTimeoutMs: 660_000,
+        },
+      },
     });
     // A first turn picks the conversation id it will resume.
-    const first = openclawAdapter.invocation({ prompt: 'go', systemPrompt: '', model: 'gpt-5', reasoningEffort: null, resumeId: null }, { binPath: 'oc', home: '/h', gatewayBaseUrl: 'http://g/gateway/openai/v1' });
+    const first = openclawAdapter.invocation(
+      { prompt: 'go', systemPrompt: '', model: 'gpt-5', reasoningEffort: null, resumeId: null },
+      { binPath: 'oc', home: '/h', gatewayBaseUrl: 'http://g/gateway/openai/v1' },
+    );
     expect(first.argv[first.argv.indexOf('--session-id') + 1]).toMatch(/^[0-9a-f-]{36}$/);
-    expect(JSON.parse(first.files['/h/openclaw.json']!).models.providers.openai).toMatchObject({ baseUrl: 'http://g/gateway/openai/v1', api: 'openai-responses' });
+    expect(JSON.parse(first.files['/h/openclaw.json']!).models.providers.openai).toMatchObject({
+      baseUrl: 'http://g/gateway/openai/v1',
+      api: 'openai-responses',
+    });
   });
 });
 
@@ -191,21 +298,31 @@ describe('the real openclaw CLI through the gateway', () => {
   });
   beforeEach(() => fake.reset());
 
-  it('a turn\'s thinking, text, tool call with its arguments and its output arrive while it runs; the next turn resumes', async () => {
+  it("a turn's thinking, text, tool call with its arguments and its output arrive while it runs; the next turn resumes", async () => {
     // Outside the jail the CLI's tools work in the test's workspace, not /workspace.
     let workspace = '/workspace';
-    const adapter = { ...openclawAdapter, invocation: (...a: Parameters<typeof openclawAdapter.invocation>) => {
-      const inv = openclawAdapter.invocation(...a);
-      for (const [f, text] of Object.entries(inv.files)) inv.files[f] = text.replace('"cwd": "/workspace"', `"cwd": ${JSON.stringify(workspace)}`);
-      return inv;
-    } };
+    const adapter = {
+      ...openclawAdapter,
+      invocation: (...a: Parameters<typeof openclawAdapter.invocation>) => {
+        const inv = openclawAdapter.invocation(...a);
+        for (const [f, text] of Object.entries(inv.files)) inv.files[f] = text.replace('"cwd": "/workspace"', `"cwd": ${JSON.stringify(workspace)}`);
+        return inv;
+      },
+    };
     const live = await liveEngine(s, adapter, { model: 'claude-sonnet-4-5' });
     workspace = live.workspace;
     // The reply after the tool streams in three chunks 1.5 s apart: what came before it must
     // have arrived at least that long before the reply was complete.
     const REPLY_DELAY_MS = 2 * 1500;
     fake.enqueue(
-      { kind: 'tool_call', reasoning: 'I will write the file', name: 'exec', input: { command: 'echo hello > hello.txt && cat hello.txt' }, id: 'toolu_o1', text: 'Writing the file now.' },
+      {
+        kind: 'tool_call',
+        reasoning: 'I will write the file',
+        name: 'exec',
+        input: { command: 'echo hello > hello.txt && cat hello.txt' },
+        id: 'toolu_o1',
+        text: 'Writing the file now.',
+      },
       { kind: 'text', text: 'I wrote hello.txt.', chunks: 3, delayMs: 1500 },
     );
     const arrived = new Map<EngineEvent, number>();
@@ -218,11 +335,25 @@ describe('the real openclaw CLI through the gateway', () => {
     const [think, say, use, result, done] = finals(first.events) as any[];
     expect(think.fields).toMatchObject({ final: true, part: { text: 'I will write the file' } });
     expect(say.fields).toMatchObject({ final: true, text: 'Writing the file now.' });
-    expect(use.fields.part).toMatchObject({ type: 'tool_call', call_id: 'toolu_o1', tool_name: 'exec', args: { command: 'echo hello > hello.txt && cat hello.txt' } });
-    expect(result.fields.part).toMatchObject({ type: 'tool_result', call_id: 'toolu_o1', tool_name: 'exec', status: 'ok', result: { exit_code: 0, output: expect.stringContaining('hello') } });
+    expect(use.fields.part).toMatchObject({
+      type: 'tool_call',
+      call_id: 'toolu_o1',
+      tool_name: 'exec',
+      args: { command: 'echo hello > hello.txt && cat hello.txt' },
+    });
+    expect(result.fields.part).toMatchObject({
+      type: 'tool_result',
+      call_id: 'toolu_o1',
+      tool_name: 'exec',
+      status: 'ok',
+      result: { exit_code: 0, output: expect.stringContaining('hello') },
+    });
     expect(done.fields).toMatchObject({ final: true, text: 'I wrote hello.txt.' });
     // The reply streamed as chunks before it was complete.
-    expect(first.events.filter((e) => e.type === 'agent.message' && e.fields.final === false && (e.fields as any).parts[0].stream_id === done.fields.messageId).length).toBeGreaterThanOrEqual(2);
+    expect(
+      first.events.filter((e) => e.type === 'agent.message' && e.fields.final === false && (e.fields as any).parts[0].stream_id === done.fields.messageId)
+        .length,
+    ).toBeGreaterThanOrEqual(2);
     // Events as they happen: the call and its result came while the model was still answering,
     // not with the summary at the end.
     expect(arrived.get(done)! - arrived.get(use)!).toBeGreaterThanOrEqual(REPLY_DELAY_MS - 200);

@@ -30,8 +30,12 @@ describe('opencode output mapping (recorded real output)', () => {
     const [think, say, use, result, , done] = events;
     expect(think!.fields).toMatchObject({ final: true, signature: 'sig-fake-123', part: { type: 'reasoning', text: 'I will write the file' } });
     expect(say!.fields).toMatchObject({ final: true, text: 'Writing the file now.' });
-    expect(use!.fields).toMatchObject({ part: { type: 'tool_call', index: 0, call_id: 'toolu_o1', tool_name: 'bash', args: { command: 'echo hello > hello.txt && cat hello.txt' } } });
-    expect(result!.fields).toMatchObject({ part: { type: 'tool_result', index: 0, call_id: 'toolu_o1', tool_name: 'bash', status: 'ok', result: { exit_code: 0, output: 'hello\n' } } });
+    expect(use!.fields).toMatchObject({
+      part: { type: 'tool_call', index: 0, call_id: 'toolu_o1', tool_name: 'bash', args: { command: 'echo hello > hello.txt && cat hello.txt' } },
+    });
+    expect(result!.fields).toMatchObject({
+      part: { type: 'tool_result', index: 0, call_id: 'toolu_o1', tool_name: 'bash', status: 'ok', result: { exit_code: 0, output: 'hello\n' } },
+    });
     expect(done!.fields).toMatchObject({ final: true, text: 'I wrote hello.txt.' });
     expect(mapper.resumeId).toMatch(SESSION_ID);
     expect(mapper.finish(0)).toEqual({ stop: { type: 'end_turn' }, error: null });
@@ -50,14 +54,17 @@ describe('opencode output mapping (recorded real output)', () => {
     expect(gpt.mapper.finish(0)).toEqual({ stop: { type: 'end_turn' }, error: null });
   });
 
-  it('a call the gateway refuses for the budget ends budget_reached; another failure ends retries_exhausted in opencode\'s words', () => {
+  it("a call the gateway refuses for the budget ends budget_reached; another failure ends retries_exhausted in opencode's words", () => {
     const { mapper, events } = mapAll(fixtureLines(FIXTURES, 'budget-turn.jsonl'));
     expectValidEvents(events);
     expect(mapper.finish(1).stop).toEqual({ type: 'budget_reached' });
 
     const failed = opencodeMapper();
     failed.line('{"type":"error","sessionID":"ses_1","error":{"name":"APIError","data":{"message":"the session credential is revoked"}}}');
-    expect(failed.finish(1)).toEqual({ stop: { type: 'retries_exhausted' }, error: { type: 'engine_error', retry_status: 'exhausted', message: 'opencode: the session credential is revoked' } });
+    expect(failed.finish(1)).toEqual({
+      stop: { type: 'retries_exhausted' },
+      error: { type: 'engine_error', retry_status: 'exhausted', message: 'opencode: the session credential is revoked' },
+    });
     expect(failed.resumeId).toBe('ses_1');
     expect(opencodeMapper().finish(null).error?.message).toBe('opencode exited with code none (killed) without finishing the turn');
   });
@@ -67,7 +74,9 @@ describe('opencode output mapping (recorded real output)', () => {
       { prompt: 'go', systemPrompt: 'be kind', model: 'gpt-5', reasoningEffort: 'max', resumeId: 'ses_1' },
       { binPath: '/opt/engines/opencode', home: '/w/.agent', gatewayBaseUrl: 'http://127.0.0.1:3128/gateway/openai/v1' },
     );
-    expect(inv.argv.join(' ')).toBe('/opt/engines/opencode run --format json --pure --auto --thinking --title agent-service -m openai/gpt-5 --variant xhigh --session ses_1');
+    expect(inv.argv.join(' ')).toBe(
+      '/opt/engines/opencode run --format json --pure --auto --thinking --title agent-service -m openai/gpt-5 --variant xhigh --session ses_1',
+    );
     expect(inv.stdin).toBe('go');
     expect(inv.env).toMatchObject({ XDG_CONFIG_HOME: '/w/.agent/.config', XDG_DATA_HOME: '/w/.agent/.local/share', OPENCODE_DISABLE_MODELS_FETCH: '1' });
     const config = JSON.parse(inv.files['/w/.agent/.config/opencode/opencode.json']!);
@@ -77,7 +86,12 @@ describe('opencode output mapping (recorded real output)', () => {
     });
     expect(config.instructions).toEqual(['/w/.agent/.config/opencode/agent-service-instructions.md']);
     expect(inv.files['/w/.agent/.config/opencode/agent-service-instructions.md']).toBe('be kind');
-    expect([opencodeVariant('claude-sonnet-4-5', 'low'), opencodeVariant('claude-sonnet-4-5', 'max'), opencodeVariant('gpt-5', 'none'), opencodeVariant('gpt-5', null)]).toEqual([null, 'max', 'none', null]);
+    expect([
+      opencodeVariant('claude-sonnet-4-5', 'low'),
+      opencodeVariant('claude-sonnet-4-5', 'max'),
+      opencodeVariant('gpt-5', 'none'),
+      opencodeVariant('gpt-5', null),
+    ]).toEqual([null, 'max', 'none', null]);
   });
 });
 
@@ -89,7 +103,12 @@ let s: TestServer;
 let fake: FakeProvider;
 beforeAll(async () => {
   fake = await startFakeProvider();
-  s = await startTestServer({ anthropicApiKey: ANTHROPIC_KEY, anthropicBaseUrl: fake.anthropicBaseUrl, openaiApiKey: OPENAI_KEY, openaiBaseUrl: fake.openaiBaseUrl });
+  s = await startTestServer({
+    anthropicApiKey: ANTHROPIC_KEY,
+    anthropicBaseUrl: fake.anthropicBaseUrl,
+    openaiApiKey: OPENAI_KEY,
+    openaiBaseUrl: fake.openaiBaseUrl,
+  });
 });
 afterAll(async () => {
   await s?.stop();
@@ -101,14 +120,29 @@ describe('the real opencode CLI through the gateway', () => {
   it('runs a Claude turn that writes a file, is metered, keeps no key, and the next turn resumes the conversation', async () => {
     const live = await liveEngine(s, opencodeAdapter, { model: 'claude-sonnet-4-5', reasoningEffort: 'high' });
     fake.enqueue(
-      { kind: 'tool_call', reasoning: 'I will write the file', name: 'bash', input: { command: 'echo hello > hello.txt && cat hello.txt', description: 'Write hello.txt' }, id: 'toolu_o1', text: 'Writing the file now.', usage: { input: 1000, output: 50 } },
+      {
+        kind: 'tool_call',
+        reasoning: 'I will write the file',
+        name: 'bash',
+        input: { command: 'echo hello > hello.txt && cat hello.txt', description: 'Write hello.txt' },
+        id: 'toolu_o1',
+        text: 'Writing the file now.',
+        usage: { input: 1000, output: 50 },
+      },
       { kind: 'reasoning_then_text', reasoning: 'The file is written', text: 'I wrote hello.txt.', usage: { input: 1200, output: 20 } },
     );
     const first = await live.turn('write hello.txt', null);
     live.record(FIXTURES, 'tool-turn.jsonl', first.lines);
     expect(first.result.stop, first.stderr).toEqual({ type: 'end_turn' });
     expect(first.result.resumeId).toMatch(SESSION_ID);
-    expect(first.events.map((e) => e.type)).toEqual(['agent.reasoning', 'agent.message', 'agent.tool_use', 'agent.tool_result', 'agent.reasoning', 'agent.message']);
+    expect(first.events.map((e) => e.type)).toEqual([
+      'agent.reasoning',
+      'agent.message',
+      'agent.tool_use',
+      'agent.tool_result',
+      'agent.reasoning',
+      'agent.message',
+    ]);
     expect(fs.readFileSync(path.join(live.workspace, 'hello.txt'), 'utf8')).toBe('hello\n');
     expect(fake.requests.map((r) => r.path)).toEqual(['/v1/messages', '/v1/messages']);
     expect(fake.requests[0]!.headers['x-api-key']).toBe(ANTHROPIC_KEY);
@@ -132,10 +166,17 @@ describe('the real opencode CLI through the gateway', () => {
     expect(filesUnder(live.home)).not.toContain(live.token);
   }, 240_000);
 
-  it('runs a GPT turn over the gateway\'s OpenAI Responses route with its apply_patch tool', async () => {
+  it("runs a GPT turn over the gateway's OpenAI Responses route with its apply_patch tool", async () => {
     const live = await liveEngine(s, opencodeAdapter, { model: 'gpt-5', reasoningEffort: 'low' });
     fake.enqueue(
-      { kind: 'tool_call', reasoning: 'Writing the note', name: 'apply_patch', input: { patchText: '*** Begin Patch\n*** Add File: note.txt\n+from gpt\n*** End Patch' }, id: 'call_o2', usage: { input: 900, output: 40 } },
+      {
+        kind: 'tool_call',
+        reasoning: 'Writing the note',
+        name: 'apply_patch',
+        input: { patchText: '*** Begin Patch\n*** Add File: note.txt\n+from gpt\n*** End Patch' },
+        id: 'call_o2',
+        usage: { input: 900, output: 40 },
+      },
       { kind: 'text', text: 'Saved note.txt.' },
     );
     const turn = await live.turn('save a note', null);
@@ -150,7 +191,13 @@ describe('the real opencode CLI through the gateway', () => {
   it('a budget reached mid-call stops the turn: budget_reached, no error', async () => {
     const live = await liveEngine(s, opencodeAdapter, { model: 'claude-sonnet-4-5' });
     await prisma.session.update({ where: { id: live.sessionId }, data: { budgetMaxCents: 1 } });
-    fake.enqueue({ kind: 'tool_call', name: 'bash', input: { command: 'echo hi > hi.txt', description: 'Write hi.txt' }, id: 'toolu_b1', usage: { input: 100_000, output: 50 } });
+    fake.enqueue({
+      kind: 'tool_call',
+      name: 'bash',
+      input: { command: 'echo hi > hi.txt', description: 'Write hi.txt' },
+      id: 'toolu_b1',
+      usage: { input: 100_000, output: 50 },
+    });
     const turn = await live.turn('write hi.txt', null);
     live.record(FIXTURES, 'budget-turn.jsonl', turn.lines);
     expect(turn.result.stop, turn.lines.join('\n')).toEqual({ type: 'budget_reached' });
@@ -176,6 +223,9 @@ describe('the real opencode CLI through the gateway', () => {
   }, 240_000);
 
   it('records a turn whose shell command fails and whose file read fails (tool-errors-turn.jsonl)', async () => {
-    await expectFailingToolsTurn(s, fake, opencodeAdapter, FIXTURES, { shell: { name: 'bash', input: { command: 'echo partial; exit 3', description: 'Fail on purpose' }, id: 'toolu_e1' }, read: { name: 'read', input: { filePath: '/nonexistent-dir/missing.txt' }, id: 'toolu_e2' } });
+    await expectFailingToolsTurn(s, fake, opencodeAdapter, FIXTURES, {
+      shell: { name: 'bash', input: { command: 'echo partial; exit 3', description: 'Fail on purpose' }, id: 'toolu_e1' },
+      read: { name: 'read', input: { filePath: '/nonexistent-dir/missing.txt' }, id: 'toolu_e2' },
+    });
   }, 240_000);
 });

@@ -24,18 +24,32 @@ function mapAll(lines: string[]) {
 
 const finals = (events: EngineEvent[]) => events.filter((e) => !('final' in e.fields) || e.fields.final !== false);
 const chunkText = (events: EngineEvent[], type: 'agent.message' | 'agent.reasoning') =>
-  events.filter((e) => e.type === type && e.fields.final === false).map((e) => (e.type === 'agent.message' ? e.fields.text : e.type === 'agent.reasoning' && e.fields.part.type === 'reasoning' ? e.fields.part.text : '')).join('');
+  events
+    .filter((e) => e.type === type && e.fields.final === false)
+    .map((e) => (e.type === 'agent.message' ? e.fields.text : e.type === 'agent.reasoning' && e.fields.part.type === 'reasoning' ? e.fields.part.text : ''))
+    .join('');
 
 describe('pi output mapping (recorded real output)', () => {
   it('a Claude turn with a bash call: streamed thinking and text, the call and its result, the final message, the session id, end_turn', () => {
     const { mapper, events } = mapAll(fixtureLines(FIXTURES, 'tool-turn.jsonl'));
     expectValidEvents(events);
-    expect(finals(events).map((e) => e.type)).toEqual(['agent.reasoning', 'agent.message', 'agent.tool_use', 'agent.tool_result', 'agent.reasoning', 'agent.message']);
+    expect(finals(events).map((e) => e.type)).toEqual([
+      'agent.reasoning',
+      'agent.message',
+      'agent.tool_use',
+      'agent.tool_result',
+      'agent.reasoning',
+      'agent.message',
+    ]);
     const [think, say, use, result, , done] = finals(events);
     expect(think!.fields).toMatchObject({ final: true, signature: 'sig-fake-123', part: { type: 'reasoning', text: 'I will write the file' } });
     expect(say!.fields).toMatchObject({ final: true, text: 'Writing the file now.' });
-    expect(use!.fields).toMatchObject({ part: { type: 'tool_call', index: 0, call_id: 'toolu_p1', tool_name: 'bash', args: { command: 'echo hello > hello.txt && cat hello.txt' } } });
-    expect(result!.fields).toMatchObject({ part: { type: 'tool_result', index: 0, call_id: 'toolu_p1', tool_name: 'bash', status: 'ok', result: { exit_code: 0, output: 'hello\n' } } });
+    expect(use!.fields).toMatchObject({
+      part: { type: 'tool_call', index: 0, call_id: 'toolu_p1', tool_name: 'bash', args: { command: 'echo hello > hello.txt && cat hello.txt' } },
+    });
+    expect(result!.fields).toMatchObject({
+      part: { type: 'tool_result', index: 0, call_id: 'toolu_p1', tool_name: 'bash', status: 'ok', result: { exit_code: 0, output: 'hello\n' } },
+    });
     expect(done!.fields).toMatchObject({ final: true, text: 'I wrote hello.txt.' });
     expect(chunkText(events, 'agent.message')).toBe('Writing the file now.I wrote hello.txt.');
     expect(chunkText(events, 'agent.reasoning')).toBe('I will write the fileThe file is written');
@@ -56,16 +70,21 @@ describe('pi output mapping (recorded real output)', () => {
     expect(gpt.mapper.finish(0)).toEqual({ stop: { type: 'end_turn' }, error: null });
   });
 
-  it('a call the gateway refuses for the budget ends budget_reached; another failure ends retries_exhausted in pi\'s words', () => {
+  it("a call the gateway refuses for the budget ends budget_reached; another failure ends retries_exhausted in pi's words", () => {
     const { mapper, events } = mapAll(fixtureLines(FIXTURES, 'budget-turn.jsonl'));
     expectValidEvents(events);
     expect(mapper.finish(1).stop).toEqual({ type: 'budget_reached' });
 
     const failed = piMapper();
-    failed.line('{"type":"message_end","message":{"role":"assistant","content":[],"stopReason":"error","errorMessage":"401 the session credential is revoked"}}');
+    failed.line(
+      '{"type":"message_end","message":{"role":"assistant","content":[],"stopReason":"error","errorMessage":"401 the session credential is revoked"}}',
+    );
     failed.line('{"type":"agent_end","messages":[]}');
     const end = failed.finish(1);
-    expect(end).toEqual({ stop: { type: 'retries_exhausted' }, error: { type: 'engine_error', retry_status: 'exhausted', message: 'pi: 401 the session credential is revoked' } });
+    expect(end).toEqual({
+      stop: { type: 'retries_exhausted' },
+      error: { type: 'engine_error', retry_status: 'exhausted', message: 'pi: 401 the session credential is revoked' },
+    });
     expect(piMapper().finish(null).error?.message).toBe('pi exited with code none (killed) without finishing the turn');
   });
 
@@ -74,7 +93,9 @@ describe('pi output mapping (recorded real output)', () => {
       { prompt: 'go', systemPrompt: 'be kind', model: 'gpt-5', reasoningEffort: 'max', resumeId: 'sess-1' },
       { binPath: '/opt/engines/pi', home: '/workspace/.agent/engine', gatewayBaseUrl: 'http://127.0.0.1:3128/gateway/openai/v1' },
     );
-    expect(inv.argv.join(' ')).toBe('/opt/engines/pi -p --mode json --provider openai --model gpt-5 --thinking xhigh --append-system-prompt /workspace/.agent/engine/.pi/agent/agent-service-system-prompt.md --session sess-1');
+    expect(inv.argv.join(' ')).toBe(
+      '/opt/engines/pi -p --mode json --provider openai --model gpt-5 --thinking xhigh --append-system-prompt /workspace/.agent/engine/.pi/agent/agent-service-system-prompt.md --session sess-1',
+    );
     expect(inv.stdin).toBe('go');
     expect(inv.env).toEqual({ PI_CODING_AGENT_DIR: '/workspace/.agent/engine/.pi/agent', PI_OFFLINE: '1' });
     expect(JSON.parse(inv.files['/workspace/.agent/engine/.pi/agent/models.json']!)).toEqual({
@@ -84,8 +105,22 @@ describe('pi output mapping (recorded real output)', () => {
       },
     });
     expect(inv.files['/workspace/.agent/engine/.pi/agent/agent-service-system-prompt.md']).toBe('be kind');
-    const claude = piAdapter.invocation({ prompt: 'go', systemPrompt: '', model: 'claude-haiku-4-5', reasoningEffort: null, resumeId: null }, { binPath: 'pi', home: '/h', gatewayBaseUrl: 'http://127.0.0.1:3128/gateway' });
-    expect(claude.argv).toEqual(['pi', '-p', '--mode', 'json', '--provider', 'anthropic', '--model', 'claude-haiku-4-5', '--append-system-prompt', '/h/.pi/agent/agent-service-system-prompt.md']);
+    const claude = piAdapter.invocation(
+      { prompt: 'go', systemPrompt: '', model: 'claude-haiku-4-5', reasoningEffort: null, resumeId: null },
+      { binPath: 'pi', home: '/h', gatewayBaseUrl: 'http://127.0.0.1:3128/gateway' },
+    );
+    expect(claude.argv).toEqual([
+      'pi',
+      '-p',
+      '--mode',
+      'json',
+      '--provider',
+      'anthropic',
+      '--model',
+      'claude-haiku-4-5',
+      '--append-system-prompt',
+      '/h/.pi/agent/agent-service-system-prompt.md',
+    ]);
     expect([piThinking('none'), piThinking('minimal'), piThinking('ultra'), piThinking(null)]).toEqual(['off', 'minimal', 'xhigh', null]);
   });
 });
@@ -98,7 +133,12 @@ let s: TestServer;
 let fake: FakeProvider;
 beforeAll(async () => {
   fake = await startFakeProvider();
-  s = await startTestServer({ anthropicApiKey: ANTHROPIC_KEY, anthropicBaseUrl: fake.anthropicBaseUrl, openaiApiKey: OPENAI_KEY, openaiBaseUrl: fake.openaiBaseUrl });
+  s = await startTestServer({
+    anthropicApiKey: ANTHROPIC_KEY,
+    anthropicBaseUrl: fake.anthropicBaseUrl,
+    openaiApiKey: OPENAI_KEY,
+    openaiBaseUrl: fake.openaiBaseUrl,
+  });
 });
 afterAll(async () => {
   await s?.stop();
@@ -110,14 +150,29 @@ describe('the real pi CLI through the gateway', () => {
   it('runs a Claude turn that writes a file, is metered, keeps no key, and the next turn resumes the conversation', async () => {
     const live = await liveEngine(s, piAdapter, { model: 'claude-sonnet-4-5', reasoningEffort: 'low' });
     fake.enqueue(
-      { kind: 'tool_call', reasoning: 'I will write the file', name: 'bash', input: { command: 'echo hello > hello.txt && cat hello.txt' }, id: 'toolu_p1', text: 'Writing the file now.', usage: { input: 1000, output: 50 } },
+      {
+        kind: 'tool_call',
+        reasoning: 'I will write the file',
+        name: 'bash',
+        input: { command: 'echo hello > hello.txt && cat hello.txt' },
+        id: 'toolu_p1',
+        text: 'Writing the file now.',
+        usage: { input: 1000, output: 50 },
+      },
       { kind: 'reasoning_then_text', reasoning: 'The file is written', text: 'I wrote hello.txt.', usage: { input: 1200, output: 20 } },
     );
     const first = await live.turn('write hello.txt', null);
     live.record(FIXTURES, 'tool-turn.jsonl', first.lines);
     expect(first.result.stop, first.stderr).toEqual({ type: 'end_turn' });
     expect(first.result.resumeId).toMatch(SESSION_ID);
-    expect(finals(first.events).map((e) => e.type)).toEqual(['agent.reasoning', 'agent.message', 'agent.tool_use', 'agent.tool_result', 'agent.reasoning', 'agent.message']);
+    expect(finals(first.events).map((e) => e.type)).toEqual([
+      'agent.reasoning',
+      'agent.message',
+      'agent.tool_use',
+      'agent.tool_result',
+      'agent.reasoning',
+      'agent.message',
+    ]);
     expect(fs.readFileSync(path.join(live.workspace, 'hello.txt'), 'utf8')).toBe('hello\n');
     expect(fake.requests.map((r) => r.path)).toEqual(['/v1/messages', '/v1/messages']);
     expect(fake.requests[0]!.headers['x-api-key']).toBe(ANTHROPIC_KEY);
@@ -141,10 +196,17 @@ describe('the real pi CLI through the gateway', () => {
     expect(filesUnder(live.home)).not.toContain(live.token);
   }, 240_000);
 
-  it('runs a GPT turn over the gateway\'s OpenAI Responses route with its write tool', async () => {
+  it("runs a GPT turn over the gateway's OpenAI Responses route with its write tool", async () => {
     const live = await liveEngine(s, piAdapter, { model: 'gpt-5', reasoningEffort: 'high' });
     fake.enqueue(
-      { kind: 'tool_call', reasoning: 'Writing the note', name: 'write', input: { path: 'note.txt', content: 'from gpt\n' }, id: 'call_p2', usage: { input: 900, output: 40 } },
+      {
+        kind: 'tool_call',
+        reasoning: 'Writing the note',
+        name: 'write',
+        input: { path: 'note.txt', content: 'from gpt\n' },
+        id: 'call_p2',
+        usage: { input: 900, output: 40 },
+      },
       { kind: 'text', text: 'Saved note.txt.' },
     );
     const turn = await live.turn('save a note', null);
@@ -186,6 +248,10 @@ describe('the real pi CLI through the gateway', () => {
   }, 240_000);
 
   it('records a turn whose shell command fails and whose file read fails (tool-errors-turn.jsonl)', async () => {
-    await expectFailingToolsTurn(s, fake, piAdapter, FIXTURES, { shell: { name: 'bash', input: { command: 'echo partial; exit 3' }, id: 'toolu_e1' }, read: { name: 'read', input: { path: '/nonexistent-dir/missing.txt' }, id: 'toolu_e2' }, reasoning: 'Trying two things' });
+    await expectFailingToolsTurn(s, fake, piAdapter, FIXTURES, {
+      shell: { name: 'bash', input: { command: 'echo partial; exit 3' }, id: 'toolu_e1' },
+      read: { name: 'read', input: { path: '/nonexistent-dir/missing.txt' }, id: 'toolu_e2' },
+      reasoning: 'Trying two things',
+    });
   }, 240_000);
 });

@@ -14,8 +14,8 @@ const CASES = [
   { engine: 'pi', mapper: piMapper, shellTool: 'bash', readTool: 'read' },
 ];
 
-describe.each(CASES)('$engine tool results in hermes\' shape (recorded real output)', ({ engine, mapper, shellTool, readTool }) => {
-  it('a shell command that exits non-zero is an error with its exit code and output; a failed tool call is an error with the CLI\'s words', () => {
+describe.each(CASES)("$engine tool results in hermes' shape (recorded real output)", ({ engine, mapper, shellTool, readTool }) => {
+  it("a shell command that exits non-zero is an error with its exit code and output; a failed tool call is an error with the CLI's words", () => {
     const m = mapper();
     const events: EngineEvent[] = fixtureLines(engine, 'tool-errors-turn.jsonl').flatMap((l) => m.line(l));
     expectValidEvents(events);

@@ -34,7 +34,11 @@ function engineServerFor(agentType: 'opencode' | 'openclaw') {
 }
 
 /** An agent's first session answers once; then its spare is ready, with no session row, and the warm-up reached no provider. */
-async function firstSessionThenSpare(ctx: { s: TestServer; fake: FakeProvider }, agentType: string, timeoutMs: number): Promise<{ agent: { id: string }; spare: string }> {
+async function firstSessionThenSpare(
+  ctx: { s: TestServer; fake: FakeProvider },
+  agentType: string,
+  timeoutMs: number,
+): Promise<{ agent: { id: string }; spare: string }> {
   const { agent, session: first } = await readySession(ctx.s, { agentType, llm: 'claude-sonnet-4-5' });
   ctx.fake.enqueue({ kind: 'text', text: 'first answer' });
   await sendText(ctx.s, first.id, 'hello');
@@ -62,7 +66,7 @@ async function takeSpareAndAnswer(ctx: { s: TestServer; fake: FakeProvider }, ag
   return id;
 }
 
-describe('a spare opencode sandbox for the agent\'s next session', () => {
+describe("a spare opencode sandbox for the agent's next session", () => {
   const ctx = engineServerFor('opencode');
 
   it('is taken by the next session: its id, its files, its own metered turn; the warm-up never reached the provider', async () => {
@@ -75,7 +79,9 @@ describe('a spare opencode sandbox for the agent\'s next session', () => {
     // What the egress remembers of the id from before its session existed (no rules) must not
     // outlive the take: the agent's egress secret applies to the session at once.
     expect((await sessionPolicy(spare)).headersFor('api.heron.test')).toEqual([]);
-    expect((await s.api('PUT', `/agents/${agent.id}/secrets/HERON`, { body: { value: 'heron-key', description: 'egress: api.heron.test' } })).status).toBeLessThan(300);
+    expect(
+      (await s.api('PUT', `/agents/${agent.id}/secrets/HERON`, { body: { value: 'heron-key', description: 'egress: api.heron.test' } })).status,
+    ).toBeLessThan(300);
 
     const id = await takeSpareAndAnswer(ctx, agent.id, spare, 'HMOOD-4410');
     expect(fs.readdirSync(ledger)).not.toContain(id); // a session's now, no longer a spare
@@ -109,7 +115,7 @@ describe('a spare opencode sandbox for the agent\'s next session', () => {
     expect(JSON.stringify(fake.requests[0]!.body)).toContain('HDESC-3317');
   }, 600_000);
 
-  it('the service\'s stop removes the spares: no sandbox is left without its session', async () => {
+  it("the service's stop removes the spares: no sandbox is left without its session", async () => {
     const spares = warmSandboxes().spares();
     expect(spares.length).toBe(1);
     await warmSandboxes().close();
@@ -122,10 +128,10 @@ describe('a spare opencode sandbox for the agent\'s next session', () => {
 // OpenClaw's spare runs its Gateway (src/engines/cli/openclaw-gateway.ts). Its warm-up turns go
 // to providers of their own with a key that is no credential: OpenClaw sets a refused provider's
 // key aside for a minute, which must never be the one the session's turns use.
-describe('a spare OpenClaw sandbox for the agent\'s next session', () => {
+describe("a spare OpenClaw sandbox for the agent's next session", () => {
   const ctx = engineServerFor('openclaw');
 
-  it('is taken by the next session, whose first turn is answered at once by the running Gateway with the session\'s instructions; the warm-up never reached the provider', async () => {
+  it("is taken by the next session, whose first turn is answered at once by the running Gateway with the session's instructions; the warm-up never reached the provider", async () => {
     const { s, fake } = ctx;
     // Its warm-up turns (one per provider) were refused by the gateway; no utility-model call either.
     const { agent, spare } = await firstSessionThenSpare(ctx, 'openclaw', 300_000);
@@ -144,7 +150,7 @@ describe('a spare OpenClaw sandbox for the agent\'s next session', () => {
     expect(fake.requests).toHaveLength(3);
   }, 900_000);
 
-  it('a GPT agent\'s session on the next spare: the Gateway\'s turn goes over the OpenAI Responses route, runs exec in /workspace, and streams the same events', async () => {
+  it("a GPT agent's session on the next spare: the Gateway's turn goes over the OpenAI Responses route, runs exec in /workspace, and streams the same events", async () => {
     const { s, fake } = ctx;
     // After the test above the next spare is on its way; run alone, a first session asks for one.
     fake.reset();

@@ -95,11 +95,38 @@ export async function startPod(opts: { dir: string; container: ContainerSpec; up
   }
   const common = [
     // Capabilities: dropped by bwrap for a root container, by setpriv (after the uid change) otherwise.
-    '--unshare-pid', '--unshare-ipc', '--unshare-uts', '--hostname', 'sandbox-pod', ...(uid === 0 ? ['--cap-drop', 'ALL'] : []), '--die-with-parent', '--new-session',
-    ...dirs, ...systemBinds(), ...image.flatMap(([at, host]) => ['--ro-bind', host, at]), '--proc', '/proc', '--dev', '/dev', ...binds, '--ro-bind', netDir, CLUSTER_NET_DIR, '--remount-ro', '/', '--chdir', opts.container.workingDir,
+    '--unshare-pid',
+    '--unshare-ipc',
+    '--unshare-uts',
+    '--hostname',
+    'sandbox-pod',
+    ...(uid === 0 ? ['--cap-drop', 'ALL'] : []),
+    '--die-with-parent',
+    '--new-session',
+    ...dirs,
+    ...systemBinds(),
+    ...image.flatMap(([at, host]) => ['--ro-bind', host, at]),
+    '--proc',
+    '/proc',
+    '--dev',
+    '/dev',
+    ...binds,
+    '--ro-bind',
+    netDir,
+    CLUSTER_NET_DIR,
+    '--remount-ro',
+    '/',
+    '--chdir',
+    opts.container.workingDir,
   ];
-  const asUser = (argv: string[]) => (uid === 0 ? argv : ['/usr/bin/setpriv', `--reuid=${uid}`, `--regid=${uid}`, '--clear-groups', '--inh-caps=-all', '--bounding-set=-all', '--no-new-privs', ...argv]);
-  const cgroup: SessionCgroup | null = await sessionCgroup(`pod-${path.basename(opts.dir)}`, { vcpus: opts.container.cpu, memoryMb: opts.container.memoryMb }).catch(() => null);
+  const asUser = (argv: string[]) =>
+    uid === 0
+      ? argv
+      : ['/usr/bin/setpriv', `--reuid=${uid}`, `--regid=${uid}`, '--clear-groups', '--inh-caps=-all', '--bounding-set=-all', '--no-new-privs', ...argv];
+  const cgroup: SessionCgroup | null = await sessionCgroup(`pod-${path.basename(opts.dir)}`, {
+    vcpus: opts.container.cpu,
+    memoryMb: opts.container.memoryMb,
+  }).catch(() => null);
 
   const info = fs.mkdtempSync(path.join(opts.dir, 'info-'));
   const infoFile = path.join(info, 'info.json');

@@ -15,7 +15,17 @@ type Json = Record<string, unknown>;
 interface Pod {
   apiVersion: 'v1';
   kind: 'Pod';
-  metadata: { name: string; namespace: string; uid: string; resourceVersion: string; creationTimestamp: string; labels: Record<string, string>; annotations: Record<string, string>; generateName?: string; deletionTimestamp?: string };
+  metadata: {
+    name: string;
+    namespace: string;
+    uid: string;
+    resourceVersion: string;
+    creationTimestamp: string;
+    labels: Record<string, string>;
+    annotations: Record<string, string>;
+    generateName?: string;
+    deletionTimestamp?: string;
+  };
   spec: Json;
   status: Json;
 }
@@ -50,16 +60,24 @@ function send(res: http.ServerResponse, code: number, body: unknown): void {
 /** `a=b,c!=d,e,!f` as Kubernetes parses equality-based selectors. */
 function selectorMatches(selector: string | null, labels: Record<string, string>): boolean {
   if (!selector) return true;
-  return selector.split(',').map((s) => s.trim()).filter(Boolean).every((term) => {
-    let m: RegExpExecArray | null;
-    if ((m = /^([^!=]+)!=(.*)$/.exec(term))) return labels[m[1]!] !== m[2];
-    if ((m = /^([^!=]+)==?(.*)$/.exec(term))) return labels[m[1]!] === m[2];
-    if (term.startsWith('!')) return !(term.slice(1) in labels);
-    return term in labels;
-  });
+  return selector
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean)
+    .every((term) => {
+      let m: RegExpExecArray | null;
+      if ((m = /^([^!=]+)!=(.*)$/.exec(term))) return labels[m[1]!] !== m[2];
+      if ((m = /^([^!=]+)==?(.*)$/.exec(term))) return labels[m[1]!] === m[2];
+      if (term.startsWith('!')) return !(term.slice(1) in labels);
+      return term in labels;
+    });
 }
 
-const pointer = (p: string) => p.split('/').slice(1).map((s) => s.replaceAll('~1', '/').replaceAll('~0', '~'));
+const pointer = (p: string) =>
+  p
+    .split('/')
+    .slice(1)
+    .map((s) => s.replaceAll('~1', '/').replaceAll('~0', '~'));
 
 /** RFC 6902 on a copy; throws a 422 Status on a failed `test`. */
 function jsonPatch(doc: Json, ops: { op: string; path: string; value?: unknown }[]): Json {
@@ -76,7 +94,8 @@ function jsonPatch(doc: Json, ops: { op: string; path: string; value?: unknown }
       parent = parent[k] as Json;
     }
     if (op.op === 'test') {
-      if (JSON.stringify(parent[last]) !== JSON.stringify(op.value)) throw status(422, 'Invalid', `the server rejected our request due to an error in our request: testing value ${op.path} failed`);
+      if (JSON.stringify(parent[last]) !== JSON.stringify(op.value))
+        throw status(422, 'Invalid', `the server rejected our request due to an error in our request: testing value ${op.path} failed`);
     } else if (op.op === 'add' || op.op === 'replace') {
       if (op.op === 'replace' && !(last in parent)) throw status(422, 'Invalid', `the path ${op.path} does not exist`);
       parent[last] = op.value;
@@ -124,21 +143,40 @@ export async function startFakeKubernetes(opts: { coldStartMs?: number; image?: 
   const markRunning = (pod: Pod, runtime: RunningPod) => {
     const now = new Date().toISOString();
     pod.status = {
-      phase: 'Running', startTime: now,
-      conditions: [{ type: 'Ready', status: 'True', lastTransitionTime: now }, { type: 'ContainersReady', status: 'True', lastTransitionTime: now }],
-      containerStatuses: [{ name: 'sandbox', ready: true, started: true, restartCount: 0, image: 'fake', imageID: 'fake', state: { running: { startedAt: now } } }],
+      phase: 'Running',
+      startTime: now,
+      conditions: [
+        { type: 'Ready', status: 'True', lastTransitionTime: now },
+        { type: 'ContainersReady', status: 'True', lastTransitionTime: now },
+      ],
+      containerStatuses: [
+        { name: 'sandbox', ready: true, started: true, restartCount: 0, image: 'fake', imageID: 'fake', state: { running: { startedAt: now } } },
+      ],
     };
     touch(pod);
     void runtime.exited.then(() => {
       if (!pods.has(key(pod.metadata.namespace, pod.metadata.name))) return;
-      pod.status = { ...pod.status, phase: 'Failed', conditions: [{ type: 'Ready', status: 'False' }], containerStatuses: [{ name: 'sandbox', ready: false, state: { terminated: { exitCode: 137, reason: 'Error' } } }] };
+      pod.status = {
+        ...pod.status,
+        phase: 'Failed',
+        conditions: [{ type: 'Ready', status: 'False' }],
+        containerStatuses: [{ name: 'sandbox', ready: false, state: { terminated: { exitCode: 137, reason: 'Error' } } }],
+      };
       touch(pod);
     });
   };
 
   const boot = async (pod: Pod) => {
     const spec = pod.spec as { containers: Json[]; securityContext?: Json };
-    const c = spec.containers[0] as { command?: string[]; args?: string[]; env?: { name: string; value: string }[]; workingDir?: string; volumeMounts?: { name: string; mountPath: string }[]; resources?: { limits?: Record<string, string> }; securityContext?: Json };
+    const c = spec.containers[0] as {
+      command?: string[];
+      args?: string[];
+      env?: { name: string; value: string }[];
+      workingDir?: string;
+      volumeMounts?: { name: string; mountPath: string }[];
+      resources?: { limits?: Record<string, string> };
+      securityContext?: Json;
+    };
     const env = Object.fromEntries((c.env ?? []).map((e) => [e.name, e.value]));
     const limits = c.resources?.limits ?? {};
     const cpu = limits.cpu ? (limits.cpu.endsWith('m') ? Number(limits.cpu.slice(0, -1)) / 1000 : Number(limits.cpu)) : null;
@@ -150,7 +188,15 @@ export async function startFakeKubernetes(opts: { coldStartMs?: number; image?: 
     fs.mkdirSync(dir, { recursive: true });
     const runtime = await startPod({
       dir,
-      container: { command: [...(c.command ?? []), ...(c.args ?? [])], env, workingDir: c.workingDir ?? '/', mounts: c.volumeMounts ?? [], runAsUser, cpu, memoryMb },
+      container: {
+        command: [...(c.command ?? []), ...(c.args ?? [])],
+        env,
+        workingDir: c.workingDir ?? '/',
+        mounts: c.volumeMounts ?? [],
+        runAsUser,
+        cpu,
+        memoryMb,
+      },
       upstream: env.AGENT_SERVICE_EGRESS_UPSTREAM ?? null,
       image: opts.image,
     });
@@ -187,8 +233,18 @@ export async function startFakeKubernetes(opts: { coldStartMs?: number; image?: 
         const podName = body.metadata?.name ?? `${body.metadata?.generateName ?? 'pod-'}${(++seq).toString(36).padStart(5, '0')}`;
         if (pods.has(key(ns, podName))) return send(res, 409, status(409, 'AlreadyExists', `pods "${podName}" already exists`));
         const pod: Pod = {
-          apiVersion: 'v1', kind: 'Pod',
-          metadata: { ...body.metadata, name: podName, namespace: ns, uid: `uid-${seq}-${Date.now()}`, resourceVersion: String(++rv), creationTimestamp: new Date().toISOString(), labels: body.metadata?.labels ?? {}, annotations: body.metadata?.annotations ?? {} },
+          apiVersion: 'v1',
+          kind: 'Pod',
+          metadata: {
+            ...body.metadata,
+            name: podName,
+            namespace: ns,
+            uid: `uid-${seq}-${Date.now()}`,
+            resourceVersion: String(++rv),
+            creationTimestamp: new Date().toISOString(),
+            labels: body.metadata?.labels ?? {},
+            annotations: body.metadata?.annotations ?? {},
+          },
           spec: body.spec,
           status: { phase: 'Pending' },
         };
@@ -216,7 +272,8 @@ export async function startFakeKubernetes(opts: { coldStartMs?: number; image?: 
           return send(res, (err as { code?: number }).code ?? 500, err);
         }
         const meta = next.metadata as Pod['metadata'];
-        if (meta.resourceVersion !== pod.metadata.resourceVersion) return send(res, 409, status(409, 'Conflict', 'the object has been modified; please apply your changes to the latest version and try again'));
+        if (meta.resourceVersion !== pod.metadata.resourceVersion)
+          return send(res, 409, status(409, 'Conflict', 'the object has been modified; please apply your changes to the latest version and try again'));
         Object.assign(pod.metadata, { labels: meta.labels ?? {}, annotations: meta.annotations ?? {} });
         touch(pod);
         return send(res, 200, pod);
@@ -232,7 +289,8 @@ export async function startFakeKubernetes(opts: { coldStartMs?: number; image?: 
   server.on('upgrade', (req, socket, head) => {
     const url = new URL(req.url ?? '/', 'http://fake');
     const m = /^\/api\/v1\/namespaces\/([^/]+)\/pods\/([^/]+)\/exec$/.exec(url.pathname);
-    const fail = (code: number, text: string) => socket.end(`HTTP/1.1 ${code} ${http.STATUS_CODES[code]}\r\ncontent-type: application/json\r\n\r\n${JSON.stringify(status(code, 'Failure', text))}`);
+    const fail = (code: number, text: string) =>
+      socket.end(`HTTP/1.1 ${code} ${http.STATUS_CODES[code]}\r\ncontent-type: application/json\r\n\r\n${JSON.stringify(status(code, 'Failure', text))}`);
     if (req.headers.authorization !== `Bearer ${token}`) return fail(401, 'Unauthorized');
     if (!m) return fail(404, 'not found');
     const k = key(m[1]!, m[2]!);
@@ -269,9 +327,16 @@ export async function startFakeKubernetes(opts: { coldStartMs?: number; image?: 
       child.on('close', (code, signal) => {
         if (ws.readyState !== ws.OPEN) return;
         const exit = code ?? (signal ? 137 : 1);
-        const doc = exit === 0
-          ? { metadata: {}, status: 'Success' }
-          : { metadata: {}, status: 'Failure', message: `command terminated with non-zero exit code: error executing command ${JSON.stringify(argv)}, exit code ${exit}`, reason: 'NonZeroExitCode', details: { causes: [{ reason: 'ExitCode', message: String(exit) }] } };
+        const doc =
+          exit === 0
+            ? { metadata: {}, status: 'Success' }
+            : {
+                metadata: {},
+                status: 'Failure',
+                message: `command terminated with non-zero exit code: error executing command ${JSON.stringify(argv)}, exit code ${exit}`,
+                reason: 'NonZeroExitCode',
+                details: { causes: [{ reason: 'ExitCode', message: String(exit) }] },
+              };
         ws.send(Buffer.concat([Buffer.from([3]), Buffer.from(JSON.stringify(doc))]));
         ws.close(1000);
       });
@@ -281,12 +346,29 @@ export async function startFakeKubernetes(opts: { coldStartMs?: number; image?: 
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   const kubeconfig = path.join(root, 'kubeconfig.yaml');
-  fs.writeFileSync(kubeconfig, [
-    'apiVersion: v1', 'kind: Config', 'current-context: fake',
-    'clusters:', '- name: fake', '  cluster:', `    server: ${url}`, '    insecure-skip-tls-verify: true',
-    'users:', '- name: fake', '  user:', `    token: ${token}`,
-    'contexts:', '- name: fake', '  context:', '    cluster: fake', '    user: fake', '',
-  ].join('\n'));
+  fs.writeFileSync(
+    kubeconfig,
+    [
+      'apiVersion: v1',
+      'kind: Config',
+      'current-context: fake',
+      'clusters:',
+      '- name: fake',
+      '  cluster:',
+      `    server: ${url}`,
+      '    insecure-skip-tls-verify: true',
+      'users:',
+      '- name: fake',
+      '  user:',
+      `    token: ${token}`,
+      'contexts:',
+      '- name: fake',
+      '  context:',
+      '    cluster: fake',
+      '    user: fake',
+      '',
+    ].join('\n'),
+  );
 
   return {
     url,

@@ -27,7 +27,9 @@ export function json(res: http.ServerResponse, status: number, body: unknown): v
   res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
 }
 
-export async function listen(handler: (req: http.IncomingMessage, res: http.ServerResponse) => Promise<void>): Promise<{ server: http.Server; url: string; close(): Promise<void> }> {
+export async function listen(
+  handler: (req: http.IncomingMessage, res: http.ServerResponse) => Promise<void>,
+): Promise<{ server: http.Server; url: string; close(): Promise<void> }> {
   const server = http.createServer((req, res) => {
     handler(req, res).catch((err) => {
       if (!res.headersSent) json(res, 500, { error: String(err) });
@@ -38,10 +40,11 @@ export async function listen(handler: (req: http.IncomingMessage, res: http.Serv
   return {
     server,
     url,
-    close: () => new Promise<void>((r) => {
-      server.closeAllConnections();
-      server.close(() => r());
-    }),
+    close: () =>
+      new Promise<void>((r) => {
+        server.closeAllConnections();
+        server.close(() => r());
+      }),
   };
 }
 

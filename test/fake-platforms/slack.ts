@@ -12,7 +12,13 @@ export interface FakeSlack {
   tokens: Map<string, { team_id: string; team: string; user_id: string; bot_id: string }>;
   sent(method: string): any[];
   /** Signs and POSTs a body to the service's inbound URL as Slack does. */
-  send(url: string, signingSecret: string, body: string, contentType?: string, opts?: { timestamp?: number; signature?: string }): Promise<{ status: number; text: string; json: any }>;
+  send(
+    url: string,
+    signingSecret: string,
+    body: string,
+    contentType?: string,
+    opts?: { timestamp?: number; signature?: string },
+  ): Promise<{ status: number; text: string; json: any }>;
   close(): Promise<void>;
 }
 
@@ -34,7 +40,15 @@ export async function startFakeSlack(): Promise<FakeSlack> {
     if (!who) return json(res, 200, { ok: false, error: 'invalid_auth' });
     switch (method) {
       case 'auth.test':
-        return json(res, 200, { ok: true, url: `https://${who.team.toLowerCase()}.slack.com/`, team: who.team, user: 'agentbot', team_id: who.team_id, user_id: who.user_id, bot_id: who.bot_id });
+        return json(res, 200, {
+          ok: true,
+          url: `https://${who.team.toLowerCase()}.slack.com/`,
+          team: who.team,
+          user: 'agentbot',
+          team_id: who.team_id,
+          user_id: who.user_id,
+          bot_id: who.bot_id,
+        });
       case 'chat.postMessage':
         if (!body.channel) return json(res, 200, { ok: false, error: 'channel_not_found' });
         if (!body.text && !body.blocks) return json(res, 200, { ok: false, error: 'no_text' });

@@ -24,7 +24,18 @@ export interface FakeTelegram {
   /** Refuse the next `count` sendMessage calls with Telegram's flood limit (429, parameters.retry_after). */
   floodNext(count: number, retryAfterSec: number): void;
   /** The user writes to the bot: an Update delivered to the registered webhook. */
-  userMessage(token: string, msg: { chatId: number; text?: string; from?: { id: number; first_name: string; username?: string }; chatType?: string; photo?: string; document?: { fileId: string; name: string; mime: string; size: number }; caption?: string }): Promise<{ status: number; update: any; text: string }>;
+  userMessage(
+    token: string,
+    msg: {
+      chatId: number;
+      text?: string;
+      from?: { id: number; first_name: string; username?: string };
+      chatType?: string;
+      photo?: string;
+      document?: { fileId: string; name: string; mime: string; size: number };
+      caption?: string;
+    },
+  ): Promise<{ status: number; update: any; text: string }>;
   /** Delivers a raw update (optionally with a wrong secret). */
   deliver(token: string, update: any, secret?: string | null): Promise<{ status: number; text: string }>;
   sent(method: string, token?: string): any[];
@@ -46,10 +57,20 @@ export async function startFakeTelegram(): Promise<FakeTelegram> {
   const ok = (res: http.ServerResponse, result: unknown) => json(res, 200, { ok: true, result });
 
   const methods: Record<string, (bot: TelegramBot, p: any, res: http.ServerResponse) => void> = {
-    getMe: (bot, _p, res) => ok(res, { id: bot.id, is_bot: true, first_name: bot.username, username: bot.username, can_join_groups: true, can_read_all_group_messages: false, supports_inline_queries: false }),
+    getMe: (bot, _p, res) =>
+      ok(res, {
+        id: bot.id,
+        is_bot: true,
+        first_name: bot.username,
+        username: bot.username,
+        can_join_groups: true,
+        can_read_all_group_messages: false,
+        supports_inline_queries: false,
+      }),
     setWebhook: (bot, p, res) => {
       if (!p.url || !/^https?:\/\//.test(p.url)) return fail(res, 400, 'Bad Request: bad webhook: An HTTPS URL must be provided for webhook');
-      if (p.secret_token !== undefined && !/^[A-Za-z0-9_-]{1,256}$/.test(p.secret_token)) return fail(res, 400, 'Bad Request: secret token contains unallowed characters');
+      if (p.secret_token !== undefined && !/^[A-Za-z0-9_-]{1,256}$/.test(p.secret_token))
+        return fail(res, 400, 'Bad Request: secret token contains unallowed characters');
       bot.webhook = { url: p.url, secret_token: p.secret_token ?? null, allowed_updates: p.allowed_updates ?? null };
       ok(res, true);
     },
@@ -64,7 +85,12 @@ export async function startFakeTelegram(): Promise<FakeTelegram> {
       if (blockedChats.has(Number(p.chat_id))) return fail(res, 403, 'Forbidden: bot was blocked by the user');
       if (flood.count > 0) {
         flood.count--;
-        return json(res, 429, { ok: false, error_code: 429, description: `Too Many Requests: retry after ${flood.retryAfter}`, parameters: { retry_after: flood.retryAfter } });
+        return json(res, 429, {
+          ok: false,
+          error_code: 429,
+          description: `Too Many Requests: retry after ${flood.retryAfter}`,
+          parameters: { retry_after: flood.retryAfter },
+        });
       }
       if (p.parse_mode === 'Markdown' && ((p.text.match(/\*/g) ?? []).length % 2 || (p.text.match(/_/g) ?? []).length % 2)) {
         return fail(res, 400, "Bad Request: can't parse entities: Can't find end of the entity starting at byte offset 0");
@@ -136,7 +162,12 @@ export async function startFakeTelegram(): Promise<FakeTelegram> {
     },
     async userMessage(token, msg) {
       const from = msg.from ?? { id: msg.chatId, first_name: 'Ada', username: 'ada' };
-      const message: any = { message_id: nextMessageId++, from: { ...from, is_bot: false }, chat: { id: msg.chatId, type: msg.chatType ?? 'private', first_name: from.first_name }, date: Math.floor(Date.now() / 1000) };
+      const message: any = {
+        message_id: nextMessageId++,
+        from: { ...from, is_bot: false },
+        chat: { id: msg.chatId, type: msg.chatType ?? 'private', first_name: from.first_name },
+        date: Math.floor(Date.now() / 1000),
+      };
       if (msg.text !== undefined) {
         message.text = msg.text;
         if (msg.text.startsWith('/')) message.entities = [{ type: 'bot_command', offset: 0, length: msg.text.split(' ')[0]!.length }];
@@ -148,7 +179,14 @@ export async function startFakeTelegram(): Promise<FakeTelegram> {
           { file_id: msg.photo, file_unique_id: `u${msg.photo}`, width: 800, height: 600, file_size: f.bytes.length },
         ];
       }
-      if (msg.document) message.document = { file_id: msg.document.fileId, file_unique_id: `u${msg.document.fileId}`, file_name: msg.document.name, mime_type: msg.document.mime, file_size: msg.document.size };
+      if (msg.document)
+        message.document = {
+          file_id: msg.document.fileId,
+          file_unique_id: `u${msg.document.fileId}`,
+          file_name: msg.document.name,
+          mime_type: msg.document.mime,
+          file_size: msg.document.size,
+        };
       if (msg.caption) message.caption = msg.caption;
       const update = { update_id: nextUpdateId++, message };
       const r = await deliver(token, update);

@@ -14,7 +14,13 @@ export interface FakeWhatsApp {
   addMedia(bytes: Buffer, mime: string): string;
   sent(): any[];
   /** A user's message as a signed webhook delivery. */
-  userMessage(url: string, appSecret: string, phoneNumberId: string, msg: { from: string; name?: string; text?: string; image?: { id: string; mime: string; caption?: string } }, opts?: { signature?: string }): Promise<{ status: number; text: string; id: string }>;
+  userMessage(
+    url: string,
+    appSecret: string,
+    phoneNumberId: string,
+    msg: { from: string; name?: string; text?: string; image?: { id: string; mime: string; caption?: string } },
+    opts?: { signature?: string },
+  ): Promise<{ status: number; text: string; id: string }>;
   close(): Promise<void>;
 }
 
@@ -26,7 +32,8 @@ export async function startFakeWhatsApp(): Promise<FakeWhatsApp> {
   const phones = new Map<string, { display_phone_number: string; verified_name: string }>();
   const media = new Map<string, { bytes: Buffer; mime: string }>();
   let next = 1;
-  const oauthError = (res: Parameters<typeof json>[0]) => json(res, 401, { error: { message: 'Invalid OAuth access token - Cannot parse access token', type: 'OAuthException', code: 190, fbtrace_id: 'AbC' } });
+  const oauthError = (res: Parameters<typeof json>[0]) =>
+    json(res, 401, { error: { message: 'Invalid OAuth access token - Cannot parse access token', type: 'OAuthException', code: 190, fbtrace_id: 'AbC' } });
 
   let base = '';
   const srv = await listen(async (req, res) => {
@@ -46,14 +53,26 @@ export async function startFakeWhatsApp(): Promise<FakeWhatsApp> {
       const phone = phones.get(parts[0]!);
       if (phone && tokens.get(token) === parts[0]) return json(res, 200, { ...phone, id: parts[0], quality_rating: 'GREEN' });
       const m = media.get(parts[0]!);
-      if (m) return json(res, 200, { messaging_product: 'whatsapp', url: `${base}/media-bytes/${parts[0]}`, mime_type: m.mime, sha256: 'x', file_size: m.bytes.length, id: parts[0] });
-      return json(res, 400, { error: { message: `Unsupported get request. Object with ID '${parts[0]}' does not exist`, type: 'GraphMethodException', code: 100 } });
+      if (m)
+        return json(res, 200, {
+          messaging_product: 'whatsapp',
+          url: `${base}/media-bytes/${parts[0]}`,
+          mime_type: m.mime,
+          sha256: 'x',
+          file_size: m.bytes.length,
+          id: parts[0],
+        });
+      return json(res, 400, {
+        error: { message: `Unsupported get request. Object with ID '${parts[0]}' does not exist`, type: 'GraphMethodException', code: 100 },
+      });
     }
     if (req.method === 'POST' && parts.length === 2 && parts[1] === 'messages') {
       if (tokens.get(token) !== parts[0]) return json(res, 400, { error: { message: 'Unsupported post request', type: 'GraphMethodException', code: 100 } });
-      if (body.messaging_product !== 'whatsapp') return json(res, 400, { error: { message: '(#100) The parameter messaging_product is required.', type: 'OAuthException', code: 100 } });
+      if (body.messaging_product !== 'whatsapp')
+        return json(res, 400, { error: { message: '(#100) The parameter messaging_product is required.', type: 'OAuthException', code: 100 } });
       if (body.status === 'read') return json(res, 200, { success: true });
-      if (!body.to || body.type !== 'text' || !body.text?.body) return json(res, 400, { error: { message: '(#100) Invalid parameter', type: 'OAuthException', code: 100 } });
+      if (!body.to || body.type !== 'text' || !body.text?.body)
+        return json(res, 400, { error: { message: '(#100) Invalid parameter', type: 'OAuthException', code: 100 } });
       return json(res, 200, { messaging_product: 'whatsapp', contacts: [{ input: body.to, wa_id: body.to }], messages: [{ id: `wamid.OUT${next++}` }] });
     }
     json(res, 404, { error: { message: 'Unknown path', code: 100 } });
@@ -74,16 +93,30 @@ export async function startFakeWhatsApp(): Promise<FakeWhatsApp> {
     async userMessage(url, appSecret, phoneNumberId, msg, opts = {}) {
       const id = `wamid.IN${next++}`;
       const message: any = { from: msg.from, id, timestamp: String(Math.floor(Date.now() / 1000)) };
-      if (msg.image) Object.assign(message, { type: 'image', image: { id: msg.image.id, mime_type: msg.image.mime, sha256: 'x', ...(msg.image.caption ? { caption: msg.image.caption } : {}) } });
+      if (msg.image)
+        Object.assign(message, {
+          type: 'image',
+          image: { id: msg.image.id, mime_type: msg.image.mime, sha256: 'x', ...(msg.image.caption ? { caption: msg.image.caption } : {}) },
+        });
       else Object.assign(message, { type: 'text', text: { body: msg.text ?? '' } });
       const payload = {
         object: 'whatsapp_business_account',
-        entry: [{ id: 'WABA1', changes: [{ field: 'messages', value: {
-          messaging_product: 'whatsapp',
-          metadata: { display_phone_number: phones.get(phoneNumberId)?.display_phone_number ?? '', phone_number_id: phoneNumberId },
-          contacts: [{ profile: { name: msg.name ?? 'Grace' }, wa_id: msg.from }],
-          messages: [message],
-        } }] }],
+        entry: [
+          {
+            id: 'WABA1',
+            changes: [
+              {
+                field: 'messages',
+                value: {
+                  messaging_product: 'whatsapp',
+                  metadata: { display_phone_number: phones.get(phoneNumberId)?.display_phone_number ?? '', phone_number_id: phoneNumberId },
+                  contacts: [{ profile: { name: msg.name ?? 'Grace' }, wa_id: msg.from }],
+                  messages: [message],
+                },
+              },
+            ],
+          },
+        ],
       };
       const body = JSON.stringify(payload);
       const r = await post(url, body, { 'content-type': 'application/json', 'x-hub-signature-256': opts.signature ?? hubSignature(appSecret, body) });

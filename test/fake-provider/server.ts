@@ -19,13 +19,27 @@ export type FakeStep =
   | { kind: 'text'; text: string; chunks?: number; usage?: FakeUsage; delayMs?: number /* between chunks */ }
   | { kind: 'reasoning_then_text'; reasoning: string; text: string; usage?: FakeUsage }
   /** `more`: further calls in the same answer (Anthropic wire format only); `reasoning`: thinking (Anthropic, Chat's reasoning_content) or a summary (Responses) before the call. */
-  | { kind: 'tool_call'; name: string; input: Record<string, unknown>; id?: string; text?: string; usage?: FakeUsage; more?: { name: string; input: Record<string, unknown>; id: string }[]; reasoning?: string; /** Responses: the call's tool namespace (codex offers MCP tools as `namespace` tools) */ namespace?: string }
+  | {
+      kind: 'tool_call';
+      name: string;
+      input: Record<string, unknown>;
+      id?: string;
+      text?: string;
+      usage?: FakeUsage;
+      more?: { name: string; input: Record<string, unknown>; id: string }[];
+      reasoning?: string /** Responses: the call's tool namespace (codex offers MCP tools as `namespace` tools) */;
+      namespace?: string;
+    }
   | { kind: 'error'; status: number; message?: string; retryAfterSec?: number } // in the provider's own error JSON
   /** A 200 stream that fails after it started: Anthropic `error`, a Chat `{error}` chunk, Responses `response.failed` (or `error` with `as`). */
   | { kind: 'stream_error'; code?: string; message?: string; as?: 'failed' | 'error'; usage?: FakeUsage }
   | { kind: 'hang'; text?: string }; // headers and a first event, then nothing until the client goes
 
-export interface RecordedRequest { path: string; headers: Record<string, string>; body: any }
+export interface RecordedRequest {
+  path: string;
+  headers: Record<string, string>;
+  body: any;
+}
 
 export interface FakeProvider {
   anthropicBaseUrl: string; // http://127.0.0.1:PORT  (no /v1, as ANTHROPIC_BASE_URL)
@@ -41,7 +55,13 @@ export interface FakeProvider {
 }
 
 type Api = 'anthropic' | 'openai';
-interface Counts { input: number; output: number; cacheRead: number; cacheWrite: number; reasoning: number }
+interface Counts {
+  input: number;
+  output: number;
+  cacheRead: number;
+  cacheWrite: number;
+  reasoning: number;
+}
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const SIGNATURE = 'sig-fake-123';
@@ -56,24 +76,46 @@ function split(text: string, chunks: number): string[] {
 
 function countsOf(step: FakeStep): Counts {
   const u: FakeUsage = ('usage' in step ? step.usage : undefined) ?? {};
-  return { input: u.inputTokens ?? u.input ?? 10, output: u.outputTokens ?? u.output ?? 5, cacheRead: u.cacheReadTokens ?? u.cacheRead ?? 0, cacheWrite: u.cacheWriteTokens ?? u.cacheWrite ?? 0, reasoning: u.reasoningTokens ?? 0 };
+  return {
+    input: u.inputTokens ?? u.input ?? 10,
+    output: u.outputTokens ?? u.output ?? 5,
+    cacheRead: u.cacheReadTokens ?? u.cacheRead ?? 0,
+    cacheWrite: u.cacheWriteTokens ?? u.cacheWrite ?? 0,
+    reasoning: u.reasoningTokens ?? 0,
+  };
 }
 
 const newId = (prefix: string) => `${prefix}${Math.random().toString(36).slice(2, 12)}`;
 /** The reasoning a step starts with, if any. */
 const reasoningOf = (step: FakeStep) => (step.kind === 'reasoning_then_text' || step.kind === 'tool_call' ? step.reasoning : undefined);
-const textOf = (step: FakeStep) => (step.kind === 'text' || step.kind === 'reasoning_then_text' ? step.text : step.kind === 'tool_call' ? (step.text ?? '') : '');
+const textOf = (step: FakeStep) =>
+  step.kind === 'text' || step.kind === 'reasoning_then_text' ? step.text : step.kind === 'tool_call' ? (step.text ?? '') : '';
 const toolIdOf = (step: Extract<FakeStep, { kind: 'tool_call' }>, api: Api) => step.id ?? newId(api === 'anthropic' ? 'toolu_' : 'call_');
 
 // ---- error shapes ------------------------------------------------------------------------
 
-const ANTHROPIC_ERROR_TYPES: Record<number, string> = { 400: 'invalid_request_error', 401: 'authentication_error', 403: 'permission_error', 404: 'not_found_error', 413: 'request_too_large', 429: 'rate_limit_error', 529: 'overloaded_error' };
-const OPENAI_ERROR_TYPES: Record<number, string> = { 400: 'invalid_request_error', 401: 'invalid_request_error', 403: 'invalid_request_error', 404: 'invalid_request_error', 429: 'rate_limit_exceeded' };
+const ANTHROPIC_ERROR_TYPES: Record<number, string> = {
+  400: 'invalid_request_error',
+  401: 'authentication_error',
+  403: 'permission_error',
+  404: 'not_found_error',
+  413: 'request_too_large',
+  429: 'rate_limit_error',
+  529: 'overloaded_error',
+};
+const OPENAI_ERROR_TYPES: Record<number, string> = {
+  400: 'invalid_request_error',
+  401: 'invalid_request_error',
+  403: 'invalid_request_error',
+  404: 'invalid_request_error',
+  429: 'rate_limit_exceeded',
+};
 
 function sendError(res: http.ServerResponse, api: Api, status: number, message: string, headers: Record<string, string> = {}): void {
-  const payload = api === 'anthropic'
-    ? { type: 'error', error: { type: ANTHROPIC_ERROR_TYPES[status] ?? (status >= 500 ? 'api_error' : 'invalid_request_error'), message } }
-    : { error: { message, type: OPENAI_ERROR_TYPES[status] ?? 'server_error', param: null, code: status === 401 ? 'invalid_api_key' : null } };
+  const payload =
+    api === 'anthropic'
+      ? { type: 'error', error: { type: ANTHROPIC_ERROR_TYPES[status] ?? (status >= 500 ? 'api_error' : 'invalid_request_error'), message } }
+      : { error: { message, type: OPENAI_ERROR_TYPES[status] ?? 'server_error', param: null, code: status === 401 ? 'invalid_api_key' : null } };
   res.writeHead(status, { 'content-type': 'application/json', ...headers }).end(JSON.stringify(payload));
 }
 
@@ -92,13 +134,15 @@ function validateAnthropic(body: any): string | null {
   const msgs: any[] = body.messages;
   for (const [i, m] of msgs.entries()) {
     if (m.role !== 'user' && m.role !== 'assistant') return `messages.${i}.role: Input should be 'user' or 'assistant'`;
-    if (typeof m.content === 'string' ? !m.content : !Array.isArray(m.content) || !m.content.length) return `messages.${i}: all messages must have non-empty content`;
+    if (typeof m.content === 'string' ? !m.content : !Array.isArray(m.content) || !m.content.length)
+      return `messages.${i}: all messages must have non-empty content`;
     if (typeof m.content === 'string') continue;
     for (const [j, b] of m.content.entries()) {
       if (b.type === 'text' && (typeof b.text !== 'string' || !b.text)) return `messages.${i}.content.${j}.text: text content blocks must be non-empty`;
       if (b.type === 'thinking' && !b.signature) return `messages.${i}.content.${j}.thinking.signature: Field required`;
       if ((b.type === 'image' || b.type === 'document') && !b.source?.type) return `messages.${i}.content.${j}.source: Field required`;
-      if ((b.type === 'thinking' || b.type === 'redacted_thinking' || b.type === 'tool_use') && m.role !== 'assistant') return `messages.${i}.content.${j}: ${b.type} blocks are only allowed in assistant messages`;
+      if ((b.type === 'thinking' || b.type === 'redacted_thinking' || b.type === 'tool_use') && m.role !== 'assistant')
+        return `messages.${i}.content.${j}: ${b.type} blocks are only allowed in assistant messages`;
     }
     // Every tool_use is answered by a tool_result in the very next (user) message, and a
     // tool_result answers a tool_use of the message just before it.
@@ -106,19 +150,31 @@ function validateAnthropic(body: any): string | null {
     const next = msgs[i + 1];
     if (asked.size && next) {
       const answered = new Set(Array.isArray(next.content) ? next.content.filter((b: any) => b.type === 'tool_result').map((b: any) => b.tool_use_id) : []);
-      for (const id of asked) if (!answered.has(id)) return `messages.${i + 1}: \`tool_use\` ids were found without \`tool_result\` blocks immediately after: ${id}`;
+      for (const id of asked)
+        if (!answered.has(id)) return `messages.${i + 1}: \`tool_use\` ids were found without \`tool_result\` blocks immediately after: ${id}`;
     }
     if (m.role === 'user') {
       const prev = msgs[i - 1];
-      const prevIds = new Set(prev?.role === 'assistant' && Array.isArray(prev.content) ? prev.content.filter((b: any) => b.type === 'tool_use').map((b: any) => b.id) : []);
-      for (const b of m.content) if (b.type === 'tool_result' && !prevIds.has(b.tool_use_id)) return `messages.${i}.content: unexpected \`tool_use_id\` found in \`tool_result\` blocks: ${b.tool_use_id}`;
+      const prevIds = new Set(
+        prev?.role === 'assistant' && Array.isArray(prev.content) ? prev.content.filter((b: any) => b.type === 'tool_use').map((b: any) => b.id) : [],
+      );
+      for (const b of m.content)
+        if (b.type === 'tool_result' && !prevIds.has(b.tool_use_id))
+          return `messages.${i}.content: unexpected \`tool_use_id\` found in \`tool_result\` blocks: ${b.tool_use_id}`;
     }
   }
   const last = msgs.at(-1);
   const prev = msgs.at(-2);
-  if (thinking && last?.role === 'user' && Array.isArray(last.content) && last.content.some((b: any) => b.type === 'tool_result') && prev?.role === 'assistant') {
+  if (
+    thinking &&
+    last?.role === 'user' &&
+    Array.isArray(last.content) &&
+    last.content.some((b: any) => b.type === 'tool_result') &&
+    prev?.role === 'assistant'
+  ) {
     const first = Array.isArray(prev.content) ? prev.content[0]?.type : 'text';
-    if (first !== 'thinking' && first !== 'redacted_thinking') return `messages.${msgs.length - 2}.content.0.type: Expected \`thinking\` or \`redacted_thinking\`, but found \`${first}\`. When \`thinking\` is enabled, a final \`assistant\` message must start with a thinking block`;
+    if (first !== 'thinking' && first !== 'redacted_thinking')
+      return `messages.${msgs.length - 2}.content.0.type: Expected \`thinking\` or \`redacted_thinking\`, but found \`${first}\`. When \`thinking\` is enabled, a final \`assistant\` message must start with a thinking block`;
   }
   return null;
 }
@@ -129,9 +185,10 @@ function validateOpenAI(body: any): string | null {
   if (!body || typeof body !== 'object') return 'We could not parse the JSON body of your request.';
   if (typeof body.model !== 'string' || !body.model) return 'you must provide a model parameter';
   if (!Array.isArray(body.messages) || !body.messages.length) return "Invalid 'messages': empty array. Expected an array with minimum length 1.";
-  if (body.stream_options && body.stream !== true) return 'The \'stream_options\' parameter is only allowed when \'stream\' is enabled.';
-  if (isReasoningModel(body.model) && body.max_tokens !== undefined) return "Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead.";
-  if (!isReasoningModel(body.model) && body.reasoning_effort !== undefined) return "Unrecognized request argument supplied: reasoning_effort";
+  if (body.stream_options && body.stream !== true) return "The 'stream_options' parameter is only allowed when 'stream' is enabled.";
+  if (isReasoningModel(body.model) && body.max_tokens !== undefined)
+    return "Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead.";
+  if (!isReasoningModel(body.model) && body.reasoning_effort !== undefined) return 'Unrecognized request argument supplied: reasoning_effort';
   for (const t of body.tools ?? []) if (t?.type !== 'function' || !t.function?.name) return "Missing required parameter: 'tools[0].function.name'.";
   let pending = new Set<string>();
   for (const [i, m] of (body.messages as any[]).entries()) {
@@ -140,12 +197,16 @@ function validateOpenAI(body: any): string | null {
       if (typeof m.content !== 'string' && !Array.isArray(m.content)) return `Invalid value for 'messages[${i}].content'.`;
       continue;
     }
-    if (pending.size) return `An assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'. The following tool_call_ids did not have response messages: ${[...pending].join(', ')}`;
-    if (!['system', 'developer', 'user', 'assistant'].includes(m.role)) return `Invalid value: '${m.role}'. Supported values are: 'system', 'assistant', 'user', 'tool', 'function', and 'developer'.`;
+    if (pending.size)
+      return `An assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'. The following tool_call_ids did not have response messages: ${[...pending].join(', ')}`;
+    if (!['system', 'developer', 'user', 'assistant'].includes(m.role))
+      return `Invalid value: '${m.role}'. Supported values are: 'system', 'assistant', 'user', 'tool', 'function', and 'developer'.`;
     if (m.role === 'assistant') {
-      if ((m.content === null || m.content === undefined || m.content === '') && !m.tool_calls?.length) return `Invalid value for 'messages[${i}].content': expected a string, got null.`;
+      if ((m.content === null || m.content === undefined || m.content === '') && !m.tool_calls?.length)
+        return `Invalid value for 'messages[${i}].content': expected a string, got null.`;
       pending = new Set((m.tool_calls ?? []).map((c: any) => c.id));
-      for (const c of m.tool_calls ?? []) if (typeof c.function?.arguments !== 'string') return `Invalid type for 'messages[${i}].tool_calls[0].function.arguments': expected a string.`;
+      for (const c of m.tool_calls ?? [])
+        if (typeof c.function?.arguments !== 'string') return `Invalid type for 'messages[${i}].tool_calls[0].function.arguments': expected a string.`;
     } else if (m.content === null || m.content === undefined || (Array.isArray(m.content) && !m.content.length)) {
       return `Invalid value for 'messages[${i}].content': expected a string or a non-empty array.`;
     }
@@ -159,7 +220,19 @@ async function anthropicStream(res: http.ServerResponse, step: FakeStep, model: 
   const send = (event: string, data: unknown) => !res.destroyed && res.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
   res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
   const u = countsOf(step);
-  send('message_start', { type: 'message_start', message: { id: newId('msg_'), type: 'message', role: 'assistant', model, content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: u.input, output_tokens: 1, cache_read_input_tokens: u.cacheRead, cache_creation_input_tokens: u.cacheWrite } } });
+  send('message_start', {
+    type: 'message_start',
+    message: {
+      id: newId('msg_'),
+      type: 'message',
+      role: 'assistant',
+      model,
+      content: [],
+      stop_reason: null,
+      stop_sequence: null,
+      usage: { input_tokens: u.input, output_tokens: 1, cache_read_input_tokens: u.cacheRead, cache_creation_input_tokens: u.cacheWrite },
+    },
+  });
   send('ping', { type: 'ping' });
   let index = 0;
   const textBlock = async (text: string, chunks = 3, delayMs = 0) => {
@@ -181,24 +254,31 @@ async function anthropicStream(res: http.ServerResponse, step: FakeStep, model: 
   const thinking = reasoningOf(step);
   if (thinking !== undefined) {
     send('content_block_start', { type: 'content_block_start', index, content_block: { type: 'thinking', thinking: '', signature: '' } });
-    for (const piece of split(thinking, 2)) send('content_block_delta', { type: 'content_block_delta', index, delta: { type: 'thinking_delta', thinking: piece } });
+    for (const piece of split(thinking, 2))
+      send('content_block_delta', { type: 'content_block_delta', index, delta: { type: 'thinking_delta', thinking: piece } });
     send('content_block_delta', { type: 'content_block_delta', index, delta: { type: 'signature_delta', signature: SIGNATURE } });
     send('content_block_stop', { type: 'content_block_stop', index });
     index++;
   }
   const text = textOf(step);
-  if (text) await textBlock(text, step.kind === 'text' ? (step.chunks ?? 3) : step.kind === 'tool_call' ? 1 : 3, step.kind === 'text' ? (step.delayMs ?? 0) : 0);
+  if (text)
+    await textBlock(text, step.kind === 'text' ? (step.chunks ?? 3) : step.kind === 'tool_call' ? 1 : 3, step.kind === 'text' ? (step.delayMs ?? 0) : 0);
   if (step.kind === 'tool_call') {
     for (const call of [{ name: step.name, input: step.input, id: toolIdOf(step, 'anthropic') }, ...(step.more ?? [])]) {
       send('content_block_start', { type: 'content_block_start', index, content_block: { type: 'tool_use', id: call.id, name: call.name, input: {} } });
-      for (const piece of split(JSON.stringify(call.input), 4)) send('content_block_delta', { type: 'content_block_delta', index, delta: { type: 'input_json_delta', partial_json: piece } });
+      for (const piece of split(JSON.stringify(call.input), 4))
+        send('content_block_delta', { type: 'content_block_delta', index, delta: { type: 'input_json_delta', partial_json: piece } });
       send('content_block_stop', { type: 'content_block_stop', index });
       index++;
     }
     stop = 'tool_use';
   }
   // message_delta usage is cumulative; current API versions repeat the input side there too.
-  send('message_delta', { type: 'message_delta', delta: { stop_reason: stop, stop_sequence: null }, usage: { input_tokens: u.input, output_tokens: u.output, cache_read_input_tokens: u.cacheRead, cache_creation_input_tokens: u.cacheWrite } });
+  send('message_delta', {
+    type: 'message_delta',
+    delta: { stop_reason: stop, stop_sequence: null },
+    usage: { input_tokens: u.input, output_tokens: u.output, cache_read_input_tokens: u.cacheRead, cache_creation_input_tokens: u.cacheWrite },
+  });
   send('message_stop', { type: 'message_stop' });
   res.end();
 }
@@ -213,8 +293,13 @@ function anthropicJson(step: FakeStep, model: string): Record<string, unknown> {
     for (const call of step.more ?? []) content.push({ type: 'tool_use', ...call });
   }
   return {
-    id: newId('msg_'), type: 'message', role: 'assistant', model, content,
-    stop_reason: step.kind === 'tool_call' ? 'tool_use' : 'end_turn', stop_sequence: null,
+    id: newId('msg_'),
+    type: 'message',
+    role: 'assistant',
+    model,
+    content,
+    stop_reason: step.kind === 'tool_call' ? 'tool_use' : 'end_turn',
+    stop_sequence: null,
     usage: { input_tokens: u.input, output_tokens: u.output, cache_read_input_tokens: u.cacheRead, cache_creation_input_tokens: u.cacheWrite },
   };
 }
@@ -223,7 +308,8 @@ function anthropicJson(step: FakeStep, model: string): Record<string, unknown> {
 
 async function openaiStream(res: http.ServerResponse, step: FakeStep, model: string, hangs: Set<http.ServerResponse>): Promise<void> {
   const base = { id: newId('chatcmpl-'), object: 'chat.completion.chunk', created: Math.floor(Date.now() / 1000), model, system_fingerprint: 'fp_fake' };
-  const send = (choices: unknown[], extra: Record<string, unknown> = {}) => !res.destroyed && res.write(`data: ${JSON.stringify({ ...base, choices, usage: null, ...extra })}\n\n`);
+  const send = (choices: unknown[], extra: Record<string, unknown> = {}) =>
+    !res.destroyed && res.write(`data: ${JSON.stringify({ ...base, choices, usage: null, ...extra })}\n\n`);
   const delta = (d: Record<string, unknown>, finish: string | null = null) => send([{ index: 0, delta: d, logprobs: null, finish_reason: finish }]);
   res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
   delta({ role: 'assistant', content: '', refusal: null });
@@ -254,15 +340,22 @@ async function openaiStream(res: http.ServerResponse, step: FakeStep, model: str
 }
 
 const openaiUsage = (u: Counts) => ({
-  prompt_tokens: u.input + u.cacheRead, completion_tokens: u.output, total_tokens: u.input + u.cacheRead + u.output,
-  prompt_tokens_details: { cached_tokens: u.cacheRead, audio_tokens: 0 }, completion_tokens_details: { reasoning_tokens: u.reasoning, audio_tokens: 0 },
+  prompt_tokens: u.input + u.cacheRead,
+  completion_tokens: u.output,
+  total_tokens: u.input + u.cacheRead + u.output,
+  prompt_tokens_details: { cached_tokens: u.cacheRead, audio_tokens: 0 },
+  completion_tokens_details: { reasoning_tokens: u.reasoning, audio_tokens: 0 },
 });
 
 function openaiJson(step: FakeStep, model: string): Record<string, unknown> {
   const message: Record<string, unknown> = { role: 'assistant', content: textOf(step) || null, refusal: null };
-  if (step.kind === 'tool_call') message.tool_calls = [{ id: toolIdOf(step, 'openai'), type: 'function', function: { name: step.name, arguments: JSON.stringify(step.input) } }];
+  if (step.kind === 'tool_call')
+    message.tool_calls = [{ id: toolIdOf(step, 'openai'), type: 'function', function: { name: step.name, arguments: JSON.stringify(step.input) } }];
   return {
-    id: newId('chatcmpl-'), object: 'chat.completion', created: Math.floor(Date.now() / 1000), model,
+    id: newId('chatcmpl-'),
+    object: 'chat.completion',
+    created: Math.floor(Date.now() / 1000),
+    model,
     choices: [{ index: 0, message, logprobs: null, finish_reason: step.kind === 'tool_call' ? 'tool_calls' : 'stop' }],
     usage: openaiUsage(countsOf(step)),
   };
@@ -274,38 +367,52 @@ function validateResponses(body: any): string | null {
   if (!body || typeof body !== 'object') return 'We could not parse the JSON body of your request.';
   if (typeof body.model !== 'string' || !body.model) return "Missing required parameter: 'model'.";
   if (typeof body.input !== 'string' && !Array.isArray(body.input)) return "Missing required parameter: 'input'.";
-  if (!isReasoningModel(body.model) && body.reasoning?.effort !== undefined) return "Unsupported parameter: 'reasoning.effort' is not supported with this model.";
+  if (!isReasoningModel(body.model) && body.reasoning?.effort !== undefined)
+    return "Unsupported parameter: 'reasoning.effort' is not supported with this model.";
   for (const [i, t] of (body.tools ?? []).entries()) {
     if (t?.type === 'function' && !t.name) return `Missing required parameter: 'tools[${i}].name'.`;
   }
-  if (body.reasoning?.summary !== undefined && !['auto', 'concise', 'detailed'].includes(body.reasoning.summary)) return `Invalid value: '${body.reasoning.summary}'. Supported values are: 'auto', 'concise', and 'detailed'.`;
+  if (body.reasoning?.summary !== undefined && !['auto', 'concise', 'detailed'].includes(body.reasoning.summary))
+    return `Invalid value: '${body.reasoning.summary}'. Supported values are: 'auto', 'concise', and 'detailed'.`;
   for (const [i, x] of (Array.isArray(body.input) ? body.input : []).entries()) {
     // Nothing is kept with store=false: reasoning named only by its id points at nothing (it must
     // come back with its encrypted_content).
-    if (body.store === false && x?.type === 'reasoning' && x.id && !x.encrypted_content) return `Item with id '${x.id}' not found. Items are not persisted when \`store\` is set to false. Try again with \`store\` set to true, or remove this item from your input.`;
-    if (x?.type === 'function_call' && (!x.call_id || !x.name || typeof x.arguments !== 'string')) return `Invalid 'input[${i}]': a function_call needs call_id, name and arguments (a string).`;
-    if (x?.type === 'function_call_output' && typeof x.output !== 'string' && !Array.isArray(x.output)) return `Invalid type for 'input[${i}].output': expected a string.`;
+    if (body.store === false && x?.type === 'reasoning' && x.id && !x.encrypted_content)
+      return `Item with id '${x.id}' not found. Items are not persisted when \`store\` is set to false. Try again with \`store\` set to true, or remove this item from your input.`;
+    if (x?.type === 'function_call' && (!x.call_id || !x.name || typeof x.arguments !== 'string'))
+      return `Invalid 'input[${i}]': a function_call needs call_id, name and arguments (a string).`;
+    if (x?.type === 'function_call_output' && typeof x.output !== 'string' && !Array.isArray(x.output))
+      return `Invalid type for 'input[${i}].output': expected a string.`;
     if (x?.type === 'reasoning') {
       if (!Array.isArray(x.summary)) return `Missing required parameter: 'input[${i}].summary'.`;
       if (!isReasoningModel(body.model)) return `Reasoning input items are not supported with the model '${body.model}'.`;
-      if (typeof x.encrypted_content !== 'string' || !issuedReasoning.has(x.encrypted_content)) return `The encrypted content for item input[${i}] could not be verified.`;
+      if (typeof x.encrypted_content !== 'string' || !issuedReasoning.has(x.encrypted_content))
+        return `The encrypted content for item input[${i}] could not be verified.`;
     }
     const role = x?.type === 'message' || (x?.type === undefined && x?.role) ? x.role : null;
     if (role && Array.isArray(x.content)) {
       const allowed = role === 'assistant' ? ['output_text', 'refusal'] : ['input_text', 'input_image', 'input_file'];
-      for (const part of x.content) if (!allowed.includes(part?.type)) return `Invalid value: '${part?.type}'. Supported values for role '${role}' are: ${allowed.join(', ')}.`;
+      for (const part of x.content)
+        if (!allowed.includes(part?.type)) return `Invalid value: '${part?.type}'. Supported values for role '${role}' are: ${allowed.join(', ')}.`;
     }
   }
   // A function_call_output answers a function_call earlier in the input (or in the previous response).
   if (Array.isArray(body.input) && !body.previous_response_id) {
     const calls = new Set(body.input.filter((x: any) => x?.type === 'function_call').map((x: any) => x.call_id));
-    for (const x of body.input) if (x?.type === 'function_call_output' && !calls.has(x.call_id)) return `No tool call found for function call output with call_id ${x.call_id}.`;
+    for (const x of body.input)
+      if (x?.type === 'function_call_output' && !calls.has(x.call_id)) return `No tool call found for function call output with call_id ${x.call_id}.`;
   }
   return null;
 }
 
 function responsesUsage(u: Counts) {
-  return { input_tokens: u.input + u.cacheRead, input_tokens_details: { cached_tokens: u.cacheRead }, output_tokens: u.output, output_tokens_details: { reasoning_tokens: u.reasoning }, total_tokens: u.input + u.cacheRead + u.output };
+  return {
+    input_tokens: u.input + u.cacheRead,
+    input_tokens_details: { cached_tokens: u.cacheRead },
+    output_tokens: u.output,
+    output_tokens_details: { reasoning_tokens: u.reasoning },
+    total_tokens: u.input + u.cacheRead + u.output,
+  };
 }
 
 /** Encrypted reasoning this fake handed out (asked for with `include`); only these come back valid. */
@@ -318,31 +425,73 @@ function responsesOutput(step: FakeStep, include: string[] = []): Record<string,
   if (summary !== undefined) {
     const encrypted = include.includes('reasoning.encrypted_content') ? `gAAAAA${Buffer.from(summary).toString('base64')}${newId('')}` : null;
     if (encrypted) issuedReasoning.add(encrypted);
-    out.push({ type: 'reasoning', id: newId('rs_'), summary: [{ type: 'summary_text', text: summary }], ...(encrypted ? { encrypted_content: encrypted } : {}) });
+    out.push({
+      type: 'reasoning',
+      id: newId('rs_'),
+      summary: [{ type: 'summary_text', text: summary }],
+      ...(encrypted ? { encrypted_content: encrypted } : {}),
+    });
   }
   const text = textOf(step);
   if (text) out.push({ type: 'message', id: newId('msg_'), status: 'completed', role: 'assistant', content: [{ type: 'output_text', text, annotations: [] }] });
-  if (step.kind === 'tool_call') out.push({ type: 'function_call', id: newId('fc_'), call_id: toolIdOf(step, 'openai'), name: step.name, ...(step.namespace ? { namespace: step.namespace } : {}), arguments: JSON.stringify(step.input), status: 'completed' });
+  if (step.kind === 'tool_call')
+    out.push({
+      type: 'function_call',
+      id: newId('fc_'),
+      call_id: toolIdOf(step, 'openai'),
+      name: step.name,
+      ...(step.namespace ? { namespace: step.namespace } : {}),
+      arguments: JSON.stringify(step.input),
+      status: 'completed',
+    });
   return out;
 }
 
 function responsesJson(step: FakeStep, model: string, include: string[]): Record<string, unknown> {
-  return { id: newId('resp_'), object: 'response', created_at: Math.floor(Date.now() / 1000), status: 'completed', model, output: responsesOutput(step, include), usage: responsesUsage(countsOf(step)) };
+  return {
+    id: newId('resp_'),
+    object: 'response',
+    created_at: Math.floor(Date.now() / 1000),
+    status: 'completed',
+    model,
+    output: responsesOutput(step, include),
+    usage: responsesUsage(countsOf(step)),
+  };
 }
 
-async function responsesStream(res: http.ServerResponse, step: FakeStep, model: string, hangs: Set<http.ServerResponse>, include: string[] = []): Promise<void> {
+async function responsesStream(
+  res: http.ServerResponse,
+  step: FakeStep,
+  model: string,
+  hangs: Set<http.ServerResponse>,
+  include: string[] = [],
+): Promise<void> {
   let seq = 0;
-  const send = (type: string, data: Record<string, unknown>) => !res.destroyed && res.write(`event: ${type}\ndata: ${JSON.stringify({ type, sequence_number: seq++, ...data })}\n\n`);
-  const response = { id: newId('resp_'), object: 'response', created_at: Math.floor(Date.now() / 1000), model, output: [] as unknown[], usage: null as unknown };
+  const send = (type: string, data: Record<string, unknown>) =>
+    !res.destroyed && res.write(`event: ${type}\ndata: ${JSON.stringify({ type, sequence_number: seq++, ...data })}\n\n`);
+  const response = {
+    id: newId('resp_'),
+    object: 'response',
+    created_at: Math.floor(Date.now() / 1000),
+    model,
+    output: [] as unknown[],
+    usage: null as unknown,
+  };
   res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
   send('response.created', { response: { ...response, status: 'in_progress' } });
   send('response.in_progress', { response: { ...response, status: 'in_progress' } });
-  const items = step.kind === 'hang' ? (step.text ? [{ type: 'message', id: newId('msg_'), status: 'completed', role: 'assistant', content: [{ type: 'output_text', text: step.text, annotations: [] }] }] : []) : responsesOutput(step, include);
+  const items =
+    step.kind === 'hang'
+      ? step.text
+        ? [{ type: 'message', id: newId('msg_'), status: 'completed', role: 'assistant', content: [{ type: 'output_text', text: step.text, annotations: [] }] }]
+        : []
+      : responsesOutput(step, include);
   for (const [output_index, item] of items.entries() as IterableIterator<[number, any]>) {
     if (item.type === 'reasoning') {
       send('response.output_item.added', { output_index, item: { ...item, summary: [] } });
       send('response.reasoning_summary_part.added', { item_id: item.id, output_index, summary_index: 0, part: { type: 'summary_text', text: '' } });
-      for (const piece of split(item.summary[0].text, 2)) send('response.reasoning_summary_text.delta', { item_id: item.id, output_index, summary_index: 0, delta: piece });
+      for (const piece of split(item.summary[0].text, 2))
+        send('response.reasoning_summary_text.delta', { item_id: item.id, output_index, summary_index: 0, delta: piece });
       send('response.reasoning_summary_text.done', { item_id: item.id, output_index, summary_index: 0, text: item.summary[0].text });
       send('response.reasoning_summary_part.done', { item_id: item.id, output_index, summary_index: 0, part: item.summary[0] });
     } else if (item.type === 'message') {
@@ -390,7 +539,17 @@ function streamFailure(res: http.ServerResponse, api: Api, responses: boolean, s
     const response = { id: newId('resp_'), object: 'response', created_at: Math.floor(Date.now() / 1000), model, output: [] };
     send('response.created', { type: 'response.created', sequence_number: 0, response: { ...response, status: 'in_progress', usage: null } });
     if (step.as === 'error') send('error', { type: 'error', sequence_number: 1, code: step.code ?? 'server_error', message, param: null });
-    else send('response.failed', { type: 'response.failed', sequence_number: 1, response: { ...response, status: 'failed', error: { code: step.code ?? 'server_error', message }, usage: step.usage ? responsesUsage(countsOf(step)) : null } });
+    else
+      send('response.failed', {
+        type: 'response.failed',
+        sequence_number: 1,
+        response: {
+          ...response,
+          status: 'failed',
+          error: { code: step.code ?? 'server_error', message },
+          usage: step.usage ? responsesUsage(countsOf(step)) : null,
+        },
+      });
   }
   res.end();
 }
@@ -420,7 +579,8 @@ export async function startFakeProvider(): Promise<FakeProvider> {
 
     const key = api === 'anthropic' ? headers['x-api-key'] : /^Bearer (.+)$/.exec(headers.authorization ?? '')?.[1];
     if (!key) return sendError(res, api, 401, api === 'anthropic' ? 'x-api-key header is required' : "You didn't provide an API key.");
-    if (fake.rejectKeys.has(key)) return sendError(res, api, 401, api === 'anthropic' ? 'invalid x-api-key' : `Incorrect API key provided: ${key.slice(0, 3)}***${key.slice(-4)}.`);
+    if (fake.rejectKeys.has(key))
+      return sendError(res, api, 401, api === 'anthropic' ? 'invalid x-api-key' : `Incorrect API key provided: ${key.slice(0, 3)}***${key.slice(-4)}.`);
     if (api === 'anthropic' && !headers['anthropic-version']) return sendError(res, api, 400, 'anthropic-version: header is required');
     if (fake.strict) {
       const invalid = api === 'anthropic' ? validateAnthropic(body) : responses ? validateResponses(body) : validateOpenAI(body);
@@ -429,7 +589,13 @@ export async function startFakeProvider(): Promise<FakeProvider> {
 
     const step: FakeStep = queue.shift() ?? { kind: 'text', text: 'ok' };
     if (step.kind === 'error') {
-      return sendError(res, api, step.status, step.message ?? `fake error ${step.status}`, step.retryAfterSec !== undefined ? { 'retry-after': String(step.retryAfterSec) } : {});
+      return sendError(
+        res,
+        api,
+        step.status,
+        step.message ?? `fake error ${step.status}`,
+        step.retryAfterSec !== undefined ? { 'retry-after': String(step.retryAfterSec) } : {},
+      );
     }
     const model = typeof body?.model === 'string' ? body.model : 'fake';
     if (step.kind === 'stream_error') {
@@ -439,10 +605,16 @@ export async function startFakeProvider(): Promise<FakeProvider> {
     const include: string[] = Array.isArray(body?.include) ? body.include : [];
     if (body?.stream !== true) {
       if (step.kind === 'hang') return void hangs.add(res); // no headers at all until the client gives up
-      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(api === 'anthropic' ? anthropicJson(step, model) : responses ? responsesJson(step, model, include) : openaiJson(step, model)));
+      res
+        .writeHead(200, { 'content-type': 'application/json' })
+        .end(JSON.stringify(api === 'anthropic' ? anthropicJson(step, model) : responses ? responsesJson(step, model, include) : openaiJson(step, model)));
       return;
     }
-    void (api === 'anthropic' ? anthropicStream(res, step, model, hangs) : responses ? responsesStream(res, step, model, hangs, include) : openaiStream(res, step, model, hangs));
+    void (api === 'anthropic'
+      ? anthropicStream(res, step, model, hangs)
+      : responses
+        ? responsesStream(res, step, model, hangs, include)
+        : openaiStream(res, step, model, hangs));
   };
 
   const server = http.createServer((req, res) => {

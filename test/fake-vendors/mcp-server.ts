@@ -53,7 +53,12 @@ function buildServer(record: FakeMcpServer): McpServer {
   });
   server.registerTool('picture', { description: 'Returns an image', inputSchema: {} }, async () => {
     await called('picture', {});
-    return { content: [{ type: 'text', text: 'here it is' }, { type: 'image', data: TINY_PNG.toString('base64'), mimeType: 'image/png' }] };
+    return {
+      content: [
+        { type: 'text', text: 'here it is' },
+        { type: 'image', data: TINY_PNG.toString('base64'), mimeType: 'image/png' },
+      ],
+    };
   });
   server.registerTool('slow', { description: 'Waits a while', inputSchema: { ms: z.number() } }, async ({ ms }) => {
     await called('slow', { ms });
@@ -93,7 +98,9 @@ export async function startFakeMcpServer(): Promise<FakeMcpServer> {
     let transport = typeof sessionId === 'string' ? transports.get(sessionId) : undefined;
     if (!transport) {
       if (typeof sessionId === 'string') {
-        res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', error: { code: -32001, message: 'Session not found' }, id: null }));
+        res
+          .writeHead(404, { 'content-type': 'application/json' })
+          .end(JSON.stringify({ jsonrpc: '2.0', error: { code: -32001, message: 'Session not found' }, id: null }));
         return;
       }
       const created = new StreamableHTTPServerTransport({

@@ -71,9 +71,20 @@ const request = (provider: Provider, extra: Partial<ModelRequest> = {}): ModelRe
   ...(provider === 'openai' ? { api: 'chat' as const } : {}), // this file tests Chat Completions; Responses: responses.test.ts
   ...extra,
 });
-const cred = (provider: Provider, apiKey = KEY): ProviderCredential => ({ apiKey, baseUrl: provider === 'anthropic' ? fake.anthropicBaseUrl : fake.openaiBaseUrl, kind: 'platform' });
-const run = (provider: Provider, extra: Partial<ModelRequest> = {}, c = cred(provider), signal?: AbortSignal) => collect(streamModel(request(provider, extra), c, signal));
-const failure = (p: Promise<unknown>) => p.then(() => { throw new Error('expected a ProviderError'); }, (e: unknown) => e as ProviderError);
+const cred = (provider: Provider, apiKey = KEY): ProviderCredential => ({
+  apiKey,
+  baseUrl: provider === 'anthropic' ? fake.anthropicBaseUrl : fake.openaiBaseUrl,
+  kind: 'platform',
+});
+const run = (provider: Provider, extra: Partial<ModelRequest> = {}, c = cred(provider), signal?: AbortSignal) =>
+  collect(streamModel(request(provider, extra), c, signal));
+const failure = (p: Promise<unknown>) =>
+  p.then(
+    () => {
+      throw new Error('expected a ProviderError');
+    },
+    (e: unknown) => e as ProviderError,
+  );
 
 describe.each(['anthropic', 'openai'] as const)('%s adapter', (provider) => {
   it('streams text: deltas keep the chunk boundaries and concatenate to the text', async () => {
@@ -91,7 +102,9 @@ describe.each(['anthropic', 'openai'] as const)('%s adapter', (provider) => {
       expect(req.headers.authorization).toBe(`Bearer ${KEY}`);
       expect(req.body).toMatchObject({ model: 'gpt-5', stream: true, stream_options: { include_usage: true } });
       expect(req.body.messages[0]).toEqual({ role: 'system', content: 'You are terse.' });
-      expect(req.body.tools).toEqual([{ type: 'function', function: { name: 'bash', description: 'run a command', parameters: request(provider).tools[0]!.inputSchema } }]);
+      expect(req.body.tools).toEqual([
+        { type: 'function', function: { name: 'bash', description: 'run a command', parameters: request(provider).tools[0]!.inputSchema } },
+      ]);
     }
   });
 
@@ -114,18 +127,30 @@ describe.each(['anthropic', 'openai'] as const)('%s adapter', (provider) => {
     expect(events.findIndex((e) => e.type === 'tool_call_start')).toBeLessThan(events.findIndex((e) => e.type === 'tool_call_delta'));
     expect(of(events, 'tool_call_start')).toEqual([{ type: 'tool_call_start', id: 'call_1', name: 'bash' }]);
     expect(of(events, 'tool_call')).toEqual([{ type: 'tool_call', id: 'call_1', name: 'bash', input }]);
-    expect(of(events, 'text_delta').map((e) => e.text).join('')).toBe('Running it.');
+    expect(
+      of(events, 'text_delta')
+        .map((e) => e.text)
+        .join(''),
+    ).toBe('Running it.');
     expect(events.at(-1)).toEqual({ type: 'stop', reason: 'tool_use' });
   });
 
   it('streams reasoning, closed by reasoning_done before the answer', async () => {
     fake.enqueue({ kind: 'reasoning_then_text', reasoning: 'Let me think this through.', text: 'Answer.' });
     const events = await run(provider, { reasoningEffort: 'high' });
-    expect(of(events, 'reasoning_delta').map((e) => e.text).join('')).toBe('Let me think this through.');
+    expect(
+      of(events, 'reasoning_delta')
+        .map((e) => e.text)
+        .join(''),
+    ).toBe('Let me think this through.');
     const done = events.findIndex((e) => e.type === 'reasoning_done');
     expect(done).toBeGreaterThan(events.findIndex((e) => e.type === 'reasoning_delta'));
     expect(done).toBeLessThan(events.findIndex((e) => e.type === 'text_delta'));
-    expect(of(events, 'text_delta').map((e) => e.text).join('')).toBe('Answer.');
+    expect(
+      of(events, 'text_delta')
+        .map((e) => e.text)
+        .join(''),
+    ).toBe('Answer.');
     const body = fake.requests[0]!.body;
     if (provider === 'anthropic') {
       // Anthropic thinking is signed; the signature lets the block go back in the next call.
@@ -138,8 +163,18 @@ describe.each(['anthropic', 'openai'] as const)('%s adapter', (provider) => {
     }
   });
 
-  it('sends images in the provider\'s own format', async () => {
-    await run(provider, { messages: [{ role: 'user', content: [{ type: 'text', text: 'what is this?' }, { type: 'image', mediaType: 'image/png', data: 'iVBORw0KGgo=' }] }] });
+  it("sends images in the provider's own format", async () => {
+    await run(provider, {
+      messages: [
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: 'what is this?' },
+            { type: 'image', mediaType: 'image/png', data: 'iVBORw0KGgo=' },
+          ],
+        },
+      ],
+    });
     const body = fake.requests[0]!.body;
     if (provider === 'anthropic') {
       expect(body.messages[0].content).toEqual([
@@ -147,17 +182,28 @@ describe.each(['anthropic', 'openai'] as const)('%s adapter', (provider) => {
         { type: 'image', source: { type: 'base64', media_type: 'image/png', data: 'iVBORw0KGgo=' } },
       ]);
     } else {
-      expect(body.messages[1]).toEqual({ role: 'user', content: [{ type: 'text', text: 'what is this?' }, { type: 'image_url', image_url: { url: 'data:image/png;base64,iVBORw0KGgo=' } }] });
+      expect(body.messages[1]).toEqual({
+        role: 'user',
+        content: [
+          { type: 'text', text: 'what is this?' },
+          { type: 'image_url', image_url: { url: 'data:image/png;base64,iVBORw0KGgo=' } },
+        ],
+      });
     }
   });
 
   it('sends documents: PDFs as base64 files, text documents as text', async () => {
     await run(provider, {
-      messages: [{ role: 'user', content: [
-        { type: 'document', mediaType: 'application/pdf', data: 'JVBERi0=', title: 'spec.pdf' },
-        { type: 'document', mediaType: 'text/plain', data: 'plain words', title: 'notes.txt' },
-        { type: 'text', text: 'summarise' },
-      ] }],
+      messages: [
+        {
+          role: 'user',
+          content: [
+            { type: 'document', mediaType: 'application/pdf', data: 'JVBERi0=', title: 'spec.pdf' },
+            { type: 'document', mediaType: 'text/plain', data: 'plain words', title: 'notes.txt' },
+            { type: 'text', text: 'summarise' },
+          ],
+        },
+      ],
     });
     const content = fake.requests[0]!.body.messages.at(-1).content;
     if (provider === 'anthropic') {
@@ -169,11 +215,25 @@ describe.each(['anthropic', 'openai'] as const)('%s adapter', (provider) => {
     }
   });
 
-  it('sends a tool loop in the provider\'s format (the fake refuses what the real API refuses)', async () => {
+  it("sends a tool loop in the provider's format (the fake refuses what the real API refuses)", async () => {
     const messages: ChatMessage[] = [
       { role: 'user', content: [{ type: 'text', text: 'list files' }] },
-      { role: 'assistant', content: [{ type: 'text', text: 'Looking.' }, { type: 'tool_use', id: 'call_a', name: 'bash', input: { command: 'ls' } }, { type: 'tool_use', id: 'call_b', name: 'bash', input: { command: 'pwd' } }] },
-      { role: 'user', content: [{ type: 'tool_result', toolUseId: 'call_a', content: 'a.txt' }, { type: 'tool_result', toolUseId: 'call_b', content: 'boom', isError: true }, { type: 'text', text: 'and then?' }] },
+      {
+        role: 'assistant',
+        content: [
+          { type: 'text', text: 'Looking.' },
+          { type: 'tool_use', id: 'call_a', name: 'bash', input: { command: 'ls' } },
+          { type: 'tool_use', id: 'call_b', name: 'bash', input: { command: 'pwd' } },
+        ],
+      },
+      {
+        role: 'user',
+        content: [
+          { type: 'tool_result', toolUseId: 'call_a', content: 'a.txt' },
+          { type: 'tool_result', toolUseId: 'call_b', content: 'boom', isError: true },
+          { type: 'text', text: 'and then?' },
+        ],
+      },
     ];
     const events = await run(provider, { messages });
     expect(events.at(-1)).toEqual({ type: 'stop', reason: 'end_turn' });
@@ -187,10 +247,14 @@ describe.each(['anthropic', 'openai'] as const)('%s adapter', (provider) => {
     } else {
       expect(sent.slice(1)).toEqual([
         { role: 'user', content: [{ type: 'text', text: 'list files' }] },
-        { role: 'assistant', content: 'Looking.', tool_calls: [
-          { id: 'call_a', type: 'function', function: { name: 'bash', arguments: '{"command":"ls"}' } },
-          { id: 'call_b', type: 'function', function: { name: 'bash', arguments: '{"command":"pwd"}' } },
-        ] },
+        {
+          role: 'assistant',
+          content: 'Looking.',
+          tool_calls: [
+            { id: 'call_a', type: 'function', function: { name: 'bash', arguments: '{"command":"ls"}' } },
+            { id: 'call_b', type: 'function', function: { name: 'bash', arguments: '{"command":"pwd"}' } },
+          ],
+        },
         { role: 'tool', tool_call_id: 'call_a', content: 'a.txt' },
         { role: 'tool', tool_call_id: 'call_b', content: 'boom' },
         { role: 'user', content: [{ type: 'text', text: 'and then?' }] },
@@ -198,7 +262,7 @@ describe.each(['anthropic', 'openai'] as const)('%s adapter', (provider) => {
     }
   });
 
-  it('500 is a retryable provider_unavailable carrying the provider\'s message', async () => {
+  it("500 is a retryable provider_unavailable carrying the provider's message", async () => {
     fake.enqueue({ kind: 'error', status: 500, message: 'the model fell over' });
     const err = await failure(run(provider));
     expect(err).toBeInstanceOf(ProviderError);
@@ -221,7 +285,12 @@ describe.each(['anthropic', 'openai'] as const)('%s adapter', (provider) => {
 
   it('other 4xx are provider_bad_request, not retryable', async () => {
     fake.enqueue({ kind: 'error', status: 400, message: 'prompt is too long' });
-    expect(await failure(run(provider))).toMatchObject({ status: 400, retryable: false, code: 'provider_bad_request', message: expect.stringContaining('prompt is too long') });
+    expect(await failure(run(provider))).toMatchObject({
+      status: 400,
+      retryable: false,
+      code: 'provider_bad_request',
+      message: expect.stringContaining('prompt is too long'),
+    });
   });
 
   it('an abort mid-stream ends the iteration promptly, without an error', async () => {
@@ -271,40 +340,60 @@ describe('streams that go wrong after the 200', () => {
   it('an Anthropic `error` event becomes a ProviderError by its type (overloaded: retryable)', async () => {
     const p = await rawProvider(
       sse('message_start', { type: 'message_start', message: { usage: { input_tokens: 5, output_tokens: 1 } } }) +
-      sse('error', { type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } }),
+        sse('error', { type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } }),
     );
     const events: ModelEvent[] = [];
-    const err = await failure((async () => { for await (const e of streamModel(request('anthropic'), { apiKey: KEY, baseUrl: p.url, kind: 'platform' })) events.push(e); })());
+    const err = await failure(
+      (async () => {
+        for await (const e of streamModel(request('anthropic'), { apiKey: KEY, baseUrl: p.url, kind: 'platform' })) events.push(e);
+      })(),
+    );
     await p.close();
     expect(err).toMatchObject({ retryable: true, code: 'provider_unavailable', message: expect.stringContaining('Overloaded') });
     expect(of(events, 'usage')[0]!.usage.inputTokens).toBe(5); // what was used before the failure is still reported
   });
 
   it('a stream cut before message_stop / [DONE] is a retryable error, not a silent short answer', async () => {
-    const a = await rawProvider(sse('message_start', { type: 'message_start', message: { usage: {} } }) + sse('content_block_delta', { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: 'half' } }));
-    expect(await failure(collect(streamModel(request('anthropic'), { apiKey: KEY, baseUrl: a.url, kind: 'platform' })))).toMatchObject({ retryable: true, code: 'provider_unavailable' });
+    const a = await rawProvider(
+      sse('message_start', { type: 'message_start', message: { usage: {} } }) +
+        sse('content_block_delta', { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: 'half' } }),
+    );
+    expect(await failure(collect(streamModel(request('anthropic'), { apiKey: KEY, baseUrl: a.url, kind: 'platform' })))).toMatchObject({
+      retryable: true,
+      code: 'provider_unavailable',
+    });
     await a.close();
     const o = await rawProvider(`data: ${JSON.stringify({ choices: [{ index: 0, delta: { content: 'half' }, finish_reason: null }] })}\n\n`);
-    expect(await failure(collect(streamModel(request('openai'), { apiKey: KEY, baseUrl: `${o.url}/v1`, kind: 'platform' })))).toMatchObject({ retryable: true, code: 'provider_unavailable' });
+    expect(await failure(collect(streamModel(request('openai'), { apiKey: KEY, baseUrl: `${o.url}/v1`, kind: 'platform' })))).toMatchObject({
+      retryable: true,
+      code: 'provider_unavailable',
+    });
     await o.close();
   });
 
   it('an OpenAI error chunk inside the stream becomes a ProviderError', async () => {
     const o = await rawProvider(`data: ${JSON.stringify({ error: { message: 'The server had an error', type: 'server_error' } })}\n\n`);
-    expect(await failure(collect(streamModel(request('openai'), { apiKey: KEY, baseUrl: `${o.url}/v1`, kind: 'platform' })))).toMatchObject({ retryable: true, code: 'provider_unavailable', message: expect.stringContaining('The server had an error') });
+    expect(await failure(collect(streamModel(request('openai'), { apiKey: KEY, baseUrl: `${o.url}/v1`, kind: 'platform' })))).toMatchObject({
+      retryable: true,
+      code: 'provider_unavailable',
+      message: expect.stringContaining('The server had an error'),
+    });
     await o.close();
   });
 });
 
 describe('request mapping', () => {
   it('reasoningEffort → Anthropic thinking budgets, growing, with max_tokens above the budget', () => {
-    const budgets = ['minimal', 'low', 'medium', 'high', 'xhigh', 'max', 'ultra'].map((reasoningEffort) => anthropicLimits({ model: 'claude-opus-4-1', reasoningEffort }));
+    const budgets = ['minimal', 'low', 'medium', 'high', 'xhigh', 'max', 'ultra'].map((reasoningEffort) =>
+      anthropicLimits({ model: 'claude-opus-4-1', reasoningEffort }),
+    );
     expect(budgets.map((b) => b.budget)).toEqual([1024, 2048, 4096, 8192, 16_000, 24_000, 28_000]);
     for (const b of budgets) {
       expect(b.maxTokens).toBeGreaterThan(b.budget!);
       expect(b.maxTokens).toBeLessThanOrEqual(32_000); // Opus 4.1's output ceiling
     }
-    for (const off of [null, undefined, 'none', 'off', 'bogus']) expect(anthropicLimits({ model: 'claude-sonnet-4-5', reasoningEffort: off })).toEqual({ budget: null, maxTokens: 8192 });
+    for (const off of [null, undefined, 'none', 'off', 'bogus'])
+      expect(anthropicLimits({ model: 'claude-sonnet-4-5', reasoningEffort: off })).toEqual({ budget: null, maxTokens: 8192 });
     expect(anthropicLimits({ model: 'claude-3-5-haiku-latest', reasoningEffort: 'high' }).budget).toBeNull(); // no thinking there
     expect(anthropicLimits({ model: 'claude-sonnet-4-5', reasoningEffort: 'low', maxTokens: 20_000 })).toEqual({ budget: 2048, maxTokens: 20_000 });
   });
@@ -322,16 +411,29 @@ describe('request mapping', () => {
   });
 
   it('signed reasoning goes back to Anthropic as the first block; unsigned reasoning and empty text are dropped', () => {
-    const body = anthropicBody(request('anthropic', {
-      messages: [
-        { role: 'user', content: [{ type: 'text', text: 'q' }] },
-        { role: 'assistant', content: [{ type: 'text', text: 'a' }, { type: 'reasoning', text: 'why', signature: 'sig' }, { type: 'reasoning', text: 'other provider', signature: null }, { type: 'text', text: '' }] },
-        { role: 'assistant', content: [{ type: 'reasoning', text: '', signature: 'opaque', redacted: true }] },
-        { role: 'assistant', content: [{ type: 'reasoning', text: 'unsigned only' }] },
-        { role: 'user', content: [{ type: 'text', text: 'q2' }] },
-      ],
-    })) as { messages: { content: unknown[] }[] };
-    expect(body.messages[1]!.content).toEqual([{ type: 'thinking', thinking: 'why', signature: 'sig' }, { type: 'text', text: 'a' }]);
+    const body = anthropicBody(
+      request('anthropic', {
+        messages: [
+          { role: 'user', content: [{ type: 'text', text: 'q' }] },
+          {
+            role: 'assistant',
+            content: [
+              { type: 'text', text: 'a' },
+              { type: 'reasoning', text: 'why', signature: 'sig' },
+              { type: 'reasoning', text: 'other provider', signature: null },
+              { type: 'text', text: '' },
+            ],
+          },
+          { role: 'assistant', content: [{ type: 'reasoning', text: '', signature: 'opaque', redacted: true }] },
+          { role: 'assistant', content: [{ type: 'reasoning', text: 'unsigned only' }] },
+          { role: 'user', content: [{ type: 'text', text: 'q2' }] },
+        ],
+      }),
+    ) as { messages: { content: unknown[] }[] };
+    expect(body.messages[1]!.content).toEqual([
+      { type: 'thinking', thinking: 'why', signature: 'sig' },
+      { type: 'text', text: 'a' },
+    ]);
     expect(body.messages[2]!.content).toEqual([{ type: 'redacted_thinking', data: 'opaque' }]);
     expect(body.messages).toHaveLength(4); // the message left empty is not sent
   });
@@ -343,7 +445,11 @@ describe('request mapping', () => {
       { role: 'user', content: [{ type: 'tool_result', toolUseId: 'toolu_1', content: 'done' }] },
     ];
     expect(anthropicBody(request('anthropic', { messages, reasoningEffort: 'high' }))).not.toHaveProperty('thinking');
-    const signed: ChatMessage[] = [messages[0]!, { role: 'assistant', content: [{ type: 'reasoning', text: 'hm', signature: 's' }, ...messages[1]!.content] }, messages[2]!];
+    const signed: ChatMessage[] = [
+      messages[0]!,
+      { role: 'assistant', content: [{ type: 'reasoning', text: 'hm', signature: 's' }, ...messages[1]!.content] },
+      messages[2]!,
+    ];
     expect(anthropicBody(request('anthropic', { messages: signed, reasoningEffort: 'high' }))).toHaveProperty('thinking');
     // and the fake (like the API) accepts what was sent
     await collect(streamModel(request('anthropic', { messages, reasoningEffort: 'high' }), cred('anthropic')));
@@ -351,15 +457,26 @@ describe('request mapping', () => {
   });
 
   it('OpenAI: reasoning is not sent back and an assistant message left empty is skipped', () => {
-    const body = openaiBody(request('openai', {
-      system: '',
-      messages: [
-        { role: 'user', content: [{ type: 'text', text: 'q' }] },
-        { role: 'assistant', content: [{ type: 'reasoning', text: 'thoughts' }] },
-        { role: 'assistant', content: [{ type: 'reasoning', text: 'more' }, { type: 'text', text: 'a' }] },
-      ],
-    })) as { messages: unknown[] };
-    expect(body.messages).toEqual([{ role: 'user', content: [{ type: 'text', text: 'q' }] }, { role: 'assistant', content: 'a' }]);
+    const body = openaiBody(
+      request('openai', {
+        system: '',
+        messages: [
+          { role: 'user', content: [{ type: 'text', text: 'q' }] },
+          { role: 'assistant', content: [{ type: 'reasoning', text: 'thoughts' }] },
+          {
+            role: 'assistant',
+            content: [
+              { type: 'reasoning', text: 'more' },
+              { type: 'text', text: 'a' },
+            ],
+          },
+        ],
+      }),
+    ) as { messages: unknown[] };
+    expect(body.messages).toEqual([
+      { role: 'user', content: [{ type: 'text', text: 'q' }] },
+      { role: 'assistant', content: 'a' },
+    ]);
   });
 });
 
@@ -372,7 +489,9 @@ describe('fake provider', () => {
       body: JSON.stringify({ model: 'claude-haiku-4-5', max_tokens: 100, messages: [{ role: 'user', content: 'hi' }] }),
     });
     expect(await a.json()).toMatchObject({
-      type: 'message', role: 'assistant', stop_reason: 'tool_use',
+      type: 'message',
+      role: 'assistant',
+      stop_reason: 'tool_use',
       content: [{ type: 'tool_use', id: 'toolu_9', name: 'bash', input: { command: 'ls' } }],
       usage: { input_tokens: 3, output_tokens: 2 },
     });
@@ -384,7 +503,7 @@ describe('fake provider', () => {
     expect(await o.json()).toMatchObject({ object: 'chat.completion', choices: [{ message: { role: 'assistant', content: 'ok' }, finish_reason: 'stop' }] });
   });
 
-  it('refuses a missing key and malformed requests in the provider\'s error shape', async () => {
+  it("refuses a missing key and malformed requests in the provider's error shape", async () => {
     const noKey = await fetch(`${fake.anthropicBaseUrl}/v1/messages`, { method: 'POST', headers: { 'anthropic-version': '2023-06-01' }, body: '{}' });
     expect(noKey.status).toBe(401);
     expect(await noKey.json()).toMatchObject({ type: 'error', error: { type: 'authentication_error' } });

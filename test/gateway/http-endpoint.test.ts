@@ -18,7 +18,12 @@ let s: TestServer;
 let fake: FakeProvider;
 beforeAll(async () => {
   fake = await startFakeProvider();
-  s = await startTestServer({ anthropicApiKey: ANTHROPIC_KEY, anthropicBaseUrl: fake.anthropicBaseUrl, openaiApiKey: OPENAI_KEY, openaiBaseUrl: fake.openaiBaseUrl });
+  s = await startTestServer({
+    anthropicApiKey: ANTHROPIC_KEY,
+    anthropicBaseUrl: fake.anthropicBaseUrl,
+    openaiApiKey: OPENAI_KEY,
+    openaiBaseUrl: fake.openaiBaseUrl,
+  });
 });
 afterAll(async () => {
   await s?.stop();
@@ -33,7 +38,11 @@ async function runningSession(sessionBody: Record<string, unknown> = {}) {
   return { id: session.id as string, token: issueSessionCredential(session.id) };
 }
 
-interface Answer { status: number; text: string; headers: Headers }
+interface Answer {
+  status: number;
+  text: string;
+  headers: Headers;
+}
 
 async function call(path: string, body: unknown, auth: Record<string, string>): Promise<Answer> {
   const res = await fetch(`${s.url}/gateway${path}`, { method: 'POST', headers: { 'content-type': 'application/json', ...auth }, body: JSON.stringify(body) });
@@ -68,7 +77,10 @@ describe('Anthropic Messages through the gateway', () => {
     fake.enqueue({ kind: 'reasoning_then_text', reasoning: 'let me think', text: 'hello there', usage: { input: 1000, output: 200, cacheRead: 100 } });
     fake.enqueue({ kind: 'tool_call', name: 'bash', input: { command: 'ls' }, id: 'toolu_1' });
     const request = {
-      model: 'claude-sonnet-4-5', max_tokens: 16000, stream: true, system: 'be brief',
+      model: 'claude-sonnet-4-5',
+      max_tokens: 16000,
+      stream: true,
+      system: 'be brief',
       thinking: { type: 'enabled', budget_tokens: 4096 },
       tools: [{ name: 'bash', description: 'run', input_schema: { type: 'object', properties: { command: { type: 'string' } } } }],
       messages: [{ role: 'user', content: 'hi' }],
@@ -78,9 +90,19 @@ describe('Anthropic Messages through the gateway', () => {
     expect(a.headers.get('content-type')).toContain('text/event-stream');
     const evs = await records(a.text);
     expect(evs[0]).toMatchObject({ event: 'message_start', data: { type: 'message_start' } });
-    expect(evs.filter((e) => e.data.delta?.type === 'thinking_delta').map((e) => e.data.delta.thinking).join('')).toBe('let me think');
+    expect(
+      evs
+        .filter((e) => e.data.delta?.type === 'thinking_delta')
+        .map((e) => e.data.delta.thinking)
+        .join(''),
+    ).toBe('let me think');
     expect(evs.find((e) => e.data.delta?.type === 'signature_delta')?.data.delta.signature).toBe('sig-fake-123');
-    expect(evs.filter((e) => e.data.delta?.type === 'text_delta').map((e) => e.data.delta.text).join('')).toBe('hello there');
+    expect(
+      evs
+        .filter((e) => e.data.delta?.type === 'text_delta')
+        .map((e) => e.data.delta.text)
+        .join(''),
+    ).toBe('hello there');
     expect(evs.at(-1)).toMatchObject({ event: 'message_stop' });
     // The request went upstream unchanged, with the service's key instead of the credential.
     expect(fake.requests[0]!.body).toEqual(request);
@@ -91,12 +113,27 @@ describe('Anthropic Messages through the gateway', () => {
     const tool = await anthropic(token, { ...request, thinking: undefined, messages: [{ role: 'user', content: 'run ls' }] });
     const toolEvs = await records(tool.text);
     expect(toolEvs.find((e) => e.data.content_block?.type === 'tool_use')?.data.content_block).toMatchObject({ id: 'toolu_1', name: 'bash' });
-    expect(JSON.parse(toolEvs.filter((e) => e.data.delta?.type === 'input_json_delta').map((e) => e.data.delta.partial_json).join(''))).toEqual({ command: 'ls' });
+    expect(
+      JSON.parse(
+        toolEvs
+          .filter((e) => e.data.delta?.type === 'input_json_delta')
+          .map((e) => e.data.delta.partial_json)
+          .join(''),
+      ),
+    ).toEqual({ command: 'ls' });
     expect(toolEvs.find((e) => e.event === 'message_delta')?.data.delta.stop_reason).toBe('tool_use');
 
     const used = await usages(id);
     expect(used).toHaveLength(2);
-    expect(used[0]).toMatchObject({ provider: 'anthropic', model: 'claude-sonnet-4-5', billing: 'platform', turn: 1, inputTokens: 1000, outputTokens: 200, cacheReadTokens: 100 });
+    expect(used[0]).toMatchObject({
+      provider: 'anthropic',
+      model: 'claude-sonnet-4-5',
+      billing: 'platform',
+      turn: 1,
+      inputTokens: 1000,
+      outputTokens: 200,
+      cacheReadTokens: 100,
+    });
     // $3/M in, $15/M out, $0.30/M cache read, in nano-dollars.
     expect(used[0]!.costNanoUsd).toBe(1000n * 3000n + 200n * 15000n + 100n * 300n);
     const session = await prisma.session.findUniqueOrThrow({ where: { id } });
@@ -112,7 +149,7 @@ describe('Anthropic Messages through the gateway', () => {
     expect(await usages(id)).toMatchObject([{ inputTokens: 40, outputTokens: 2 }]);
   });
 
-  it('passes the provider\'s refusal of a bad request through (its own words, its status)', async () => {
+  it("passes the provider's refusal of a bad request through (its own words, its status)", async () => {
     const { token } = await runningSession();
     const a = await anthropic(token, { model: 'claude-sonnet-4-5', messages: [{ role: 'user', content: 'hi' }] });
     expect(a.status).toBe(400);
@@ -124,7 +161,12 @@ describe('OpenAI through the gateway', () => {
   it('Chat Completions: streamed text and tool calls, usage requested upstream and metered', async () => {
     const { id, token } = await runningSession();
     fake.enqueue({ kind: 'tool_call', name: 'read_file', input: { path: 'a.txt' }, id: 'call_9', usage: { input: 300, output: 20, cacheRead: 100 } });
-    const a = await chat(token, { model: 'gpt-5', stream: true, messages: [{ role: 'user', content: 'read a.txt' }], tools: [{ type: 'function', function: { name: 'read_file', parameters: { type: 'object' } } }] });
+    const a = await chat(token, {
+      model: 'gpt-5',
+      stream: true,
+      messages: [{ role: 'user', content: 'read a.txt' }],
+      tools: [{ type: 'function', function: { name: 'read_file', parameters: { type: 'object' } } }],
+    });
     expect(a.status, a.text).toBe(200);
     const evs = await records(a.text);
     expect(evs.at(-1)!.data).toBe('[DONE]');
@@ -138,12 +180,15 @@ describe('OpenAI through the gateway', () => {
     expect(await usages(id)).toMatchObject([{ provider: 'openai', model: 'gpt-5', inputTokens: 300, outputTokens: 20, cacheReadTokens: 100 }]);
   });
 
-  it('Responses: streamed reasoning summary, text and a function call in the provider\'s events, metered', async () => {
+  it("Responses: streamed reasoning summary, text and a function call in the provider's events, metered", async () => {
     const { id, token } = await runningSession();
     fake.enqueue({ kind: 'reasoning_then_text', reasoning: 'thinking hard', text: 'I will list files', usage: { input: 500, output: 60 } });
     fake.enqueue({ kind: 'tool_call', name: 'shell', input: { command: ['ls'] }, id: 'call_sh', usage: { input: 700, output: 30, cacheRead: 200 } });
     const request = {
-      model: 'gpt-5', stream: true, instructions: 'you are codex', reasoning: { effort: 'high', summary: 'auto' },
+      model: 'gpt-5',
+      stream: true,
+      instructions: 'you are codex',
+      reasoning: { effort: 'high', summary: 'auto' },
       input: [{ type: 'message', role: 'user', content: [{ type: 'input_text', text: 'list files' }] }],
       tools: [{ type: 'function', name: 'shell', parameters: { type: 'object', properties: { command: { type: 'array' } } } }],
     };
@@ -151,17 +196,44 @@ describe('OpenAI through the gateway', () => {
     expect(a.status, a.text).toBe(200);
     const evs = await records(a.text);
     expect(evs[0]).toMatchObject({ event: 'response.created', data: { type: 'response.created', sequence_number: 0 } });
-    expect(evs.filter((e) => e.event === 'response.reasoning_summary_text.delta').map((e) => e.data.delta).join('')).toBe('thinking hard');
-    expect(evs.filter((e) => e.event === 'response.output_text.delta').map((e) => e.data.delta).join('')).toBe('I will list files');
-    expect(evs.at(-1)).toMatchObject({ event: 'response.completed', data: { response: { status: 'completed', usage: { input_tokens: 500, output_tokens: 60 } } } });
+    expect(
+      evs
+        .filter((e) => e.event === 'response.reasoning_summary_text.delta')
+        .map((e) => e.data.delta)
+        .join(''),
+    ).toBe('thinking hard');
+    expect(
+      evs
+        .filter((e) => e.event === 'response.output_text.delta')
+        .map((e) => e.data.delta)
+        .join(''),
+    ).toBe('I will list files');
+    expect(evs.at(-1)).toMatchObject({
+      event: 'response.completed',
+      data: { response: { status: 'completed', usage: { input_tokens: 500, output_tokens: 60 } } },
+    });
     expect(fake.requests[0]!.body).toEqual(request);
 
-    const second = await responses(token, { ...request, input: [...request.input, { type: 'function_call', call_id: 'call_0', name: 'shell', arguments: '{}' }, { type: 'function_call_output', call_id: 'call_0', output: 'a.txt' }] });
+    const second = await responses(token, {
+      ...request,
+      input: [
+        ...request.input,
+        { type: 'function_call', call_id: 'call_0', name: 'shell', arguments: '{}' },
+        { type: 'function_call_output', call_id: 'call_0', output: 'a.txt' },
+      ],
+    });
     expect(second.status, second.text).toBe(200);
     const evs2 = await records(second.text);
     const added = evs2.find((e) => e.event === 'response.output_item.added')!.data.item;
     expect(added).toMatchObject({ type: 'function_call', call_id: 'call_sh', name: 'shell' });
-    expect(JSON.parse(evs2.filter((e) => e.event === 'response.function_call_arguments.delta').map((e) => e.data.delta).join(''))).toEqual({ command: ['ls'] });
+    expect(
+      JSON.parse(
+        evs2
+          .filter((e) => e.event === 'response.function_call_arguments.delta')
+          .map((e) => e.data.delta)
+          .join(''),
+      ),
+    ).toEqual({ command: ['ls'] });
     expectNoKey(a);
     expectNoKey(second);
     expect(await usages(id)).toMatchObject([
@@ -180,14 +252,17 @@ describe('OpenAI through the gateway', () => {
 });
 
 describe('budget and wallet', () => {
-  it('a budget reached mid-stream ends the stream with the API\'s error event; the next call is refused with 402', async () => {
+  it("a budget reached mid-stream ends the stream with the API's error event; the next call is refused with 402", async () => {
     const { id, token } = await runningSession({ budget: { type: 'limit', max_list_cost: { amount: '1', currency: 'USD' } } });
     // 5000 input tokens at $3/M = 1.5 cents: over the 1-cent cap as soon as usage arrives.
     fake.enqueue({ kind: 'text', text: 'a long answer that should be cut off before the end', chunks: 10, delayMs: 20, usage: { input: 5000, output: 50 } });
     const a = await anthropic(token, { model: 'claude-sonnet-4-5', max_tokens: 100, stream: true, messages: [{ role: 'user', content: 'expensive' }] });
     expect(a.status).toBe(200);
     const evs = await records(a.text);
-    expect(evs.at(-1)).toEqual({ event: 'error', data: { type: 'error', error: { type: 'budget_reached', code: 'budget_reached', message: expect.stringContaining('budget') } } });
+    expect(evs.at(-1)).toEqual({
+      event: 'error',
+      data: { type: 'error', error: { type: 'budget_reached', code: 'budget_reached', message: expect.stringContaining('budget') } },
+    });
     expect(evs.some((e) => e.event === 'message_stop')).toBe(false);
     const session = await prisma.session.findUniqueOrThrow({ where: { id } });
     expect(session.budgetReachedAt).not.toBeNull();
@@ -238,7 +313,7 @@ describe('credentials', () => {
     expect(fake.requests).toHaveLength(1);
   });
 
-  it('the provider refusing the service\'s key is a 502 that names no key', async () => {
+  it("the provider refusing the service's key is a 502 that names no key", async () => {
     const { token } = await runningSession();
     fake.rejectKeys.add(OPENAI_KEY);
     const a = await chat(token, { model: 'gpt-5', messages: [{ role: 'user', content: 'hi' }] });

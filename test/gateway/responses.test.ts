@@ -12,7 +12,14 @@ import { openaiApi } from '../../src/gateway/openai-api.js';
 import { anthropicBody } from '../../src/gateway/anthropic.js';
 import { config } from '../../src/config.js';
 import { prisma } from '../../src/db/client.js';
-import { OPENAI_REASONING_TAG, ProviderError, type ChatMessage, type ModelEvent, type ModelRequest, type ProviderCredential } from '../../src/gateway/types.js';
+import {
+  OPENAI_REASONING_TAG,
+  type ProviderError,
+  type ChatMessage,
+  type ModelEvent,
+  type ModelRequest,
+  type ProviderCredential,
+} from '../../src/gateway/types.js';
 import { startFakeProvider, type FakeProvider } from '../fake-provider/server.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { readySession, sendText, waitForEvents } from '../helpers/sessions.js';
@@ -24,14 +31,25 @@ async function collect<T>(it: AsyncIterable<T>): Promise<T[]> {
   for await (const x of it) out.push(x);
   return out;
 }
-const failure = (p: Promise<unknown>) => p.then(() => { throw new Error('expected a ProviderError'); }, (e: unknown) => e as ProviderError);
+const failure = (p: Promise<unknown>) =>
+  p.then(
+    () => {
+      throw new Error('expected a ProviderError');
+    },
+    (e: unknown) => e as ProviderError,
+  );
 
 let fake: FakeProvider;
 let s: TestServer;
 beforeAll(async () => {
   process.env.MODEL_RETRY_BASE_MS = '10';
   fake = await startFakeProvider();
-  s = await startTestServer({ anthropicApiKey: 'sk-ant-test', anthropicBaseUrl: fake.anthropicBaseUrl, openaiApiKey: 'sk-openai-test', openaiBaseUrl: fake.openaiBaseUrl });
+  s = await startTestServer({
+    anthropicApiKey: 'sk-ant-test',
+    anthropicBaseUrl: fake.anthropicBaseUrl,
+    openaiApiKey: 'sk-openai-test',
+    openaiBaseUrl: fake.openaiBaseUrl,
+  });
 });
 afterAll(async () => {
   await s?.stop();
@@ -43,8 +61,12 @@ const KEY = 'sk-test-0123456789abcdef';
 const cred = (): ProviderCredential => ({ apiKey: KEY, baseUrl: fake.openaiBaseUrl, kind: 'platform' });
 const bash = { name: 'bash', description: 'run a command', inputSchema: { type: 'object', properties: { command: { type: 'string' } } } };
 const request = (extra: Partial<ModelRequest> = {}): ModelRequest => ({
-  provider: 'openai', model: 'gpt-5', system: 'You are terse.', tools: [bash],
-  messages: [{ role: 'user', content: [{ type: 'text', text: 'hi' }] }], ...extra,
+  provider: 'openai',
+  model: 'gpt-5',
+  system: 'You are terse.',
+  tools: [bash],
+  messages: [{ role: 'user', content: [{ type: 'text', text: 'hi' }] }],
+  ...extra,
 });
 const run = (extra: Partial<ModelRequest> = {}, signal?: AbortSignal) => collect(streamModel(request(extra), cred(), signal));
 
@@ -81,7 +103,10 @@ describe('Responses adapter', () => {
     expect(req.path).toBe('/v1/responses');
     expect(req.headers.authorization).toBe(`Bearer ${KEY}`);
     expect(req.body).toEqual({
-      model: 'gpt-5', stream: true, store: false, instructions: 'You are terse.',
+      model: 'gpt-5',
+      stream: true,
+      store: false,
+      instructions: 'You are terse.',
       input: [{ type: 'message', role: 'user', content: [{ type: 'input_text', text: 'hi' }] }],
       tools: [{ type: 'function', name: 'bash', description: 'run a command', parameters: bash.inputSchema, strict: false }],
       max_output_tokens: 1000,
@@ -96,15 +121,23 @@ describe('Responses adapter', () => {
     expect(body).not.toHaveProperty('include');
     expect(body).not.toHaveProperty('instructions');
     expect(responsesBody(request({ reasoningEffort: null }))).toMatchObject({ reasoning: { summary: 'auto' } }); // the model's own default effort
-    expect((responsesBody(request({ reasoningEffort: null })).reasoning as object)).not.toHaveProperty('effort');
+    expect(responsesBody(request({ reasoningEffort: null })).reasoning as object).not.toHaveProperty('effort');
     fake.enqueue({ kind: 'text', text: 'fine' });
-    expect(of(await run({ model: 'gpt-4.1', api: 'responses', reasoningEffort: 'high' }), 'text_delta').map((e) => e.text).join('')).toBe('fine');
+    expect(
+      of(await run({ model: 'gpt-4.1', api: 'responses', reasoningEffort: 'high' }), 'text_delta')
+        .map((e) => e.text)
+        .join(''),
+    ).toBe('fine');
   });
 
   it('reasoning summaries stream as reasoning, closed before the answer, signed with the encrypted reasoning', async () => {
     fake.enqueue({ kind: 'reasoning_then_text', reasoning: 'Let me think this through.', text: 'Answer.' });
     const events = await run({ reasoningEffort: 'medium' });
-    expect(of(events, 'reasoning_delta').map((e) => e.text).join('')).toBe('Let me think this through.');
+    expect(
+      of(events, 'reasoning_delta')
+        .map((e) => e.text)
+        .join(''),
+    ).toBe('Let me think this through.');
     const done = events.findIndex((e) => e.type === 'reasoning_done');
     expect(done).toBeGreaterThan(events.findIndex((e) => e.type === 'reasoning_delta'));
     expect(done).toBeLessThan(events.findIndex((e) => e.type === 'text_delta'));
@@ -115,7 +148,13 @@ describe('Responses adapter', () => {
     // The next call sends it back (no item ids: nothing is stored), and the fake verifies it.
     const messages: ChatMessage[] = [
       { role: 'user', content: [{ type: 'text', text: 'q' }] },
-      { role: 'assistant', content: [{ type: 'reasoning', text: 'Let me think this through.', signature: sig }, { type: 'text', text: 'Answer.' }] },
+      {
+        role: 'assistant',
+        content: [
+          { type: 'reasoning', text: 'Let me think this through.', signature: sig },
+          { type: 'text', text: 'Answer.' },
+        ],
+      },
       { role: 'user', content: [{ type: 'text', text: 'and?' }] },
     ];
     fake.enqueue({ kind: 'text', text: 'more' });
@@ -131,7 +170,9 @@ describe('Responses adapter', () => {
     (forged[1]!.content[0] as { signature: string }).signature = `${OPENAI_REASONING_TAG}bogus`;
     expect(await failure(run({ messages: forged }))).toMatchObject({ status: 400, code: 'provider_bad_request' });
     // Anthropic never gets it; a model that does not reason never gets it; Anthropic's signed thinking never goes to OpenAI.
-    expect((anthropicBody({ ...request({ messages }), provider: 'anthropic', model: 'claude-sonnet-4-5' }).messages as { content: unknown[] }[])[1]!.content).toEqual([{ type: 'text', text: 'Answer.' }]);
+    expect(
+      (anthropicBody({ ...request({ messages }), provider: 'anthropic', model: 'claude-sonnet-4-5' }).messages as { content: unknown[] }[])[1]!.content,
+    ).toEqual([{ type: 'text', text: 'Answer.' }]);
     expect(JSON.stringify(responsesBody(request({ model: 'gpt-4.1', messages })).input)).not.toContain('reasoning');
     const anthropicThinking = structuredClone(messages);
     (anthropicThinking[1]!.content[0] as { signature: string }).signature = 'sig-anthropic';
@@ -149,24 +190,54 @@ describe('Responses adapter', () => {
     expect(of(events, 'tool_call_start')).toEqual([{ type: 'tool_call_start', id: 'call_1', name: 'bash' }]);
     expect(events.findIndex((e) => e.type === 'tool_call_start')).toBeLessThan(events.findIndex((e) => e.type === 'tool_call_delta'));
     expect(of(events, 'tool_call')).toEqual([{ type: 'tool_call', id: 'call_1', name: 'bash', input }]);
-    expect(of(events, 'text_delta').map((e) => e.text).join('')).toBe('Running it.');
+    expect(
+      of(events, 'text_delta')
+        .map((e) => e.text)
+        .join(''),
+    ).toBe('Running it.');
     expect(events.at(-1)).toEqual({ type: 'stop', reason: 'tool_use' });
   });
 
   it('sends a tool loop, images and documents as input items (the fake refuses what the API refuses)', async () => {
     const messages: ChatMessage[] = [
-      { role: 'user', content: [{ type: 'text', text: 'list files' }, { type: 'image', mediaType: 'image/png', data: 'iVBORw0KGgo=' }, { type: 'document', mediaType: 'application/pdf', data: 'JVBERi0=', title: 'spec.pdf' }, { type: 'document', mediaType: 'text/plain', data: 'plain words', title: 'notes.txt' }] },
-      { role: 'assistant', content: [{ type: 'text', text: 'Looking.' }, { type: 'tool_use', id: 'call_a', name: 'bash', input: { command: 'ls' } }, { type: 'tool_use', id: 'call_b', name: 'bash', input: { command: 'pwd' } }] },
-      { role: 'user', content: [{ type: 'tool_result', toolUseId: 'call_a', content: 'a.txt' }, { type: 'tool_result', toolUseId: 'call_b', content: 'boom', isError: true }, { type: 'text', text: 'and then?' }] },
+      {
+        role: 'user',
+        content: [
+          { type: 'text', text: 'list files' },
+          { type: 'image', mediaType: 'image/png', data: 'iVBORw0KGgo=' },
+          { type: 'document', mediaType: 'application/pdf', data: 'JVBERi0=', title: 'spec.pdf' },
+          { type: 'document', mediaType: 'text/plain', data: 'plain words', title: 'notes.txt' },
+        ],
+      },
+      {
+        role: 'assistant',
+        content: [
+          { type: 'text', text: 'Looking.' },
+          { type: 'tool_use', id: 'call_a', name: 'bash', input: { command: 'ls' } },
+          { type: 'tool_use', id: 'call_b', name: 'bash', input: { command: 'pwd' } },
+        ],
+      },
+      {
+        role: 'user',
+        content: [
+          { type: 'tool_result', toolUseId: 'call_a', content: 'a.txt' },
+          { type: 'tool_result', toolUseId: 'call_b', content: 'boom', isError: true },
+          { type: 'text', text: 'and then?' },
+        ],
+      },
     ];
     expect((await run({ messages })).at(-1)).toEqual({ type: 'stop', reason: 'end_turn' });
     expect(fake.requests[0]!.body.input).toEqual([
-      { type: 'message', role: 'user', content: [
-        { type: 'input_text', text: 'list files' },
-        { type: 'input_image', image_url: 'data:image/png;base64,iVBORw0KGgo=', detail: 'auto' },
-        { type: 'input_file', filename: 'spec.pdf', file_data: 'data:application/pdf;base64,JVBERi0=' },
-        { type: 'input_text', text: '# notes.txt\n\nplain words' },
-      ] },
+      {
+        type: 'message',
+        role: 'user',
+        content: [
+          { type: 'input_text', text: 'list files' },
+          { type: 'input_image', image_url: 'data:image/png;base64,iVBORw0KGgo=', detail: 'auto' },
+          { type: 'input_file', filename: 'spec.pdf', file_data: 'data:application/pdf;base64,JVBERi0=' },
+          { type: 'input_text', text: '# notes.txt\n\nplain words' },
+        ],
+      },
       { type: 'message', role: 'assistant', content: [{ type: 'output_text', text: 'Looking.' }] },
       { type: 'function_call', call_id: 'call_a', name: 'bash', arguments: '{"command":"ls"}' },
       { type: 'function_call', call_id: 'call_b', name: 'bash', arguments: '{"command":"pwd"}' },
@@ -177,7 +248,12 @@ describe('Responses adapter', () => {
   });
 
   it('usage: cached tokens are inside input and reasoning tokens inside output, each counted once', async () => {
-    fake.enqueue({ kind: 'reasoning_then_text', reasoning: 'hm', text: 'x', usage: { inputTokens: 123, cacheReadTokens: 40, outputTokens: 45, reasoningTokens: 30 } });
+    fake.enqueue({
+      kind: 'reasoning_then_text',
+      reasoning: 'hm',
+      text: 'x',
+      usage: { inputTokens: 123, cacheReadTokens: 40, outputTokens: 45, reasoningTokens: 30 },
+    });
     const usages = of(await run(), 'usage');
     expect(usages).toHaveLength(1);
     expect(usages[0]!.usage).toEqual({ inputTokens: 123, outputTokens: 45, cacheReadTokens: 40, cacheWriteTokens: 0 });
@@ -187,7 +263,12 @@ describe('Responses adapter', () => {
 
   it('HTTP failures: 500 and 429 retryable, 401 provider_auth without the key, 400 not retryable', async () => {
     fake.enqueue({ kind: 'error', status: 500, message: 'the model fell over' });
-    expect(await failure(run())).toMatchObject({ status: 500, retryable: true, code: 'provider_unavailable', message: expect.stringContaining('the model fell over') });
+    expect(await failure(run())).toMatchObject({
+      status: 500,
+      retryable: true,
+      code: 'provider_unavailable',
+      message: expect.stringContaining('the model fell over'),
+    });
     fake.enqueue({ kind: 'error', status: 429, message: 'slow down', retryAfterSec: 2 });
     expect(await failure(run())).toMatchObject({ status: 429, retryable: true, code: 'provider_rate_limited', retryAfterMs: 2000 });
     fake.enqueue({ kind: 'error', status: 400, message: 'bad input' });
@@ -201,7 +282,11 @@ describe('Responses adapter', () => {
   it('failures inside the stream: response.failed and error events by their code', async () => {
     fake.enqueue({ kind: 'stream_error', code: 'server_error', message: 'The server had an error', usage: { input: 7, output: 1 } });
     const events: ModelEvent[] = [];
-    const err = await failure((async () => { for await (const e of streamModel(request(), cred())) events.push(e); })());
+    const err = await failure(
+      (async () => {
+        for await (const e of streamModel(request(), cred())) events.push(e);
+      })(),
+    );
     expect(err).toMatchObject({ retryable: true, code: 'provider_unavailable', message: expect.stringContaining('The server had an error') });
     expect(of(events, 'usage')[0]!.usage.inputTokens).toBe(7); // what was used before the failure is still reported
     fake.enqueue({ kind: 'stream_error', code: 'rate_limit_exceeded', as: 'error', message: 'Rate limit reached' });
@@ -213,11 +298,18 @@ describe('Responses adapter', () => {
   it('a stream cut before response.completed is a retryable error; an abort ends it quietly', async () => {
     const server = http.createServer((req, res) => {
       req.resume();
-      req.on('end', () => res.writeHead(200, { 'content-type': 'text/event-stream' }).end(`event: response.output_text.delta\ndata: ${JSON.stringify({ type: 'response.output_text.delta', item_id: 'msg_1', delta: 'half' })}\n\n`));
+      req.on('end', () =>
+        res
+          .writeHead(200, { 'content-type': 'text/event-stream' })
+          .end(`event: response.output_text.delta\ndata: ${JSON.stringify({ type: 'response.output_text.delta', item_id: 'msg_1', delta: 'half' })}\n\n`),
+      );
     });
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
-    expect(await failure(collect(streamModel(request(), { apiKey: KEY, baseUrl: url, kind: 'platform' })))).toMatchObject({ retryable: true, code: 'provider_unavailable' });
+    expect(await failure(collect(streamModel(request(), { apiKey: KEY, baseUrl: url, kind: 'platform' })))).toMatchObject({
+      retryable: true,
+      code: 'provider_unavailable',
+    });
     await new Promise<void>((r) => server.close(() => r()));
 
     fake.enqueue({ kind: 'hang', text: 'partial' });
@@ -227,7 +319,11 @@ describe('Responses adapter', () => {
       seen.push(ev);
       if (ev.type === 'text_delta') setTimeout(() => ctl.abort(), 20);
     }
-    expect(of(seen, 'text_delta').map((e) => e.text).join('')).toBe('partial');
+    expect(
+      of(seen, 'text_delta')
+        .map((e) => e.text)
+        .join(''),
+    ).toBe('partial');
     expect(seen.some((e) => e.type === 'stop')).toBe(false);
   });
 });
@@ -244,7 +340,11 @@ describe('hermes turns over Responses (HTTP)', () => {
     const reasoning = events.filter((e) => e.type === 'agent.reasoning' && e.final);
     expect(reasoning).toHaveLength(1);
     expect(reasoning[0].part).toMatchObject({ type: 'reasoning', text: 'I should write the file.', redacted: false });
-    expect(events.find((e) => e.type === 'agent.tool_use').part).toMatchObject({ call_id: 'call_w', tool_name: 'bash', args: { command: 'echo from-responses > r.txt && cat r.txt' } });
+    expect(events.find((e) => e.type === 'agent.tool_use').part).toMatchObject({
+      call_id: 'call_w',
+      tool_name: 'bash',
+      args: { command: 'echo from-responses > r.txt && cat r.txt' },
+    });
     expect(events.find((e) => e.type === 'agent.tool_result').part.result.stdout).toBe('from-responses\n');
     expect(events.find((e) => e.type === 'agent.message' && e.final).text).toBe('Wrote r.txt.');
     expect(events.at(-1).stop_reason).toEqual({ type: 'end_turn' });
@@ -252,7 +352,12 @@ describe('hermes turns over Responses (HTTP)', () => {
     expect(fake.requests[0]!.headers.authorization).toBe('Bearer sk-openai-test');
     const second = fake.requests[1]!.body.input as any[];
     expect(second.map((x) => x.type)).toEqual(['message', 'reasoning', 'function_call', 'function_call_output']);
-    expect(second[2]).toEqual({ type: 'function_call', call_id: 'call_w', name: 'bash', arguments: JSON.stringify({ command: 'echo from-responses > r.txt && cat r.txt' }) });
+    expect(second[2]).toEqual({
+      type: 'function_call',
+      call_id: 'call_w',
+      name: 'bash',
+      arguments: JSON.stringify({ command: 'echo from-responses > r.txt && cat r.txt' }),
+    });
     expect(second[3]).toMatchObject({ call_id: 'call_w', output: expect.stringContaining('from-responses') });
 
     // The file is in /workspace, and the next turn (rebuilt from stored events) carries the reasoning too.
@@ -262,14 +367,20 @@ describe('hermes turns over Responses (HTTP)', () => {
     expect(after.filter((e) => e.type === 'agent.tool_result').at(-1).part.result.stdout).toBe('from-responses\n');
     const third = fake.requests[2]!.body.input as any[];
     expect(third.map((x) => x.type)).toEqual(['message', 'reasoning', 'function_call', 'function_call_output', 'message', 'message']);
-    expect(third[1]).toMatchObject({ summary: [{ type: 'summary_text', text: 'I should write the file.' }], encrypted_content: expect.stringMatching(/^gAAAAA/) });
+    expect(third[1]).toMatchObject({
+      summary: [{ type: 'summary_text', text: 'I should write the file.' }],
+      encrypted_content: expect.stringMatching(/^gAAAAA/),
+    });
     expect(third.every((x) => x.id === undefined)).toBe(true);
   });
 
   it('usage is metered into consumed_cost at gpt-5 list prices (cached input at its rate, reasoning as output)', async () => {
     const { session } = await readySession(s, { llm: 'gpt-5' }, { budget: { type: 'limit', max_list_cost: { amount: '1000', currency: 'USD' } } });
     const usage = { inputTokens: 1000, cacheReadTokens: 400, outputTokens: 300, reasoningTokens: 200 };
-    fake.enqueue({ kind: 'tool_call', name: 'bash', input: { command: 'true' }, reasoning: 'hm', usage }, { kind: 'reasoning_then_text', reasoning: 'done', text: 'ok', usage });
+    fake.enqueue(
+      { kind: 'tool_call', name: 'bash', input: { command: 'true' }, reasoning: 'hm', usage },
+      { kind: 'reasoning_then_text', reasoning: 'done', text: 'ok', usage },
+    );
     await sendText(s, session.id, 'spend');
     await waitForEvents(s, session.id, 'session.status_idle');
     // gpt-5: $1.25 input, $0.125 cached input, $10 output per million tokens → nano-dollars per token 1250, 125, 10000.
@@ -290,7 +401,14 @@ describe('hermes turns over Responses (HTTP)', () => {
     await sendText(s, session.id, 'hello');
     const events = await waitForEvents(s, session.id, 'session.status_idle');
     const errors = events.filter((e) => e.type === 'session.error');
-    expect(errors.map((e) => e.error)).toEqual([expect.objectContaining({ type: 'provider_unavailable', retry_status: 'retrying', attempt: 1, message: expect.stringContaining('The server had an error') })]);
+    expect(errors.map((e) => e.error)).toEqual([
+      expect.objectContaining({
+        type: 'provider_unavailable',
+        retry_status: 'retrying',
+        attempt: 1,
+        message: expect.stringContaining('The server had an error'),
+      }),
+    ]);
     expect(events.find((e) => e.type === 'agent.message' && e.final).text).toBe('second time lucky');
     expect(events.at(-1).stop_reason).toEqual({ type: 'end_turn' });
   });

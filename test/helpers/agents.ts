@@ -6,8 +6,34 @@ import pg from 'pg';
 import { PGlite } from '@electric-sql/pglite';
 import type { ApiResponse, TestServer } from './server.js';
 
-export const LIST_KEYS = ['agentType', 'archived', 'capabilities', 'createdAt', 'displayName', 'harnessVersion', 'id', 'llm', 'name', 'reasoningEffort', 'sessionCount', 'version'];
-export const DETAIL_KEYS = [...LIST_KEYS, 'customData', 'defaultSessionId', 'description', 'instructions', 'mcpServers', 'metadata', 'prompt', 'promptVersion', 'skills', 'slug', 'universe'].sort();
+export const LIST_KEYS = [
+  'agentType',
+  'archived',
+  'capabilities',
+  'createdAt',
+  'displayName',
+  'harnessVersion',
+  'id',
+  'llm',
+  'name',
+  'reasoningEffort',
+  'sessionCount',
+  'version',
+];
+export const DETAIL_KEYS = [
+  ...LIST_KEYS,
+  'customData',
+  'defaultSessionId',
+  'description',
+  'instructions',
+  'mcpServers',
+  'metadata',
+  'prompt',
+  'promptVersion',
+  'skills',
+  'slug',
+  'universe',
+].sort();
 
 export function expectError(res: ApiResponse, status: number, code: string): void {
   expect(res.status, JSON.stringify(res.body)).toBe(status);
@@ -24,7 +50,7 @@ export async function createAgent(s: TestServer, body: unknown = {}, token?: str
 export const gqlCode = (res: ApiResponse<{ errors?: any[] }>) => res.body.errors?.[0]?.extensions?.code;
 
 function ownerOf(proto: object, method: string): any {
-  for (let p: any = proto; p; p = Object.getPrototypeOf(p)) if (Object.prototype.hasOwnProperty.call(p, method)) return p;
+  for (let p: any = proto; p; p = Object.getPrototypeOf(p)) if (Object.hasOwn(p, method)) return p;
   return null;
 }
 

@@ -52,14 +52,28 @@ export async function screenshot(page: Page, name: string): Promise<void> {
   await page.screenshot({ path: path.join(ARTIFACTS, `${name}.png`), fullPage: true });
 }
 
-export interface AxeViolation { id: string; impact: string | null; help: string; nodes: string[] }
+export interface AxeViolation {
+  id: string;
+  impact: string | null;
+  help: string;
+  nodes: string[];
+}
 
 /** axe-core run in the page (evaluated through the debugging protocol, so the page's CSP stays on). */
 export async function seriousViolations(page: Page, opts: { exclude?: string[] } = {}): Promise<AxeViolation[]> {
   if (!(await page.evaluate(() => typeof (globalThis as { axe?: unknown }).axe !== 'undefined'))) await page.evaluate(AXE_SOURCE);
   const violations = await page.evaluate(async (exclude) => {
-    const axe = (globalThis as unknown as { axe: { run(ctx: unknown, opts: unknown): Promise<{ violations: { id: string; impact: string | null; help: string; nodes: { target: unknown[] }[] }[] }> } }).axe;
-    const result = await axe.run({ exclude: exclude.map((s) => [s]) }, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'best-practice'] } });
+    const axe = (
+      globalThis as unknown as {
+        axe: {
+          run(ctx: unknown, opts: unknown): Promise<{ violations: { id: string; impact: string | null; help: string; nodes: { target: unknown[] }[] }[] }>;
+        };
+      }
+    ).axe;
+    const result = await axe.run(
+      { exclude: exclude.map((s) => [s]) },
+      { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'best-practice'] } },
+    );
     return result.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.slice(0, 5).map((n) => JSON.stringify(n.target)) }));
   }, opts.exclude ?? []);
   return violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
@@ -82,22 +96,34 @@ const norm = (s: string) => s.replace(/\s+/g, ' ').trim();
 /** Some matching element's whole text equals `expected` (or matches it). */
 export async function expectText(loc: Locatorish, expected: string | RegExp, timeoutMs = 10_000): Promise<void> {
   let seen: string[] = [];
-  await poll(() => `text ${expected} (saw ${JSON.stringify(seen)})`, async () => {
-    seen = (await loc.allInnerTexts()).map(norm);
-    return seen.some((t) => (typeof expected === 'string' ? t === expected : expected.test(t)));
-  }, timeoutMs);
+  await poll(
+    () => `text ${expected} (saw ${JSON.stringify(seen)})`,
+    async () => {
+      seen = (await loc.allInnerTexts()).map(norm);
+      return seen.some((t) => (typeof expected === 'string' ? t === expected : expected.test(t)));
+    },
+    timeoutMs,
+  );
 }
 
 /** Some matching element's text contains `part`. */
 export async function expectContains(loc: Locatorish, part: string, timeoutMs = 10_000): Promise<void> {
   let seen: string[] = [];
-  await poll(() => `text containing ${JSON.stringify(part)} (saw ${JSON.stringify(seen).slice(0, 500)})`, async () => {
-    seen = (await loc.allInnerTexts()).map(norm);
-    return seen.some((t) => t.includes(part));
-  }, timeoutMs);
+  await poll(
+    () => `text containing ${JSON.stringify(part)} (saw ${JSON.stringify(seen).slice(0, 500)})`,
+    async () => {
+      seen = (await loc.allInnerTexts()).map(norm);
+      return seen.some((t) => t.includes(part));
+    },
+    timeoutMs,
+  );
 }
 
 export async function expectCount(loc: Locatorish, n: number, timeoutMs = 10_000): Promise<void> {
   let seen = -1;
-  await poll(() => `${n} elements (saw ${seen})`, async () => (seen = await loc.count()) === n, timeoutMs);
+  await poll(
+    () => `${n} elements (saw ${seen})`,
+    async () => (seen = await loc.count()) === n,
+    timeoutMs,
+  );
 }

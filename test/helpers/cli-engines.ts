@@ -49,7 +49,14 @@ export const CLI_ENGINE_CASES: CliEngineCase[] = [
     llm: 'claude-sonnet-4-5',
     providerPath: '/v1/messages',
     // Claude Code asks for thinking: an answer with a tool call starts with a thinking block.
-    shellStep: (command, text) => ({ kind: 'tool_call', reasoning: 'Running it', name: 'Bash', input: { command, description: 'Run it' }, id: 'toolu_shell_1', text }),
+    shellStep: (command, text) => ({
+      kind: 'tool_call',
+      reasoning: 'Running it',
+      name: 'Bash',
+      input: { command, description: 'Run it' },
+      id: 'toolu_shell_1',
+      text,
+    }),
     conversationOf: (body) => JSON.stringify(body.messages),
   },
   {
@@ -93,7 +100,12 @@ export async function startCliEngineServer(agentType: string): Promise<{ s: Test
   requireBwrap();
   await installEngine(engineAdapter(agentType)!.cli, currentHarness(agentType));
   const fake = await startFakeProvider();
-  const s = await startTestServer({ openaiApiKey: OPENAI_KEY, openaiBaseUrl: fake.openaiBaseUrl, anthropicApiKey: ANTHROPIC_KEY, anthropicBaseUrl: fake.anthropicBaseUrl });
+  const s = await startTestServer({
+    openaiApiKey: OPENAI_KEY,
+    openaiBaseUrl: fake.openaiBaseUrl,
+    anthropicApiKey: ANTHROPIC_KEY,
+    anthropicBaseUrl: fake.anthropicBaseUrl,
+  });
   return { s, fake };
 }
 
@@ -115,13 +127,15 @@ export function jailProcesses(sessionId: string): number[] {
 /** Everything under a directory as text (to look for keys). */
 /** The environments of these host processes, joined (a process gone meanwhile gives nothing). */
 export function processEnvironments(pids: number[]): string {
-  return pids.map((pid) => {
-    try {
-      return fs.readFileSync(`/proc/${pid}/environ`, 'latin1');
-    } catch {
-      return '';
-    }
-  }).join('\n');
+  return pids
+    .map((pid) => {
+      try {
+        return fs.readFileSync(`/proc/${pid}/environ`, 'latin1');
+      } catch {
+        return '';
+      }
+    })
+    .join('\n');
 }
 
 /** A running CLI's environment: the session credential, never a provider key (nor these secrets). */
@@ -174,104 +188,134 @@ export function defineCliEngineSuite(c: CliEngineCase): void {
       (await readySession(s, { agentType: c.agentType, llm: c.llm }, sessionBody)).session as { id: string };
     const workspaceOf = (id: string) => path.join(config().dataDir, 'sandboxes', id, 'workspace');
 
-    it('a turn: the CLI calls the gateway, writes a file in /workspace with its shell tool, events stream, idle end_turn; the next turn resumes', async () => {
-      const { id } = await session();
-      fake.enqueue(c.shellStep('echo from-the-cli > made-by-cli.txt', 'Writing the file now.'), { kind: 'text', text: 'I wrote made-by-cli.txt.' });
-      const live = collectSse(`${s.base}/sessions/${id}/events/stream`, s.adminToken, (f) => f.some((x) => x.data?.type === 'session.status_idle'), { timeoutMs: FIRST_TURN_MS });
-      await sendText(s, id, 'write made-by-cli.txt');
-      const frames = await live;
-      const events = await waitForEvents(s, id, 'session.status_idle', 1, FIRST_TURN_MS);
-      const streamed = frames.map((f) => f.data);
-      expect(streamed.at(-1), JSON.stringify(events.filter((e) => e.type === 'session.error'))).toMatchObject({ type: 'session.status_idle', stop_reason: { type: 'end_turn' } });
-      for (const list of [streamed, events]) {
-        expect(types(list)).toEqual(expect.arrayContaining(['session.status_running', 'agent.tool_use', 'agent.tool_result', 'agent.message']));
-      }
-      const use = events.find((e) => e.type === 'agent.tool_use');
-      const result = events.find((e) => e.type === 'agent.tool_result');
-      expect(use.part).toMatchObject({ type: 'tool_call' });
-      expect(result.part).toMatchObject({ type: 'tool_result', call_id: use.part.call_id, status: 'ok' });
-      expect(events.filter((e) => e.type === 'agent.message').at(-1).text).toContain('I wrote made-by-cli.txt.');
-      expect(types(events).indexOf('agent.tool_use')).toBeLessThan(types(events).indexOf('agent.tool_result'));
-      // The file is on the host side of the workspace: the tool ran in the session's sandbox.
-      expect(fs.readFileSync(path.join(workspaceOf(id), 'made-by-cli.txt'), 'utf8')).toBe('from-the-cli\n');
-      // The provider saw the service's key; the call was metered into the session.
-      expect(fake.requests.map((r) => r.path)).toEqual([c.providerPath, c.providerPath]);
-      expect(fake.requests[0]!.headers.authorization ?? fake.requests[0]!.headers['x-api-key']).toMatch(/platform-key-never-in-a-jail/);
-      expect(await prisma.modelUsage.count({ where: { sessionId: id } })).toBe(2);
-      const conversation = (await prisma.session.findUniqueOrThrow({ where: { id } })).cliConversationId;
-      expect(conversation).toBeTruthy();
+    it(
+      'a turn: the CLI calls the gateway, writes a file in /workspace with its shell tool, events stream, idle end_turn; the next turn resumes',
+      async () => {
+        const { id } = await session();
+        fake.enqueue(c.shellStep('echo from-the-cli > made-by-cli.txt', 'Writing the file now.'), { kind: 'text', text: 'I wrote made-by-cli.txt.' });
+        const live = collectSse(`${s.base}/sessions/${id}/events/stream`, s.adminToken, (f) => f.some((x) => x.data?.type === 'session.status_idle'), {
+          timeoutMs: FIRST_TURN_MS,
+        });
+        await sendText(s, id, 'write made-by-cli.txt');
+        const frames = await live;
+        const events = await waitForEvents(s, id, 'session.status_idle', 1, FIRST_TURN_MS);
+        const streamed = frames.map((f) => f.data);
+        expect(streamed.at(-1), JSON.stringify(events.filter((e) => e.type === 'session.error'))).toMatchObject({
+          type: 'session.status_idle',
+          stop_reason: { type: 'end_turn' },
+        });
+        for (const list of [streamed, events]) {
+          expect(types(list)).toEqual(expect.arrayContaining(['session.status_running', 'agent.tool_use', 'agent.tool_result', 'agent.message']));
+        }
+        const use = events.find((e) => e.type === 'agent.tool_use');
+        const result = events.find((e) => e.type === 'agent.tool_result');
+        expect(use.part).toMatchObject({ type: 'tool_call' });
+        expect(result.part).toMatchObject({ type: 'tool_result', call_id: use.part.call_id, status: 'ok' });
+        expect(events.filter((e) => e.type === 'agent.message').at(-1).text).toContain('I wrote made-by-cli.txt.');
+        expect(types(events).indexOf('agent.tool_use')).toBeLessThan(types(events).indexOf('agent.tool_result'));
+        // The file is on the host side of the workspace: the tool ran in the session's sandbox.
+        expect(fs.readFileSync(path.join(workspaceOf(id), 'made-by-cli.txt'), 'utf8')).toBe('from-the-cli\n');
+        // The provider saw the service's key; the call was metered into the session.
+        expect(fake.requests.map((r) => r.path)).toEqual([c.providerPath, c.providerPath]);
+        expect(fake.requests[0]!.headers.authorization ?? fake.requests[0]!.headers['x-api-key']).toMatch(/platform-key-never-in-a-jail/);
+        expect(await prisma.modelUsage.count({ where: { sessionId: id } })).toBe(2);
+        const conversation = (await prisma.session.findUniqueOrThrow({ where: { id } })).cliConversationId;
+        expect(conversation).toBeTruthy();
 
-      // Second turn: the CLI resumes its own conversation.
-      fake.enqueue({ kind: 'text', text: 'You asked me to write made-by-cli.txt.' });
-      await sendText(s, id, 'what did I ask you?');
-      const after = await waitForEvents(s, id, 'session.status_idle', 2, 120_000);
-      expect(after.at(-1)).toMatchObject({ stop_reason: { type: 'end_turn' } });
-      expect(after.filter((e) => e.type === 'agent.message').at(-1).text).toBe('You asked me to write made-by-cli.txt.');
-      const seen = c.conversationOf(fake.requests.at(-1)!.body);
-      expect(seen).toContain('write made-by-cli.txt');
-      expect(seen).toContain('I wrote made-by-cli.txt.');
-      expect(seen).toContain('what did I ask you?');
-      expect((await prisma.session.findUniqueOrThrow({ where: { id } })).cliConversationId).toBe(conversation);
+        // Second turn: the CLI resumes its own conversation.
+        fake.enqueue({ kind: 'text', text: 'You asked me to write made-by-cli.txt.' });
+        await sendText(s, id, 'what did I ask you?');
+        const after = await waitForEvents(s, id, 'session.status_idle', 2, 120_000);
+        expect(after.at(-1)).toMatchObject({ stop_reason: { type: 'end_turn' } });
+        expect(after.filter((e) => e.type === 'agent.message').at(-1).text).toBe('You asked me to write made-by-cli.txt.');
+        const seen = c.conversationOf(fake.requests.at(-1)!.body);
+        expect(seen).toContain('write made-by-cli.txt');
+        expect(seen).toContain('I wrote made-by-cli.txt.');
+        expect(seen).toContain('what did I ask you?');
+        expect((await prisma.session.findUniqueOrThrow({ where: { id } })).cliConversationId).toBe(conversation);
 
-      // Nothing the CLI holds names a provider key: its workspace and state directory.
-      const held = filesUnder(workspaceOf(id));
-      expect(held).not.toContain(OPENAI_KEY);
-      expect(held).not.toContain(ANTHROPIC_KEY);
-    }, CASE_MS);
+        // Nothing the CLI holds names a provider key: its workspace and state directory.
+        const held = filesUnder(workspaceOf(id));
+        expect(held).not.toContain(OPENAI_KEY);
+        expect(held).not.toContain(ANTHROPIC_KEY);
+      },
+      CASE_MS,
+    );
 
-    it('interrupt of a CLI waiting on the provider: idle within about a second, the jail\'s processes gone, no key in their environment', async () => {
-      const { id } = await session();
-      fake.enqueue({ kind: 'hang', text: 'thinking' });
-      await sendText(s, id, 'take your time');
-      await waitFor(async () => fake.requests.length > 0, FIRST_TURN_MS, 'the CLI to call the provider');
-      const procs = jailProcesses(id);
-      expect(procs.length).toBeGreaterThan(0);
-      // The running CLI's own environment: the session credential, never a provider key.
-      expectSessionCredentialOnly(procs);
+    it(
+      "interrupt of a CLI waiting on the provider: idle within about a second, the jail's processes gone, no key in their environment",
+      async () => {
+        const { id } = await session();
+        fake.enqueue({ kind: 'hang', text: 'thinking' });
+        await sendText(s, id, 'take your time');
+        await waitFor(async () => fake.requests.length > 0, FIRST_TURN_MS, 'the CLI to call the provider');
+        const procs = jailProcesses(id);
+        expect(procs.length).toBeGreaterThan(0);
+        // The running CLI's own environment: the session credential, never a provider key.
+        expectSessionCredentialOnly(procs);
 
-      const started = Date.now();
-      expect((await s.api('POST', `/sessions/${id}/interrupt`)).body).toEqual({ status: 'interrupting' });
-      const events = await waitForEvents(s, id, 'session.status_idle', 1, 10_000);
-      const took = Date.now() - started;
-      expect(events.at(-1)).toMatchObject({ type: 'session.status_idle', stop_reason: { type: 'end_turn' } });
-      expect(took).toBeLessThan(1500);
-      if (!engineAdapter(c.agentType)?.server) {
-        await waitFor(async () => jailProcesses(id).length === 0, 2000, 'the jail\'s processes to be gone');
-        return;
-      }
-      // A CLI kept running as the sandbox's server: the interrupted turn is over, the server
-      // answers the next turn at once, and the archive takes it away with the sandbox.
-      expect(jailProcesses(id).length).toBeGreaterThan(0);
-      fake.enqueue({ kind: 'text', text: 'after the interrupt' });
-      await sendText(s, id, 'still there?');
-      const next = await waitForEvents(s, id, 'session.status_idle', 2, 60_000);
-      expect(next.filter((e) => e.type === 'agent.message' && e.final).map((e) => e.text)).toContain('after the interrupt');
-      await waitFor(async () => (await s.api('POST', `/sessions/${id}/archive`)).status === 200, 5000, 'the archive');
-      await waitFor(async () => jailProcesses(id).length === 0, 5000, 'the jail\'s processes to be gone');
-    }, CASE_MS);
+        const started = Date.now();
+        expect((await s.api('POST', `/sessions/${id}/interrupt`)).body).toEqual({ status: 'interrupting' });
+        const events = await waitForEvents(s, id, 'session.status_idle', 1, 10_000);
+        const took = Date.now() - started;
+        expect(events.at(-1)).toMatchObject({ type: 'session.status_idle', stop_reason: { type: 'end_turn' } });
+        expect(took).toBeLessThan(1500);
+        if (!engineAdapter(c.agentType)?.server) {
+          await waitFor(async () => jailProcesses(id).length === 0, 2000, "the jail's processes to be gone");
+          return;
+        }
+        // A CLI kept running as the sandbox's server: the interrupted turn is over, the server
+        // answers the next turn at once, and the archive takes it away with the sandbox.
+        expect(jailProcesses(id).length).toBeGreaterThan(0);
+        fake.enqueue({ kind: 'text', text: 'after the interrupt' });
+        await sendText(s, id, 'still there?');
+        const next = await waitForEvents(s, id, 'session.status_idle', 2, 60_000);
+        expect(next.filter((e) => e.type === 'agent.message' && e.final).map((e) => e.text)).toContain('after the interrupt');
+        await waitFor(async () => (await s.api('POST', `/sessions/${id}/archive`)).status === 200, 5000, 'the archive');
+        await waitFor(async () => jailProcesses(id).length === 0, 5000, "the jail's processes to be gone");
+      },
+      CASE_MS,
+    );
 
-    it('a budget reached mid-turn stops the CLI: stop_reason budget_reached', async () => {
-      const { id } = await session({ budget: { type: 'limit', max_list_cost: { amount: '1', currency: 'USD' } } });
-      // The first answer costs far more than 1 cent: the budget is reached when it is metered, and
-      // the CLI's next call (after its tool ran) is refused by the gateway. (Not so much that the
-      // universe's starting credits run out: the next test's sends would be refused.)
-      fake.enqueue({ ...c.shellStep('echo spent > spent.txt', 'Spending.'), usage: { input: 1_000_000, output: 10 } } as FakeStep, { kind: 'text', text: 'never reached' });
-      await sendText(s, id, 'spend it all');
-      const events = await waitForEvents(s, id, 'session.status_idle', 1, FIRST_TURN_MS);
-      expect(events.at(-1), JSON.stringify(events.filter((e) => e.type === 'session.error'))).toMatchObject({ type: 'session.status_idle', stop_reason: { type: 'budget_reached' } });
-      expect(fake.requests).toHaveLength(1);
-      expect((await s.api('GET', `/sessions/${id}`)).body.session.status).toBe('idle');
-    }, CASE_MS);
+    it(
+      'a budget reached mid-turn stops the CLI: stop_reason budget_reached',
+      async () => {
+        const { id } = await session({ budget: { type: 'limit', max_list_cost: { amount: '1', currency: 'USD' } } });
+        // The first answer costs far more than 1 cent: the budget is reached when it is metered, and
+        // the CLI's next call (after its tool ran) is refused by the gateway. (Not so much that the
+        // universe's starting credits run out: the next test's sends would be refused.)
+        fake.enqueue({ ...c.shellStep('echo spent > spent.txt', 'Spending.'), usage: { input: 1_000_000, output: 10 } } as FakeStep, {
+          kind: 'text',
+          text: 'never reached',
+        });
+        await sendText(s, id, 'spend it all');
+        const events = await waitForEvents(s, id, 'session.status_idle', 1, FIRST_TURN_MS);
+        expect(events.at(-1), JSON.stringify(events.filter((e) => e.type === 'session.error'))).toMatchObject({
+          type: 'session.status_idle',
+          stop_reason: { type: 'budget_reached' },
+        });
+        expect(fake.requests).toHaveLength(1);
+        expect((await s.api('GET', `/sessions/${id}`)).body.session.status).toBe('idle');
+      },
+      CASE_MS,
+    );
 
-    it('history and the live stream agree on the mapped events', async () => {
-      const { id } = await session();
-      fake.enqueue({ kind: 'text', text: 'pong' });
-      await sendText(s, id, 'ping');
-      const events = await waitForEvents(s, id, 'session.status_idle', 1, FIRST_TURN_MS);
-      // Streamed chunks (final: false) may come first; the complete message is the one that counts.
-      const complete = events.filter((e) => e.final !== false);
-      expect(types(complete).filter((t) => t.startsWith('agent.') || t.startsWith('session.status')), JSON.stringify(events.slice(-3))).toEqual(['session.status_running', 'agent.message', 'session.status_idle']);
-      expect((await history(s, id)).find((e) => e.type === 'agent.message' && e.final !== false).text).toBe('pong');
-    }, CASE_MS);
+    it(
+      'history and the live stream agree on the mapped events',
+      async () => {
+        const { id } = await session();
+        fake.enqueue({ kind: 'text', text: 'pong' });
+        await sendText(s, id, 'ping');
+        const events = await waitForEvents(s, id, 'session.status_idle', 1, FIRST_TURN_MS);
+        // Streamed chunks (final: false) may come first; the complete message is the one that counts.
+        const complete = events.filter((e) => e.final !== false);
+        expect(
+          types(complete).filter((t) => t.startsWith('agent.') || t.startsWith('session.status')),
+          JSON.stringify(events.slice(-3)),
+        ).toEqual(['session.status_running', 'agent.message', 'session.status_idle']);
+        expect((await history(s, id)).find((e) => e.type === 'agent.message' && e.final !== false).text).toBe('pong');
+      },
+      CASE_MS,
+    );
   });
 }

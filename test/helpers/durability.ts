@@ -15,10 +15,7 @@ export const DB = process.env.TEST_DATABASE_URL;
 export const REDIS = process.env.TEST_REDIS_URL;
 
 /** The configurations to run: always PGlite; PostgreSQL + Redis when the suite has them. */
-export const CONFIGS = [
-  { name: 'PGlite', postgres: false },
-  ...(DB && REDIS ? [{ name: 'PostgreSQL + Redis', postgres: true }] : []),
-] as const;
+export const CONFIGS = [{ name: 'PGlite', postgres: false }, ...(DB && REDIS ? [{ name: 'PostgreSQL + Redis', postgres: true }] : [])] as const;
 
 const schemas: string[] = [];
 
@@ -123,7 +120,14 @@ export function sseFrames(text: string): { event: string; data: any }[] {
   });
 }
 
-export interface Delivery { at: number; path: string; deliveryId: string; eventId: string; type: string; answered: number | null }
+export interface Delivery {
+  at: number;
+  path: string;
+  deliveryId: string;
+  eventId: string;
+  type: string;
+  answered: number | null;
+}
 
 /**
  * A webhook receiver on loopback. `plan(path, n)` says what the n-th request (0-based) to a
@@ -141,7 +145,14 @@ export async function startReceiver(plan: (path: string, n: number) => number | 
       counts.set(p, n + 1);
       const answer = plan(p, n);
       const parsed = JSON.parse(body || '{}');
-      deliveries.push({ at: Date.now(), path: p, deliveryId: String(req.headers['x-service-delivery']), eventId: parsed.id, type: parsed.type, answered: answer === 'hang' ? null : answer });
+      deliveries.push({
+        at: Date.now(),
+        path: p,
+        deliveryId: String(req.headers['x-service-delivery']),
+        eventId: parsed.id,
+        type: parsed.type,
+        answered: answer === 'hang' ? null : answer,
+      });
       if (answer !== 'hang') res.writeHead(answer).end();
     });
   });

@@ -60,7 +60,11 @@ export interface LiveEngine {
 }
 
 /** A running session of the test server whose credential the CLI uses, and its turns. */
-export async function liveEngine(s: TestServer, adapter: EngineAdapter, opts: { model: string; reasoningEffort?: string | null; systemPrompt?: string }): Promise<LiveEngine> {
+export async function liveEngine(
+  s: TestServer,
+  adapter: EngineAdapter,
+  opts: { model: string; reasoningEffort?: string | null; systemPrompt?: string },
+): Promise<LiveEngine> {
   const { bin, pathPrefix } = await engineInstall(adapter);
   const { session } = await readySession(s);
   // The gateway accepts the credential only while a turn of its session runs.
@@ -71,7 +75,11 @@ export async function liveEngine(s: TestServer, adapter: EngineAdapter, opts: { 
   const env = { PATH: `${pathPrefix}${process.env.PATH!}`, HOME: home, AGENT_SERVICE_TOKEN: token };
   const scrub = (text: string) => text.replaceAll(token, '<AGENT_SERVICE_TOKEN>').replaceAll(workspace, '/workspace').replaceAll(home, '/home/agent');
   return {
-    sessionId: session.id, token, workspace, home, env,
+    sessionId: session.id,
+    token,
+    workspace,
+    home,
+    env,
     async turn(prompt, resumeId, turnOpts = {}) {
       const events: EngineEvent[] = [];
       const lines: string[] = [];
@@ -83,11 +91,24 @@ export async function liveEngine(s: TestServer, adapter: EngineAdapter, opts: { 
       const spawn = localSpawner({ cwd: workspace, env, stderr });
       const teeing: CliSpawner = async (i, signal) => {
         const proc = await spawn(i, signal);
-        return { ...proc, lines: (async function* () { for await (const l of proc.lines) { lines.push(l); yield l; } })() };
+        return {
+          ...proc,
+          lines: (async function* () {
+            for await (const l of proc.lines) {
+              lines.push(l);
+              yield l;
+            }
+          })(),
+        };
       };
       const result = await runCliTurn({
-        invocation: inv, mapper: adapter.mapper(), spawn: teeing,
-        emit: async (e) => { events.push(e); turnOpts.onEvent?.(e); },
+        invocation: inv,
+        mapper: adapter.mapper(),
+        spawn: teeing,
+        emit: async (e) => {
+          events.push(e);
+          turnOpts.onEvent?.(e);
+        },
         signal: turnOpts.signal ?? new AbortController().signal,
       });
       return { events, result, lines, stderr: stderr.join('') };
@@ -96,23 +117,42 @@ export async function liveEngine(s: TestServer, adapter: EngineAdapter, opts: { 
       if (!process.env.RECORD_CLI_FIXTURES) return;
       const target = path.join(import.meta.dirname, '../fixtures', dir, name);
       fs.mkdirSync(path.dirname(target), { recursive: true });
-      fs.writeFileSync(target, `${lines.map(scrub).filter((l) => l.trim()).join('\n')}\n`);
+      fs.writeFileSync(
+        target,
+        `${lines
+          .map(scrub)
+          .filter((l) => l.trim())
+          .join('\n')}\n`,
+      );
     },
   };
 }
 
 export const fixtureLines = (dir: string, name: string) => fs.readFileSync(path.join(import.meta.dirname, '../fixtures', dir, name), 'utf8').split('\n');
 
-interface ToolCall { name: string; input: Record<string, unknown>; id: string }
+interface ToolCall {
+  name: string;
+  input: Record<string, unknown>;
+  id: string;
+}
 
 /**
  * A live turn in which the CLI's own shell command fails (`exit 3`) and its file read fails
  * (missing file), in the CLI's tool names: recorded as `<fixtures>/tool-errors-turn.jsonl`;
  * the turn ends normally and both results are errors.
  */
-export async function expectFailingToolsTurn(s: TestServer, fake: FakeProvider, adapter: EngineAdapter, fixtures: string, calls: { shell: ToolCall; read: ToolCall; reasoning?: string }): Promise<void> {
+export async function expectFailingToolsTurn(
+  s: TestServer,
+  fake: FakeProvider,
+  adapter: EngineAdapter,
+  fixtures: string,
+  calls: { shell: ToolCall; read: ToolCall; reasoning?: string },
+): Promise<void> {
   const live = await liveEngine(s, adapter, { model: 'claude-sonnet-4-5' });
-  fake.enqueue({ kind: 'tool_call', ...(calls.reasoning ? { reasoning: calls.reasoning } : {}), ...calls.shell, more: [calls.read], text: 'Trying.' }, { kind: 'text', text: 'Both failed.' });
+  fake.enqueue(
+    { kind: 'tool_call', ...(calls.reasoning ? { reasoning: calls.reasoning } : {}), ...calls.shell, more: [calls.read], text: 'Trying.' },
+    { kind: 'text', text: 'Both failed.' },
+  );
   const turn = await live.turn('try both', null);
   live.record(fixtures, 'tool-errors-turn.jsonl', turn.lines);
   expect(turn.result.stop, turn.stderr).toEqual({ type: 'end_turn' });

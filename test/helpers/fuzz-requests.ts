@@ -24,9 +24,27 @@ type JsonSchema = { [k: string]: unknown };
 const HUGE = 'h'.repeat(70_000);
 
 const HOSTILE_STRINGS = [
-  '', ' ', '\u0000', 'a\u0000b', '\ud800', 'x\udfffy', '\ud83d', '__proto__', 'constructor', 'prototype',
-  '../../etc/passwd', '%00', '%', '<script>alert(1)</script>', "' OR 1=1 --", '\u202e\u0301', '\r\n\r\nX: y',
-  '\u{1F600}', 'agent_01aaaaaaaaaaaaaaaaaaaaaaaa', 'sess_', HUGE,
+  '',
+  ' ',
+  '\u0000',
+  'a\u0000b',
+  '\ud800',
+  'x\udfffy',
+  '\ud83d',
+  '__proto__',
+  'constructor',
+  'prototype',
+  '../../etc/passwd',
+  '%00',
+  '%',
+  '<script>alert(1)</script>',
+  "' OR 1=1 --",
+  '\u202e\u0301',
+  '\r\n\r\nX: y',
+  '\u{1F600}',
+  'agent_01aaaaaaaaaaaaaaaaaaaaaaaa',
+  'sess_',
+  HUGE,
 ];
 const hostileString = fc.oneof(fc.constantFrom(...HOSTILE_STRINGS), fc.string({ unit: 'binary', maxLength: 40 }));
 const hostileValue: fc.Arbitrary<unknown> = fc.oneof(
@@ -52,7 +70,8 @@ function fromSchema(schema: JsonSchema | undefined, defs: Record<string, JsonSch
     case 'string': {
       const min = (schema.minLength as number | undefined) ?? 0;
       const max = Math.max(min, Math.min((schema.maxLength as number | undefined) ?? 24, min + 24));
-      if (schema.format === 'uri' || schema.format === 'url') return fc.constantFrom('https://example.com/x', 'https://hooks.example.com/h', 'http://127.0.0.1:1/');
+      if (schema.format === 'uri' || schema.format === 'url')
+        return fc.constantFrom('https://example.com/x', 'https://hooks.example.com/h', 'http://127.0.0.1:1/');
       if (typeof schema.pattern === 'string') {
         try {
           return fc.stringMatching(new RegExp(schema.pattern)).filter((v) => v.length >= min && v.length <= max + 40);
@@ -65,7 +84,12 @@ function fromSchema(schema: JsonSchema | undefined, defs: Record<string, JsonSch
     case 'integer':
       return fc.integer({ min: (schema.minimum as number | undefined) ?? -5, max: Math.min((schema.maximum as number | undefined) ?? 2000, 1e9) });
     case 'number':
-      return fc.double({ noNaN: true, noDefaultInfinity: true, min: (schema.minimum as number | undefined) ?? -1e6, max: (schema.maximum as number | undefined) ?? 1e6 });
+      return fc.double({
+        noNaN: true,
+        noDefaultInfinity: true,
+        min: (schema.minimum as number | undefined) ?? -1e6,
+        max: (schema.maximum as number | undefined) ?? 1e6,
+      });
     case 'boolean':
       return fc.boolean();
     case 'null':
@@ -92,7 +116,8 @@ function replaceLeaf(value: unknown, n: number, replacement: unknown): unknown {
   const leaves: { parent: Record<string, unknown> | unknown[]; key: string | number }[] = [];
   const walk = (v: unknown) => {
     if (Array.isArray(v)) v.forEach((x, i) => (x !== null && typeof x === 'object' ? walk(x) : leaves.push({ parent: v, key: i })));
-    else if (v && typeof v === 'object') for (const [k, x] of Object.entries(v)) (x !== null && typeof x === 'object' ? walk(x) : leaves.push({ parent: v as Record<string, unknown>, key: k }));
+    else if (v && typeof v === 'object')
+      for (const [k, x] of Object.entries(v)) x !== null && typeof x === 'object' ? walk(x) : leaves.push({ parent: v as Record<string, unknown>, key: k });
   };
   const copy = structuredClone(value);
   walk(copy);
@@ -119,15 +144,20 @@ export function validBodyArbitrary(route: RestRoute): fc.Arbitrary<unknown> {
 
 function bodyArbitrary(route: RestRoute): fc.Arbitrary<Uint8Array> {
   const validish = validBodyArbitrary(route);
-  const text = fc.oneof(
-    { weight: 4, arbitrary: validish.map((v) => JSON.stringify(v) ?? 'null') },
-    { weight: 4, arbitrary: fc.tuple(validish, fc.nat(), hostileValue).map(([v, n, h]) => JSON.stringify(replaceLeaf(v, n, h)) ?? 'null') },
-    // an own `__proto__` / constructor key next to valid fields
-    { weight: 1, arbitrary: validish.map((v) => `{"__proto__":{"polluted":"yes"},"constructor":{"prototype":{"polluted":"yes"}},"v":${JSON.stringify(v) ?? 'null'}}`) },
-    { weight: 1, arbitrary: fc.integer({ min: 60, max: 20_000 }).map((d) => '{"a":'.repeat(d) + '1' + '}'.repeat(d)) },
-    { weight: 1, arbitrary: fc.constantFrom('', '{', '{"a":}', 'null', '[]', '"str"', '1e999', '{"a":1}{"b":2}', '\ufeff{}') },
-    { weight: 1, arbitrary: hostileValue.map((v) => JSON.stringify(v) ?? 'null') },
-  ).map(utf8);
+  const text = fc
+    .oneof(
+      { weight: 4, arbitrary: validish.map((v) => JSON.stringify(v) ?? 'null') },
+      { weight: 4, arbitrary: fc.tuple(validish, fc.nat(), hostileValue).map(([v, n, h]) => JSON.stringify(replaceLeaf(v, n, h)) ?? 'null') },
+      // an own `__proto__` / constructor key next to valid fields
+      {
+        weight: 1,
+        arbitrary: validish.map((v) => `{"__proto__":{"polluted":"yes"},"constructor":{"prototype":{"polluted":"yes"}},"v":${JSON.stringify(v) ?? 'null'}}`),
+      },
+      { weight: 1, arbitrary: fc.integer({ min: 60, max: 20_000 }).map((d) => '{"a":'.repeat(d) + '1' + '}'.repeat(d)) },
+      { weight: 1, arbitrary: fc.constantFrom('', '{', '{"a":}', 'null', '[]', '"str"', '1e999', '{"a":1}{"b":2}', '\ufeff{}') },
+      { weight: 1, arbitrary: hostileValue.map((v) => JSON.stringify(v) ?? 'null') },
+    )
+    .map(utf8);
   const bytes = fc.oneof(
     { weight: 12, arbitrary: text },
     { weight: 1, arbitrary: fc.uint8Array({ maxLength: 64 }) }, // not UTF-8, not JSON
@@ -160,8 +190,15 @@ function queryArbitrary(route: RestRoute): fc.Arbitrary<string> {
       /* no names: random ones only */
     }
   }
-  const name = fc.oneof(...(names.length ? [fc.constantFrom(...names)] : []), fc.constantFrom('x', '__proto__', 'constructor', 'limit[]', ''), fc.string({ maxLength: 6 }));
-  const value = fc.oneof(fc.constantFrom('1', '0', '-1', '100', '1001', '1e3', 'true', 'null', 'abc', 'file_01abc', 'R1BDOlM6c2tpbGxfMDE='), hostileString.filter((v) => v.length < 5000));
+  const name = fc.oneof(
+    ...(names.length ? [fc.constantFrom(...names)] : []),
+    fc.constantFrom('x', '__proto__', 'constructor', 'limit[]', ''),
+    fc.string({ maxLength: 6 }),
+  );
+  const value = fc.oneof(
+    fc.constantFrom('1', '0', '-1', '100', '1001', '1e3', 'true', 'null', 'abc', 'file_01abc', 'R1BDOlM6c2tpbGxfMDE='),
+    hostileString.filter((v) => v.length < 5000),
+  );
   const pair = fc.oneof(
     { weight: 6, arbitrary: fc.tuple(name, value).map(([n, v]) => `${encodeSegment(n)}=${encodeSegment(v)}`) },
     { weight: 1, arbitrary: fc.constantFrom('x=%ff', 'x=%00', '%00=1', 'x=%', 'x=%e2%82', 'ids[]=a&ids[]=b', 'a=1&a=2', 'x') },
@@ -169,10 +206,22 @@ function queryArbitrary(route: RestRoute): fc.Arbitrary<string> {
   return fc.array(pair, { maxLength: 4 }).map((pairs) => (pairs.length ? `?${pairs.join('&')}` : ''));
 }
 
-const headerValue = fc.oneof(fc.string({ unit: 'grapheme-ascii', maxLength: 40 }), fc.constantFrom('', 'x'.repeat(300), 'ümlaut'.normalize('NFD').replace(/[^\x20-\x7e]/g, '?')));
+const headerValue = fc.oneof(
+  fc.string({ unit: 'grapheme-ascii', maxLength: 40 }),
+  fc.constantFrom('', 'x'.repeat(300), 'ümlaut'.normalize('NFD').replace(/[^\x20-\x7e]/g, '?')),
+);
 const CONTENT_TYPES = [
-  'application/json', 'application/json; charset=utf-8', 'application/json; charset=latin1', 'application/merge-patch+json',
-  'text/plain', 'application/xml', 'multipart/form-data', 'multipart/form-data; boundary=XX', 'application/x-www-form-urlencoded', '', 'garbage',
+  'application/json',
+  'application/json; charset=utf-8',
+  'application/json; charset=latin1',
+  'application/merge-patch+json',
+  'text/plain',
+  'application/xml',
+  'multipart/form-data',
+  'multipart/form-data; boundary=XX',
+  'application/x-www-form-urlencoded',
+  '',
+  'garbage',
 ];
 
 /** One request to `route`: path ids, query, headers and (for bodied methods) a body. */
@@ -181,9 +230,13 @@ export function requestArbitrary(route: RestRoute, known: KnownIds, adminToken: 
   const segments = fc.tuple(...parts.map((part, i) => (part.startsWith('{') ? segmentArbitrary(`${parts[i - 1]}/${part}`, known) : fc.constant(part))));
   // fetch cannot send a GET body; a DELETE may carry one (and should be ignored)
   const none = fc.constant<Uint8Array | undefined>(undefined);
-  const body = route.method === 'GET'
-    ? none
-    : fc.oneof({ weight: route.method === 'DELETE' ? 4 : 1, arbitrary: none }, { weight: route.method === 'DELETE' ? 1 : 7, arbitrary: bodyArbitrary(route) });
+  const body =
+    route.method === 'GET'
+      ? none
+      : fc.oneof(
+          { weight: route.method === 'DELETE' ? 4 : 1, arbitrary: none },
+          { weight: route.method === 'DELETE' ? 1 : 7, arbitrary: bodyArbitrary(route) },
+        );
   // Usually just a token and JSON; now and then odd universes, keys, encodings and accepts.
   const extra = fc.record(
     {
@@ -195,11 +248,16 @@ export function requestArbitrary(route: RestRoute, known: KnownIds, adminToken: 
     },
     { requiredKeys: [] },
   );
-  const headers = fc.tuple(
-    fc.oneof({ weight: 12, arbitrary: fc.constant(`Bearer ${adminToken}`) }, { weight: 1, arbitrary: fc.constantFrom('', 'Bearer ', 'Bearer ast_nope', 'Basic YTpi', `Bearer ${adminToken}x`) }),
-    fc.oneof({ weight: 6, arbitrary: fc.constant('application/json') }, { weight: 2, arbitrary: fc.constantFrom(...CONTENT_TYPES) }),
-    fc.oneof({ weight: 4, arbitrary: fc.constant({}) }, { weight: 1, arbitrary: extra }),
-  ).map(([authorization, contentType, more]) => ({ authorization, 'content-type': contentType, ...more }));
+  const headers = fc
+    .tuple(
+      fc.oneof(
+        { weight: 12, arbitrary: fc.constant(`Bearer ${adminToken}`) },
+        { weight: 1, arbitrary: fc.constantFrom('', 'Bearer ', 'Bearer ast_nope', 'Basic YTpi', `Bearer ${adminToken}x`) },
+      ),
+      fc.oneof({ weight: 6, arbitrary: fc.constant('application/json') }, { weight: 2, arbitrary: fc.constantFrom(...CONTENT_TYPES) }),
+      fc.oneof({ weight: 4, arbitrary: fc.constant({}) }, { weight: 1, arbitrary: extra }),
+    )
+    .map(([authorization, contentType, more]) => ({ authorization, 'content-type': contentType, ...more }));
   return fc.tuple(segments, queryArbitrary(route), headers, body).map(([segs, query, hdrs, bytes]) => {
     const h: Record<string, string> = {};
     for (const [k, v] of Object.entries(hdrs)) if (v !== undefined && v !== '') h[k] = v;
@@ -244,9 +302,15 @@ export function answerProblem(answer: FuzzAnswer): string | null {
     return `status ${answer.status} with a body that is not JSON: ${answer.text.slice(0, 200)}`;
   }
   const env = body as { error?: { code?: unknown; message?: unknown } };
-  const ok = body !== null && typeof body === 'object' && Object.keys(body).join() === 'error'
-    && env.error !== null && typeof env.error === 'object' && Object.keys(env.error!).sort().join() === 'code,message'
-    && typeof env.error!.code === 'string' && typeof env.error!.message === 'string';
+  const ok =
+    body !== null &&
+    typeof body === 'object' &&
+    Object.keys(body).join() === 'error' &&
+    env.error !== null &&
+    typeof env.error === 'object' &&
+    Object.keys(env.error!).sort().join() === 'code,message' &&
+    typeof env.error!.code === 'string' &&
+    typeof env.error!.message === 'string';
   return ok ? null : `status ${answer.status} without the envelope: ${answer.text.slice(0, 200)}`;
 }
 

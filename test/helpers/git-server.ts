@@ -33,9 +33,16 @@ export async function startGitServer(opts: { token?: string } = {}): Promise<Git
     const url = new URL(req.url ?? '/', 'http://x');
     const cgi = spawn('/usr/lib/git-core/git-http-backend', [], {
       env: {
-        GIT_PROJECT_ROOT: root, GIT_HTTP_EXPORT_ALL: '1', PATH_INFO: url.pathname, QUERY_STRING: url.search.slice(1),
-        REQUEST_METHOD: req.method ?? 'GET', CONTENT_TYPE: req.headers['content-type'] ?? '', REMOTE_USER: 'test', REMOTE_ADDR: '127.0.0.1',
-        PATH: process.env.PATH ?? '/usr/bin:/bin', HTTP_GIT_PROTOCOL: String(req.headers['git-protocol'] ?? ''),
+        GIT_PROJECT_ROOT: root,
+        GIT_HTTP_EXPORT_ALL: '1',
+        PATH_INFO: url.pathname,
+        QUERY_STRING: url.search.slice(1),
+        REQUEST_METHOD: req.method ?? 'GET',
+        CONTENT_TYPE: req.headers['content-type'] ?? '',
+        REMOTE_USER: 'test',
+        REMOTE_ADDR: '127.0.0.1',
+        PATH: process.env.PATH ?? '/usr/bin:/bin',
+        HTTP_GIT_PROTOCOL: String(req.headers['git-protocol'] ?? ''),
       },
     });
     req.pipe(cgi.stdin);
@@ -60,7 +67,13 @@ export async function startGitServer(opts: { token?: string } = {}): Promise<Git
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  const git = (cwd: string, ...args: string[]) => execFileSync('git', args, { cwd, env: { ...process.env, GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@t', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@t' } }).toString().trim();
+  const git = (cwd: string, ...args: string[]) =>
+    execFileSync('git', args, {
+      cwd,
+      env: { ...process.env, GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@t', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@t' },
+    })
+      .toString()
+      .trim();
   return {
     url: base,
     root,

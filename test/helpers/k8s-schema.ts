@@ -8,7 +8,11 @@ import path from 'node:path';
 import { createRequire } from 'node:module';
 import * as k8s from '@kubernetes/client-node';
 
-interface Attr { name: string; baseName: string; type: string }
+interface Attr {
+  name: string;
+  baseName: string;
+  type: string;
+}
 type Model = { getAttributeTypeMap?: () => Attr[] };
 const models = k8s as unknown as Record<string, Model | undefined>;
 const MODEL_DIR = path.join(path.dirname(createRequire(import.meta.url).resolve('@kubernetes/client-node')), 'gen', 'models');

@@ -11,9 +11,18 @@ const addFormats = ((addFormatsModule as unknown as { default?: FormatsPlugin })
 
 type JsonSchema = Record<string, unknown>;
 
-interface MediaType { schema?: JsonSchema; 'x-event-schema'?: JsonSchema }
-interface ResponseObject { description?: string; content?: Record<string, MediaType> }
-interface Operation { operationId?: string; responses: Record<string, ResponseObject> }
+interface MediaType {
+  schema?: JsonSchema;
+  'x-event-schema'?: JsonSchema;
+}
+interface ResponseObject {
+  description?: string;
+  content?: Record<string, MediaType>;
+}
+interface Operation {
+  operationId?: string;
+  responses: Record<string, ResponseObject>;
+}
 export interface OpenApiDocument {
   openapi: string;
   paths: Record<string, Record<string, Operation>>;
@@ -37,7 +46,11 @@ export class OpenApiViolation extends Error {
   override name = 'OpenApiViolation';
 }
 
-interface PathTemplate { template: string; pattern: RegExp; literalSegments: number }
+interface PathTemplate {
+  template: string;
+  pattern: RegExp;
+  literalSegments: number;
+}
 
 const COMPONENTS_ID = 'https://agent-service.test/components.json';
 const HTTP_METHODS = new Set(['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace']);
@@ -79,7 +92,8 @@ export class ResponseValidator {
     this.ajv.addFormat('binary', true);
     // Component refs point into the OpenAPI document; give them a JSON Schema home of their own.
     this.ajv.addSchema({ $id: COMPONENTS_ID, $defs: this.rewriteRefs(doc.components?.schemas ?? {}) });
-    this.templates = Object.keys(doc.paths).map(compileTemplate)
+    this.templates = Object.keys(doc.paths)
+      .map(compileTemplate)
       .sort((a, b) => b.literalSegments - a.literalSegments);
   }
 
@@ -120,7 +134,9 @@ export class ResponseValidator {
     const { template, operation } = found;
     const name = `${operation.operationId ?? '?'} (${res.method.toUpperCase()} ${template})`;
     const fail = (what: string): never => {
-      throw new OpenApiViolation(`OpenAPI: ${name} answered ${res.status}${mediaType ? ` ${mediaType}` : ''}: ${what}\nbody: ${JSON.stringify(res.body)?.slice(0, 600)}`);
+      throw new OpenApiViolation(
+        `OpenAPI: ${name} answered ${res.status}${mediaType ? ` ${mediaType}` : ''}: ${what}\nbody: ${JSON.stringify(res.body)?.slice(0, 600)}`,
+      );
     };
     const statusClass = `${String(res.status)[0]}XX`;
     const response = operation.responses[String(res.status)] ?? operation.responses[statusClass] ?? operation.responses.default;
@@ -152,20 +168,28 @@ export class ResponseValidator {
     if (!schema) throw new OpenApiViolation(`OpenAPI: ${name} streams events but documents no x-event-schema`);
     const validate = this.validatorFor(`${found.template} GET event`, schema);
     if (!validate(frame.data)) {
-      throw new OpenApiViolation(`OpenAPI: ${name} sent an event ${frame.event}: ${(validate.errors ?? []).map(describeError).join('; ')}\ndata: ${JSON.stringify(frame.data)?.slice(0, 600)}`);
+      throw new OpenApiViolation(
+        `OpenAPI: ${name} sent an event ${frame.event}: ${(validate.errors ?? []).map(describeError).join('; ')}\ndata: ${JSON.stringify(frame.data)?.slice(0, 600)}`,
+      );
     }
     const data = frame.data as { id?: unknown; type?: unknown };
     if (frame.id !== data.id || frame.event !== data.type) {
-      throw new OpenApiViolation(`OpenAPI: ${name} sent a frame whose id:/event: (${frame.id}, ${frame.event}) are not its event's id and type (${String(data.id)}, ${String(data.type)})`);
+      throw new OpenApiViolation(
+        `OpenAPI: ${name} sent a frame whose id:/event: (${frame.id}, ${frame.event}) are not its event's id and type (${String(data.id)}, ${String(data.type)})`,
+      );
     }
   }
 
   private checkErrorEnvelope(name: string, res: ObservedResponse, mediaType: string | null): void {
     const envelope = this.doc.components?.schemas?.Error;
     if (!envelope) return;
-    if (!mediaType || !isJson(mediaType)) throw new OpenApiViolation(`OpenAPI: ${name} answered ${res.status} ${mediaType ?? 'without a content type'}; errors are JSON envelopes`);
+    if (!mediaType || !isJson(mediaType))
+      throw new OpenApiViolation(`OpenAPI: ${name} answered ${res.status} ${mediaType ?? 'without a content type'}; errors are JSON envelopes`);
     const validate = this.validatorFor('#error-envelope', { $ref: '#/components/schemas/Error' });
-    if (!validate(res.body)) throw new OpenApiViolation(`OpenAPI: ${name} answered ${res.status} outside the error envelope: ${(validate.errors ?? []).map(describeError).join('; ')}`);
+    if (!validate(res.body))
+      throw new OpenApiViolation(
+        `OpenAPI: ${name} answered ${res.status} outside the error envelope: ${(validate.errors ?? []).map(describeError).join('; ')}`,
+      );
   }
 }
 

@@ -80,9 +80,10 @@ export async function startTestServer(overrides: Partial<Config> = {}, opts: { s
 
   // Every /v1 answer is checked against the document this server publishes (fetched once).
   let validator: Promise<ResponseValidator> | undefined;
-  const responseValidator = () => (validator ??= fetch(`${base}/openapi.json`)
-    .then((r) => r.json() as Promise<OpenApiDocument>)
-    .then((doc) => new ResponseValidator(doc)));
+  const responseValidator = () =>
+    (validator ??= fetch(`${base}/openapi.json`)
+      .then((r) => r.json() as Promise<OpenApiDocument>)
+      .then((doc) => new ResponseValidator(doc)));
   const unregister = registerValidator(base, responseValidator);
 
   const resolve = (target: string) =>
@@ -139,19 +140,33 @@ export async function startTestServer(overrides: Partial<Config> = {}, opts: { s
     }
     if (full.startsWith(`${base}/`)) {
       (await responseValidator()).check({
-        method, path: full.slice(base.length), status: res.status, contentType: res.headers.get('content-type'), body: parsed, empty: bytes.length === 0,
+        method,
+        path: full.slice(base.length),
+        status: res.status,
+        contentType: res.headers.get('content-type'),
+        body: parsed,
+        empty: bytes.length === 0,
       });
     }
     return { status: res.status, body: parsed as T, headers: res.headers, bytes };
   }
 
   const server: TestServer = {
-    url, base, adminToken, adminEmail: cfg.adminEmail, adminPassword, running,
+    url,
+    base,
+    adminToken,
+    adminEmail: cfg.adminEmail,
+    adminPassword,
+    running,
     api: call,
     fetch: checkedFetch,
     gql: (query, variables, opts = {}) => call('POST', '/graphql', { ...opts, body: { query, variables } }),
     async login(email = cfg.adminEmail, password = adminPassword) {
-      const res = await fetch(`${url}/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email, password }) });
+      const res = await fetch(`${url}/auth/login`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ email, password }),
+      });
       if (res.status !== 200) throw new Error(`login failed: ${res.status} ${await res.text()}`);
       const cookie = res.headers.get('set-cookie')!;
       return cookie.split(';')[0]!;

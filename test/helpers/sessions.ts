@@ -35,10 +35,14 @@ export async function history(s: TestServer, sessionId: string): Promise<any[]> 
 /** Waits until the history holds `count` events of `type`. */
 export async function waitForEvents(s: TestServer, sessionId: string, type: string, count = 1, timeoutMs = 10_000): Promise<any[]> {
   let events: any[] = [];
-  await waitFor(async () => {
-    events = await history(s, sessionId);
-    return events.filter((e) => e.type === type).length >= count;
-  }, timeoutMs, `${count} × ${type}`);
+  await waitFor(
+    async () => {
+      events = await history(s, sessionId);
+      return events.filter((e) => e.type === type).length >= count;
+    },
+    timeoutMs,
+    `${count} × ${type}`,
+  );
   return events;
 }
 
@@ -46,10 +50,19 @@ export function sendText(s: TestServer, sessionId: string, text: string, headers
   return s.api('POST', `/sessions/${sessionId}/events`, { body: { events: [{ type: 'user.message', content: [{ type: 'text', text }] }] }, headers });
 }
 
-export interface SseFrame { id: string | null; event: string | null; data: any }
+export interface SseFrame {
+  id: string | null;
+  event: string | null;
+  data: any;
+}
 
 /** Opens the session's SSE stream; collect frames until `until` says stop. */
-export async function collectSse(url: string, token: string, until: (frames: SseFrame[]) => boolean, opts: { headers?: Record<string, string>; timeoutMs?: number; onOpen?: () => void } = {}): Promise<SseFrame[]> {
+export async function collectSse(
+  url: string,
+  token: string,
+  until: (frames: SseFrame[]) => boolean,
+  opts: { headers?: Record<string, string>; timeoutMs?: number; onOpen?: () => void } = {},
+): Promise<SseFrame[]> {
   const ctl = new AbortController();
   const timer = setTimeout(() => ctl.abort(), opts.timeoutMs ?? 10_000);
   const res = await fetch(url, { headers: { authorization: `Bearer ${token}`, ...opts.headers }, signal: ctl.signal });

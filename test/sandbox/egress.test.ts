@@ -33,7 +33,11 @@ const TOKEN = 'ghp_repo_token_that_must_stay_outside_1';
 const ROTATED = 'ghp_rotated_token_that_must_stay_outside_2';
 const SECRET = 'sk_live_secret_value_that_must_stay_outside';
 
-interface Seen { method: string; url: string; headers: http.IncomingHttpHeaders }
+interface Seen {
+  method: string;
+  url: string;
+  headers: http.IncomingHttpHeaders;
+}
 
 function recordingServer(seen: Seen[], reply = 'upstream says hi'): http.Server {
   return http.createServer((req, res) => {
@@ -96,10 +100,15 @@ describe.skipIf(!bwrapAvailable())('egress through the service', () => {
     s = await startTestServer();
     const agent = (await s.api('POST', '/agents', { body: {} })).body.agent;
     const put = await s.api('PUT', `/agents/${agent.id}/secrets/API_KEY`, {
-      body: { value: SECRET, description: `Upstream key.\negress: 127.0.0.1:${plainPort} X-Api-Key: {value}\negress: 127.0.0.1:${tlsPort} X-Api-Key: key={value}` },
+      body: {
+        value: SECRET,
+        description: `Upstream key.\negress: 127.0.0.1:${plainPort} X-Api-Key: {value}\negress: 127.0.0.1:${tlsPort} X-Api-Key: key={value}`,
+      },
     });
     expect(put.status, JSON.stringify(put.body)).toBe(200);
-    const created = await s.api('POST', '/sessions', { body: { agent: agent.id, resources: [{ type: 'github_repository', url: repo.url, authorization_token: TOKEN, mount_path: '/repo' }] } });
+    const created = await s.api('POST', '/sessions', {
+      body: { agent: agent.id, resources: [{ type: 'github_repository', url: repo.url, authorization_token: TOKEN, mount_path: '/repo' }] },
+    });
     expect(created.status, JSON.stringify(created.body)).toBe(201);
     session = created.body.session;
     await waitIdle(s, session.id);
@@ -113,7 +122,10 @@ describe.skipIf(!bwrapAvailable())('egress through the service', () => {
     plain?.close();
     secure?.close();
     fs.rmSync(caDir, { recursive: true, force: true });
-    for (const [k, v] of [['OUTBOUND_ALLOW', saved.allow], ['EGRESS_UPSTREAM_CA_FILE', saved.ca]] as const) {
+    for (const [k, v] of [
+      ['OUTBOUND_ALLOW', saved.allow],
+      ['EGRESS_UPSTREAM_CA_FILE', saved.ca],
+    ] as const) {
       if (v === undefined) delete process.env[k];
       else process.env[k] = v;
     }
@@ -138,7 +150,9 @@ describe.skipIf(!bwrapAvailable())('egress through the service', () => {
   });
 
   it('git clones over HTTP through the proxy with the injected repository token', async () => {
-    const r = await box.exec(`${viaProxy}git clone -q ${repo.url} /workspace/again && cat /workspace/again/README.md && cat /workspace/again/.git/config`, { timeoutMs: 30_000 });
+    const r = await box.exec(`${viaProxy}git clone -q ${repo.url} /workspace/again && cat /workspace/again/README.md && cat /workspace/again/.git/config`, {
+      timeoutMs: 30_000,
+    });
     expect(r.exitCode, r.stderr).toBe(0);
     expect(r.stdout).toContain('hello from the repo');
     expect(r.stdout).not.toContain(TOKEN);
@@ -157,7 +171,10 @@ describe.skipIf(!bwrapAvailable())('egress through the service', () => {
     for (const needle of [TOKEN, SECRET, Buffer.from(`x-access-token:${TOKEN}`).toString('base64')]) {
       expect(r.stdout).not.toContain(needle);
     }
-    const search = await box.exec(`grep -rIsl -D skip -e ${TOKEN} -e ${SECRET} / --exclude-dir=proc --exclude-dir=sys --exclude-dir=usr --exclude-dir=lib --exclude-dir=dev; echo done`, { timeoutMs: 60_000 });
+    const search = await box.exec(
+      `grep -rIsl -D skip -e ${TOKEN} -e ${SECRET} / --exclude-dir=proc --exclude-dir=sys --exclude-dir=usr --exclude-dir=lib --exclude-dir=dev; echo done`,
+      { timeoutMs: 60_000 },
+    );
     expect(search.stdout).toBe('done\n');
   });
 
@@ -179,7 +196,10 @@ describe.skipIf(!bwrapAvailable())('egress through the service', () => {
   });
 
   it('a forged session credential is refused with 407, even on the session’s own socket', async () => {
-    const r = await box.exec(`${viaProxy}curl -s -o /dev/null -w "%{http_code}" --proxy http://session:ast_sbx_forged@127.0.0.1:3128 http://127.0.0.1:${plainPort}/`, { timeoutMs: 10_000 });
+    const r = await box.exec(
+      `${viaProxy}curl -s -o /dev/null -w "%{http_code}" --proxy http://session:ast_sbx_forged@127.0.0.1:3128 http://127.0.0.1:${plainPort}/`,
+      { timeoutMs: 10_000 },
+    );
     expect(r.stdout).toBe('407');
   });
 
@@ -198,17 +218,22 @@ describe.skipIf(!bwrapAvailable())('egress through the service', () => {
     const second = git.createRepo('acme/second', { 'x.txt': 'x' });
     const agent = (await s.api('POST', '/agents', { body: {} })).body.agent;
     // Two tokens for one host at create: refused.
-    const both = await s.api('POST', '/sessions', { body: { agent: agent.id, resources: [
-      { type: 'github_repository', url: repo.url, authorization_token: TOKEN, mount_path: '/a' },
-      { type: 'github_repository', url: second.url, authorization_token: ROTATED, mount_path: '/b' },
-    ] } });
+    const both = await s.api('POST', '/sessions', {
+      body: {
+        agent: agent.id,
+        resources: [
+          { type: 'github_repository', url: repo.url, authorization_token: TOKEN, mount_path: '/a' },
+          { type: 'github_repository', url: second.url, authorization_token: ROTATED, mount_path: '/b' },
+        ],
+      },
+    });
     expectError(both, 400, 'egress_header_conflict');
     // A live session's repository token and an agent secret for the same host with another value:
     // the secret is refused while the session lives (PUT secret), and a session whose token would
     // meet an existing secret is refused at create.
-    const ok = await s.api('POST', '/sessions', { body: { agent: agent.id, resources: [
-      { type: 'github_repository', url: repo.url, authorization_token: TOKEN, mount_path: '/a' },
-    ] } });
+    const ok = await s.api('POST', '/sessions', {
+      body: { agent: agent.id, resources: [{ type: 'github_repository', url: repo.url, authorization_token: TOKEN, mount_path: '/a' }] },
+    });
     expect(ok.status).toBe(201);
     const host = new URL(repo.url).host;
     const refused = await s.api('PUT', `/agents/${agent.id}/secrets/GIT_PAT`, { body: { value: 'another-value', description: `egress: ${host}` } });
@@ -216,17 +241,20 @@ describe.skipIf(!bwrapAvailable())('egress through the service', () => {
     expect(refused.body.error.message).not.toContain('another-value');
     expect(refused.body.error.message).not.toContain(TOKEN);
     const withSecret = (await s.api('POST', '/agents', { body: {} })).body.agent;
-    expect((await s.api('PUT', `/agents/${withSecret.id}/secrets/GIT_PAT`, { body: { value: 'another-value', description: `egress: ${host}` } })).status).toBe(200);
-    const conflict = await s.api('POST', '/sessions', { body: { agent: withSecret.id, resources: [
-      { type: 'github_repository', url: repo.url, authorization_token: ROTATED, mount_path: '/a' },
-    ] } });
+    expect((await s.api('PUT', `/agents/${withSecret.id}/secrets/GIT_PAT`, { body: { value: 'another-value', description: `egress: ${host}` } })).status).toBe(
+      200,
+    );
+    const conflict = await s.api('POST', '/sessions', {
+      body: { agent: withSecret.id, resources: [{ type: 'github_repository', url: repo.url, authorization_token: ROTATED, mount_path: '/a' }] },
+    });
     expectError(conflict, 400, 'egress_header_conflict');
     expect(conflict.body.error.message).toMatch(/secret GIT_PAT/);
     expect(conflict.body.error.message).not.toContain(ROTATED);
     // At create the same check runs when the session's agent is known (planResources' agentId).
     const universeId = (await prisma.agent.findUniqueOrThrow({ where: { id: withSecret.id } })).universeId;
-    await expect(planResources(universeId, 'sess_not_made', [{ type: 'github_repository', url: repo.url, authorization_token: TOKEN }], [], { agentId: withSecret.id }))
-      .rejects.toMatchObject({ code: 'egress_header_conflict', message: expect.stringMatching(/secret GIT_PAT/) });
+    await expect(
+      planResources(universeId, 'sess_not_made', [{ type: 'github_repository', url: repo.url, authorization_token: TOKEN }], [], { agentId: withSecret.id }),
+    ).rejects.toMatchObject({ code: 'egress_header_conflict', message: expect.stringMatching(/secret GIT_PAT/) });
   });
 
   it('/gateway/ answers 503 in the error envelope until the model gateway endpoint exists', async () => {

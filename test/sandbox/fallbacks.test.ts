@@ -81,7 +81,9 @@ describe.skipIf(!unshareAvailable())('without bubblewrap: util-linux unshare', (
 
   it("has only its own loopback: the host's 127.0.0.1:5432 is unreachable", async () => {
     const box = (await driver.get('sess_unshare'))!;
-    const r = await box.exec('(exec 3<>/dev/tcp/127.0.0.1/5432 && echo CONNECTED) 2>&1; cat /proc/net/dev | tail -n +3 | cut -d: -f1 | tr -d " "', { timeoutMs: 5000 });
+    const r = await box.exec('(exec 3<>/dev/tcp/127.0.0.1/5432 && echo CONNECTED) 2>&1; cat /proc/net/dev | tail -n +3 | cut -d: -f1 | tr -d " "', {
+      timeoutMs: 5000,
+    });
     expect(r.stdout).not.toContain('CONNECTED');
     expect(r.stdout.trim().split('\n').at(-1)).toBe('lo');
   });
@@ -108,7 +110,13 @@ describe.skipIf(!unshareAvailable())('without bubblewrap: util-linux unshare', (
 
 describe('no namespace at all: a plain process, loudly', () => {
   const warnings: string[] = [];
-  const driver = createLocalDriver({ rootDir: root, bwrapPath: '/nonexistent/bwrap', unsharePath: '/nonexistent/unshare', egress, logger: { warn: (m) => warnings.push(m) } });
+  const driver = createLocalDriver({
+    rootDir: root,
+    bwrapPath: '/nonexistent/bwrap',
+    unsharePath: '/nonexistent/unshare',
+    egress,
+    logger: { warn: (m) => warnings.push(m) },
+  });
 
   it('warns once and still lets commands name /workspace', async () => {
     const box = await driver.provision({ sessionId: 'sess_plain_ws' });
@@ -147,7 +155,7 @@ describe.skipIf(!cgroupSupport())('machine shape through cgroups', () => {
 
   it('vcpus is a CPU quota of that many CPU periods', () => {
     const found = execFileSync('find', ['/sys/fs/cgroup', '-maxdepth', '8', '-type', 'd', '-name', 'sandbox-sess_shape']).toString().trim().split('\n');
-    const quota = found.map((d) => [path.join(d, 'cpu.cfs_quota_us'), path.join(d, 'cpu.max')]).flat().find((f) => fs.existsSync(f))!;
+    const quota = found.flatMap((d) => [path.join(d, 'cpu.cfs_quota_us'), path.join(d, 'cpu.max')]).find((f) => fs.existsSync(f))!;
     const text = fs.readFileSync(quota, 'utf8').trim();
     expect(text === '200000' || text === '200000 100000').toBe(true);
   });

@@ -49,14 +49,20 @@ describe.each(CASES)('a $agentType turn on the kubernetes driver', (c) => {
     fs.chmodSync(imageEngines, 0o755);
     k8s = await startFakeKubernetes({ image: { '/opt/engines': imageEngines } });
     restoreEnv = setProcessEnv({
-      KUBECONFIG: k8s.kubeconfig, K8S_NAMESPACE: ns, K8S_WARM_POOL_SIZE: '1',
-      EGRESS_LISTEN: '127.0.0.1:0', EGRESS_UPSTREAM: '127.0.0.1', SANDBOX_SNAPSHOT_IDLE_MS: '500',
+      KUBECONFIG: k8s.kubeconfig,
+      K8S_NAMESPACE: ns,
+      K8S_WARM_POOL_SIZE: '1',
+      EGRESS_LISTEN: '127.0.0.1:0',
+      EGRESS_UPSTREAM: '127.0.0.1',
+      SANDBOX_SNAPSHOT_IDLE_MS: '500',
     });
     provider = await startFakeProvider();
     s = await startTestServer({
       sandboxDriver: 'kubernetes',
-      openaiApiKey: OPENAI_KEY, openaiBaseUrl: provider.openaiBaseUrl,
-      anthropicApiKey: ANTHROPIC_KEY, anthropicBaseUrl: provider.anthropicBaseUrl,
+      openaiApiKey: OPENAI_KEY,
+      openaiBaseUrl: provider.openaiBaseUrl,
+      anthropicApiKey: ANTHROPIC_KEY,
+      anthropicBaseUrl: provider.anthropicBaseUrl,
     });
   }, 900_000);
 
@@ -83,11 +89,16 @@ describe.each(CASES)('a $agentType turn on the kubernetes driver', (c) => {
     const { id } = await session();
     warmSession = id;
     provider.enqueue(c.shellStep('echo from-the-pod-cli > made-by-cli.txt', 'Writing the file now.'), { kind: 'text', text: 'I wrote made-by-cli.txt.' });
-    const live = collectSse(`${s.base}/sessions/${id}/events/stream`, s.adminToken, (f) => f.some((x) => x.data?.type === 'session.status_idle'), { timeoutMs: 300_000 });
+    const live = collectSse(`${s.base}/sessions/${id}/events/stream`, s.adminToken, (f) => f.some((x) => x.data?.type === 'session.status_idle'), {
+      timeoutMs: 300_000,
+    });
     await sendText(s, id, 'write made-by-cli.txt');
     const streamed = (await live).map((f) => f.data);
     const events = await waitForEvents(s, id, 'session.status_idle', 1, 60_000);
-    expect(streamed.at(-1), JSON.stringify(events.filter((e) => e.type === 'session.error'))).toMatchObject({ type: 'session.status_idle', stop_reason: { type: 'end_turn' } });
+    expect(streamed.at(-1), JSON.stringify(events.filter((e) => e.type === 'session.error'))).toMatchObject({
+      type: 'session.status_idle',
+      stop_reason: { type: 'end_turn' },
+    });
     for (const list of [streamed, events]) {
       expect(types(list)).toEqual(expect.arrayContaining(['session.status_running', 'agent.tool_use', 'agent.tool_result', 'agent.message']));
       expect(types(list).indexOf('agent.tool_use')).toBeLessThan(types(list).indexOf('agent.tool_result'));
@@ -138,7 +149,7 @@ describe.each(CASES)('a $agentType turn on the kubernetes driver', (c) => {
     const took = Date.now() - started;
     expect(events.at(-1)).toMatchObject({ type: 'session.status_idle', stop_reason: { type: 'end_turn' } });
     expect(took).toBeLessThan(1500);
-    await waitFor(async () => cliProcesses(id).length === 0, 2000, 'the CLI\'s processes to leave the pod');
+    await waitFor(async () => cliProcesses(id).length === 0, 2000, "the CLI's processes to leave the pod");
     // Nothing the CLI wrote in the pod's workspace (its state and settings) names a provider key either.
     const workspace = await (await sandboxOf(id)).exec('tar -c -C /workspace .', { maxOutputBytes: 256 * 1024 * 1024 });
     expect(workspace.exitCode).toBe(0);

@@ -38,7 +38,10 @@ describe.skipIf(!usable)('kubernetes driver', () => {
     return createKubernetesDriver({
       kubeConfig: kc,
       settings,
-      egress: { env: (id) => ({ AGENT_SERVICE_TOKEN: `tok-${id}`, AGENT_SERVICE_EGRESS: 'http://127.0.0.1:3128' }), caPem: '-----BEGIN CERTIFICATE-----\nfake\n-----END CERTIFICATE-----' },
+      egress: {
+        env: (id) => ({ AGENT_SERVICE_TOKEN: `tok-${id}`, AGENT_SERVICE_EGRESS: 'http://127.0.0.1:3128' }),
+        caPem: '-----BEGIN CERTIFICATE-----\nfake\n-----END CERTIFICATE-----',
+      },
       egressUpstream: `127.0.0.1:${(upstream.address() as AddressInfo).port}`,
       instanceId: name,
       snapshots: blobSnapshots(() => blobs),
@@ -76,10 +79,26 @@ describe.skipIf(!usable)('kubernetes driver', () => {
 
   it('warm pods are locked down and shaped from the defaults', () => {
     const pod = fake.pods(NS)[0]!;
-    expect(pod.metadata.labels).toMatchObject({ 'app.kubernetes.io/name': 'agent-sandbox', 'app.kubernetes.io/managed-by': 'agent-service', 'agent-service/state': 'warm' });
+    expect(pod.metadata.labels).toMatchObject({
+      'app.kubernetes.io/name': 'agent-sandbox',
+      'app.kubernetes.io/managed-by': 'agent-service',
+      'agent-service/state': 'warm',
+    });
     const spec = pod.spec as any;
-    expect(spec).toMatchObject({ automountServiceAccountToken: false, enableServiceLinks: false, restartPolicy: 'Never', securityContext: { runAsNonRoot: true, runAsUser: 1000, seccompProfile: { type: 'RuntimeDefault' } } });
-    expect(spec.containers[0].securityContext).toEqual({ allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, runAsNonRoot: true, runAsUser: 1000, capabilities: { drop: ['ALL'] }, seccompProfile: { type: 'RuntimeDefault' } });
+    expect(spec).toMatchObject({
+      automountServiceAccountToken: false,
+      enableServiceLinks: false,
+      restartPolicy: 'Never',
+      securityContext: { runAsNonRoot: true, runAsUser: 1000, seccompProfile: { type: 'RuntimeDefault' } },
+    });
+    expect(spec.containers[0].securityContext).toEqual({
+      allowPrivilegeEscalation: false,
+      readOnlyRootFilesystem: true,
+      runAsNonRoot: true,
+      runAsUser: 1000,
+      capabilities: { drop: ['ALL'] },
+      seccompProfile: { type: 'RuntimeDefault' },
+    });
     expect(spec.containers[0].resources).toEqual({ requests: { cpu: '250m', memory: '2048Mi' }, limits: { cpu: '1000m', memory: '2048Mi' } });
   });
 
@@ -89,7 +108,11 @@ describe.skipIf(!usable)('kubernetes driver', () => {
     const claimMs = Date.now() - started;
     const pod = fake.pods(NS).find((p) => p.metadata.name === one.podOf('sess_k8s_a'))!;
     expect(pod.metadata.labels).toMatchObject({ 'agent-service/state': 'claimed', 'agent-service/session': 'sess_k8s_a' });
-    expect(pod.metadata.annotations).toMatchObject({ 'agent-service/session-id': 'sess_k8s_a', 'agent-service/universe-id': 'uni-of-sess_k8s_a', 'agent-service/claimed-by': 'api-1' });
+    expect(pod.metadata.annotations).toMatchObject({
+      'agent-service/session-id': 'sess_k8s_a',
+      'agent-service/universe-id': 'uni-of-sess_k8s_a',
+      'agent-service/claimed-by': 'api-1',
+    });
     expect(claimMs).toBeLessThan(2000);
     const r = await sb.exec('id -u; pwd; echo "$AGENT_SERVICE_TOKEN"; echo err >&2; exit 3');
     expect(r).toEqual({ exitCode: 3, stdout: '1000\n/workspace\ntok-sess_k8s_a\n', stderr: 'err\n', timedOut: false, aborted: false, truncated: false });

@@ -72,11 +72,19 @@ describe.skipIf(!fakeClusterUsable())('the service on the kubernetes driver', ()
     agentId = agent.id;
     const port = (upstream.address() as AddressInfo).port;
     await s.api('PUT', `/agents/${agentId}/secrets/UPSTREAM_KEY`, { body: { value: SECRET, description: `egress: 127.0.0.1:${port} X-Api-Key: {value}` } });
-    const warmBefore = k8s.pods(NS).filter((p) => p.metadata.labels['agent-service/state'] === 'warm').map((p) => p.metadata.name);
-    const created = await s.api('POST', '/sessions', { body: { agent: agentId, resources: [
-      { type: 'file', file_id: file.id, mount_path: '/data/in.csv' },
-      { type: 'github_repository', url: repo.url, authorization_token: TOKEN, mount_path: '/tools' },
-    ] } });
+    const warmBefore = k8s
+      .pods(NS)
+      .filter((p) => p.metadata.labels['agent-service/state'] === 'warm')
+      .map((p) => p.metadata.name);
+    const created = await s.api('POST', '/sessions', {
+      body: {
+        agent: agentId,
+        resources: [
+          { type: 'file', file_id: file.id, mount_path: '/data/in.csv' },
+          { type: 'github_repository', url: repo.url, authorization_token: TOKEN, mount_path: '/tools' },
+        ],
+      },
+    });
     expect(created.status, JSON.stringify(created.body)).toBe(201);
     sessionId = created.body.session.id;
     await waitFor(async () => (await s.api('GET', `/sessions/${sessionId}`)).body.session.status === 'idle', 60_000, 'idle');

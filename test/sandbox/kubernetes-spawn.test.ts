@@ -52,8 +52,12 @@ describe('kubernetes driver: streaming processes', () => {
     fs.rmSync(imageEngines, { recursive: true, force: true });
   });
 
-  it('stdout lines arrive while the process runs; stdin, exit code, the session variables, stderr\'s end', async () => {
-    const p = await sb.spawn!({ command: 'echo first; read x; echo "got $x in $(pwd) as $AGENT_SERVICE_TOKEN $EXTRA"; sleep 0.5; echo oops >&2; exit 4', stdin: 'input\n', env: { EXTRA: 'extra' } });
+  it("stdout lines arrive while the process runs; stdin, exit code, the session variables, stderr's end", async () => {
+    const p = await sb.spawn!({
+      command: 'echo first; read x; echo "got $x in $(pwd) as $AGENT_SERVICE_TOKEN $EXTRA"; sleep 0.5; echo oops >&2; exit 4',
+      stdin: 'input\n',
+      env: { EXTRA: 'extra' },
+    });
     const it = p.lines[Symbol.asyncIterator]();
     expect((await it.next()).value).toBe('first');
     let exitedYet = false;
@@ -75,7 +79,10 @@ describe('kubernetes driver: streaming processes', () => {
     const env = await sb.spawn!({ command: 'echo "$TOOL"', env: { TOOL: `${inside}/bin/tool` }, mounts: [{ host: hostDir, inside, marker: DONE_MARKER }] });
     expect(await drain(env)).toEqual([`${POD_COPIES_DIR}${inside}/bin/tool`]);
     // The image's tool@3.0.0 is no finished install: a copy of the host's is used instead.
-    const half = await sb.spawn!({ argv: ['/opt/engines/tool@3.0.0/bin/tool'], mounts: [{ host: hostDir, inside: '/opt/engines/tool@3.0.0', marker: DONE_MARKER }] });
+    const half = await sb.spawn!({
+      argv: ['/opt/engines/tool@3.0.0/bin/tool'],
+      mounts: [{ host: hostDir, inside: '/opt/engines/tool@3.0.0', marker: DONE_MARKER }],
+    });
     expect(await drain(half)).toEqual([`tool ran from ${POD_COPIES_DIR}/opt/engines/tool@3.0.0/bin`]);
     expect((await sb.exec(`ls ${POD_COPIES_DIR}/opt/engines`)).stdout.trim().split('\n')).toEqual(['tool@1.0.0', 'tool@3.0.0']);
   });

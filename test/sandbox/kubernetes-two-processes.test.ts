@@ -43,17 +43,36 @@ describe.skipIf(!usable)('two API processes, sandboxes as pods', () => {
     s3 = new S3rver({ port: 0, address: '127.0.0.1', silent: true, directory: s3dir, configureBuckets: [{ name: 'two', configs: [] }] });
     const s3port = ((await s3.run()) as { port: number }).port;
     const shared = {
-      ADMIN_EMAIL: 'owner@example.test', ADMIN_PASSWORD: 'a long enough password', ADMIN_TOKEN: token,
-      SECRET_KEY: randomBytes(32).toString('hex'), RATE_LIMIT_PER_MINUTE: '100000',
-      DATABASE_URL: `${DB}?schema=${schema}`, REDIS_URL: REDIS!, QUEUE_PREFIX: schema,
-      ANTHROPIC_API_KEY: 'sk-ant-test', ANTHROPIC_BASE_URL: provider.anthropicBaseUrl,
-      BLOB_STORE: 's3', S3_BUCKET: 'two', S3_ENDPOINT: `http://127.0.0.1:${s3port}`, S3_ACCESS_KEY_ID: 'S3RVER', S3_SECRET_ACCESS_KEY: 'S3RVER',
-      SANDBOX_DRIVER: 'kubernetes', KUBECONFIG: k8s.kubeconfig, K8S_NAMESPACE: NS, K8S_WARM_POOL_SIZE: '1',
-      EGRESS_UPSTREAM: '127.0.0.1', OUTBOUND_ALLOW: '127.0.0.1/32', SANDBOX_SNAPSHOT_IDLE_MS: '300',
+      ADMIN_EMAIL: 'owner@example.test',
+      ADMIN_PASSWORD: 'a long enough password',
+      ADMIN_TOKEN: token,
+      SECRET_KEY: randomBytes(32).toString('hex'),
+      RATE_LIMIT_PER_MINUTE: '100000',
+      DATABASE_URL: `${DB}?schema=${schema}`,
+      REDIS_URL: REDIS!,
+      QUEUE_PREFIX: schema,
+      ANTHROPIC_API_KEY: 'sk-ant-test',
+      ANTHROPIC_BASE_URL: provider.anthropicBaseUrl,
+      BLOB_STORE: 's3',
+      S3_BUCKET: 'two',
+      S3_ENDPOINT: `http://127.0.0.1:${s3port}`,
+      S3_ACCESS_KEY_ID: 'S3RVER',
+      S3_SECRET_ACCESS_KEY: 'S3RVER',
+      SANDBOX_DRIVER: 'kubernetes',
+      KUBECONFIG: k8s.kubeconfig,
+      K8S_NAMESPACE: NS,
+      K8S_WARM_POOL_SIZE: '1',
+      EGRESS_UPSTREAM: '127.0.0.1',
+      OUTBOUND_ALLOW: '127.0.0.1/32',
+      SANDBOX_SNAPSHOT_IDLE_MS: '300',
     };
     for (const name of ['a', 'b']) {
       const egressPort = await freePort();
-      const server = await startChildServer({ ...shared, EGRESS_LISTEN: `127.0.0.1:${egressPort}`, DATA_DIR: fs.mkdtempSync(path.join(os.tmpdir(), `two-${name}-`)) });
+      const server = await startChildServer({
+        ...shared,
+        EGRESS_LISTEN: `127.0.0.1:${egressPort}`,
+        DATA_DIR: fs.mkdtempSync(path.join(os.tmpdir(), `two-${name}-`)),
+      });
       procs.push({ server, egressPort });
     }
   }, 180_000);
@@ -84,7 +103,9 @@ describe.skipIf(!usable)('two API processes, sandboxes as pods', () => {
   }
   async function turn(via: number, sessionId: string, command: string, n: number): Promise<string> {
     provider.enqueue({ kind: 'tool_call', name: 'bash', input: { command } }, { kind: 'text', text: 'ok' });
-    const sent = await api(base(via), token, 'POST', `/sessions/${sessionId}/events`, { events: [{ type: 'user.message', content: [{ type: 'text', text: `turn ${n}` }] }] });
+    const sent = await api(base(via), token, 'POST', `/sessions/${sessionId}/events`, {
+      events: [{ type: 'user.message', content: [{ type: 'text', text: `turn ${n}` }] }],
+    });
     expect(sent.status).toBe(202);
     const events = await waitIdle(sessionId, n);
     return events.filter((e) => e.type === 'agent.tool_result').at(-1).part.result.stdout;
@@ -92,7 +113,10 @@ describe.skipIf(!usable)('two API processes, sandboxes as pods', () => {
 
   it('alternating sends all see one workspace; a rotation on one process reaches the other’s egress proxy', async () => {
     const agent = (await api(base(0), token, 'POST', '/agents', {})).body.agent;
-    const created = await api(base(0), token, 'POST', '/sessions', { agent: agent.id, resources: [{ type: 'github_repository', url: repoUrl, authorization_token: T1, mount_path: '/repo' }] });
+    const created = await api(base(0), token, 'POST', '/sessions', {
+      agent: agent.id,
+      resources: [{ type: 'github_repository', url: repoUrl, authorization_token: T1, mount_path: '/repo' }],
+    });
     expect(created.status, JSON.stringify(created.body)).toBe(201);
     const sessionId = created.body.session.id;
     for (let i = 0; i < 600; i++) {

@@ -148,7 +148,11 @@ describe.skipIf(!jailed)('the bubblewrap jail', () => {
     const r = await sb.exec('env');
     expect(r.stdout).not.toContain('must-not-leak');
     expect(r.stdout).not.toContain('ANTHROPIC_API_KEY');
-    const names = r.stdout.trim().split('\n').map((l) => l.split('=')[0]).filter((n) => n !== '_' && n !== 'PWD' && n !== 'SHLVL');
+    const names = r.stdout
+      .trim()
+      .split('\n')
+      .map((l) => l.split('=')[0])
+      .filter((n) => n !== '_' && n !== 'PWD' && n !== 'SHLVL');
     expect(names.sort()).toEqual(['GREETING', 'HOME', 'LANG', 'PATH', 'TERM']);
   });
 
@@ -333,7 +337,12 @@ describe('fallback without the jail', () => {
 
   it('is what the driver falls back to, with one warning, when bwrap is missing', async () => {
     const warnings: string[] = [];
-    const missing = createLocalDriver({ rootDir: root, bwrapPath: '/nonexistent/bwrap', unsharePath: '/nonexistent/unshare', logger: { warn: (m: string) => warnings.push(m) } });
+    const missing = createLocalDriver({
+      rootDir: root,
+      bwrapPath: '/nonexistent/bwrap',
+      unsharePath: '/nonexistent/unshare',
+      logger: { warn: (m: string) => warnings.push(m) },
+    });
     const one = await missing.provision({ sessionId: 'sess_nobwrap1' });
     await missing.provision({ sessionId: 'sess_nobwrap2' });
     expect(warnings).toHaveLength(1);

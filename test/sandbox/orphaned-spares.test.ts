@@ -23,7 +23,7 @@ afterAll(async () => {
   fs.rmSync(dataDir, { recursive: true, force: true });
 });
 
-it('at start, the spares of a stopped process of this host are removed; a running one\'s and another host\'s stay', async () => {
+it("at start, the spares of a stopped process of this host are removed; a running one's and another host's stay", async () => {
   const stopped = spawnSync('true').pid; // a process id that no longer runs
   const [ofStopped, ofRunning, ofOtherHost] = [newId('sess'), newId('sess'), newId('sess')];
 
@@ -36,7 +36,7 @@ it('at start, the spares of a stopped process of this host are removed; a runnin
   spareLedger(dataDir, 'another-host', stopped).add(ofOtherHost);
 
   server = await startTestServer({ dataDir });
-  await waitFor(async () => !fs.existsSync(path.join(dataDir, 'spares', `${os.hostname()}-${stopped}`)), 10_000, 'the stopped process\'s spare to be removed');
+  await waitFor(async () => !fs.existsSync(path.join(dataDir, 'spares', `${os.hostname()}-${stopped}`)), 10_000, "the stopped process's spare to be removed");
   expect(fs.existsSync(path.join(dataDir, 'sandboxes', ofStopped))).toBe(false);
   expect(await sandboxDriver().get(ofStopped)).toBeNull();
   for (const id of [ofRunning, ofOtherHost]) expect(await (await sandboxDriver().get(id))?.readFile('/workspace/warm.txt')).toEqual(Buffer.from('warm'));

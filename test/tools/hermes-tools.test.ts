@@ -45,7 +45,10 @@ describe('bash', () => {
 
   it('times out with timeout_ms, or the caller default', async () => {
     const started = Date.now();
-    expect(await runTool(sb, 'bash', { command: 'sleep 100', timeout_ms: 300 })).toMatchObject({ status: 'error', result: { timed_out: true, exit_code: null } });
+    expect(await runTool(sb, 'bash', { command: 'sleep 100', timeout_ms: 300 })).toMatchObject({
+      status: 'error',
+      result: { timed_out: true, exit_code: null },
+    });
     expect(await runTool(sb, 'bash', { command: 'sleep 100' }, { timeoutMs: 300 })).toMatchObject({ status: 'error', result: { timed_out: true } });
     expect(Date.now() - started).toBeLessThan(5000);
   });
@@ -73,7 +76,10 @@ describe('read_file', () => {
       status: 'ok',
       result: { path: '/workspace/lines.txt', content: 'a\nb\nc\nd', total_lines: 4, truncated: false },
     });
-    expect(await runTool(sb, 'read_file', { path: '/workspace/lines.txt', offset: 2, limit: 2 })).toMatchObject({ status: 'ok', result: { content: 'b\nc', total_lines: 4, truncated: false } });
+    expect(await runTool(sb, 'read_file', { path: '/workspace/lines.txt', offset: 2, limit: 2 })).toMatchObject({
+      status: 'ok',
+      result: { content: 'b\nc', total_lines: 4, truncated: false },
+    });
     expect(await runTool(sb, 'read_file', { path: 'lines.txt', offset: 10 })).toMatchObject({ status: 'ok', result: { content: '' } });
     await sb.writeFile('empty.txt', '');
     expect(await runTool(sb, 'read_file', { path: 'empty.txt' })).toMatchObject({ status: 'ok', result: { content: '', total_lines: 0 } });
@@ -105,7 +111,10 @@ describe('read_file', () => {
     await sb.writeFile('blob.bin', Buffer.from([0x7f, 0x45, 0x00, 0x01]));
     expect(await runTool(sb, 'read_file', { path: 'blob.bin' })).toMatchObject({ status: 'error', result: { binary: true, size: 4 } });
     expect(await runTool(sb, 'read_file', { path: '/workspace' })).toMatchObject({ status: 'error', result: { error: expect.stringMatching(/directory/) } });
-    expect(await runTool(sb, 'read_file', { path: 'missing.txt' })).toMatchObject({ status: 'error', result: { error: expect.stringMatching(/no such file/) } });
+    expect(await runTool(sb, 'read_file', { path: 'missing.txt' })).toMatchObject({
+      status: 'error',
+      result: { error: expect.stringMatching(/no such file/) },
+    });
   });
 });
 
@@ -120,10 +129,22 @@ describe('write_file and edit_file', () => {
 
   it('replaces exactly once, refuses ambiguity and missing strings, or replaces all', async () => {
     await runTool(sb, 'write_file', { path: 'e.txt', content: 'one two two $&' });
-    expect(await runTool(sb, 'edit_file', { path: 'e.txt', old_string: 'one', new_string: '1' })).toEqual({ status: 'ok', result: { path: '/workspace/e.txt', replacements: 1 } });
-    expect(await runTool(sb, 'edit_file', { path: 'e.txt', old_string: 'two', new_string: '2' })).toMatchObject({ status: 'error', result: { error: expect.stringMatching(/occurs 2 times/) } });
-    expect(await runTool(sb, 'edit_file', { path: 'e.txt', old_string: 'zzz', new_string: '' })).toMatchObject({ status: 'error', result: { error: expect.stringMatching(/not found/) } });
-    expect(await runTool(sb, 'edit_file', { path: 'e.txt', old_string: 'two', new_string: '2', replace_all: true })).toMatchObject({ status: 'ok', result: { replacements: 2 } });
+    expect(await runTool(sb, 'edit_file', { path: 'e.txt', old_string: 'one', new_string: '1' })).toEqual({
+      status: 'ok',
+      result: { path: '/workspace/e.txt', replacements: 1 },
+    });
+    expect(await runTool(sb, 'edit_file', { path: 'e.txt', old_string: 'two', new_string: '2' })).toMatchObject({
+      status: 'error',
+      result: { error: expect.stringMatching(/occurs 2 times/) },
+    });
+    expect(await runTool(sb, 'edit_file', { path: 'e.txt', old_string: 'zzz', new_string: '' })).toMatchObject({
+      status: 'error',
+      result: { error: expect.stringMatching(/not found/) },
+    });
+    expect(await runTool(sb, 'edit_file', { path: 'e.txt', old_string: 'two', new_string: '2', replace_all: true })).toMatchObject({
+      status: 'ok',
+      result: { replacements: 2 },
+    });
     // Replacement text is literal: no `$&` patterns.
     expect(await runTool(sb, 'edit_file', { path: 'e.txt', old_string: '$&', new_string: '$`' })).toMatchObject({ status: 'ok' });
     expect((await sb.readFile('e.txt')).toString()).toBe('1 2 2 $`');

@@ -40,7 +40,12 @@ beforeAll(async () => {
   vendors = await startFakeVendors();
   Object.assign(process.env, { EXA_API_KEY: vendors.keys.exa, EXA_BASE_URL: vendors.exaBaseUrl });
   fake = await startFakeProvider();
-  s = await startTestServer({ anthropicApiKey: 'sk-ant-test', anthropicBaseUrl: fake.anthropicBaseUrl, openaiApiKey: 'sk-oai-relay-test', openaiBaseUrl: fake.openaiBaseUrl });
+  s = await startTestServer({
+    anthropicApiKey: 'sk-ant-test',
+    anthropicBaseUrl: fake.anthropicBaseUrl,
+    openaiApiKey: 'sk-oai-relay-test',
+    openaiBaseUrl: fake.openaiBaseUrl,
+  });
 });
 afterAll(async () => {
   await s?.stop();
@@ -105,7 +110,10 @@ describe('the MCP relay', () => {
     const r = await client.callTool({ name: 'mcp__docs__search', arguments: { query: 'relay' } });
     expect(r.isError).toBe(false);
     // Structured content as a text block of its JSON (codex would show a model only that part).
-    expect(r.content).toEqual([{ type: 'text', text: '3 pages match "relay"' }, { type: 'text', text: '{"hits":3}' }]);
+    expect(r.content).toEqual([
+      { type: 'text', text: '3 pages match "relay"' },
+      { type: 'text', text: '{"hits":3}' },
+    ]);
     expect(r.structuredContent).toBeUndefined();
     expect(mcp.calls).toEqual([{ name: 'search', args: { query: 'relay' } }]);
     // The server got the agent's credential on every request to the docs server…
@@ -188,12 +196,14 @@ describe('the MCP relay', () => {
 
   it('a tool the policy says to ask about is refused with a tool error (a CLI cannot pause mid-call)', async () => {
     const { agentId, token } = await runningSession({ mcpServers: [docs({ tools: { include: ['search', 'add'] } })] });
-    const put = await s.api('PUT', `/agents/${agentId}/tool-policy`, { body: { default: 'always_allow', rules: [{ target: 'tool', name: 'mcp__docs__search', policy: 'always_ask' }] } });
+    const put = await s.api('PUT', `/agents/${agentId}/tool-policy`, {
+      body: { default: 'always_allow', rules: [{ target: 'tool', name: 'mcp__docs__search', policy: 'always_ask' }] },
+    });
     expect(put.status, JSON.stringify(put.body)).toBe(200);
     const client = await relayClient(token);
     const r = await client.callTool({ name: 'mcp__docs__search', arguments: { query: 'x' } });
     expect(r.isError).toBe(true);
-    expect(text(r)).toContain('needs a person\'s confirmation');
+    expect(text(r)).toContain("needs a person's confirmation");
     const ok = await client.callTool({ name: 'mcp__docs__add', arguments: { a: 1, b: 2 } });
     expect(text(ok)).toBe('3');
     expect(mcp.calls.map((c) => c.name)).toEqual(['add']);
@@ -204,11 +214,12 @@ describe('the MCP relay', () => {
 describe('who may use the relay', () => {
   it('a credential outside a running turn, a forged one or none: 401; GET and DELETE: 405', async () => {
     const { id, token } = await runningSession({ mcpServers: [docs()] });
-    const post = (auth: string | null) => fetch(`${s.url}/gateway/mcp`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...(auth ? { authorization: `Bearer ${auth}` } : {}) },
-      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} }),
-    });
+    const post = (auth: string | null) =>
+      fetch(`${s.url}/gateway/mcp`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...(auth ? { authorization: `Bearer ${auth}` } : {}) },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} }),
+      });
     expect((await post(token)).status).toBe(200);
     for (const bad of [null, 'nonsense', `${token.slice(0, -4)}AAAA`]) {
       const res = await post(bad);
@@ -227,7 +238,7 @@ describe('who may use the relay', () => {
     expect(mcp.calls).toEqual([]);
   });
 
-  it('another session\'s credential reaches only that session\'s tools', async () => {
+  it("another session's credential reaches only that session's tools", async () => {
     const mine = await runningSession({ mcpServers: [docs({ authentication: { type: 'bearer', token: TOKEN } })], capabilities: ['exa.search'] });
     const other = await runningSession({ mcpServers: [{ name: 'elsewhere', url: mcp.url, tools: { include: ['add'] } }] });
     const client = await relayClient(other.token);
@@ -253,7 +264,10 @@ function codexBinary(): string {
   const bin = path.join(dir, 'node_modules', '.bin', 'codex');
   if (!fs.existsSync(bin)) {
     fs.mkdirSync(dir, { recursive: true });
-    execFileSync('npm', ['install', '--no-save', '--no-audit', '--no-fund', '--prefix', dir, `${codexAdapter.cli.npm}@${CODEX_VERSION}`], { stdio: 'ignore', timeout: 300_000 });
+    execFileSync('npm', ['install', '--no-save', '--no-audit', '--no-fund', '--prefix', dir, `${codexAdapter.cli.npm}@${CODEX_VERSION}`], {
+      stdio: 'ignore',
+      timeout: 300_000,
+    });
   }
   return bin;
 }
@@ -262,7 +276,10 @@ describe('CLI configuration of the relay', () => {
   it('is offered only to agents with a service-side tool, at the gateway as the CLI reaches it', () => {
     expect(mcpRelayFor(null)).toBeNull();
     expect(mcpRelayFor({ mcpServers: [], capabilities: [] })).toBeNull();
-    expect(mcpRelayFor({ mcpServers: [docs()], capabilities: [] })).toMatchObject({ url: 'http://127.0.0.1:3128/gateway/mcp', tokenEnv: 'AGENT_SERVICE_TOKEN' });
+    expect(mcpRelayFor({ mcpServers: [docs()], capabilities: [] })).toMatchObject({
+      url: 'http://127.0.0.1:3128/gateway/mcp',
+      tokenEnv: 'AGENT_SERVICE_TOKEN',
+    });
     expect(mcpRelayFor({ mcpServers: [], capabilities: ['exa.search'] }, `${s.url}/gateway/`)?.url).toBe(`${s.url}/gateway/mcp`);
     // Events name a relayed tool as hermes does; other MCP servers keep their prefix.
     expect(cliMcpToolName('agent_service', 'mcp__docs__search')).toBe('mcp__docs__search');
@@ -280,26 +297,38 @@ describe('CLI configuration of the relay', () => {
     const config = inv.files[`${home}/.codex/config.toml`]!;
     expect(config).toContain('[mcp_servers.agent_service]\nurl = "http://127.0.0.1:3128/gateway/mcp"\nbearer_token_env_var = "AGENT_SERVICE_TOKEN"');
     expect(JSON.stringify(inv)).not.toContain(TOKEN);
-    const without = codexAdapter.invocation({ prompt: 'hi', systemPrompt: 'sys', model: 'gpt-5', reasoningEffort: null, resumeId: null }, { binPath: 'x', home, gatewayBaseUrl: 'http://g' });
+    const without = codexAdapter.invocation(
+      { prompt: 'hi', systemPrompt: 'sys', model: 'gpt-5', reasoningEffort: null, resumeId: null },
+      { binPath: 'x', home, gatewayBaseUrl: 'http://g' },
+    );
     expect(without.files[`${home}/.codex/config.toml`]).not.toContain('mcp_servers');
 
     // The real codex reads the table as we mean it.
     fs.mkdirSync(`${home}/.codex`, { recursive: true });
     fs.writeFileSync(`${home}/.codex/config.toml`, config);
-    const got = JSON.parse(execFileSync(codexBinary(), ['mcp', 'get', 'agent_service', '--json'], { env: { PATH: process.env.PATH!, HOME: home, CODEX_HOME: `${home}/.codex` }, encoding: 'utf8' }));
+    const got = JSON.parse(
+      execFileSync(codexBinary(), ['mcp', 'get', 'agent_service', '--json'], {
+        env: { PATH: process.env.PATH!, HOME: home, CODEX_HOME: `${home}/.codex` },
+        encoding: 'utf8',
+      }),
+    );
     expect(got).toMatchObject({
-      name: 'agent_service', enabled: true,
+      name: 'agent_service',
+      enabled: true,
       transport: { type: 'streamable_http', url: relay.url, bearer_token_env_var: 'AGENT_SERVICE_TOKEN' },
-      tool_timeout_sec: relay.toolTimeoutSec, startup_timeout_sec: relay.startupTimeoutSec,
+      tool_timeout_sec: relay.toolTimeoutSec,
+      startup_timeout_sec: relay.startupTimeoutSec,
     });
     fs.rmSync(home, { recursive: true, force: true });
   });
 });
 
 describe('the real codex CLI through the relay', () => {
-  it('calls remote MCP tools of the agent (a result, a tool error): the tool server gets the agent\'s credential, codex only the session credential', async () => {
+  it("calls remote MCP tools of the agent (a result, a tool error): the tool server gets the agent's credential, codex only the session credential", async () => {
     const bin = codexBinary();
-    const { agentId, id, token } = await runningSession({ mcpServers: [docs({ tools: { include: ['search', 'fail'] }, authentication: { type: 'bearer', token: TOKEN } })] });
+    const { agentId, id, token } = await runningSession({
+      mcpServers: [docs({ tools: { include: ['search', 'fail'] }, authentication: { type: 'bearer', token: TOKEN } })],
+    });
     const agent = await prisma.agent.findUniqueOrThrow({ where: { id: agentId } });
     const relay = mcpRelayFor(agent, `${s.url}/gateway`);
     const home = fs.mkdtempSync(path.join(os.tmpdir(), 'relay-codex-home-'));
@@ -317,19 +346,45 @@ describe('the real codex CLI through the relay', () => {
     );
     const events: EngineEvent[] = [];
     const stderr: string[] = [];
-    const result = await runCliTurn({ invocation: inv, mapper: codexAdapter.mapper(), spawn: localSpawner({ cwd: workspace, env, stderr }), emit: async (e) => void events.push(e), signal: new AbortController().signal });
+    const result = await runCliTurn({
+      invocation: inv,
+      mapper: codexAdapter.mapper(),
+      spawn: localSpawner({ cwd: workspace, env, stderr }),
+      emit: async (e) => void events.push(e),
+      signal: new AbortController().signal,
+    });
     expect(result.stop, stderr.join('')).toEqual({ type: 'end_turn' });
 
     const offered = fake.requests[0]!.body.tools.find((t: any) => t.type === 'namespace' && t.name === 'mcp__agent_service');
     expect(offered.tools.map((t: any) => t.name).sort()).toEqual(['mcp__docs__fail', 'mcp__docs__search']);
-    expect(mcp.calls).toEqual([{ name: 'search', args: { query: 'relay' } }, { name: 'fail', args: {} }]);
+    expect(mcp.calls).toEqual([
+      { name: 'search', args: { query: 'relay' } },
+      { name: 'fail', args: {} },
+    ]);
     for (const q of mcp.requests) expect(q.headers.authorization).toBe(`Bearer ${TOKEN}`);
     // The events name the tool as hermes does, with the result as hermes records it.
     expect(events.map((e) => e.type)).toEqual(['agent.tool_use', 'agent.tool_result', 'agent.tool_use', 'agent.tool_result', 'agent.message']);
     expect(events[0]!.fields).toMatchObject({ part: { tool_name: 'mcp__docs__search', args: { query: 'relay' } } });
-    expect(events[1]!.fields).toEqual({ part: expect.objectContaining({ tool_name: 'mcp__docs__search', status: 'ok', result: { content: [{ type: 'text', text: '3 pages match "relay"' }, { type: 'text', text: '{"hits":3}' }] } }) });
+    expect(events[1]!.fields).toEqual({
+      part: expect.objectContaining({
+        tool_name: 'mcp__docs__search',
+        status: 'ok',
+        result: {
+          content: [
+            { type: 'text', text: '3 pages match "relay"' },
+            { type: 'text', text: '{"hits":3}' },
+          ],
+        },
+      }),
+    });
     // A tool error reaches codex as an MCP tool error (isError) and comes back as an error result.
-    expect(events[3]!.fields).toMatchObject({ part: { tool_name: 'mcp__docs__fail', status: 'error', result: { error: 'the index is being rebuilt', content: [{ type: 'text', text: 'the index is being rebuilt' }] } } });
+    expect(events[3]!.fields).toMatchObject({
+      part: {
+        tool_name: 'mcp__docs__fail',
+        status: 'error',
+        result: { error: 'the index is being rebuilt', content: [{ type: 'text', text: 'the index is being rebuilt' }] },
+      },
+    });
     // The model read the whole result.
     const output = fake.requests[1]!.body.input.find((x: any) => x.type === 'function_call_output' && x.call_id === 'call_relay_1');
     expect(JSON.stringify(output.output)).toContain('3 pages match');

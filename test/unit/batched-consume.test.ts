@@ -15,7 +15,14 @@ afterAll(async () => {
 type MakeLimiter = (points: number, duration?: number) => RateLimiterAbstract;
 const limiters: [string, MakeLimiter][] = [
   ['memory', (points, duration = 60) => new RateLimiterMemory({ points, duration, keyPrefix: 'rl-test' })],
-  ...(redis ? [['redis', (points, duration = 60) => new RateLimiterRedis({ points, duration, keyPrefix: `rl-test-${randomBytes(4).toString('hex')}`, storeClient: redis })] as [string, MakeLimiter]] : []),
+  ...(redis
+    ? [
+        [
+          'redis',
+          (points, duration = 60) => new RateLimiterRedis({ points, duration, keyPrefix: `rl-test-${randomBytes(4).toString('hex')}`, storeClient: redis }),
+        ] as [string, MakeLimiter],
+      ]
+    : []),
 ];
 
 describe.each(limiters)('batched consume (%s)', (_name, make) => {
@@ -27,7 +34,13 @@ describe.each(limiters)('batched consume (%s)', (_name, make) => {
     limiter.consume = (key, points) => (calls++, original(key, points));
     const decisions = await Promise.all(Array.from({ length: 5 }, () => consume('k')));
     expect(calls).toBe(1);
-    expect(decisions.map((d) => [d.allowed, d.remaining])).toEqual([[true, 2], [true, 1], [true, 0], [false, 0], [false, 0]]);
+    expect(decisions.map((d) => [d.allowed, d.remaining])).toEqual([
+      [true, 2],
+      [true, 1],
+      [true, 0],
+      [false, 0],
+      [false, 0],
+    ]);
     expect(decisions.every((d) => d.msBeforeNext > 0 && d.msBeforeNext <= 60_000)).toBe(true);
     // The next turn's request continues the count: still refused.
     expect((await consume('k')).allowed).toBe(false);

@@ -22,8 +22,11 @@ describe('the error table', () => {
   });
 
   it("takes GraphQL's own input errors as the caller's mistake and masks everything else", () => {
-    expect(errorAnswer(new GraphQLError('Int cannot represent', { extensions: { code: 'BAD_USER_INPUT' } })))
-      .toEqual({ status: 400, code: 'invalid_request', message: 'Int cannot represent' });
+    expect(errorAnswer(new GraphQLError('Int cannot represent', { extensions: { code: 'BAD_USER_INPUT' } }))).toEqual({
+      status: 400,
+      code: 'invalid_request',
+      message: 'Int cannot represent',
+    });
     expect(errorAnswer(new Error('secret stack detail'))).toEqual({ status: 500, code: 'internal_error', message: 'Unexpected error.' });
     expect(errorAnswer(new GraphQLError('x', { extensions: { code: 'made_up' } })).status).toBe(500);
   });

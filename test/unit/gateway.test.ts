@@ -41,19 +41,39 @@ afterAll(async () => {
 });
 
 const request = (provider: 'anthropic' | 'openai', extra: Partial<ModelRequest> = {}): ModelRequest => ({
-  provider, model: provider === 'anthropic' ? 'claude-sonnet-4-5' : 'gpt-5', system: 'sys', tools: [{ name: 'bash', description: 'run', inputSchema: { type: 'object' } }],
-  messages: [{ role: 'user', content: [{ type: 'text', text: 'hi' }, { type: 'image', mediaType: 'image/png', data: 'AAAA' }] }],
+  provider,
+  model: provider === 'anthropic' ? 'claude-sonnet-4-5' : 'gpt-5',
+  system: 'sys',
+  tools: [{ name: 'bash', description: 'run', inputSchema: { type: 'object' } }],
+  messages: [
+    {
+      role: 'user',
+      content: [
+        { type: 'text', text: 'hi' },
+        { type: 'image', mediaType: 'image/png', data: 'AAAA' },
+      ],
+    },
+  ],
   ...(provider === 'openai' ? { api: 'chat' as const } : {}), // Chat Completions here; Responses: test/gateway/responses.test.ts
   ...extra,
 });
-const cred = (provider: 'anthropic' | 'openai') => ({ apiKey: 'k', baseUrl: provider === 'anthropic' ? fake.anthropicBaseUrl : fake.openaiBaseUrl, kind: 'platform' as const });
+const cred = (provider: 'anthropic' | 'openai') => ({
+  apiKey: 'k',
+  baseUrl: provider === 'anthropic' ? fake.anthropicBaseUrl : fake.openaiBaseUrl,
+  kind: 'platform' as const,
+});
 
 describe.each(['anthropic', 'openai'] as const)('%s adapter', (provider) => {
   it('streams text deltas and usage', async () => {
     fake.reset();
     fake.enqueue({ kind: 'text', text: 'abcdefghij', chunks: 5, usage: { input: 123, output: 45, cacheRead: 6 } });
     const events = await collect(streamModel(request(provider), cred(provider)));
-    expect(events.filter((e) => e.type === 'text_delta').map((e) => (e as { text: string }).text).join('')).toBe('abcdefghij');
+    expect(
+      events
+        .filter((e) => e.type === 'text_delta')
+        .map((e) => (e as { text: string }).text)
+        .join(''),
+    ).toBe('abcdefghij');
     expect(events.filter((e) => e.type === 'text_delta').length).toBeGreaterThan(1);
     const usage = events.filter((e) => e.type === 'usage').at(-1) as Extract<ModelEvent, { type: 'usage' }>;
     expect(usage.usage).toMatchObject({ inputTokens: 123, outputTokens: 45, cacheReadTokens: 6 });
@@ -69,7 +89,7 @@ describe.each(['anthropic', 'openai'] as const)('%s adapter', (provider) => {
     expect(events.find((e) => e.type === 'tool_call')).toEqual({ type: 'tool_call', id: 'call_1', name: 'bash', input });
   });
 
-  it('sends images in the provider\'s own format', async () => {
+  it("sends images in the provider's own format", async () => {
     fake.reset();
     await collect(streamModel(request(provider), cred(provider)));
     const body = fake.requests[0]!.body;

@@ -72,7 +72,7 @@ describe.skipIf(!bwrapAvailable())('the jail', () => {
     fs.rmSync(hostFile);
   });
 
-  it('gets a clean environment without the service\'s variables', async () => {
+  it("gets a clean environment without the service's variables", async () => {
     const r = await sb.exec('env');
     expect(r.stdout).not.toContain('must-not-leak');
     expect(r.stdout).toContain('HOME=/workspace');
@@ -139,14 +139,20 @@ describe('hermes tools', () => {
     await sb.writeFile('e.txt', 'one two two');
     expect(await runTool(sb, 'edit_file', { path: 'e.txt', old_string: 'one', new_string: '1' })).toMatchObject({ status: 'ok', result: { replacements: 1 } });
     expect((await runTool(sb, 'edit_file', { path: 'e.txt', old_string: 'two', new_string: '2' })).status).toBe('error');
-    expect(await runTool(sb, 'edit_file', { path: 'e.txt', old_string: 'two', new_string: '2', replace_all: true })).toMatchObject({ status: 'ok', result: { replacements: 2 } });
+    expect(await runTool(sb, 'edit_file', { path: 'e.txt', old_string: 'two', new_string: '2', replace_all: true })).toMatchObject({
+      status: 'ok',
+      result: { replacements: 2 },
+    });
     expect((await sb.readFile('e.txt')).toString()).toBe('1 2 2');
     expect((await runTool(sb, 'edit_file', { path: 'e.txt', old_string: 'zzz', new_string: '' })).status).toBe('error');
   });
 
   it('read_file pages lines; bad arguments and unknown tools are error outcomes', async () => {
     await sb.writeFile('lines.txt', 'a\nb\nc\nd');
-    expect(await runTool(sb, 'read_file', { path: 'lines.txt', offset: 2, limit: 2 })).toMatchObject({ status: 'ok', result: { content: 'b\nc', total_lines: 4 } });
+    expect(await runTool(sb, 'read_file', { path: 'lines.txt', offset: 2, limit: 2 })).toMatchObject({
+      status: 'ok',
+      result: { content: 'b\nc', total_lines: 4 },
+    });
     expect((await runTool(sb, 'read_file', { nope: 1 })).status).toBe('error');
     expect((await runTool(sb, 'read_file', { path: 'missing.txt' })).status).toBe('error');
     expect((await runTool(sb, 'teleport', {})).status).toBe('error');

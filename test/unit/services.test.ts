@@ -190,7 +190,7 @@ describe('composeServices', () => {
     }
   }, 120_000);
 
-  it('stopping the first server while a second one is in force closes only the first one\'s database and connections', async () => {
+  it("stopping the first server while a second one is in force closes only the first one's database and connections", async () => {
     const first = await startTestServer();
     const second = await startTestServer();
     try {

@@ -11,7 +11,9 @@ describe('session state table', () => {
   });
   it('running → archive is refused with 400 session_running, status unchanged', () => {
     expect(decide('archive', 'running')).toMatchObject({ kind: 'refuse', code: 'session_running' });
-    expect(() => assertAllowed('archive', 'running')).toThrow(expect.objectContaining({ extensions: expect.objectContaining({ code: 'session_running', http: expect.objectContaining({ status: 400 }) }) }));
+    expect(() => assertAllowed('archive', 'running')).toThrow(
+      expect.objectContaining({ extensions: expect.objectContaining({ code: 'session_running', http: expect.objectContaining({ status: 400 }) }) }),
+    );
   });
   it('running → delete is refused with session_running', () => {
     expect(decide('delete', 'running')).toMatchObject({ kind: 'refuse', code: 'session_running' });
@@ -28,7 +30,9 @@ describe('session state table', () => {
     for (const status of ['provisioning', 'idle', 'running'] as const) {
       expect(decide('send', status, { budgetReached: true })).toMatchObject({ kind: 'refuse', code: 'budget_reached' });
     }
-    expect(() => assertAllowed('send', 'idle', { budgetReached: true })).toThrow(expect.objectContaining({ extensions: expect.objectContaining({ http: expect.objectContaining({ status: 402 }) }) }));
+    expect(() => assertAllowed('send', 'idle', { budgetReached: true })).toThrow(
+      expect.objectContaining({ extensions: expect.objectContaining({ http: expect.objectContaining({ status: 402 }) }) }),
+    );
   });
   it('sending while provisioning waits and while running queues (allowed, status unchanged)', () => {
     expect(decide('send', 'provisioning')).toEqual({ kind: 'stay' });

@@ -4,7 +4,11 @@ import { describe, expect, it } from 'vitest';
 import { withErrorParts, statusEvent } from '../../src/events/status-parts.js';
 import type { NewEvent } from '../../src/events/types.js';
 
-const error = (retry: 'retrying' | 'exhausted', turn?: number): NewEvent => ({ type: 'session.error', fields: { error: { type: 'provider_unavailable', message: 'the provider answered 500', retry_status: retry } }, ...(turn ? { turn } : {}) });
+const error = (retry: 'retrying' | 'exhausted', turn?: number): NewEvent => ({
+  type: 'session.error',
+  fields: { error: { type: 'provider_unavailable', message: 'the provider answered 500', retry_status: retry } },
+  ...(turn ? { turn } : {}),
+});
 const idle: NewEvent = { type: 'session.status_idle', fields: { stop_reason: { type: 'retries_exhausted' } } };
 
 describe('withErrorParts', () => {
@@ -17,7 +21,11 @@ describe('withErrorParts', () => {
     const { events, positions } = withErrorParts([error('retrying', 3), error('exhausted', 3), idle]);
     expect(events.map((e) => e.type)).toEqual(['session.error', 'agent.status', 'session.error', 'agent.status', 'session.status_idle']);
     expect(positions).toEqual([0, 2, 4]);
-    expect(events[1]).toEqual({ type: 'agent.status', turn: 3, fields: { part: { type: 'error', index: 0, code: 'provider_unavailable', message: 'the provider answered 500', retryable: true } } });
+    expect(events[1]).toEqual({
+      type: 'agent.status',
+      turn: 3,
+      fields: { part: { type: 'error', index: 0, code: 'provider_unavailable', message: 'the provider answered 500', retryable: true } },
+    });
     expect(events[3]!.fields).toMatchObject({ part: { retryable: false } });
   });
 });

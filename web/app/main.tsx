@@ -27,9 +27,19 @@ import { ChannelsPage } from './pages/channels.js';
 const UNIVERSE_KEY = 'agent-service.universe';
 
 const NAV: [string, string][] = [
-  ['agents', 'Agents'], ['sessions', 'Sessions'], ['environments', 'Environments'], ['vaults', 'Vaults'], ['routines', 'Routines'],
-  ['webhooks', 'Webhooks'], ['files', 'Files'], ['skills', 'Skills'], ['channels', 'Channels'], ['subscriptions', 'Model subscriptions'],
-  ['tokens', 'API tokens'], ['universes', 'Universes'], ['wallet', 'Wallet'],
+  ['agents', 'Agents'],
+  ['sessions', 'Sessions'],
+  ['environments', 'Environments'],
+  ['vaults', 'Vaults'],
+  ['routines', 'Routines'],
+  ['webhooks', 'Webhooks'],
+  ['files', 'Files'],
+  ['skills', 'Skills'],
+  ['channels', 'Channels'],
+  ['subscriptions', 'Model subscriptions'],
+  ['tokens', 'API tokens'],
+  ['universes', 'Universes'],
+  ['wallet', 'Wallet'],
 ];
 
 function signIn(): void {
@@ -39,22 +49,39 @@ function signIn(): void {
 function Content({ route, me, onUniverses }: { route: string[]; me: Me | null; onUniverses: () => void }): ReactNode {
   const [section = 'agents', id, sub] = route;
   switch (section) {
-    case 'tokens': return me ? <TokensPage me={me} /> : <Loading what="your account" />;
-    case 'universes': return me ? <UniversesPage me={me} onChanged={onUniverses} /> : <Loading what="your universes" />;
+    case 'tokens':
+      return me ? <TokensPage me={me} /> : <Loading what="your account" />;
+    case 'universes':
+      return me ? <UniversesPage me={me} onChanged={onUniverses} /> : <Loading what="your universes" />;
     case 'agents':
       if (id === 'new') return <NewAgentPage />;
       return id ? <AgentPage id={id} tab={sub ?? 'settings'} /> : <AgentsPage />;
-    case 'sessions': return id ? <SessionPage id={id} /> : <SessionsPage />;
-    case 'wallet': return <WalletPage />;
-    case 'files': return <FilesPage />;
-    case 'skills': return <SkillsPage />;
-    case 'routines': return <RoutinesPage />;
-    case 'webhooks': return <WebhooksPage />;
-    case 'subscriptions': return <SubscriptionsPage />;
-    case 'environments': return <EnvironmentsPage />;
-    case 'vaults': return <VaultsPage />;
-    case 'channels': return <ChannelsPage tab={id ?? 'connections'} />;
-    default: return <p>Nothing here. <a href={href('agents')}>Go to the agents.</a></p>;
+    case 'sessions':
+      return id ? <SessionPage id={id} /> : <SessionsPage />;
+    case 'wallet':
+      return <WalletPage />;
+    case 'files':
+      return <FilesPage />;
+    case 'skills':
+      return <SkillsPage />;
+    case 'routines':
+      return <RoutinesPage />;
+    case 'webhooks':
+      return <WebhooksPage />;
+    case 'subscriptions':
+      return <SubscriptionsPage />;
+    case 'environments':
+      return <EnvironmentsPage />;
+    case 'vaults':
+      return <VaultsPage />;
+    case 'channels':
+      return <ChannelsPage tab={id ?? 'connections'} />;
+    default:
+      return (
+        <p>
+          Nothing here. <a href={href('agents')}>Go to the agents.</a>
+        </p>
+      );
   }
 }
 
@@ -96,26 +123,50 @@ function App() {
     void load();
   };
 
-  if (error) return <main className="boot"><ErrorNote error={error} prefix="The dashboard could not load" /><button type="button" onClick={() => location.reload()}>Try again</button></main>;
+  if (error)
+    return (
+      <main className="boot">
+        <ErrorNote error={error} prefix="The dashboard could not load" />
+        <button type="button" onClick={() => location.reload()}>
+          Try again
+        </button>
+      </main>
+    );
   // The page's own data loads alongside the account (not after it): the first view comes sooner.
   const section = route[0] ?? 'agents';
   return (
     <>
-      <a className="skip" href="#main">Skip to content</a>
+      <a className="skip" href="#main">
+        Skip to content
+      </a>
       <header className="top">
-        <a className="brand" href={href('agents')}>Agent Service</a>
+        <a className="brand" href={href('agents')}>
+          Agent Service
+        </a>
         {me ? (
           <>
             <div className="universe">
               <label htmlFor="universe">Universe</label>
               <select id="universe" value={me.whoami.universe.slug} onChange={(e) => switchUniverse(e.currentTarget.value)}>
-                {me.universes.map((u) => <option key={u.slug} value={u.slug}>{u.isPersonal ? 'Personal' : u.name} · {u.slug}</option>)}
+                {me.universes.map((u) => (
+                  <option key={u.slug} value={u.slug}>
+                    {u.isPersonal ? 'Personal' : u.name} · {u.slug}
+                  </option>
+                ))}
               </select>
             </div>
             <span className="who">{me.whoami.user.email}</span>
           </>
-        ) : <span className="who" role="status">Loading your account…</span>}
-        <form method="post" action="/auth/logout" className="signout"><button type="submit" className="secondary">Sign out</button></form>
+        ) : (
+          <span className="who" role="status">
+            Loading your account…
+          </span>
+        )}
+        <form method="post" action="/auth/logout" className="signout">
+          <button type="submit" className="secondary">
+            Sign out
+          </button>
+        </form>
       </header>
       <nav className="nav" aria-label="Sections">
         <button type="button" className="secondary menu-button" aria-expanded={menuOpen} aria-controls="sections" onClick={() => setMenuOpen(!menuOpen)}>
@@ -123,9 +174,15 @@ function App() {
         </button>
         <ul id="sections" className={menuOpen ? 'open' : undefined}>
           {NAV.map(([key, label]) => (
-            <li key={key}><a href={href(key)} aria-current={section === key ? 'page' : undefined} onClick={() => setMenuOpen(false)}>{label}</a></li>
+            <li key={key}>
+              <a href={href(key)} aria-current={section === key ? 'page' : undefined} onClick={() => setMenuOpen(false)}>
+                {label}
+              </a>
+            </li>
           ))}
-          <li><a href="/graphql">GraphiQL</a></li>
+          <li>
+            <a href="/graphql">GraphiQL</a>
+          </li>
         </ul>
       </nav>
       <main id="main" key={universeTick}>

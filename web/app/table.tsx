@@ -12,7 +12,13 @@ export interface Column<T> {
   hideLabel?: boolean;
 }
 
-export function Table<T>({ rows, columns, rowKey, caption, rowProps }: {
+export function Table<T>({
+  rows,
+  columns,
+  rowKey,
+  caption,
+  rowProps,
+}: {
   rows: readonly T[];
   columns: readonly Column<T>[];
   rowKey: (row: T) => string;
@@ -24,13 +30,21 @@ export function Table<T>({ rows, columns, rowKey, caption, rowProps }: {
       <table className="stack">
         {caption ? <caption className="visually-hidden">{caption}</caption> : null}
         <thead>
-          <tr>{columns.map((c) => <th key={c.label} scope="col">{c.hideLabel ? <span className="visually-hidden">{c.label}</span> : c.label}</th>)}</tr>
+          <tr>
+            {columns.map((c) => (
+              <th key={c.label} scope="col">
+                {c.hideLabel ? <span className="visually-hidden">{c.label}</span> : c.label}
+              </th>
+            ))}
+          </tr>
         </thead>
         <tbody>
           {rows.map((r) => (
             <tr key={rowKey(r)} {...rowProps?.(r)}>
               {columns.map((c) => (
-                <td key={c.label} data-label={c.hideLabel ? '' : c.label} className={c.num ? 'num' : undefined}><div>{c.cell(r)}</div></td>
+                <td key={c.label} data-label={c.hideLabel ? '' : c.label} className={c.num ? 'num' : undefined}>
+                  <div>{c.cell(r)}</div>
+                </td>
               ))}
             </tr>
           ))}

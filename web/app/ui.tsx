@@ -14,16 +14,29 @@ export function Page({ title, actions, children }: { title: string; actions?: Re
 }
 
 export function Loading({ what }: { what: string }) {
-  return <p className="muted" role="status">Loading {what}…</p>;
+  return (
+    <p className="muted" role="status">
+      Loading {what}…
+    </p>
+  );
 }
 
 export function ErrorNote({ error, prefix }: { error: Error | null | undefined; prefix?: string }) {
   if (!error) return null;
-  return <p className="error" role="alert">{prefix ? `${prefix}: ` : ''}{error.message}</p>;
+  return (
+    <p className="error" role="alert">
+      {prefix ? `${prefix}: ` : ''}
+      {error.message}
+    </p>
+  );
 }
 
 export function Notice({ children }: { children: ReactNode }) {
-  return <p className="notice" role="status">{children}</p>;
+  return (
+    <p className="notice" role="status">
+      {children}
+    </p>
+  );
 }
 
 export function Empty({ children }: { children: ReactNode }) {
@@ -38,7 +51,11 @@ export function Field({ label, hint, children }: { label: string; hint?: string;
     <div className="field">
       <label htmlFor={id}>{label}</label>
       {children(id, hintId)}
-      {hint ? <small id={hintId} className="muted">{hint}</small> : null}
+      {hint ? (
+        <small id={hintId} className="muted">
+          {hint}
+        </small>
+      ) : null}
     </div>
   );
 }
@@ -46,11 +63,28 @@ export function Field({ label, hint, children }: { label: string; hint?: string;
 /** A destructive button that asks once more in place (no modal dialog). */
 export function ConfirmButton({ label, confirmLabel, onConfirm, busy }: { label: string; confirmLabel: string; onConfirm: () => void; busy?: boolean }) {
   const [asking, setAsking] = useState(false);
-  if (!asking) return <button type="button" className="danger secondary" onClick={() => setAsking(true)} disabled={busy}>{label}</button>;
+  if (!asking)
+    return (
+      <button type="button" className="danger secondary" onClick={() => setAsking(true)} disabled={busy}>
+        {label}
+      </button>
+    );
   return (
     <span className="confirm">
-      <button type="button" className="danger" onClick={() => { setAsking(false); onConfirm(); }} disabled={busy}>{confirmLabel}</button>
-      <button type="button" className="secondary" onClick={() => setAsking(false)}>Cancel</button>
+      <button
+        type="button"
+        className="danger"
+        onClick={() => {
+          setAsking(false);
+          onConfirm();
+        }}
+        disabled={busy}
+      >
+        {confirmLabel}
+      </button>
+      <button type="button" className="secondary" onClick={() => setAsking(false)}>
+        Cancel
+      </button>
     </span>
   );
 }
@@ -59,17 +93,26 @@ export function ConfirmButton({ label, confirmLabel, onConfirm, busy }: { label:
 export function ShownOnce({ label, value, children }: { label: string; value: string; children?: ReactNode }) {
   const [copied, setCopied] = useState(false);
   const copy = () => {
-    void navigator.clipboard?.writeText(value).then(() => setCopied(true), () => setCopied(false));
+    void navigator.clipboard?.writeText(value).then(
+      () => setCopied(true),
+      () => setCopied(false),
+    );
   };
   return (
-    <div className="shown-once" role="region" aria-label={label}>
-      <p><strong>{label}</strong> — shown only now. Copy it somewhere safe; it cannot be shown again.</p>
+    <section className="shown-once" aria-label={label}>
+      <p>
+        <strong>{label}</strong> — shown only now. Copy it somewhere safe; it cannot be shown again.
+      </p>
       <div className="secret-row">
-        <code className="secret" data-testid="secret-value">{value}</code>
-        <button type="button" onClick={copy}>{copied ? 'Copied' : 'Copy'}</button>
+        <code className="secret" data-testid="secret-value">
+          {value}
+        </code>
+        <button type="button" onClick={copy}>
+          {copied ? 'Copied' : 'Copy'}
+        </button>
       </div>
       {children}
-    </div>
+    </section>
   );
 }
 

@@ -36,6 +36,4 @@ const initial = {
   ...(params.get('variables') ? { initialVariables: params.get('variables')! } : {}),
 };
 
-createRoot(document.getElementById('graphiql')!).render(
-  <GraphiQL fetcher={fetcher} defaultQuery={DEFAULT_QUERY} shouldPersistHeaders={false} {...initial} />,
-);
+createRoot(document.getElementById('graphiql')!).render(<GraphiQL fetcher={fetcher} defaultQuery={DEFAULT_QUERY} shouldPersistHeaders={false} {...initial} />);

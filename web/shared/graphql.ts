@@ -18,7 +18,11 @@ export interface GraphQLErrorShape {
 
 /** A failed operation, with the service's error code (e.g. `invalid_token`, `version_conflict`). */
 export class GraphQLRequestError extends Error {
-  constructor(message: string, readonly code: string, readonly status: number) {
+  constructor(
+    message: string,
+    readonly code: string,
+    readonly status: number,
+  ) {
     super(message);
   }
 }
@@ -93,22 +97,29 @@ export interface SubscriptionHandlers<T> {
 
 /** Starts a subscription; the returned function ends it. */
 export function subscribe<T>(query: string, variables: Record<string, unknown>, handlers: SubscriptionHandlers<T>): () => void {
-  return client().subscribe<T>({ query, variables }, {
-    next: (result: ExecutionResult<T>) => {
-      if (result.errors?.length) handlers.error(toError(result.errors as readonly GraphQLErrorShape[], 200));
-      else if (result.data) handlers.next(result.data);
+  return client().subscribe<T>(
+    { query, variables },
+    {
+      next: (result: ExecutionResult<T>) => {
+        if (result.errors?.length) handlers.error(toError(result.errors as readonly GraphQLErrorShape[], 200));
+        else if (result.data) handlers.next(result.data);
+      },
+      error: (err: unknown) => {
+        if (Array.isArray(err)) return handlers.error(toError(err as GraphQLErrorShape[], 400));
+        if (err instanceof Response)
+          return handlers.error(new GraphQLRequestError(`The live stream was refused (${err.status}).`, 'stream_refused', err.status));
+        handlers.error(new GraphQLRequestError(err instanceof Error ? err.message : 'The live stream stopped.', 'stream_error', 0));
+      },
+      complete: () => handlers.complete?.(),
     },
-    error: (err: unknown) => {
-      if (Array.isArray(err)) return handlers.error(toError(err as GraphQLErrorShape[], 400));
-      if (err instanceof Response) return handlers.error(new GraphQLRequestError(`The live stream was refused (${err.status}).`, 'stream_refused', err.status));
-      handlers.error(new GraphQLRequestError(err instanceof Error ? err.message : 'The live stream stopped.', 'stream_error', 0));
-    },
-    complete: () => handlers.complete?.(),
-  });
+  );
 }
 
 /** The same client for GraphiQL: any operation over SSE, results as an async iterator. */
-export function sseIterate<T>(payload: { query: string; variables?: Record<string, unknown> | null; operationName?: string | null }, headers: Record<string, string>): AsyncIterableIterator<ExecutionResult<T>> {
+export function sseIterate<T>(
+  payload: { query: string; variables?: Record<string, unknown> | null; operationName?: string | null },
+  headers: Record<string, string>,
+): AsyncIterableIterator<ExecutionResult<T>> {
   const c = createClient({ url: '/graphql/stream', credentials: 'same-origin', headers: () => headers, retryAttempts: 0 });
   const it = c.iterate<T>({ query: payload.query, variables: payload.variables ?? undefined, operationName: payload.operationName ?? undefined });
   const done = it.return?.bind(it);

@@ -36,7 +36,13 @@ async function call(token: string, method: string, path: string, body?: Obj): Pr
   if (status < 200 || status >= 300) {
     // A rate limit says how long to wait: retry_after (seconds, fractional).
     const retryAfter = typeof json.retry_after === 'number' ? { retryAfterMs: json.retry_after * 1000 } : {};
-    throw new PlatformError('discord', `discord ${method} ${path.replace(/\/webhooks\/(\d+)\/[^/]+/, '/webhooks/$1/…')} refused: ${str(json.message) ?? `status ${status}`}`, status, status === 401, retryAfter);
+    throw new PlatformError(
+      'discord',
+      `discord ${method} ${path.replace(/\/webhooks\/(\d+)\/[^/]+/, '/webhooks/$1/…')} refused: ${str(json.message) ?? `status ${status}`}`,
+      status,
+      status === 401,
+      retryAfter,
+    );
   }
   return json;
 }
@@ -57,16 +63,19 @@ function commandOptions(data: Obj): { text: string; attachmentIds: string[] } {
 
 function attachmentsOf(data: Obj, ids: string[]): InboundAttachment[] {
   const resolved = obj(obj(data.resolved).attachments);
-  return ids.map((id) => obj(resolved[id])).filter((a) => a.url).map((a) => {
-    const mimeType = str(a.content_type) ?? 'application/octet-stream';
-    return {
-      ref: String(a.url),
-      type: mimeType.startsWith('image/') ? 'image' : mimeType.startsWith('audio/') ? 'audio' : mimeType.startsWith('video/') ? 'video' : 'document',
-      name: str(a.filename) ?? 'attachment',
-      mimeType,
-      sizeBytes: typeof a.size === 'number' ? a.size : null,
-    } satisfies InboundAttachment;
-  });
+  return ids
+    .map((id) => obj(resolved[id]))
+    .filter((a) => a.url)
+    .map((a) => {
+      const mimeType = str(a.content_type) ?? 'application/octet-stream';
+      return {
+        ref: String(a.url),
+        type: mimeType.startsWith('image/') ? 'image' : mimeType.startsWith('audio/') ? 'audio' : mimeType.startsWith('video/') ? 'video' : 'document',
+        name: str(a.filename) ?? 'attachment',
+        mimeType,
+        sizeBytes: typeof a.size === 'number' ? a.size : null,
+      } satisfies InboundAttachment;
+    });
 }
 
 function base(i: Obj): Omit<InboundMessage, 'kind' | 'text' | 'attachments'> {
@@ -92,7 +101,7 @@ export const discord: PlatformAdapter = {
   connectFlow: 'link',
 
   async register(credentials, ctx) {
-    if (!publicKey(credentials.public_key!)) throw new PlatformError('discord', 'public_key must be the application\'s Ed25519 public key: 64 hex characters');
+    if (!publicKey(credentials.public_key!)) throw new PlatformError('discord', "public_key must be the application's Ed25519 public key: 64 hex characters");
     const me = await call(credentials.bot_token!, 'GET', '/users/@me');
     const appId = str(me.id) ?? '';
     return {
@@ -132,7 +141,15 @@ export const discord: PlatformAdapter = {
         return {
           status: 200,
           body: { type: CALLBACK.DEFERRED_UPDATE_MESSAGE },
-          messages: [{ ...base(i), kind: 'action', text: '', attachments: [], action: { id: str(data.custom_id) ?? '', value: list(data.values).length ? String(list(data.values)[0]) : null } }],
+          messages: [
+            {
+              ...base(i),
+              kind: 'action',
+              text: '',
+              attachments: [],
+              action: { id: str(data.custom_id) ?? '', value: list(data.values).length ? String(list(data.values)[0]) : null },
+            },
+          ],
           notices: [],
         };
       case INTERACTION.AUTOCOMPLETE:

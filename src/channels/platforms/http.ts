@@ -11,7 +11,11 @@ export interface JsonAnswer {
   json: Record<string, unknown>;
 }
 
-export async function callJson(platform: string, url: string, init: { method?: string; headers?: Record<string, string>; body?: unknown; form?: Record<string, string> } = {}): Promise<JsonAnswer> {
+export async function callJson(
+  platform: string,
+  url: string,
+  init: { method?: string; headers?: Record<string, string>; body?: unknown; form?: Record<string, string> } = {},
+): Promise<JsonAnswer> {
   const headers: Record<string, string> = { accept: 'application/json', ...init.headers };
   let body: string | undefined;
   if (init.form) {
@@ -26,7 +30,13 @@ export async function callJson(platform: string, url: string, init: { method?: s
     res = await fetch(url, { method: init.method ?? (body ? 'POST' : 'GET'), headers, body, redirect: 'error', signal: AbortSignal.timeout(TIMEOUT_MS) });
   } catch (err) {
     const e = err as Error;
-    throw new PlatformError(platform, e.name === 'TimeoutError' ? `${platform} did not answer within ${TIMEOUT_MS} ms` : `${platform} could not be reached: ${e.message}`, null, false, { unreachable: true });
+    throw new PlatformError(
+      platform,
+      e.name === 'TimeoutError' ? `${platform} did not answer within ${TIMEOUT_MS} ms` : `${platform} could not be reached: ${e.message}`,
+      null,
+      false,
+      { unreachable: true },
+    );
   }
   const text = await res.text();
   let json: Record<string, unknown> = {};
@@ -35,7 +45,8 @@ export async function callJson(platform: string, url: string, init: { method?: s
       const parsed: unknown = JSON.parse(text);
       if (parsed && typeof parsed === 'object' && !Array.isArray(parsed)) json = parsed as Record<string, unknown>;
     } catch {
-      if (!res.ok) throw new PlatformError(platform, `${platform} answered ${res.status}: ${text.slice(0, 200)}`, res.status, res.status === 401 || res.status === 403);
+      if (!res.ok)
+        throw new PlatformError(platform, `${platform} answered ${res.status}: ${text.slice(0, 200)}`, res.status, res.status === 401 || res.status === 403);
       throw new PlatformError(platform, `${platform} answered with a body that is not JSON`, res.status);
     }
   }
@@ -43,7 +54,12 @@ export async function callJson(platform: string, url: string, init: { method?: s
 }
 
 /** Downloads at most `maxBytes` (throws past it, never returns a partial file). */
-export async function download(platform: string, url: string, maxBytes: number, headers: Record<string, string> = {}): Promise<{ data: Buffer; mimeType: string | null }> {
+export async function download(
+  platform: string,
+  url: string,
+  maxBytes: number,
+  headers: Record<string, string> = {},
+): Promise<{ data: Buffer; mimeType: string | null }> {
   let res: Awaited<ReturnType<typeof guardedFetch>>;
   try {
     res = await guardedFetch(url, { headers, signal: AbortSignal.timeout(TIMEOUT_MS * 4) });

@@ -20,7 +20,10 @@ export const loopback: Outbound = {
     const id = channelId('lbmsg');
     await prisma.loopbackMessage.create({
       data: {
-        id, connectionId: surface.connectionId, threadId: target.threadId, kind: 'message',
+        id,
+        connectionId: surface.connectionId,
+        threadId: target.threadId,
+        kind: 'message',
         body: { text: message.text, parts: partsOf(message), display_name: message.displayName ?? null, reply_to: target.replyTo ?? null },
       },
     });
@@ -29,13 +32,25 @@ export const loopback: Outbound = {
 
   async markWorking(surface, target) {
     await prisma.loopbackMessage.create({
-      data: { id: channelId('lbmsg'), connectionId: surface.connectionId, threadId: target.threadId, kind: 'typing', body: { reply_to: target.replyTo ?? null } },
+      data: {
+        id: channelId('lbmsg'),
+        connectionId: surface.connectionId,
+        threadId: target.threadId,
+        kind: 'typing',
+        body: { reply_to: target.replyTo ?? null },
+      },
     });
   },
 
   async clearWorking(surface, target) {
     await prisma.loopbackMessage.create({
-      data: { id: channelId('lbmsg'), connectionId: surface.connectionId, threadId: target.threadId, kind: 'typing_done', body: { reply_to: target.replyTo ?? null } },
+      data: {
+        id: channelId('lbmsg'),
+        connectionId: surface.connectionId,
+        threadId: target.threadId,
+        kind: 'typing_done',
+        body: { reply_to: target.replyTo ?? null },
+      },
     });
   },
 };

@@ -6,7 +6,16 @@
 import { createHmac } from 'node:crypto';
 import { config } from '../../config.js';
 import { callJson, download, safeEqual } from './http.js';
-import { PlatformError, type AppRecord, type InboundAttachment, type InboundMessage, type InboundResult, type PlatformAdapter, type Surface, type SurfaceNotice } from './types.js';
+import {
+  PlatformError,
+  type AppRecord,
+  type InboundAttachment,
+  type InboundMessage,
+  type InboundResult,
+  type PlatformAdapter,
+  type Surface,
+  type SurfaceNotice,
+} from './types.js';
 
 const MiB = 1024 * 1024;
 const MAX_SKEW_S = 300;
@@ -35,16 +44,18 @@ const isDmChannel = (channel: string) => channel.startsWith('D');
 
 function filesOf(event: Obj): InboundAttachment[] {
   const files = Array.isArray(event.files) ? (event.files as Obj[]) : [];
-  return files.filter((f) => f.url_private_download || f.url_private).map((f) => {
-    const mimeType = str(f.mimetype) ?? 'application/octet-stream';
-    return {
-      ref: String(f.url_private_download ?? f.url_private),
-      type: mimeType.startsWith('image/') ? 'image' : mimeType.startsWith('audio/') ? 'audio' : mimeType.startsWith('video/') ? 'video' : 'document',
-      name: str(f.name) ?? str(f.id) ?? 'file',
-      mimeType,
-      sizeBytes: typeof f.size === 'number' ? f.size : null,
-    } satisfies InboundAttachment;
-  });
+  return files
+    .filter((f) => f.url_private_download || f.url_private)
+    .map((f) => {
+      const mimeType = str(f.mimetype) ?? 'application/octet-stream';
+      return {
+        ref: String(f.url_private_download ?? f.url_private),
+        type: mimeType.startsWith('image/') ? 'image' : mimeType.startsWith('audio/') ? 'audio' : mimeType.startsWith('video/') ? 'video' : 'document',
+        name: str(f.name) ?? str(f.id) ?? 'file',
+        mimeType,
+        sizeBytes: typeof f.size === 'number' ? f.size : null,
+      } satisfies InboundAttachment;
+    });
 }
 
 function parseEvent(payload: Obj): { messages: InboundMessage[]; notices: SurfaceNotice[] } {
@@ -56,18 +67,20 @@ function parseEvent(payload: Obj): { messages: InboundMessage[]; notices: Surfac
     const ts = str(event.ts) ?? '';
     return {
       notices: [],
-      messages: [{
-        kind: 'message',
-        // A mention arrives twice (message + app_mention, two event ids): the message ts is the key.
-        dedupeId: `msg:${channel}:${ts}`,
-        surfaceId: team,
-        threadId: threadOf(channel, str(event.thread_ts)),
-        messageId: ts,
-        text: (str(event.text) ?? '').replace(/^<@[A-Z0-9]+>\s*/, ''),
-        conversation: { id: channel, is_dm: str(event.channel_type) === 'im' || isDmChannel(channel), type: str(event.channel_type), title: null },
-        author: { id: str(event.user) ?? 'unknown', name: null, username: null },
-        attachments: filesOf(event),
-      }],
+      messages: [
+        {
+          kind: 'message',
+          // A mention arrives twice (message + app_mention, two event ids): the message ts is the key.
+          dedupeId: `msg:${channel}:${ts}`,
+          surfaceId: team,
+          threadId: threadOf(channel, str(event.thread_ts)),
+          messageId: ts,
+          text: (str(event.text) ?? '').replace(/^<@[A-Z0-9]+>\s*/, ''),
+          conversation: { id: channel, is_dm: str(event.channel_type) === 'im' || isDmChannel(channel), type: str(event.channel_type), title: null },
+          author: { id: str(event.user) ?? 'unknown', name: null, username: null },
+          attachments: filesOf(event),
+        },
+      ],
     };
   }
   if (type === 'reaction_added' || type === 'reaction_removed') {
@@ -75,12 +88,20 @@ function parseEvent(payload: Obj): { messages: InboundMessage[]; notices: Surfac
     const channel = str(item.channel) ?? '';
     return {
       notices: [],
-      messages: [{
-        kind: 'reaction', dedupeId: `event:${str(payload.event_id)}`, surfaceId: team, threadId: channel, messageId: str(item.ts) ?? '',
-        text: '', conversation: { id: channel, is_dm: isDmChannel(channel), type: null, title: null },
-        author: { id: str(event.user) ?? 'unknown', name: null, username: null }, attachments: [],
-        reaction: { emoji: str(event.reaction) ?? '', message_id: str(item.ts) ?? '', removed: type === 'reaction_removed' },
-      }],
+      messages: [
+        {
+          kind: 'reaction',
+          dedupeId: `event:${str(payload.event_id)}`,
+          surfaceId: team,
+          threadId: channel,
+          messageId: str(item.ts) ?? '',
+          text: '',
+          conversation: { id: channel, is_dm: isDmChannel(channel), type: null, title: null },
+          author: { id: str(event.user) ?? 'unknown', name: null, username: null },
+          attachments: [],
+          reaction: { emoji: str(event.reaction) ?? '', message_id: str(item.ts) ?? '', removed: type === 'reaction_removed' },
+        },
+      ],
     };
   }
   if (type === 'app_uninstalled') return { messages: [], notices: [{ kind: 'disconnected', surfaceId: team, reason: 'the Slack app was uninstalled' }] };
@@ -98,10 +119,15 @@ function parseForm(form: URLSearchParams): InboundMessage | null {
     const message = obj(p.message);
     const user = obj(p.user);
     return {
-      kind: 'action', dedupeId: `action:${str(p.trigger_id) ?? str(action.action_ts)}`, surfaceId: str(obj(p.team).id) ?? '',
-      threadId: threadOf(channel, str(message.thread_ts)), messageId: str(message.ts) ?? '', text: '',
+      kind: 'action',
+      dedupeId: `action:${str(p.trigger_id) ?? str(action.action_ts)}`,
+      surfaceId: str(obj(p.team).id) ?? '',
+      threadId: threadOf(channel, str(message.thread_ts)),
+      messageId: str(message.ts) ?? '',
+      text: '',
       conversation: { id: channel, is_dm: isDmChannel(channel), type: null, title: str(obj(p.channel).name) },
-      author: { id: str(user.id) ?? 'unknown', name: str(user.name), username: str(user.username) }, attachments: [],
+      author: { id: str(user.id) ?? 'unknown', name: str(user.name), username: str(user.username) },
+      attachments: [],
       action: { id: str(action.action_id) ?? '', value: str(action.value) ?? str(obj(action.selected_option).value) },
       context: { response_url: str(p.response_url) ?? '' },
     };
@@ -110,10 +136,15 @@ function parseForm(form: URLSearchParams): InboundMessage | null {
   if (!command) return null;
   const channel = form.get('channel_id') ?? '';
   return {
-    kind: 'command', dedupeId: `command:${form.get('trigger_id')}`, surfaceId: form.get('team_id') ?? '', threadId: channel, messageId: form.get('trigger_id') ?? '',
+    kind: 'command',
+    dedupeId: `command:${form.get('trigger_id')}`,
+    surfaceId: form.get('team_id') ?? '',
+    threadId: channel,
+    messageId: form.get('trigger_id') ?? '',
     text: form.get('text') ?? '',
     conversation: { id: channel, is_dm: form.get('channel_name') === 'directmessage' || isDmChannel(channel), type: null, title: form.get('channel_name') },
-    author: { id: form.get('user_id') ?? 'unknown', name: form.get('user_name'), username: form.get('user_name') }, attachments: [],
+    author: { id: form.get('user_id') ?? 'unknown', name: form.get('user_name'), username: form.get('user_name') },
+    attachments: [],
     command: { name: command.replace(/^\//, ''), text: form.get('text') ?? '' },
     context: { response_url: form.get('response_url') ?? '' },
   };

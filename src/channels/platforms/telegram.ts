@@ -3,7 +3,16 @@
 // `sendChatAction typing` (it fades after ~5 s, so it is repeated); files via `getFile`.
 import { config } from '../../config.js';
 import { callJson, download, safeEqual } from './http.js';
-import { PlatformError, type AppRecord, type InboundAttachment, type InboundMessage, type InboundResult, type OutboundTarget, type PlatformAdapter, type SurfaceNotice } from './types.js';
+import {
+  PlatformError,
+  type AppRecord,
+  type InboundAttachment,
+  type InboundMessage,
+  type InboundResult,
+  type OutboundTarget,
+  type PlatformAdapter,
+  type SurfaceNotice,
+} from './types.js';
 
 const MiB = 1024 * 1024;
 const apiUrl = (token: string, method: string) => `${config().telegramApiBaseUrl}/bot${token}/${method}`;
@@ -18,8 +27,13 @@ async function call(token: string, method: string, params: Obj = {}): Promise<un
     const code = typeof json.error_code === 'number' ? json.error_code : status;
     // A flood limit says how long to wait: parameters.retry_after (seconds).
     const retryAfter = obj(json.parameters).retry_after;
-    throw new PlatformError('telegram', `telegram ${method} refused: ${str(json.description) ?? `status ${status}`}`, code, code === 401 || (method === 'getMe' && code === 404),
-      typeof retryAfter === 'number' ? { retryAfterMs: retryAfter * 1000 } : {});
+    throw new PlatformError(
+      'telegram',
+      `telegram ${method} refused: ${str(json.description) ?? `status ${status}`}`,
+      code,
+      code === 401 || (method === 'getMe' && code === 404),
+      typeof retryAfter === 'number' ? { retryAfterMs: retryAfter * 1000 } : {},
+    );
   }
   return json.result;
 }
@@ -36,9 +50,22 @@ function attachmentsOf(m: Obj): InboundAttachment[] {
   const photos = Array.isArray(m.photo) ? (m.photo as Obj[]) : [];
   if (photos.length) {
     const best = photos[photos.length - 1]!; // sizes come smallest first
-    out.push({ ref: String(best.file_id), type: 'image', name: `photo-${str(best.file_unique_id) ?? 'telegram'}.jpg`, mimeType: 'image/jpeg', sizeBytes: typeof best.file_size === 'number' ? best.file_size : null });
+    out.push({
+      ref: String(best.file_id),
+      type: 'image',
+      name: `photo-${str(best.file_unique_id) ?? 'telegram'}.jpg`,
+      mimeType: 'image/jpeg',
+      sizeBytes: typeof best.file_size === 'number' ? best.file_size : null,
+    });
   }
-  const kinds: [string, InboundAttachment['type'], string][] = [['document', 'document', 'application/octet-stream'], ['audio', 'audio', 'audio/mpeg'], ['voice', 'audio', 'audio/ogg'], ['video', 'video', 'video/mp4'], ['video_note', 'video', 'video/mp4'], ['animation', 'video', 'video/mp4']];
+  const kinds: [string, InboundAttachment['type'], string][] = [
+    ['document', 'document', 'application/octet-stream'],
+    ['audio', 'audio', 'audio/mpeg'],
+    ['voice', 'audio', 'audio/ogg'],
+    ['video', 'video', 'video/mp4'],
+    ['video_note', 'video', 'video/mp4'],
+    ['animation', 'video', 'video/mp4'],
+  ];
   for (const [key, type, fallback] of kinds) {
     const f = obj(m[key]);
     if (!f.file_id) continue;
@@ -133,9 +160,17 @@ export const telegram: PlatformAdapter = {
       const chat = obj(m.chat);
       if (chat.id !== undefined) {
         messages.push({
-          kind: 'action', dedupeId: `update:${updateId}`, surfaceId: String(str(chat.id)), threadId: threadOf(chat, m), messageId: String(str(m.message_id)),
-          text: '', conversation: conversationOf(chat), author: person(obj(q.from)), attachments: [],
-          action: { id: str(q.id) ?? '', value: str(q.data) }, context: { callback_query_id: str(q.id) ?? '' },
+          kind: 'action',
+          dedupeId: `update:${updateId}`,
+          surfaceId: String(str(chat.id)),
+          threadId: threadOf(chat, m),
+          messageId: String(str(m.message_id)),
+          text: '',
+          conversation: conversationOf(chat),
+          author: person(obj(q.from)),
+          attachments: [],
+          action: { id: str(q.id) ?? '', value: str(q.data) },
+          context: { callback_query_id: str(q.id) ?? '' },
         });
       }
     } else if (update.message_reaction) {
@@ -146,21 +181,34 @@ export const telegram: PlatformAdapter = {
       const emoji = str(added?.emoji) ?? str(removed?.emoji);
       if (chat.id !== undefined && emoji) {
         messages.push({
-          kind: 'reaction', dedupeId: `update:${updateId}`, surfaceId: String(str(chat.id)), threadId: String(str(chat.id)), messageId: String(str(r.message_id)),
-          text: '', conversation: conversationOf(chat), author: person(obj(r.user)), attachments: [],
+          kind: 'reaction',
+          dedupeId: `update:${updateId}`,
+          surfaceId: String(str(chat.id)),
+          threadId: String(str(chat.id)),
+          messageId: String(str(r.message_id)),
+          text: '',
+          conversation: conversationOf(chat),
+          author: person(obj(r.user)),
+          attachments: [],
           reaction: { emoji, message_id: String(str(r.message_id)), removed: !added },
         });
       }
     } else if (update.my_chat_member) {
       const c = obj(update.my_chat_member);
       const status = str(obj(c.new_chat_member).status);
-      if (status === 'kicked' || status === 'left') notices.push({ kind: 'disconnected', surfaceId: str(obj(c.chat).id), reason: `the bot was ${status === 'kicked' ? 'blocked or removed' : 'removed'} in Telegram` });
+      if (status === 'kicked' || status === 'left')
+        notices.push({
+          kind: 'disconnected',
+          surfaceId: str(obj(c.chat).id),
+          reason: `the bot was ${status === 'kicked' ? 'blocked or removed' : 'removed'} in Telegram`,
+        });
     }
     return { status: 200, body: {}, messages, notices };
   },
 
   async acknowledge(app, message) {
-    if (message.context?.callback_query_id) await call(app.credentials.bot_token!, 'answerCallbackQuery', { callback_query_id: message.context.callback_query_id });
+    if (message.context?.callback_query_id)
+      await call(app.credentials.bot_token!, 'answerCallbackQuery', { callback_query_id: message.context.callback_query_id });
   },
 
   async send(surface, target, message) {

@@ -19,7 +19,12 @@ async function call(token: string, method: string, path: string, body?: Obj): Pr
   const { status, json } = await callJson('whatsapp', `${config().whatsappApiBaseUrl}${path}`, { method, body, headers: { authorization: `Bearer ${token}` } });
   if (status < 200 || status >= 300 || json.error) {
     const error = obj(json.error);
-    throw new PlatformError('whatsapp', `whatsapp ${method} ${path} refused: ${str(error.message) ?? `status ${status}`}`, status, status === 401 || error.code === 190);
+    throw new PlatformError(
+      'whatsapp',
+      `whatsapp ${method} ${path} refused: ${str(error.message) ?? `status ${status}`}`,
+      status,
+      status === 401 || error.code === 190,
+    );
   }
   return json;
 }
@@ -32,26 +37,42 @@ function parseMessage(m: Obj, names: Map<string, string>): InboundMessage | null
   if (!from || !id) return null;
   const type = str(m.type) ?? '';
   const base = {
-    dedupeId: `msg:${id}`, surfaceId: from, threadId: from, messageId: id,
+    dedupeId: `msg:${id}`,
+    surfaceId: from,
+    threadId: from,
+    messageId: id,
     conversation: { id: from, is_dm: true, type: 'individual', title: null },
     author: { id: from, name: names.get(from) ?? null, username: null },
   };
   if (type === 'reaction') {
     const r = obj(m.reaction);
-    return { ...base, kind: 'reaction', text: '', attachments: [], reaction: { emoji: str(r.emoji) ?? '', message_id: str(r.message_id) ?? '', removed: !r.emoji } };
+    return {
+      ...base,
+      kind: 'reaction',
+      text: '',
+      attachments: [],
+      reaction: { emoji: str(r.emoji) ?? '', message_id: str(r.message_id) ?? '', removed: !r.emoji },
+    };
   }
   if (type === 'interactive' || type === 'button') {
     const i = obj(m.interactive);
     const reply = obj(i.button_reply ?? i.list_reply);
     const button = obj(m.button);
-    return { ...base, kind: 'action', text: '', attachments: [], action: { id: str(reply.id) ?? str(button.payload) ?? '', value: str(reply.title) ?? str(button.text) } };
+    return {
+      ...base,
+      kind: 'action',
+      text: '',
+      attachments: [],
+      action: { id: str(reply.id) ?? str(button.payload) ?? '', value: str(reply.title) ?? str(button.text) },
+    };
   }
   const attachments: InboundAttachment[] = [];
   let text = str(obj(m.text).body) ?? '';
   if (MEDIA[type]) {
     const media = obj(m[type]);
     const mimeType = str(media.mime_type)?.split(';')[0]?.trim() ?? 'application/octet-stream';
-    if (media.id) attachments.push({ ref: String(media.id), type: MEDIA[type]!, name: str(media.filename) ?? `${type}-${String(media.id)}`, mimeType, sizeBytes: null });
+    if (media.id)
+      attachments.push({ ref: String(media.id), type: MEDIA[type]!, name: str(media.filename) ?? `${type}-${String(media.id)}`, mimeType, sizeBytes: null });
     text = str(media.caption) ?? text;
   }
   if (!text && !attachments.length) return null;
@@ -67,7 +88,11 @@ export const whatsapp: PlatformAdapter = {
   connectFlow: 'code',
 
   async register(credentials, ctx) {
-    const phone = await call(credentials.access_token!, 'GET', `/${encodeURIComponent(credentials.phone_number_id!)}?fields=display_phone_number,verified_name`);
+    const phone = await call(
+      credentials.access_token!,
+      'GET',
+      `/${encodeURIComponent(credentials.phone_number_id!)}?fields=display_phone_number,verified_name`,
+    );
     return {
       info: { display_phone_number: str(phone.display_phone_number) ?? '', verified_name: str(phone.verified_name) ?? '' },
       setup: { webhook_url: ctx.inboundUrl, verify_token: ctx.inboundSecret },
@@ -120,7 +145,10 @@ export const whatsapp: PlatformAdapter = {
     if (!target.replyTo) return;
     const creds = surface.app!.credentials;
     await call(creds.access_token!, 'POST', `/${encodeURIComponent(creds.phone_number_id!)}/messages`, {
-      messaging_product: 'whatsapp', status: 'read', message_id: target.replyTo, typing_indicator: { type: 'text' },
+      messaging_product: 'whatsapp',
+      status: 'read',
+      message_id: target.replyTo,
+      typing_indicator: { type: 'text' },
     });
   },
 

@@ -42,13 +42,23 @@ export function claudeEffort(effort: string | null): { effort: string | null; th
 
 /** The relay as an HTTP MCP server of Claude Code; `${VAR}` is expanded by Claude Code itself. */
 export function claudeMcpConfig(relay: McpRelay): string {
-  return JSON.stringify({ mcpServers: { [MCP_RELAY_SERVER]: { type: 'http', url: relay.url, headers: { Authorization: `Bearer \${${relay.tokenEnv}}` } } } }, null, 2);
+  return JSON.stringify(
+    { mcpServers: { [MCP_RELAY_SERVER]: { type: 'http', url: relay.url, headers: { Authorization: `Bearer \${${relay.tokenEnv}}` } } } },
+    null,
+    2,
+  );
 }
 
 export const claudeCodeAdapter: EngineAdapter = {
   agentType: 'claude_code',
   // The native binary is copied into place by the package's postinstall (scripts must run).
-  cli: { npm: '@anthropic-ai/claude-code', version: CLAUDE_CODE_VERSION, bin: 'claude', nodeMajor: null, installScripts: { '@anthropic-ai/claude-code': true } },
+  cli: {
+    npm: '@anthropic-ai/claude-code',
+    version: CLAUDE_CODE_VERSION,
+    bin: 'claude',
+    nodeMajor: null,
+    installScripts: { '@anthropic-ai/claude-code': true },
+  },
   invocation(turn, { binPath, home, gatewayBaseUrl }) {
     const configDir = `${home}/.claude`;
     const promptFile = `${configDir}/agent-service-system-prompt.md`;
@@ -63,9 +73,20 @@ export const claudeCodeAdapter: EngineAdapter = {
     if (relay) files[mcpFile] = claudeMcpConfig(relay);
     return {
       argv: [
-        binPath, '-p', '--input-format', 'stream-json', '--output-format', 'stream-json', '--verbose', '--include-partial-messages',
-        '--dangerously-skip-permissions', '--model', turn.model, ...(effort ? ['--effort', effort] : []),
-        '--append-system-prompt-file', promptFile,
+        binPath,
+        '-p',
+        '--input-format',
+        'stream-json',
+        '--output-format',
+        'stream-json',
+        '--verbose',
+        '--include-partial-messages',
+        '--dangerously-skip-permissions',
+        '--model',
+        turn.model,
+        ...(effort ? ['--effort', effort] : []),
+        '--append-system-prompt-file',
+        promptFile,
         ...(relay ? ['--mcp-config', mcpFile, '--strict-mcp-config'] : []),
         ...(turn.resumeId ? ['--resume', turn.resumeId] : []),
       ],
@@ -160,7 +181,10 @@ export function claudeCodeMapper(): CliOutputMapper {
     for (const block of Array.isArray(content) ? content : []) {
       if (block?.type !== 'tool_result') continue;
       const id = String(block.tool_use_id);
-      const { status, result } = toolResult(kinds.get(id) ?? 'other', contentText(block.content), block.is_error === true, { content: block.content, exitCodeIn });
+      const { status, result } = toolResult(kinds.get(id) ?? 'other', contentText(block.content), block.is_error === true, {
+        content: block.content,
+        exitCodeIn,
+      });
       out.push(...tools.result(id, status, result));
     }
     return out;
@@ -191,7 +215,19 @@ export function claudeCodeMapper(): CliOutputMapper {
         case 'system':
           if (ev.subtype === 'api_retry') {
             const what = ev.error_status ? `status ${ev.error_status}` : String(ev.error ?? 'error');
-            return [{ type: 'session.error', fields: { error: { type: 'engine_error', message: `claude_code: the model call failed (${what}); retrying (${ev.attempt}/${ev.max_retries})`, retry_status: 'retrying', ...(Number.isInteger(ev.attempt) && ev.attempt > 0 ? { attempt: ev.attempt } : {}) } } }];
+            return [
+              {
+                type: 'session.error',
+                fields: {
+                  error: {
+                    type: 'engine_error',
+                    message: `claude_code: the model call failed (${what}); retrying (${ev.attempt}/${ev.max_retries})`,
+                    retry_status: 'retrying',
+                    ...(Number.isInteger(ev.attempt) && ev.attempt > 0 ? { attempt: ev.attempt } : {}),
+                  },
+                },
+              },
+            ];
           }
           return [];
         case 'result':
@@ -206,9 +242,12 @@ export function claudeCodeMapper(): CliOutputMapper {
       if (succeeded && exitCode === 0) return { stop: { type: 'end_turn' }, error: null };
       // What went wrong, in Claude Code's words: the result's text (`API Error: …`), its
       // `errors` (error_during_execution, error_max_turns), or a failed call it reported.
-      const said = result && !succeeded
-        ? [typeof result.result === 'string' ? result.result : '', ...(Array.isArray(result.errors) ? result.errors.map(String) : [])].filter(Boolean).join('; ') || `the turn ended with ${String(result.subtype)}`
-        : null;
+      const said =
+        result && !succeeded
+          ? [typeof result.result === 'string' ? result.result : '', ...(Array.isArray(result.errors) ? result.errors.map(String) : [])]
+              .filter(Boolean)
+              .join('; ') || `the turn ended with ${String(result.subtype)}`
+          : null;
       const failure = said ?? apiError;
       if (stoppedForBudget(failure) || stoppedForBudget(apiError)) return { stop: { type: 'budget_reached' }, error: null };
       const error: SessionErrorDetail = {

@@ -18,7 +18,12 @@ export class TextStream {
     this.text += text;
     const stream_index = this.chunks++;
     return this.kind === 'message'
-      ? [{ type: 'agent.message', fields: { messageId: this.id, final: false, text, parts: [{ type: 'text', index: 0, text, stream_id: this.id, stream_index }] } }]
+      ? [
+          {
+            type: 'agent.message',
+            fields: { messageId: this.id, final: false, text, parts: [{ type: 'text', index: 0, text, stream_id: this.id, stream_index }] },
+          },
+        ]
       : [{ type: 'agent.reasoning', fields: { final: false, part: { type: 'reasoning', index: 0, text, redacted: false, stream_id: this.id, stream_index } } }];
   }
 
@@ -26,8 +31,22 @@ export class TextStream {
   final(text = this.text, opts: { signature?: string | null; redacted?: boolean } = {}): EngineEvent[] {
     if (!text && !opts.redacted) return [];
     return this.kind === 'message'
-      ? [{ type: 'agent.message', fields: { messageId: this.id, final: true, text, parts: [{ type: 'text', index: 0, text, stream_id: this.id, stream_index: null }] } }]
-      : [{ type: 'agent.reasoning', fields: { final: true, signature: opts.signature ?? null, part: { type: 'reasoning', index: 0, text, redacted: opts.redacted ?? false, stream_id: this.id, stream_index: null } } }];
+      ? [
+          {
+            type: 'agent.message',
+            fields: { messageId: this.id, final: true, text, parts: [{ type: 'text', index: 0, text, stream_id: this.id, stream_index: null }] },
+          },
+        ]
+      : [
+          {
+            type: 'agent.reasoning',
+            fields: {
+              final: true,
+              signature: opts.signature ?? null,
+              part: { type: 'reasoning', index: 0, text, redacted: opts.redacted ?? false, stream_id: this.id, stream_index: null },
+            },
+          },
+        ];
   }
 }
 
@@ -44,14 +63,22 @@ export class ToolCalls {
     if (this.calls.has(callId)) return [];
     const index = this.next++;
     this.calls.set(callId, { index, name });
-    return [{ type: 'agent.tool_use', fields: { part: { type: 'tool_call', index, call_id: callId, tool_name: name || 'unknown', args: asRecord(args), args_partial: null } } }];
+    return [
+      {
+        type: 'agent.tool_use',
+        fields: { part: { type: 'tool_call', index, call_id: callId, tool_name: name || 'unknown', args: asRecord(args), args_partial: null } },
+      },
+    ];
   }
 
   /** The result of a call (a call never announced is announced first, under `name`). */
   result(callId: string, status: 'ok' | 'error', result: Record<string, unknown>, name = 'unknown'): EngineEvent[] {
     const out = this.calls.has(callId) ? [] : this.use(callId, name, {});
     const call = this.calls.get(callId)!;
-    out.push({ type: 'agent.tool_result', fields: { part: { type: 'tool_result', index: call.index, call_id: callId, tool_name: call.name, status, result } } });
+    out.push({
+      type: 'agent.tool_result',
+      fields: { part: { type: 'tool_result', index: call.index, call_id: callId, tool_name: call.name, status, result } },
+    });
     return out;
   }
 }

@@ -76,9 +76,15 @@ export const codexAdapter: EngineAdapter = {
     const codexHome = `${home}/.codex`;
     return {
       argv: [
-        binPath, 'exec', ...(turn.resumeId ? ['resume', turn.resumeId] : []),
-        '--json', '--skip-git-repo-check', '--dangerously-bypass-approvals-and-sandbox',
-        '-m', turn.model, ...(effort ? ['-c', `model_reasoning_effort=${toml(effort)}`] : []),
+        binPath,
+        'exec',
+        ...(turn.resumeId ? ['resume', turn.resumeId] : []),
+        '--json',
+        '--skip-git-repo-check',
+        '--dangerously-bypass-approvals-and-sandbox',
+        '-m',
+        turn.model,
+        ...(effort ? ['-c', `model_reasoning_effort=${toml(effort)}`] : []),
       ],
       env: { CODEX_HOME: codexHome },
       stdin: turn.prompt, // codex reads the prompt from stdin when none is on the command line
@@ -117,11 +123,17 @@ function toolOf(item: Item): { name: string; args: Record<string, unknown> } | n
  * (codex: status failed, the result kept) is an error whose `error` is its text.
  */
 function mcpResultOf(item: Item): { status: 'ok' | 'error'; result: Record<string, unknown> } {
-  const raw: Record<string, unknown> = item.result && typeof item.result === 'object' && !Array.isArray(item.result) ? item.result : { content: item.result ?? null };
+  const raw: Record<string, unknown> =
+    item.result && typeof item.result === 'object' && !Array.isArray(item.result) ? item.result : { content: item.result ?? null };
   const result: Record<string, unknown> = { content: raw.content ?? null };
   if (raw.structured_content != null) result.structured_content = raw.structured_content;
   if (item.status !== 'failed') return { status: 'ok', result };
-  const text = Array.isArray(raw.content) ? raw.content.filter((c: Item) => c?.type === 'text').map((c: Item) => String(c.text)).join('\n') : '';
+  const text = Array.isArray(raw.content)
+    ? raw.content
+        .filter((c: Item) => c?.type === 'text')
+        .map((c: Item) => String(c.text))
+        .join('\n')
+    : '';
   return { status: 'error', result: { ...result, error: text || `tool ${String(item.tool)} failed` } };
 }
 
@@ -149,7 +161,10 @@ export function codexMapper(): CliOutputMapper {
   const toolUse = (item: Item, tool: { name: string; args: Record<string, unknown> }): EngineEvent => {
     const index = toolIndex++;
     toolIndexOf.set(item.id, index);
-    return { type: 'agent.tool_use', fields: { part: { type: 'tool_call', index, call_id: String(item.id), tool_name: tool.name, args: tool.args, args_partial: null } } };
+    return {
+      type: 'agent.tool_use',
+      fields: { part: { type: 'tool_call', index, call_id: String(item.id), tool_name: tool.name, args: tool.args, args_partial: null } },
+    };
   };
 
   return {
@@ -171,16 +186,38 @@ export function codexMapper(): CliOutputMapper {
           const item: Item = ev.item ?? {};
           if (item.type === 'agent_message' && item.text) {
             const messageId = newId('msg');
-            return [{ type: 'agent.message', fields: { messageId, final: true, text: item.text, parts: [{ type: 'text', index: 0, text: item.text, stream_id: messageId, stream_index: null }] } }];
+            return [
+              {
+                type: 'agent.message',
+                fields: {
+                  messageId,
+                  final: true,
+                  text: item.text,
+                  parts: [{ type: 'text', index: 0, text: item.text, stream_id: messageId, stream_index: null }],
+                },
+              },
+            ];
           }
           if (item.type === 'reasoning' && item.text) {
-            return [{ type: 'agent.reasoning', fields: { final: true, signature: null, part: { type: 'reasoning', index: 0, text: item.text, redacted: false, stream_id: newId('msg'), stream_index: null } } }];
+            return [
+              {
+                type: 'agent.reasoning',
+                fields: {
+                  final: true,
+                  signature: null,
+                  part: { type: 'reasoning', index: 0, text: item.text, redacted: false, stream_id: newId('msg'), stream_index: null },
+                },
+              },
+            ];
           }
           const tool = toolOf(item);
           if (!tool) return []; // codex's own notices (item type `error`: warnings), todo lists
           const out: EngineEvent[] = toolIndexOf.has(item.id) ? [] : [toolUse(item, tool)];
           const { status, result } = resultOf(item);
-          out.push({ type: 'agent.tool_result', fields: { part: { type: 'tool_result', index: toolIndexOf.get(item.id)!, call_id: String(item.id), tool_name: tool.name, status, result } } });
+          out.push({
+            type: 'agent.tool_result',
+            fields: { part: { type: 'tool_result', index: toolIndexOf.get(item.id)!, call_id: String(item.id), tool_name: tool.name, status, result } },
+          });
           return out;
         }
         case 'turn.completed':
@@ -192,7 +229,12 @@ export function codexMapper(): CliOutputMapper {
           return [];
         case 'error':
           // Codex retries by itself and says so ("Reconnecting... 2/5"); the final word is turn.failed.
-          return [{ type: 'session.error', fields: { error: { type: 'engine_error', message: `codex: ${String(ev.message ?? 'error')}`, retry_status: 'retrying' } } }];
+          return [
+            {
+              type: 'session.error',
+              fields: { error: { type: 'engine_error', message: `codex: ${String(ev.message ?? 'error')}`, retry_status: 'retrying' } },
+            },
+          ];
         default:
           return [];
       }

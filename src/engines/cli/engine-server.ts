@@ -120,12 +120,14 @@ export async function holdEngineServer(sessionId: string): Promise<(() => void) 
 export async function stopEngineServers(): Promise<void> {
   const all = [...servers.values()];
   servers.clear();
-  await Promise.all(all.map(async (starting) => {
-    const server = await starting.catch(() => null);
-    if (!server?.alive) return;
-    server.process.kill('SIGKILL');
-    await server.process.exited.catch(() => null);
-  }));
+  await Promise.all(
+    all.map(async (starting) => {
+      const server = await starting.catch(() => null);
+      if (!server?.alive) return;
+      server.process.kill('SIGKILL');
+      await server.process.exited.catch(() => null);
+    }),
+  );
 }
 
 async function startServer(sandbox: Sandbox, spec: EngineServerSpec, signal?: AbortSignal): Promise<EngineServer> {
@@ -186,19 +188,20 @@ async function startServer(sandbox: Sandbox, spec: EngineServerSpec, signal?: Ab
         if (--users === 0) idle();
       };
     },
-    reachable: () => new Promise<boolean>((resolve) => {
-      const probe = net.connect({ path: connectPath });
-      // A socket that neither takes nor refuses the connection soon counts as gone.
-      probe.setTimeout(REACHABLE_TIMEOUT_MS, () => {
-        probe.destroy();
-        resolve(false);
-      });
-      probe.once('connect', () => {
-        probe.destroy();
-        resolve(true);
-      });
-      probe.once('error', () => resolve(false));
-    }),
+    reachable: () =>
+      new Promise<boolean>((resolve) => {
+        const probe = net.connect({ path: connectPath });
+        // A socket that neither takes nor refuses the connection soon counts as gone.
+        probe.setTimeout(REACHABLE_TIMEOUT_MS, () => {
+          probe.destroy();
+          resolve(false);
+        });
+        probe.once('connect', () => {
+          probe.destroy();
+          resolve(true);
+        });
+        probe.once('error', () => resolve(false));
+      }),
     request: (method, urlPath, body, reqSignal) => requestJson(connectPath, method, urlPath, body, reqSignal, unanswered),
     events: (urlPath, request) => openEvents(connectPath, urlPath, request ?? {}, unanswered),
     output(listener) {
@@ -235,7 +238,12 @@ async function untilReady(proc: SandboxProcess, listeners: Set<(line: string) =>
   const lines = proc.lines[Symbol.asyncIterator]();
   const failed = (why: string) => new Error(`${why}${proc.stderrTail().trim() ? `: ${proc.stderrTail().trim().split('\n').slice(-10).join('\n')}` : ''}`);
   const aborted = new Promise<never>((_, reject) => {
-    const onAbort = () => reject(stop === signal || signal?.aborted ? Object.assign(new Error('aborted'), { name: 'AbortError' }) : failed(`the engine server did not listen within ${START_TIMEOUT_MS / 1000} s`));
+    const onAbort = () =>
+      reject(
+        stop === signal || signal?.aborted
+          ? Object.assign(new Error('aborted'), { name: 'AbortError' })
+          : failed(`the engine server did not listen within ${START_TIMEOUT_MS / 1000} s`),
+      );
     if (stop.aborted) onAbort();
     else stop.addEventListener('abort', onAbort, { once: true });
   });
@@ -266,24 +274,40 @@ function answerDeadline(req: http.ClientRequest, what: string, unanswered: () =>
   return timer;
 }
 
-function requestJson<T>(socketPath: string, method: string, urlPath: string, body: unknown, signal: AbortSignal | undefined, unanswered: () => void): Promise<T> {
+function requestJson<T>(
+  socketPath: string,
+  method: string,
+  urlPath: string,
+  body: unknown,
+  signal: AbortSignal | undefined,
+  unanswered: () => void,
+): Promise<T> {
   return new Promise<T>((resolve, reject) => {
     const payload = body === undefined ? undefined : JSON.stringify(body);
-    const req = http.request({ socketPath, method, path: urlPath, signal, headers: payload ? { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) } : {} }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('error', reject);
-      res.on('end', () => {
-        clearTimeout(deadline);
-        const text = Buffer.concat(chunks).toString('utf8');
-        if ((res.statusCode ?? 500) >= 400) return reject(new Error(`${method} ${urlPath}: ${res.statusCode} ${text.slice(0, 500)}`));
-        try {
-          resolve((text ? JSON.parse(text) : null) as T);
-        } catch {
-          resolve(text as T);
-        }
-      });
-    });
+    const req = http.request(
+      {
+        socketPath,
+        method,
+        path: urlPath,
+        signal,
+        headers: payload ? { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) } : {},
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('error', reject);
+        res.on('end', () => {
+          clearTimeout(deadline);
+          const text = Buffer.concat(chunks).toString('utf8');
+          if ((res.statusCode ?? 500) >= 400) return reject(new Error(`${method} ${urlPath}: ${res.statusCode} ${text.slice(0, 500)}`));
+          try {
+            resolve((text ? JSON.parse(text) : null) as T);
+          } catch {
+            resolve(text as T);
+          }
+        });
+      },
+    );
     const deadline = answerDeadline(req, `${method} ${urlPath}`, unanswered);
     req.on('error', (err) => {
       clearTimeout(deadline);

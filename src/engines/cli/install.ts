@@ -43,7 +43,10 @@ const NPM_NAME = /^(@[a-z0-9][\w.-]*\/)?[a-z0-9][\w.-]*$/i;
 const VERSION = /^[\w.+-]{1,64}$/;
 
 export class EngineInstallError extends Error {
-  constructor(readonly spec: string, readonly detail: string) {
+  constructor(
+    readonly spec: string,
+    readonly detail: string,
+  ) {
     super(`installing ${spec} from npm failed: ${detail}`);
   }
 }
@@ -74,7 +77,8 @@ export interface InstallOptions {
 
 /** Installs `npm@version` into the cache unless it is there; resolves to its host directory. */
 export function installPackage(npm: string, version: string, opts: InstallOptions = {}): Promise<string> {
-  if (!NPM_NAME.test(npm) || !VERSION.test(version)) return Promise.reject(new EngineInstallError(cacheEntry(npm, version), 'not a valid npm package name and version'));
+  if (!NPM_NAME.test(npm) || !VERSION.test(version))
+    return Promise.reject(new EngineInstallError(cacheEntry(npm, version), 'not a valid npm package name and version'));
   const root = opts.cacheDir ?? engineCacheDir();
   const dest = path.join(root, cacheEntry(npm, version));
   let p = pending.get(dest);
@@ -113,7 +117,8 @@ async function ensureInstalled(npm: string, version: string, dest: string, opts:
 
 /** Only what npm needs from the service's environment: never its keys or secrets. */
 function npmEnv(nodeBinDir: string | undefined): NodeJS.ProcessEnv {
-  const keep = /^(PATH|HOME|TMPDIR|LANG|LC_ALL|USER|HTTPS?_PROXY|https?_proxy|NO_PROXY|no_proxy|NODE_EXTRA_CA_CERTS|SSL_CERT_FILE|npm_config_.*|NPM_CONFIG_.*)$/;
+  const keep =
+    /^(PATH|HOME|TMPDIR|LANG|LC_ALL|USER|HTTPS?_PROXY|https?_proxy|NO_PROXY|no_proxy|NODE_EXTRA_CA_CERTS|SSL_CERT_FILE|npm_config_.*|NPM_CONFIG_.*)$/;
   const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => keep.test(k)));
   if (nodeBinDir) env.PATH = `${nodeBinDir}${path.delimiter}${env.PATH ?? ''}`;
   return env;
@@ -130,7 +135,19 @@ export function installManifest(policy: Readonly<Record<string, boolean>> | unde
 
 function runNpmInstall(npm: string, version: string, prefix: string, opts: InstallOptions): Promise<void> {
   const spec = cacheEntry(npm, version);
-  const args = ['install', '--prefix', prefix, '--no-save', '--no-package-lock', '--no-audit', '--no-fund', '--omit=dev', '--loglevel=error', ...(approvesAny(opts.scripts) ? [] : ['--ignore-scripts']), spec];
+  const args = [
+    'install',
+    '--prefix',
+    prefix,
+    '--no-save',
+    '--no-package-lock',
+    '--no-audit',
+    '--no-fund',
+    '--omit=dev',
+    '--loglevel=error',
+    ...(approvesAny(opts.scripts) ? [] : ['--ignore-scripts']),
+    spec,
+  ];
   return new Promise((resolve, reject) => {
     fs.mkdirSync(prefix, { recursive: true });
     fs.writeFileSync(path.join(prefix, 'package.json'), installManifest(opts.scripts));
@@ -147,7 +164,11 @@ function runNpmInstall(npm: string, version: string, prefix: string, opts: Insta
     child.on('close', (code, signal) => {
       clearTimeout(timer);
       if (code === 0) return resolve();
-      const tail = err.split('\n').filter((l) => l.trim() && !/Unknown user config/.test(l)).slice(-NPM_TAIL_LINES).join('\n');
+      const tail = err
+        .split('\n')
+        .filter((l) => l.trim() && !/Unknown user config/.test(l))
+        .slice(-NPM_TAIL_LINES)
+        .join('\n');
       reject(new EngineInstallError(spec, `npm exited with ${code ?? signal}${tail ? `:\n${tail}` : ''}`));
     });
   });

@@ -31,7 +31,10 @@ export function relayToolTimeoutSec(): number {
  * (no MCP server, no capability): then the CLI gets no MCP configuration at all.
  * `gatewayRoot` is the gateway as the CLI reaches it (inside a sandbox: the egress endpoint).
  */
-export function mcpRelayFor(agent: { mcpServers: unknown; capabilities: readonly string[] } | null, gatewayRoot = `${EGRESS_ENDPOINT}/gateway`): McpRelay | null {
+export function mcpRelayFor(
+  agent: { mcpServers: unknown; capabilities: readonly string[] } | null,
+  gatewayRoot = `${EGRESS_ENDPOINT}/gateway`,
+): McpRelay | null {
   if (!agent) return null;
   const servers = Array.isArray(agent.mcpServers) ? agent.mcpServers.length : 0;
   if (!servers && !agent.capabilities.length) return null;

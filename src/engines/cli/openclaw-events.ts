@@ -142,7 +142,9 @@ export class OpenclawEvents {
       if (b?.type === 'thinking' && !streamedThinking) {
         const redacted = b.redacted === true;
         const said = typeof b.thinking === 'string' ? b.thinking : '';
-        thinking.push(...new TextStream('reasoning').final(said, { signature: typeof b.thinkingSignature === 'string' ? b.thinkingSignature : null, redacted }));
+        thinking.push(
+          ...new TextStream('reasoning').final(said, { signature: typeof b.thinkingSignature === 'string' ? b.thinkingSignature : null, redacted }),
+        );
       } else if (b?.type === 'text' && !streamedText && typeof b.text === 'string' && b.text.trim()) {
         this.messages.push(b.text);
         text.push(...new TextStream('message').final(b.text));

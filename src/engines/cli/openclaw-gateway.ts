@@ -126,9 +126,10 @@ export async function openclawGatewayTurn(server: EngineServer, turn: OpenclawGa
       return;
     }
     // The mapper's end of turn, as `openclaw agent --json` prints it (one line).
-    const summary = failure !== null
-      ? { ok: false, error: { message: failure } }
-      : { payloads: sawEvents || !reply ? [] : [{ text: reply }], meta: { agentMeta: { sessionId: turn.sessionKey }, stopReason: finishReason ?? 'stop' } };
+    const summary =
+      failure !== null
+        ? { ok: false, error: { message: failure } }
+        : { payloads: sawEvents || !reply ? [] : [{ text: reply }], meta: { agentMeta: { sessionId: turn.sessionKey }, stopReason: finishReason ?? 'stop' } };
     yield JSON.stringify(summary);
     finish(failure === null ? 0 : 1);
   }

@@ -60,13 +60,21 @@ export default {
 /** The plugin's files, by absolute path under `dir`. */
 export function openclawEventsPluginFiles(dir: string): Record<string, string> {
   return {
-    [`${dir}/package.json`]: JSON.stringify({ name: OPENCLAW_EVENTS_PLUGIN, version: '1.0.0', private: true, type: 'module', openclaw: { extensions: ['./index.mjs'] } }, null, 2),
-    [`${dir}/openclaw.plugin.json`]: JSON.stringify({
-      id: OPENCLAW_EVENTS_PLUGIN,
-      name: 'Agent Service events',
-      activation: { onStartup: true },
-      configSchema: { type: 'object', additionalProperties: false },
-    }, null, 2),
+    [`${dir}/package.json`]: JSON.stringify(
+      { name: OPENCLAW_EVENTS_PLUGIN, version: '1.0.0', private: true, type: 'module', openclaw: { extensions: ['./index.mjs'] } },
+      null,
+      2,
+    ),
+    [`${dir}/openclaw.plugin.json`]: JSON.stringify(
+      {
+        id: OPENCLAW_EVENTS_PLUGIN,
+        name: 'Agent Service events',
+        activation: { onStartup: true },
+        configSchema: { type: 'object', additionalProperties: false },
+      },
+      null,
+      2,
+    ),
     [`${dir}/index.mjs`]: PLUGIN_SOURCE,
   };
 }

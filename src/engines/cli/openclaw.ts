@@ -93,10 +93,14 @@ function commonConfig(home: string, primary: string, relay: McpRelay | null): Re
 
 export function openclawConfig(gatewayBaseUrl: string, model: string, home: string, relay: McpRelay | null = null): string {
   const provider = providerOf(model);
-  return JSON.stringify({
-    models: { mode: 'merge', providers: { [provider]: providerEntry(provider, gatewayBaseUrl, [model], KEY) } },
-    ...commonConfig(home, `${provider}/${model}`, relay),
-  }, null, 2);
+  return JSON.stringify(
+    {
+      models: { mode: 'merge', providers: { [provider]: providerEntry(provider, gatewayBaseUrl, [model], KEY) } },
+      ...commonConfig(home, `${provider}/${model}`, relay),
+    },
+    null,
+    2,
+  );
 }
 
 /**
@@ -117,12 +121,22 @@ export function openclawGatewayConfig(gatewayBaseUrl: string, model: string, hom
     providers[provider] = providerEntry(provider, gatewayBaseUrl, of(provider), KEY);
     providers[`${WARM_UP_PROVIDER}-${provider}`] = providerEntry(provider, gatewayBaseUrl, of(provider), 'warm-up');
   }
-  return JSON.stringify({
-    models: { mode: 'merge', providers },
-    ...commonConfig(home, `${providerOf(ids[0]!)}/${ids[0]}`, relay),
-    // No Control UI: nobody browses it, and it unpacks its web assets into the state at start.
-    gateway: { mode: 'local', bind: 'loopback', auth: { mode: 'none' }, controlUi: { enabled: false }, http: { endpoints: { chatCompletions: { enabled: true } } } },
-  }, null, 2);
+  return JSON.stringify(
+    {
+      models: { mode: 'merge', providers },
+      ...commonConfig(home, `${providerOf(ids[0]!)}/${ids[0]}`, relay),
+      // No Control UI: nobody browses it, and it unpacks its web assets into the state at start.
+      gateway: {
+        mode: 'local',
+        bind: 'loopback',
+        auth: { mode: 'none' },
+        controlUi: { enabled: false },
+        http: { endpoints: { chatCompletions: { enabled: true } } },
+      },
+    },
+    null,
+    2,
+  );
 }
 
 /** The model a turn names: a warm-up turn's goes to the warm-up provider of the same API. */
@@ -132,7 +146,11 @@ export function openclawModelRef(model: string, warmUp: boolean): string {
 
 export const openclawAdapter: EngineAdapter = {
   agentType: 'openclaw',
-  cli: { npm: 'openclaw', version: OPENCLAW_VERSION, bin: 'openclaw', nodeMajor: 24,
+  cli: {
+    npm: 'openclaw',
+    version: OPENCLAW_VERSION,
+    bin: 'openclaw',
+    nodeMajor: 24,
     // Its postinstall completes the package (removes .openclaw-lifecycle-pending; without it
     // every start tries to, and fails on the sandbox's read-only mount). Its dependencies'
     // scripts are not needed: koffi's binary comes in its platform package, protobufjs' checks a CLI,
@@ -173,11 +191,16 @@ export const openclawAdapter: EngineAdapter = {
         socket: `${home}/gateway.sock`,
       };
     },
-    turn: (server, turn, signal) => openclawGatewayTurn(server, {
-      prompt: turn.prompt,
-      model: openclawModelRef(turn.model, turn.warmUp === true),
-      sessionKey: turn.resumeId ?? randomUUID(),
-    }, signal),
+    turn: (server, turn, signal) =>
+      openclawGatewayTurn(
+        server,
+        {
+          prompt: turn.prompt,
+          model: openclawModelRef(turn.model, turn.warmUp === true),
+          sessionKey: turn.resumeId ?? randomUUID(),
+        },
+        signal,
+      ),
   },
   // Per-agent skills of OpenClaw: <its agent workspace>/skills, the highest-precedence skill root.
   skillsDir: (home) => `${home}/workspace/skills`,
@@ -242,7 +265,8 @@ export function openclawMapper(): CliOutputMapper {
     finish(exitCode) {
       const s = summary;
       const meta = s?.meta ?? {};
-      const failure: string | null = s?.ok === false ? String(s.error?.message ?? s.error?.type ?? 'error') : meta.error ? String(meta.error.message ?? meta.error) : null;
+      const failure: string | null =
+        s?.ok === false ? String(s.error?.message ?? s.error?.type ?? 'error') : meta.error ? String(meta.error.message ?? meta.error) : null;
       if (s && !failure && exitCode === 0 && !meta.aborted && meta.stopReason !== 'error') return { stop: { type: 'end_turn' }, error: null };
       if (stoppedForBudget(failure) || stoppedForBudget(JSON.stringify(s?.payloads ?? ''))) return { stop: { type: 'budget_reached' }, error: null };
       const error: SessionErrorDetail = {

@@ -18,7 +18,10 @@ export interface OpencodeServerTurn {
 }
 
 type Part = { id?: string; type?: string; messageID?: string; time?: { end?: number }; state?: { status?: string } };
-type ServerEvent = { type?: string; properties?: { sessionID?: string; part?: Part; info?: { id?: string; role?: string }; error?: unknown; status?: { type?: string } } };
+type ServerEvent = {
+  type?: string;
+  properties?: { sessionID?: string; part?: Part; info?: { id?: string; role?: string }; error?: unknown; status?: { type?: string } };
+};
 
 /** One server event → the `opencode run --format json` line it means, if any. */
 export function runLineOf(ev: ServerEvent, sessionID: string, seen: Set<string>, userMessages: Set<string>): string | null {
@@ -57,11 +60,16 @@ export async function opencodeServerTurn(server: EngineServer, turn: OpencodeSer
   // Subscribed before the prompt is sent, so no event of the turn is missed.
   const stream = await server.events('/event');
   try {
-    await server.request('POST', `/session/${encodeURIComponent(sessionID)}/prompt_async`, {
-      parts: [{ type: 'text', text: turn.prompt }],
-      model: { providerID: providerOf(turn.model), modelID: turn.model },
-      ...(turn.variant ? { variant: turn.variant } : {}),
-    }, signal);
+    await server.request(
+      'POST',
+      `/session/${encodeURIComponent(sessionID)}/prompt_async`,
+      {
+        parts: [{ type: 'text', text: turn.prompt }],
+        model: { providerID: providerOf(turn.model), modelID: turn.model },
+        ...(turn.variant ? { variant: turn.variant } : {}),
+      },
+      signal,
+    );
   } catch (err) {
     stream.close();
     throw err;

@@ -38,22 +38,38 @@ export function opencodeVariant(model: string, effort: string | null): string | 
 export function opencodeConfig(gatewayBaseUrl: string, instructionsFile: string, relay: McpRelay | null): string {
   const urls = gatewayUrls(gatewayBaseUrl);
   const key = '{env:AGENT_SERVICE_TOKEN}';
-  return JSON.stringify({
-    $schema: 'https://opencode.ai/config.json',
-    provider: {
-      // The AI SDK's Anthropic base URL includes /v1.
-      anthropic: { options: { baseURL: `${urls.anthropic}/v1`, apiKey: key } },
-      openai: { options: { baseURL: urls.openai, apiKey: key } },
+  return JSON.stringify(
+    {
+      $schema: 'https://opencode.ai/config.json',
+      provider: {
+        // The AI SDK's Anthropic base URL includes /v1.
+        anthropic: { options: { baseURL: `${urls.anthropic}/v1`, apiKey: key } },
+        openai: { options: { baseURL: urls.openai, apiKey: key } },
+      },
+      instructions: [instructionsFile],
+      // No prompts: the session's sandbox is the boundary.
+      permission: { edit: 'allow', bash: 'allow', webfetch: 'allow', external_directory: 'allow' },
+      autoupdate: false,
+      share: 'disabled',
+      // `timeout` (ms) bounds both its tool listing (default 5 s: the relay may first connect the
+      // remote servers) and each call (default 60 s: a relayed capability task may take minutes).
+      ...(relay
+        ? {
+            mcp: {
+              [MCP_RELAY_SERVER]: {
+                type: 'remote',
+                url: relay.url,
+                headers: { Authorization: `Bearer {env:${relay.tokenEnv}}` },
+                enabled: true,
+                timeout: relay.toolTimeoutSec * 1000,
+              },
+            },
+          }
+        : {}),
     },
-    instructions: [instructionsFile],
-    // No prompts: the session's sandbox is the boundary.
-    permission: { edit: 'allow', bash: 'allow', webfetch: 'allow', external_directory: 'allow' },
-    autoupdate: false,
-    share: 'disabled',
-    // `timeout` (ms) bounds both its tool listing (default 5 s: the relay may first connect the
-    // remote servers) and each call (default 60 s: a relayed capability task may take minutes).
-    ...(relay ? { mcp: { [MCP_RELAY_SERVER]: { type: 'remote', url: relay.url, headers: { Authorization: `Bearer {env:${relay.tokenEnv}}` }, enabled: true, timeout: relay.toolTimeoutSec * 1000 } } } : {}),
-  }, null, 2);
+    null,
+    2,
+  );
 }
 
 export const opencodeAdapter: EngineAdapter = {
@@ -66,8 +82,18 @@ export const opencodeAdapter: EngineAdapter = {
     const variant = opencodeVariant(turn.model, turn.reasoningEffort);
     return {
       argv: [
-        binPath, 'run', '--format', 'json', '--pure', '--auto', '--thinking', '--title', 'agent-service',
-        '-m', `${providerOf(turn.model)}/${turn.model}`, ...(variant ? ['--variant', variant] : []),
+        binPath,
+        'run',
+        '--format',
+        'json',
+        '--pure',
+        '--auto',
+        '--thinking',
+        '--title',
+        'agent-service',
+        '-m',
+        `${providerOf(turn.model)}/${turn.model}`,
+        ...(variant ? ['--variant', variant] : []),
         ...(turn.resumeId ? ['--session', turn.resumeId] : []),
       ],
       env: {
@@ -102,12 +128,17 @@ export const opencodeAdapter: EngineAdapter = {
         socket: `${home}/server.sock`,
       };
     },
-    turn: (server, turn, signal) => opencodeServerTurn(server, {
-      prompt: turn.prompt,
-      model: turn.model,
-      variant: opencodeVariant(turn.model, turn.reasoningEffort),
-      resumeId: turn.resumeId,
-    }, signal),
+    turn: (server, turn, signal) =>
+      opencodeServerTurn(
+        server,
+        {
+          prompt: turn.prompt,
+          model: turn.model,
+          variant: opencodeVariant(turn.model, turn.reasoningEffort),
+          resumeId: turn.resumeId,
+        },
+        signal,
+      ),
   },
   // Global skills of opencode: $XDG_CONFIG_HOME/opencode/skills (checked with 1.18.33: listed for its skill tool).
   skillsDir: (home) => `${home}/.config/opencode/skills`,

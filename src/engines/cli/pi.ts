@@ -22,12 +22,16 @@ export function piThinking(effort: string | null): string | null {
 /** pi's models.json: its built-in providers' requests go to the gateway, keyed by the variable. */
 export function piModelsConfig(gatewayBaseUrl: string): string {
   const urls = gatewayUrls(gatewayBaseUrl);
-  return JSON.stringify({
-    providers: {
-      anthropic: { baseUrl: urls.anthropic, apiKey: 'AGENT_SERVICE_TOKEN' },
-      openai: { baseUrl: urls.openai, apiKey: 'AGENT_SERVICE_TOKEN' },
+  return JSON.stringify(
+    {
+      providers: {
+        anthropic: { baseUrl: urls.anthropic, apiKey: 'AGENT_SERVICE_TOKEN' },
+        openai: { baseUrl: urls.openai, apiKey: 'AGENT_SERVICE_TOKEN' },
+      },
     },
-  }, null, 2);
+    null,
+    2,
+  );
 }
 
 export const piAdapter: EngineAdapter = {
@@ -39,9 +43,17 @@ export const piAdapter: EngineAdapter = {
     const thinking = piThinking(turn.reasoningEffort);
     return {
       argv: [
-        binPath, '-p', '--mode', 'json', '--provider', providerOf(turn.model), '--model', turn.model,
+        binPath,
+        '-p',
+        '--mode',
+        'json',
+        '--provider',
+        providerOf(turn.model),
+        '--model',
+        turn.model,
         ...(thinking ? ['--thinking', thinking] : []),
-        '--append-system-prompt', promptFile, // a path: pi appends the file's contents
+        '--append-system-prompt',
+        promptFile, // a path: pi appends the file's contents
         ...(turn.resumeId ? ['--session', turn.resumeId] : []),
       ],
       env: {
@@ -126,11 +138,25 @@ export function piMapper(): CliOutputMapper {
           return tools.use(String(ev.toolCallId), String(ev.toolName ?? ''), ev.args);
         case 'tool_execution_end': {
           // pi has no MCP client: its tools are its own (bash, read, write, edit, …).
-          const { status, result } = toolResult(ev.toolName === 'bash' ? 'shell' : 'other', contentText(ev.result?.content), ev.isError === true, { exitCodeIn });
+          const { status, result } = toolResult(ev.toolName === 'bash' ? 'shell' : 'other', contentText(ev.result?.content), ev.isError === true, {
+            exitCodeIn,
+          });
           return tools.result(String(ev.toolCallId), status, result, String(ev.toolName ?? ''));
         }
         case 'auto_retry_start':
-          return [{ type: 'session.error', fields: { error: { type: 'engine_error', message: `pi: ${String(ev.errorMessage ?? 'the model call failed')}; retrying (${ev.attempt}/${ev.maxAttempts})`, retry_status: 'retrying', ...(Number.isInteger(ev.attempt) && ev.attempt > 0 ? { attempt: ev.attempt } : {}) } } }];
+          return [
+            {
+              type: 'session.error',
+              fields: {
+                error: {
+                  type: 'engine_error',
+                  message: `pi: ${String(ev.errorMessage ?? 'the model call failed')}; retrying (${ev.attempt}/${ev.maxAttempts})`,
+                  retry_status: 'retrying',
+                  ...(Number.isInteger(ev.attempt) && ev.attempt > 0 ? { attempt: ev.attempt } : {}),
+                },
+              },
+            },
+          ];
         case 'auto_retry_end':
           if (!ev.success && ev.finalError) lastError = String(ev.finalError);
           return [];

@@ -19,10 +19,15 @@ type Block = Record<string, unknown>;
 /** An MCP tool's result: its content blocks (text as text, others kept), `error` when it failed. */
 export function mcpToolResult(content: unknown, isError: boolean): ToolResult {
   const blocks: Block[] = Array.isArray(content)
-    ? content.map((b: unknown) => (typeof b === 'string' ? { type: 'text', text: b } : b && typeof b === 'object' ? (b as Block) : { type: 'text', text: String(b) }))
+    ? content.map((b: unknown) =>
+        typeof b === 'string' ? { type: 'text', text: b } : b && typeof b === 'object' ? (b as Block) : { type: 'text', text: String(b) },
+      )
     : [{ type: 'text', text: contentText(content) }];
   if (!isError) return { status: 'ok', result: { content: blocks } };
-  const said = blocks.filter((b) => b.type === 'text').map((b) => String(b.text ?? '')).join('\n');
+  const said = blocks
+    .filter((b) => b.type === 'text')
+    .map((b) => String(b.text ?? ''))
+    .join('\n');
   return { status: 'error', result: { content: blocks, error: said || 'the tool failed' } };
 }
 
@@ -47,7 +52,12 @@ export function outputResult(output: string): ToolResult {
  * exit code comes from the CLI's structured output when it gives one, else from its words
  * (`exitCodeIn`); a failed shell call without one (refused, bad arguments) is an error result.
  */
-export function toolResult(kind: ToolKind, text: string, isError: boolean, opts: { exitCode?: number | null; content?: unknown; exitCodeIn?: (text: string) => number | null } = {}): ToolResult {
+export function toolResult(
+  kind: ToolKind,
+  text: string,
+  isError: boolean,
+  opts: { exitCode?: number | null; content?: unknown; exitCodeIn?: (text: string) => number | null } = {},
+): ToolResult {
   if (kind === 'mcp') return mcpToolResult(opts.content ?? text, isError);
   if (kind === 'shell') {
     const code = opts.exitCode ?? (isError ? (opts.exitCodeIn?.(text) ?? null) : 0);

@@ -11,7 +11,8 @@ import { systemPromptFor } from '../hermes/system-prompt.js';
 
 export const ATTACHMENTS_DIR = '/workspace/.attachments';
 
-const PREAMBLE = 'You are an agent running in a sandbox. Your working directory is /workspace; act there with your own tools. Be concise and finish the user\'s request.';
+const PREAMBLE =
+  "You are an agent running in a sandbox. Your working directory is /workspace; act there with your own tools. Be concise and finish the user's request.";
 
 export function cliSystemPrompt(input: Parameters<typeof systemPromptFor>[0]): string {
   // hermes' prompt without its first paragraph (which names hermes' own tools).
@@ -19,8 +20,19 @@ export function cliSystemPrompt(input: Parameters<typeof systemPromptFor>[0]): s
   return [PREAMBLE, ...rest].join('\n\n');
 }
 
-const safeName = (name: string) => name.replace(/[^\w.-]+/g, '_').replace(/^\.+/, '').slice(0, 100) || 'file';
-const EXT: Record<string, string> = { 'image/png': '.png', 'image/jpeg': '.jpg', 'image/gif': '.gif', 'image/webp': '.webp', 'application/pdf': '.pdf', 'text/plain': '.txt' };
+const safeName = (name: string) =>
+  name
+    .replace(/[^\w.-]+/g, '_')
+    .replace(/^\.+/, '')
+    .slice(0, 100) || 'file';
+const EXT: Record<string, string> = {
+  'image/png': '.png',
+  'image/jpeg': '.jpg',
+  'image/gif': '.gif',
+  'image/webp': '.webp',
+  'application/pdf': '.pdf',
+  'text/plain': '.txt',
+};
 
 async function attachment(sandbox: Sandbox, b: Exclude<ContentBlockInput, { type: 'text' }>, n: number): Promise<string> {
   const docTitle = b.type === 'document' ? (b.title ?? null) : null;

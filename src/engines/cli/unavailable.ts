@@ -3,7 +3,7 @@
 // what to do instead. The package registries were checked when this was written (see docs/engines.md).
 import type { SessionErrorDetail } from './adapter.js';
 
-const INSTEAD = 'choose another agentType for this agent (hermes, the service\'s own engine, runs everywhere)';
+const INSTEAD = "choose another agentType for this agent (hermes, the service's own engine, runs everywhere)";
 
 const MISSING: Readonly<Record<string, string>> = {
   kimi_code:

@@ -6,7 +6,10 @@ export class StreamCoalescer {
   private timer: NodeJS.Timeout | null = null;
   private chain: Promise<void> = Promise.resolve();
 
-  constructor(private readonly sink: (chunk: string, index: number) => Promise<void>, private readonly intervalMs = 40) {}
+  constructor(
+    private readonly sink: (chunk: string, index: number) => Promise<void>,
+    private readonly intervalMs = 40,
+  ) {}
 
   push(text: string): void {
     if (!text) return;

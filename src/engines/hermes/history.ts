@@ -9,7 +9,6 @@ import { blobStore } from '../../files/blob-store.js';
 
 const CONTEXT_TYPES = ['user.message', 'system.message', 'agent.message', 'agent.reasoning', 'agent.tool_use', 'agent.tool_result'];
 
-
 /** Message attachments are per-session file copies: the model gets their bytes inline. */
 async function userBlocks(content: ContentBlockInput[]): Promise<ContentBlock[]> {
   const out: ContentBlock[] = [];
@@ -18,7 +17,7 @@ async function userBlocks(content: ContentBlockInput[]): Promise<ContentBlock[]>
       out.push({ type: 'text', text: b.text });
       continue;
     }
-    const title = b.type === 'document' ? b.title ?? null : null;
+    const title = b.type === 'document' ? (b.title ?? null) : null;
     if (b.source.type === 'file') {
       const f = await prisma.file.findUnique({ where: { id: b.source.file_id } });
       if (!f) {
@@ -59,7 +58,11 @@ export async function buildConversation(sessionId: string, turn: number): Promis
     // A turn cut short (interrupt, error) can leave tool calls without results: providers
     // require one, so they are answered as interrupted.
     if (!openCalls.size) return;
-    push(messages, 'user', [...openCalls.keys()].map((id) => ({ type: 'tool_result', toolUseId: id, content: '{"error":"interrupted"}', isError: true }) as ContentBlock));
+    push(
+      messages,
+      'user',
+      [...openCalls.keys()].map((id) => ({ type: 'tool_result', toolUseId: id, content: '{"error":"interrupted"}', isError: true }) as ContentBlock),
+    );
     openCalls.clear();
   };
   for (const { payload } of rows) {
@@ -71,10 +74,15 @@ export async function buildConversation(sessionId: string, turn: number): Promis
         break;
       case 'system.message':
         closeOpenCalls();
-        push(messages, 'user', e.content.map((b) => ({ type: 'text', text: `<system-message>\n${b.text}\n</system-message>` })));
+        push(
+          messages,
+          'user',
+          e.content.map((b) => ({ type: 'text', text: `<system-message>\n${b.text}\n</system-message>` })),
+        );
         break;
       case 'agent.reasoning':
-        if (e.final && e.part.type === 'reasoning') push(messages, 'assistant', [{ type: 'reasoning', text: e.part.text, signature: e.signature ?? null, redacted: e.part.redacted }]);
+        if (e.final && e.part.type === 'reasoning')
+          push(messages, 'assistant', [{ type: 'reasoning', text: e.part.text, signature: e.signature ?? null, redacted: e.part.redacted }]);
         break;
       case 'agent.message':
         if (e.final && e.text) push(messages, 'assistant', [{ type: 'text', text: e.text }]);
@@ -87,7 +95,9 @@ export async function buildConversation(sessionId: string, turn: number): Promis
       case 'agent.tool_result':
         if (e.part.type !== 'tool_result') break;
         openCalls.delete(e.part.call_id);
-        push(messages, 'user', [{ type: 'tool_result', toolUseId: e.part.call_id, content: JSON.stringify(e.part.result), isError: e.part.status === 'error' }]);
+        push(messages, 'user', [
+          { type: 'tool_result', toolUseId: e.part.call_id, content: JSON.stringify(e.part.result), isError: e.part.status === 'error' },
+        ]);
         break;
       default:
         break;

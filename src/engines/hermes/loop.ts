@@ -30,7 +30,14 @@ export interface HermesTurn {
 const sleep = (ms: number, signal: AbortSignal) =>
   new Promise<void>((resolve) => {
     const t = setTimeout(resolve, ms);
-    signal.addEventListener('abort', () => { clearTimeout(t); resolve(); }, { once: true });
+    signal.addEventListener(
+      'abort',
+      () => {
+        clearTimeout(t);
+        resolve();
+      },
+      { once: true },
+    );
   });
 
 interface StepResult {
@@ -44,14 +51,18 @@ async function modelStep(t: HermesTurn, messages: ChatMessage[]): Promise<StepRe
   const messageId = newId('msg');
   const text = new StreamCoalescer(async (chunk, index) => {
     await t.emit('agent.message', {
-      messageId, final: false,
+      messageId,
+      final: false,
       parts: [{ type: 'text', index: 0, text: chunk, stream_id: messageId, stream_index: index }],
       text: chunk,
     });
   });
   const reasoningId = newId('msg');
   const reasoningStream = new StreamCoalescer(async (chunk, index) => {
-    await t.emit('agent.reasoning', { final: false, part: { type: 'reasoning', index: 0, text: chunk, redacted: false, stream_id: reasoningId, stream_index: index } });
+    await t.emit('agent.reasoning', {
+      final: false,
+      part: { type: 'reasoning', index: 0, text: chunk, redacted: false, stream_id: reasoningId, stream_index: index },
+    });
   });
   const result: StepResult = { text: '', reasoning: [], toolCalls: [] };
   let reasoningText = '';
@@ -71,7 +82,8 @@ async function modelStep(t: HermesTurn, messages: ChatMessage[]): Promise<StepRe
         await reasoningStream.flush();
         result.reasoning.push({ text: reasoningText, signature: ev.signature ?? null, redacted: !!ev.redacted });
         await t.emit('agent.reasoning', {
-          final: true, signature: ev.signature ?? null,
+          final: true,
+          signature: ev.signature ?? null,
           part: { type: 'reasoning', index: 0, text: reasoningText, redacted: !!ev.redacted, stream_id: reasoningId, stream_index: null },
         });
         reasoningText = '';
@@ -87,7 +99,8 @@ async function modelStep(t: HermesTurn, messages: ChatMessage[]): Promise<StepRe
   await reasoningStream.flush();
   if (result.text) {
     await t.emit('agent.message', {
-      messageId, final: true,
+      messageId,
+      final: true,
       parts: [{ type: 'text', index: 0, text: result.text, stream_id: messageId, stream_index: null }],
       text: result.text,
     });
@@ -121,7 +134,14 @@ export async function runHermesTurn(t: HermesTurn): Promise<StopReason> {
         if (!retry) return { type: 'retries_exhausted' };
         // Progress while nothing else happens: the turn waits, then calls the model again.
         const delayMs = t.retryDelayMs(attempt);
-        await t.emit('agent.status', { part: { type: 'status', index: 0, level: 'waiting', text: `retrying the model call in ${Math.max(1, Math.round(delayMs / 1000))} s (attempt ${attempt + 1} of ${t.maxAttempts})` } });
+        await t.emit('agent.status', {
+          part: {
+            type: 'status',
+            index: 0,
+            level: 'waiting',
+            text: `retrying the model call in ${Math.max(1, Math.round(delayMs / 1000))} s (attempt ${attempt + 1} of ${t.maxAttempts})`,
+          },
+        });
         await sleep(delayMs, t.signal);
       }
     }
@@ -166,12 +186,20 @@ export async function runHermesTurn(t: HermesTurn): Promise<StopReason> {
   return { type: 'end_turn' };
 }
 
-export const toolCallPart = (index: number, call: ToolCall) =>
-  ({ type: 'tool_call' as const, index, call_id: call.id, tool_name: call.name, args: call.input, args_partial: null });
+export const toolCallPart = (index: number, call: ToolCall) => ({
+  type: 'tool_call' as const,
+  index,
+  call_id: call.id,
+  tool_name: call.name,
+  args: call.input,
+  args_partial: null,
+});
 
 /** The tool_result event of a call, then the files it produced as one agent.message of parts. */
 export async function emitOutcome(emit: HermesTurn['emit'], index: number, call: ToolCall, outcome: ToolOutcome): Promise<void> {
-  await emit('agent.tool_result', { part: { type: 'tool_result', index, call_id: call.id, tool_name: call.name, status: outcome.status, result: outcome.result } });
+  await emit('agent.tool_result', {
+    part: { type: 'tool_result', index, call_id: call.id, tool_name: call.name, status: outcome.status, result: outcome.result },
+  });
   if (outcome.attachments?.length) {
     await emit('agent.message', { messageId: newId('msg'), final: true, parts: outcome.attachments, text: '' });
   }

@@ -1,6 +1,9 @@
 // The system prompt of a hermes turn: the engine's own short preamble, the agent's prompt
 // (the version active when the session started), then the agent's and session's instruction files.
-interface InstructionFile { name: string; content: string }
+interface InstructionFile {
+  name: string;
+  content: string;
+}
 
 const PREAMBLE = `You are an agent running in a sandbox. Your working directory is /workspace; use the tools
 bash, read_file, write_file and edit_file to act there. Be concise and finish the user's request.`;
@@ -22,7 +25,13 @@ export function systemPromptFor(input: {
     parts.push(['<skills>', ...input.skills.map((s) => `- ${s.name}: ${s.description} (read ${s.path}/SKILL.md)`), '</skills>'].join('\n'));
   }
   if (input.customData?.length) {
-    parts.push(['<custom-data>', ...input.customData.map((d) => `- ${d.name} (${d.kind})${d.description ? `: ${d.description}` : ''}${d.uri ? ` at ${d.uri}` : ''}`), '</custom-data>'].join('\n'));
+    parts.push(
+      [
+        '<custom-data>',
+        ...input.customData.map((d) => `- ${d.name} (${d.kind})${d.description ? `: ${d.description}` : ''}${d.uri ? ` at ${d.uri}` : ''}`),
+        '</custom-data>',
+      ].join('\n'),
+    );
   }
   return parts.join('\n\n');
 }

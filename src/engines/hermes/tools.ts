@@ -45,7 +45,8 @@ type ToolName = keyof typeof schemas;
 
 const DESCRIPTIONS: Record<ToolName, string> = {
   bash: 'Run a bash command with /workspace as the working directory. Each call is a fresh shell: cd and variables do not carry over, and background processes end with the command. Returns exit_code, stdout and stderr (each cut at 64 KiB).',
-  read_file: 'Read a text file. Returns its lines from offset (1-based) for limit lines, at most 64 KiB per call; total_lines tells how many lines the file has.',
+  read_file:
+    'Read a text file. Returns its lines from offset (1-based) for limit lines, at most 64 KiB per call; total_lines tells how many lines the file has.',
   write_file: 'Create or overwrite a file with the given content; parent directories are created.',
   edit_file: 'Replace old_string with new_string in a file. old_string must match exactly and occur once, unless replace_all is true.',
 };

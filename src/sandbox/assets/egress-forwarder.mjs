@@ -8,10 +8,12 @@ const [listen, target] = process.argv.slice(2);
 const [host, port] = listen.split(/:(?=\d+$)/);
 const remote = target.startsWith('/') ? { path: target } : { host: target.split(/:(?=\d+$)/)[0], port: Number(target.split(/:(?=\d+$)/)[1]) };
 
-net.createServer((client) => {
-  const upstream = net.connect(remote);
-  client.on('error', () => upstream.destroy());
-  upstream.on('error', () => client.destroy());
-  client.pipe(upstream);
-  upstream.pipe(client);
-}).listen(Number(port), host);
+net
+  .createServer((client) => {
+    const upstream = net.connect(remote);
+    client.on('error', () => upstream.destroy());
+    upstream.on('error', () => client.destroy());
+    client.pipe(upstream);
+    upstream.pipe(client);
+  })
+  .listen(Number(port), host);

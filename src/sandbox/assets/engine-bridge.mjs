@@ -17,14 +17,15 @@ const PORT_PLACEHOLDER = '{{port}}';
 const [socketPath, command, ...rawArgs] = process.argv.slice(2);
 
 /** A loopback port free right now (the server is told to listen on it). */
-const freePort = () => new Promise((resolve, reject) => {
-  const probe = net.createServer();
-  probe.on('error', reject);
-  probe.listen(0, '127.0.0.1', () => {
-    const { port } = probe.address();
-    probe.close(() => resolve(port));
+const freePort = () =>
+  new Promise((resolve, reject) => {
+    const probe = net.createServer();
+    probe.on('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const { port } = probe.address();
+      probe.close(() => resolve(port));
+    });
   });
-});
 
 const chosenPort = rawArgs.includes(PORT_PLACEHOLDER) ? await freePort() : null;
 const args = rawArgs.map((a) => (a === PORT_PLACEHOLDER ? String(chosenPort) : a));
@@ -49,13 +50,15 @@ const whenAccepting = (port) => {
 
 const bridge = (port) => {
   fs.rmSync(socketPath, { force: true });
-  net.createServer((client) => {
-    const upstream = net.connect({ host: '127.0.0.1', port });
-    client.on('error', () => upstream.destroy());
-    upstream.on('error', () => client.destroy());
-    client.pipe(upstream);
-    upstream.pipe(client);
-  }).listen(socketPath, () => process.stdout.write(`${JSON.stringify({ bridge: 'ready', port })}\n`));
+  net
+    .createServer((client) => {
+      const upstream = net.connect({ host: '127.0.0.1', port });
+      client.on('error', () => upstream.destroy());
+      upstream.on('error', () => client.destroy());
+      client.pipe(upstream);
+      upstream.pipe(client);
+    })
+    .listen(socketPath, () => process.stdout.write(`${JSON.stringify({ bridge: 'ready', port })}\n`));
 };
 
 readline.createInterface({ input: server.stdout, crlfDelay: Infinity }).on('line', (line) => {

@@ -9,7 +9,21 @@ import { randomBytes } from 'node:crypto';
 import readline from 'node:readline';
 import { PassThrough, Readable, Writable } from 'node:stream';
 import { CoreV1Api, type KubeConfig, type V1Pod } from '@kubernetes/client-node';
-import { SandboxPathError, SandboxUnavailableError, WORKSPACE, type ExecOptions, type ExecResult, type FileStat, type Sandbox, type SandboxDriver, type SandboxEgress, type SandboxMount, type SandboxProcess, type SandboxSpec, type SpawnOptions } from '../driver.js';
+import {
+  SandboxPathError,
+  SandboxUnavailableError,
+  WORKSPACE,
+  type ExecOptions,
+  type ExecResult,
+  type FileStat,
+  type Sandbox,
+  type SandboxDriver,
+  type SandboxEgress,
+  type SandboxMount,
+  type SandboxProcess,
+  type SandboxSpec,
+  type SpawnOptions,
+} from '../driver.js';
 import { DEFAULT_STDERR_TAIL, TailBuffer } from '../stream-process.js';
 import { shQuote } from '../unshare-jail.js';
 import { placeMounts, rewriteMounts } from './pod-mounts.js';
@@ -93,7 +107,11 @@ export function createKubernetesDriver(opts: KubernetesDriverOptions): Kubernete
     sandboxPod({ settings, shape, egressUpstream: opts.egressUpstream, caPem: opts.egress.caPem, session });
 
   const pool = createWarmPool({
-    api, settings, shape: defaultShape, id: poolId(settings, defaultShape), pod: () => newPod(defaultShape),
+    api,
+    settings,
+    shape: defaultShape,
+    id: poolId(settings, defaultShape),
+    pod: () => newPod(defaultShape),
     onError: (err, what) => log.warn({ err }, `${what} failed`),
   });
 
@@ -127,7 +145,11 @@ export function createKubernetesDriver(opts: KubernetesDriverOptions): Kubernete
   }
 
   async function annotationsFor(sessionId: string): Promise<Record<string, string>> {
-    return { ...(await opts.hooks?.annotations?.(sessionId).catch(() => ({}))), [ANNOTATION.claimedBy]: opts.instanceId, [ANNOTATION.claimedAt]: new Date().toISOString() };
+    return {
+      ...(await opts.hooks?.annotations?.(sessionId).catch(() => ({}))),
+      [ANNOTATION.claimedBy]: opts.instanceId,
+      [ANNOTATION.claimedAt]: new Date().toISOString(),
+    };
   }
 
   /** A ready pod for the session: a warm one of its shape, else one made for it. */
@@ -137,7 +159,10 @@ export function createKubernetesDriver(opts: KubernetesDriverOptions): Kubernete
       const warm = await pool.claim(sessionId, annotations);
       if (warm) return warm;
     }
-    const created = await api.createNamespacedPod({ namespace: ns, body: newPod(shape, { id: sessionId, annotations: { ...annotations, [ANNOTATION.session]: sessionId } }) });
+    const created = await api.createNamespacedPod({
+      namespace: ns,
+      body: newPod(shape, { id: sessionId, annotations: { ...annotations, [ANNOTATION.session]: sessionId } }),
+    });
     return waitReady(created.metadata!.name!);
   }
 
@@ -170,11 +195,15 @@ export function createKubernetesDriver(opts: KubernetesDriverOptions): Kubernete
 
   async function snapshot(sb: PodSandbox): Promise<void> {
     if (!opts.snapshots) return;
-    await opts.snapshots.save(sb.sessionId, async (out) => {
-      const r = await exec({ pod: sb.pod, argv: SNAPSHOT_ARGV, stdoutTo: out, timeoutMs: 300_000 });
-      // tar exits 1 when a file changed while it was read: the snapshot is still usable.
-      if (r.exitCode !== 0 && r.exitCode !== 1) throw new Error(`workspace snapshot failed: ${r.stderr.text().trim()}`);
-    }, settings.snapshotMaxBytes);
+    await opts.snapshots.save(
+      sb.sessionId,
+      async (out) => {
+        const r = await exec({ pod: sb.pod, argv: SNAPSHOT_ARGV, stdoutTo: out, timeoutMs: 300_000 });
+        // tar exits 1 when a file changed while it was read: the snapshot is still usable.
+        if (r.exitCode !== 0 && r.exitCode !== 1) throw new Error(`workspace snapshot failed: ${r.stderr.text().trim()}`);
+      },
+      settings.snapshotMaxBytes,
+    );
   }
 
   async function replace(sb: PodSandbox, why: string): Promise<void> {
@@ -202,7 +231,13 @@ export function createKubernetesDriver(opts: KubernetesDriverOptions): Kubernete
     private timer: NodeJS.Timeout | undefined;
     closed = false;
 
-    constructor(readonly sessionId: string, public pod: string, readonly shape: Shape, private readonly env: Record<string, string>, private readonly environment: SandboxSpec['environment'] = null) {}
+    constructor(
+      readonly sessionId: string,
+      public pod: string,
+      readonly shape: Shape,
+      private readonly env: Record<string, string>,
+      private readonly environment: SandboxSpec['environment'] = null,
+    ) {}
 
     /**
      * `extra` with the session environment's search paths first. A pod cannot bind the API
@@ -296,15 +331,21 @@ export function createKubernetesDriver(opts: KubernetesDriverOptions): Kubernete
       const cwd = rel ? `${WORKSPACE}/${rel}` : WORKSPACE;
       const id = randomBytes(8).toString('hex');
       return this.guarded(
-        async () => exec({
-          pod: this.pod,
-          argv: runArgv(id, cwd, command, await this.withEnvironment({ ...this.env, ...opts.egress.env(this.sessionId, 'http://127.0.0.1:3128', '/run/agent-service') })),
-          stdin: o.stdin === undefined ? undefined : Buffer.from(o.stdin),
-          maxOutputBytes: o.maxOutputBytes ?? DEFAULT_MAX_OUTPUT,
-          timeoutMs: o.timeoutMs ?? DEFAULT_TIMEOUT_MS,
-          signal: o.signal,
-          killArgv: killArgv(id),
-        }),
+        async () =>
+          exec({
+            pod: this.pod,
+            argv: runArgv(
+              id,
+              cwd,
+              command,
+              await this.withEnvironment({ ...this.env, ...opts.egress.env(this.sessionId, 'http://127.0.0.1:3128', '/run/agent-service') }),
+            ),
+            stdin: o.stdin === undefined ? undefined : Buffer.from(o.stdin),
+            maxOutputBytes: o.maxOutputBytes ?? DEFAULT_MAX_OUTPUT,
+            timeoutMs: o.timeoutMs ?? DEFAULT_TIMEOUT_MS,
+            signal: o.signal,
+            killArgv: killArgv(id),
+          }),
         (r) => ({
           exitCode: r.exitCode,
           stdout: r.stdout.text(),
@@ -332,14 +373,30 @@ export function createKubernetesDriver(opts: KubernetesDriverOptions): Kubernete
       const id = randomBytes(8).toString('hex');
       const stdout = new PassThrough();
       const tail = new TailBuffer(o.stderrTailBytes ?? DEFAULT_STDERR_TAIL);
-      const stderr = new Writable({ write(chunk: Buffer, _enc, done) { tail.push(chunk); done(); } });
+      const stderr = new Writable({
+        write(chunk: Buffer, _enc, done) {
+          tail.push(chunk);
+          done();
+        },
+      });
       const kill = new AbortController();
       this.active++;
-      const exited = exec({ pod, argv: spawnArgv(id, cwd, command, env), stdin: Buffer.from(o.stdin ?? ''), stdoutTo: stdout, stderrTo: stderr, signal: kill.signal, killArgv: killArgv(id) })
-        .then((r) => r.exitCode, (err: Error) => {
-          tail.push(Buffer.from(`${err.message}\n`));
-          return null;
-        })
+      const exited = exec({
+        pod,
+        argv: spawnArgv(id, cwd, command, env),
+        stdin: Buffer.from(o.stdin ?? ''),
+        stdoutTo: stdout,
+        stderrTo: stderr,
+        signal: kill.signal,
+        killArgv: killArgv(id),
+      })
+        .then(
+          (r) => r.exitCode,
+          (err: Error) => {
+            tail.push(Buffer.from(`${err.message}\n`));
+            return null;
+          },
+        )
         .finally(() => {
           if (!stdout.writableEnded) stdout.end();
           this.active--;
@@ -432,13 +489,22 @@ export function createKubernetesDriver(opts: KubernetesDriverOptions): Kubernete
       if (!pending) {
         pending = (async () => {
           const shape = shapeOf(settings, spec);
-          if (spec.vcpus && spec.vcpus > settings.maxVcpus) log.warn({ sessionId: spec.sessionId, asked: spec.vcpus, max: settings.maxVcpus }, 'vcpus lowered to SANDBOX_MAX_VCPUS');
-          if (spec.memoryMb && spec.memoryMb > settings.maxMemoryMb) log.warn({ sessionId: spec.sessionId, asked: spec.memoryMb, max: settings.maxMemoryMb }, 'memoryMb lowered to SANDBOX_MAX_MEMORY_MB');
+          if (spec.vcpus && spec.vcpus > settings.maxVcpus)
+            log.warn({ sessionId: spec.sessionId, asked: spec.vcpus, max: settings.maxVcpus }, 'vcpus lowered to SANDBOX_MAX_VCPUS');
+          if (spec.memoryMb && spec.memoryMb > settings.maxMemoryMb)
+            log.warn({ sessionId: spec.sessionId, asked: spec.memoryMb, max: settings.maxMemoryMb }, 'memoryMb lowered to SANDBOX_MAX_MEMORY_MB');
           // Idempotent: a pod the session already has (another process made it, or a restart).
           // The lookups a new pod needs run meanwhile: they decide the claim's latency.
           const [pods, annotations] = await Promise.all([sessionPods(spec.sessionId), annotationsFor(spec.sessionId)]);
           const live = pods.find((p) => !podGone(p));
-          if (live) return attach(spec.sessionId, isReady(live) ? live : await waitReady(live.metadata!.name!), shapeOfPod(live, shape), spec.env ?? {}, spec.environment ?? null);
+          if (live)
+            return attach(
+              spec.sessionId,
+              isReady(live) ? live : await waitReady(live.metadata!.name!),
+              shapeOfPod(live, shape),
+              spec.env ?? {},
+              spec.environment ?? null,
+            );
           const snapshot = opts.snapshots?.open(spec.sessionId);
           snapshot?.catch(() => undefined);
           let pod: V1Pod;

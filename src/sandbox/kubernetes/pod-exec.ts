@@ -37,7 +37,10 @@ export interface PodExecResult {
 
 /** The API refused the exec (no such pod, container not running, …). */
 export class PodExecError extends Error {
-  constructor(message: string, readonly status: number | null) {
+  constructor(
+    message: string,
+    readonly status: number | null,
+  ) {
     super(message);
   }
 }

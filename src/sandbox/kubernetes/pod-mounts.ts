@@ -28,8 +28,15 @@ export async function placeMounts(exec: Exec, pod: string, mounts: SandboxMount[
   const placed = new Map<string, string>();
   if (!mounts.length) return placed;
   const copyOf = (m: SandboxMount) => `${POD_COPIES_DIR}${m.inside}`;
-  const probe = await exec({ pod, argv: ['/bin/sh', '-c', PROBE, 'probe', ...mounts.flatMap((m) => [m.inside, copyOf(m), m.marker ?? ''])], timeoutMs: 30_000 });
-  if (probe.exitCode !== 0) throw new Error(`looking for ${mounts.map((m) => m.inside).join(', ')} in sandbox pod ${pod} failed: ${probe.stderr.text().trim() || `exit ${probe.exitCode}`}`);
+  const probe = await exec({
+    pod,
+    argv: ['/bin/sh', '-c', PROBE, 'probe', ...mounts.flatMap((m) => [m.inside, copyOf(m), m.marker ?? ''])],
+    timeoutMs: 30_000,
+  });
+  if (probe.exitCode !== 0)
+    throw new Error(
+      `looking for ${mounts.map((m) => m.inside).join(', ')} in sandbox pod ${pod} failed: ${probe.stderr.text().trim() || `exit ${probe.exitCode}`}`,
+    );
   const found = probe.stdout.text().split('\n');
   for (const [i, m] of mounts.entries()) {
     const at = found[i];

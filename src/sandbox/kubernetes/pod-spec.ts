@@ -38,7 +38,10 @@ export const cpuQuantity = (vcpus: number) => `${Math.max(1, Math.round(vcpus * 
 
 /** The pool id of a shape and image: warm pods are only handed to sessions of that shape. */
 export function poolId(settings: KubernetesSettings, shape: Shape): string {
-  const image = settings.image.replace(/[^A-Za-z0-9.-]+/g, '-').replace(/^[^A-Za-z0-9]+|[^A-Za-z0-9]+$/g, '').slice(-40);
+  const image = settings.image
+    .replace(/[^A-Za-z0-9.-]+/g, '-')
+    .replace(/^[^A-Za-z0-9]+|[^A-Za-z0-9]+$/g, '')
+    .slice(-40);
   return `${shape.vcpus * 1000}m-${shape.memoryMb}mi-${image}`.slice(0, 63).replace(/[^A-Za-z0-9]+$/, '');
 }
 
@@ -81,37 +84,39 @@ export function sandboxPod(opts: {
         fsGroup: uid,
         seccompProfile: { type: 'RuntimeDefault' },
       },
-      containers: [{
-        name: CONTAINER,
-        image: settings.image,
-        imagePullPolicy: settings.imagePullPolicy,
-        command: ['/bin/sh', '-c', MAIN],
-        workingDir: '/workspace',
-        env: [
-          { name: 'AGENT_SERVICE_EGRESS_UPSTREAM', value: opts.egressUpstream },
-          { name: 'AGENT_SERVICE_CA', value: opts.caPem },
-          { name: 'HOME', value: '/workspace' },
-          { name: 'LANG', value: 'C.UTF-8' },
-        ],
-        resources: {
-          requests: { cpu: cpuQuantity(shape.vcpus * settings.cpuRequestRatio), memory: `${shape.memoryMb}Mi` },
-          limits: { cpu: cpuQuantity(shape.vcpus), memory: `${shape.memoryMb}Mi` },
+      containers: [
+        {
+          name: CONTAINER,
+          image: settings.image,
+          imagePullPolicy: settings.imagePullPolicy,
+          command: ['/bin/sh', '-c', MAIN],
+          workingDir: '/workspace',
+          env: [
+            { name: 'AGENT_SERVICE_EGRESS_UPSTREAM', value: opts.egressUpstream },
+            { name: 'AGENT_SERVICE_CA', value: opts.caPem },
+            { name: 'HOME', value: '/workspace' },
+            { name: 'LANG', value: 'C.UTF-8' },
+          ],
+          resources: {
+            requests: { cpu: cpuQuantity(shape.vcpus * settings.cpuRequestRatio), memory: `${shape.memoryMb}Mi` },
+            limits: { cpu: cpuQuantity(shape.vcpus), memory: `${shape.memoryMb}Mi` },
+          },
+          securityContext: {
+            allowPrivilegeEscalation: false,
+            readOnlyRootFilesystem: true,
+            runAsNonRoot: true,
+            runAsUser: uid,
+            capabilities: { drop: ['ALL'] },
+            seccompProfile: { type: 'RuntimeDefault' },
+          },
+          readinessProbe: { exec: { command: ['/bin/sh', '-c', "grep -q '0100007F:0C38 00000000:0000 0A' /proc/net/tcp"] }, periodSeconds: 1 },
+          volumeMounts: [
+            { name: 'workspace', mountPath: '/workspace' },
+            { name: 'tmp', mountPath: '/tmp' },
+            { name: 'agent', mountPath: AGENT_DIR },
+          ],
         },
-        securityContext: {
-          allowPrivilegeEscalation: false,
-          readOnlyRootFilesystem: true,
-          runAsNonRoot: true,
-          runAsUser: uid,
-          capabilities: { drop: ['ALL'] },
-          seccompProfile: { type: 'RuntimeDefault' },
-        },
-        readinessProbe: { exec: { command: ['/bin/sh', '-c', "grep -q '0100007F:0C38 00000000:0000 0A' /proc/net/tcp"] }, periodSeconds: 1 },
-        volumeMounts: [
-          { name: 'workspace', mountPath: '/workspace' },
-          { name: 'tmp', mountPath: '/tmp' },
-          { name: 'agent', mountPath: AGENT_DIR },
-        ],
-      }],
+      ],
       volumes: [
         { name: 'workspace', emptyDir: { sizeLimit: settings.workspaceSize } },
         { name: 'tmp', emptyDir: {} },

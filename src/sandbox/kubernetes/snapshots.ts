@@ -45,9 +45,11 @@ export function blobSnapshots(store: () => BlobStore): SnapshotStore {
       });
     },
     async remove(sessionId) {
-      await store().delete(keyOf(sessionId)).catch((err) => {
-        if (!notFound(err)) throw err;
-      });
+      await store()
+        .delete(keyOf(sessionId))
+        .catch((err) => {
+          if (!notFound(err)) throw err;
+        });
     },
   };
 }

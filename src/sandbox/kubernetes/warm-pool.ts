@@ -59,7 +59,11 @@ export function createWarmPool(opts: {
           { op: 'test', path: `/metadata/labels/${esc(LABEL.state)}`, value: 'warm' },
           { op: 'replace', path: `/metadata/labels/${esc(LABEL.state)}`, value: 'claimed' },
           { op: 'add', path: `/metadata/labels/${esc(LABEL.session)}`, value: sessionId },
-          ...Object.entries({ ...annotations, [ANNOTATION.session]: sessionId }).map(([k, v]) => ({ op: 'add', path: `/metadata/annotations/${esc(k)}`, value: v })),
+          ...Object.entries({ ...annotations, [ANNOTATION.session]: sessionId }).map(([k, v]) => ({
+            op: 'add',
+            path: `/metadata/annotations/${esc(k)}`,
+            value: v,
+          })),
         ],
       });
     } catch (err) {
@@ -82,14 +86,16 @@ export function createWarmPool(opts: {
   const refillOnce = async () => {
     const pods = await warmPods();
     const dead = pods.filter((p) => podGone(p));
-    for (const p of dead) await api.deleteNamespacedPod({ name: p.metadata!.name!, namespace: settings.namespace, gracePeriodSeconds: 0 }).catch(() => undefined);
+    for (const p of dead)
+      await api.deleteNamespacedPod({ name: p.metadata!.name!, namespace: settings.namespace, gracePeriodSeconds: 0 }).catch(() => undefined);
     const alive = pods.filter((p) => !podGone(p));
     const missing = settings.warmPoolSize - alive.length;
     for (let i = 0; i < missing && !stopped; i++) await api.createNamespacedPod({ namespace: settings.namespace, body: opts.pod() });
     // Several processes refilling at once may overshoot: the newest surplus goes.
     if (missing < 0) {
       const surplus = alive.sort((a, b) => String(b.metadata?.creationTimestamp).localeCompare(String(a.metadata?.creationTimestamp))).slice(0, -missing);
-      for (const p of surplus) await api.deleteNamespacedPod({ name: p.metadata!.name!, namespace: settings.namespace, gracePeriodSeconds: 0 }).catch(() => undefined);
+      for (const p of surplus)
+        await api.deleteNamespacedPod({ name: p.metadata!.name!, namespace: settings.namespace, gracePeriodSeconds: 0 }).catch(() => undefined);
     }
   };
 
@@ -139,4 +145,3 @@ export function createWarmPool(opts: {
   }
   return pool;
 }
-

@@ -6,7 +6,15 @@ import { z } from 'zod';
 import { defineCapability } from './define.js';
 import { vendorJson, VendorError } from './vendors.js';
 
-interface SerpItem { type?: string; rank_group?: number; rank_absolute?: number; title?: string; url?: string; description?: string; domain?: string }
+interface SerpItem {
+  type?: string;
+  rank_group?: number;
+  rank_absolute?: number;
+  title?: string;
+  url?: string;
+  description?: string;
+  domain?: string;
+}
 interface SerpAnswer {
   status_code?: number;
   status_message?: string;
@@ -26,7 +34,9 @@ export const dataforseoSerp = defineCapability({
   }),
   async run(a, ctx) {
     const body = await vendorJson<SerpAnswer>('DataForSEO', ctx.access, `${ctx.access.baseUrl}/v3/serp/google/organic/live/advanced`, {
-      method: 'POST', signal: ctx.signal, timeoutMs: 120_000,
+      method: 'POST',
+      signal: ctx.signal,
+      timeoutMs: 120_000,
       headers: { authorization: `Basic ${Buffer.from(ctx.access.key).toString('base64')}`, 'content-type': 'application/json' },
       body: JSON.stringify([{ keyword: a.keyword, location_code: a.location_code, language_code: a.language_code, depth: a.depth, device: a.device }]),
     });
@@ -35,9 +45,16 @@ export const dataforseoSerp = defineCapability({
       throw new VendorError(`DataForSEO refused the request: ${task?.status_message ?? body.status_message ?? 'no task in the answer'}`);
     }
     const r = task.result?.[0];
-    const results = (r?.items ?? []).filter((i) => i.type === 'organic').map((i) => ({
-      rank: i.rank_group ?? null, rank_absolute: i.rank_absolute ?? null, title: i.title ?? null, url: i.url ?? null, description: i.description ?? null, domain: i.domain ?? null,
-    }));
+    const results = (r?.items ?? [])
+      .filter((i) => i.type === 'organic')
+      .map((i) => ({
+        rank: i.rank_group ?? null,
+        rank_absolute: i.rank_absolute ?? null,
+        title: i.title ?? null,
+        url: i.url ?? null,
+        description: i.description ?? null,
+        domain: i.domain ?? null,
+      }));
     return { result: { keyword: r?.keyword ?? a.keyword, total_results: r?.se_results_count ?? null, results }, units: { request: 1 } };
   },
 });

@@ -54,10 +54,18 @@ export function defineCapability<A extends z.ZodType>(def: {
   };
 }
 
-const sleep = (ms: number, signal: AbortSignal) => new Promise<void>((resolve) => {
-  const t = setTimeout(resolve, ms);
-  signal.addEventListener('abort', () => { clearTimeout(t); resolve(); }, { once: true });
-});
+const sleep = (ms: number, signal: AbortSignal) =>
+  new Promise<void>((resolve) => {
+    const t = setTimeout(resolve, ms);
+    signal.addEventListener(
+      'abort',
+      () => {
+        clearTimeout(t);
+        resolve();
+      },
+      { once: true },
+    );
+  });
 
 /** Polls `check` until it returns a value, the time is up, or the turn is interrupted. */
 export async function pollUntil<T>(check: () => Promise<T | null>, signal: AbortSignal, what: string): Promise<T> {
@@ -74,7 +82,10 @@ export async function pollUntil<T>(check: () => Promise<T | null>, signal: Abort
 
 /** A call that failed after the vendor did billable work (a browser run that ended FAILED). */
 export class ChargedFailure extends Error {
-  constructor(message: string, readonly units: Record<string, number>) {
+  constructor(
+    message: string,
+    readonly units: Record<string, number>,
+  ) {
     super(message);
     this.name = 'ChargedFailure';
   }

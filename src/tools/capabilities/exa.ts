@@ -4,10 +4,24 @@ import { z } from 'zod';
 import { defineCapability } from './define.js';
 import { vendorJson } from './vendors.js';
 
-interface ExaResult { id?: string; url?: string; title?: string | null; publishedDate?: string | null; author?: string | null; text?: string; score?: number }
+interface ExaResult {
+  id?: string;
+  url?: string;
+  title?: string | null;
+  publishedDate?: string | null;
+  author?: string | null;
+  text?: string;
+  score?: number;
+}
 
 const headers = (key: string) => ({ 'x-api-key': key, 'content-type': 'application/json', accept: 'application/json' });
-const result = (r: ExaResult) => ({ title: r.title ?? null, url: r.url ?? null, published_date: r.publishedDate ?? null, author: r.author ?? null, text: r.text ?? null });
+const result = (r: ExaResult) => ({
+  title: r.title ?? null,
+  url: r.url ?? null,
+  published_date: r.publishedDate ?? null,
+  author: r.author ?? null,
+  text: r.text ?? null,
+});
 
 export const exaSearch = defineCapability({
   id: 'exa.search',
@@ -23,9 +37,14 @@ export const exaSearch = defineCapability({
   }),
   async run(a, ctx) {
     const body = await vendorJson<{ requestId?: string; results?: ExaResult[] }>('Exa', ctx.access, `${ctx.access.baseUrl}/search`, {
-      method: 'POST', headers: headers(ctx.access.key), signal: ctx.signal, timeoutMs: 60_000,
+      method: 'POST',
+      headers: headers(ctx.access.key),
+      signal: ctx.signal,
+      timeoutMs: 60_000,
       body: JSON.stringify({
-        query: a.query, type: 'auto', numResults: a.num_results,
+        query: a.query,
+        type: 'auto',
+        numResults: a.num_results,
         ...(a.include_domains ? { includeDomains: a.include_domains } : {}),
         ...(a.exclude_domains ? { excludeDomains: a.exclude_domains } : {}),
         ...(a.start_published_date ? { startPublishedDate: a.start_published_date } : {}),
@@ -46,12 +65,20 @@ export const exaContents = defineCapability({
     max_characters: z.number().int().min(100).max(50_000).default(10_000).describe('text kept per page'),
   }),
   async run(a, ctx) {
-    const body = await vendorJson<{ results?: ExaResult[]; statuses?: { id?: string; status?: string; error?: { tag?: string; httpStatusCode?: number } | null }[] }>('Exa', ctx.access, `${ctx.access.baseUrl}/contents`, {
-      method: 'POST', headers: headers(ctx.access.key), signal: ctx.signal, timeoutMs: 120_000,
+    const body = await vendorJson<{
+      results?: ExaResult[];
+      statuses?: { id?: string; status?: string; error?: { tag?: string; httpStatusCode?: number } | null }[];
+    }>('Exa', ctx.access, `${ctx.access.baseUrl}/contents`, {
+      method: 'POST',
+      headers: headers(ctx.access.key),
+      signal: ctx.signal,
+      timeoutMs: 120_000,
       body: JSON.stringify({ urls: a.urls, text: { maxCharacters: a.max_characters } }),
     });
     const results = (body.results ?? []).map(result);
-    const failed = (body.statuses ?? []).filter((s) => s.status && s.status !== 'success').map((s) => ({ url: s.id ?? null, error: s.error?.tag ?? 'failed', http_status: s.error?.httpStatusCode ?? null }));
+    const failed = (body.statuses ?? [])
+      .filter((s) => s.status && s.status !== 'success')
+      .map((s) => ({ url: s.id ?? null, error: s.error?.tag ?? 'failed', http_status: s.error?.httpStatusCode ?? null }));
     return { result: { results, ...(failed.length ? { failed } : {}) }, units: { page: results.length } };
   },
 });

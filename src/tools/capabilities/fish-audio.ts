@@ -24,12 +24,24 @@ export const fishAudioTranscribe = defineCapability({
     if (a.language) form.append('language', a.language);
     form.append('ignore_timestamps', String(!a.timestamps));
     const body = await vendorJson<{ text?: string; duration?: number; segments?: { text?: string; start?: number; end?: number }[] }>(
-      'Fish Audio', ctx.access, `${ctx.access.baseUrl}/v1/asr`, {
-        method: 'POST', body: form, signal: ctx.signal, timeoutMs: 300_000, headers: { authorization: `Bearer ${ctx.access.key}` },
-      });
+      'Fish Audio',
+      ctx.access,
+      `${ctx.access.baseUrl}/v1/asr`,
+      {
+        method: 'POST',
+        body: form,
+        signal: ctx.signal,
+        timeoutMs: 300_000,
+        headers: { authorization: `Bearer ${ctx.access.key}` },
+      },
+    );
     const seconds = typeof body.duration === 'number' ? body.duration : 0;
     return {
-      result: { text: body.text ?? '', duration_seconds: seconds, ...(a.timestamps ? { segments: (body.segments ?? []).map((s) => ({ text: s.text ?? '', start: s.start ?? null, end: s.end ?? null })) } : {}) },
+      result: {
+        text: body.text ?? '',
+        duration_seconds: seconds,
+        ...(a.timestamps ? { segments: (body.segments ?? []).map((s) => ({ text: s.text ?? '', start: s.start ?? null, end: s.end ?? null })) } : {}),
+      },
       units: { audio_minute: Math.max(1, Math.ceil(seconds / 60)) },
     };
   },

@@ -9,11 +9,13 @@ import { vendorDownload, VendorError } from './vendors.js';
 
 const MAX_MEDIA_BYTES = 32 * 1024 * 1024;
 
-export const mediaInput = z.strictObject({
-  file_id: z.string().min(1).max(128).optional().describe('a file of this session (file_…), e.g. an attachment or an earlier tool result'),
-  path: z.string().min(1).max(4096).optional().describe('a file in /workspace'),
-  url: z.url().max(4096).optional().describe('a public http(s) URL'),
-}).refine((m) => [m.file_id, m.path, m.url].filter(Boolean).length === 1, 'give exactly one of file_id, path, url');
+export const mediaInput = z
+  .strictObject({
+    file_id: z.string().min(1).max(128).optional().describe('a file of this session (file_…), e.g. an attachment or an earlier tool result'),
+    path: z.string().min(1).max(4096).optional().describe('a file in /workspace'),
+    url: z.url().max(4096).optional().describe('a public http(s) URL'),
+  })
+  .refine((m) => [m.file_id, m.path, m.url].filter(Boolean).length === 1, 'give exactly one of file_id, path, url');
 export type MediaInput = z.output<typeof mediaInput>;
 
 export interface MediaScope {
@@ -24,8 +26,18 @@ export interface MediaScope {
 }
 
 const BY_EXTENSION: Record<string, string> = {
-  png: 'image/png', jpg: 'image/jpeg', jpeg: 'image/jpeg', webp: 'image/webp', gif: 'image/gif',
-  mp3: 'audio/mpeg', wav: 'audio/wav', ogg: 'audio/ogg', m4a: 'audio/mp4', flac: 'audio/flac', webm: 'audio/webm', mp4: 'video/mp4',
+  png: 'image/png',
+  jpg: 'image/jpeg',
+  jpeg: 'image/jpeg',
+  webp: 'image/webp',
+  gif: 'image/gif',
+  mp3: 'audio/mpeg',
+  wav: 'audio/wav',
+  ogg: 'audio/ogg',
+  m4a: 'audio/mp4',
+  flac: 'audio/flac',
+  webm: 'audio/webm',
+  mp4: 'video/mp4',
 };
 const mimeOfName = (name: string) => BY_EXTENSION[name.split('.').pop()?.toLowerCase() ?? ''] ?? 'application/octet-stream';
 

@@ -8,9 +8,12 @@ import { defineCapability, pollUntil } from './define.js';
 import { mediaAsUrl, mediaInput } from './media.js';
 import { vendorDownload, vendorJson, VendorError } from './vendors.js';
 
-interface BaseResp { base_resp?: { status_code?: number; status_msg?: string } }
+interface BaseResp {
+  base_resp?: { status_code?: number; status_msg?: string };
+}
 const checked = <T extends BaseResp>(body: T): T => {
-  if (body.base_resp && body.base_resp.status_code !== 0) throw new VendorError(`MiniMax refused the request: ${body.base_resp.status_msg ?? `code ${body.base_resp.status_code}`}`);
+  if (body.base_resp && body.base_resp.status_code !== 0)
+    throw new VendorError(`MiniMax refused the request: ${body.base_resp.status_msg ?? `code ${body.base_resp.status_code}`}`);
   return body;
 };
 
@@ -27,30 +30,61 @@ export const minimaxImageToVideo = defineCapability({
   async run(a, ctx) {
     if (a.resolution === '1080P' && a.duration_seconds === 10) throw new VendorError('1080P videos last 6 seconds');
     const auth = { authorization: `Bearer ${ctx.access.key}`, 'content-type': 'application/json' };
-    const created = checked(await vendorJson<BaseResp & { task_id?: string }>('MiniMax', ctx.access, `${ctx.access.baseUrl}/video_generation`, {
-      method: 'POST', headers: auth, signal: ctx.signal, timeoutMs: 60_000,
-      body: JSON.stringify({
-        model: process.env.MINIMAX_VIDEO_MODEL || 'MiniMax-Hailuo-02', prompt: a.prompt, first_frame_image: await mediaAsUrl(a.image, ctx),
-        duration: a.duration_seconds, resolution: a.resolution,
+    const created = checked(
+      await vendorJson<BaseResp & { task_id?: string }>('MiniMax', ctx.access, `${ctx.access.baseUrl}/video_generation`, {
+        method: 'POST',
+        headers: auth,
+        signal: ctx.signal,
+        timeoutMs: 60_000,
+        body: JSON.stringify({
+          model: process.env.MINIMAX_VIDEO_MODEL || 'MiniMax-Hailuo-02',
+          prompt: a.prompt,
+          first_frame_image: await mediaAsUrl(a.image, ctx),
+          duration: a.duration_seconds,
+          resolution: a.resolution,
+        }),
       }),
-    }));
+    );
     if (!created.task_id) throw new VendorError('MiniMax answered no task id');
-    const done = await pollUntil(async () => {
-      const t = checked(await vendorJson<BaseResp & { status?: string; file_id?: string | number; video_width?: number; video_height?: number }>(
-        'MiniMax', ctx.access, `${ctx.access.baseUrl}/query/video_generation?task_id=${encodeURIComponent(created.task_id!)}`, { headers: auth, signal: ctx.signal, timeoutMs: 30_000 }));
-      if (t.status === 'Fail') throw new VendorError('MiniMax could not generate the video');
-      return t.status === 'Success' && t.file_id ? t : null;
-    }, ctx.signal, 'the MiniMax task');
-    const file = checked(await vendorJson<BaseResp & { file?: { download_url?: string } }>(
-      'MiniMax', ctx.access, `${ctx.access.baseUrl}/files/retrieve?file_id=${encodeURIComponent(String(done.file_id))}`, { headers: auth, signal: ctx.signal, timeoutMs: 30_000 }));
+    const done = await pollUntil(
+      async () => {
+        const t = checked(
+          await vendorJson<BaseResp & { status?: string; file_id?: string | number; video_width?: number; video_height?: number }>(
+            'MiniMax',
+            ctx.access,
+            `${ctx.access.baseUrl}/query/video_generation?task_id=${encodeURIComponent(created.task_id!)}`,
+            { headers: auth, signal: ctx.signal, timeoutMs: 30_000 },
+          ),
+        );
+        if (t.status === 'Fail') throw new VendorError('MiniMax could not generate the video');
+        return t.status === 'Success' && t.file_id ? t : null;
+      },
+      ctx.signal,
+      'the MiniMax task',
+    );
+    const file = checked(
+      await vendorJson<BaseResp & { file?: { download_url?: string } }>(
+        'MiniMax',
+        ctx.access,
+        `${ctx.access.baseUrl}/files/retrieve?file_id=${encodeURIComponent(String(done.file_id))}`,
+        { headers: auth, signal: ctx.signal, timeoutMs: 30_000 },
+      ),
+    );
     if (!file.file?.download_url) throw new VendorError('MiniMax answered no download URL');
     const video = await vendorDownload('MiniMax', file.file.download_url, { signal: ctx.signal, timeoutMs: 300_000 });
     return {
       result: { task_id: created.task_id, resolution: a.resolution, duration_seconds: a.duration_seconds },
-      files: [{
-        data: video.data, mimeType: video.mimeType.startsWith('video/') ? video.mimeType : 'video/mp4', filename: `minimax-${created.task_id}.mp4`,
-        width: done.video_width ?? null, height: done.video_height ?? null, durationMs: a.duration_seconds * 1000, alt: a.prompt.slice(0, 200) || null,
-      }],
+      files: [
+        {
+          data: video.data,
+          mimeType: video.mimeType.startsWith('video/') ? video.mimeType : 'video/mp4',
+          filename: `minimax-${created.task_id}.mp4`,
+          width: done.video_width ?? null,
+          height: done.video_height ?? null,
+          durationMs: a.duration_seconds * 1000,
+          alt: a.prompt.slice(0, 200) || null,
+        },
+      ],
       units: { [`video_${a.resolution.toLowerCase()}_${a.duration_seconds}s`]: 1 },
     };
   },

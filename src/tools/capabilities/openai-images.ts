@@ -30,11 +30,19 @@ export const gptImageGenerate = defineCapability({
   }),
   async run(a, ctx) {
     const answer = await vendorJson<ImagesAnswer>('OpenAI images', ctx.access, `${ctx.access.baseUrl}/images/generations`, {
-      method: 'POST', signal: ctx.signal, timeoutMs: 300_000, maxBytes: 128 * 1024 * 1024,
+      method: 'POST',
+      signal: ctx.signal,
+      timeoutMs: 300_000,
+      maxBytes: 128 * 1024 * 1024,
       headers: { authorization: `Bearer ${ctx.access.key}`, 'content-type': 'application/json' },
       body: JSON.stringify({
-        model: process.env.GPTIMAGE_MODEL || 'gpt-image-1', prompt: a.prompt, n: a.n, size: a.size, quality: a.quality,
-        output_format: a.output_format, ...(a.background ? { background: a.background } : {}),
+        model: process.env.GPTIMAGE_MODEL || 'gpt-image-1',
+        prompt: a.prompt,
+        n: a.n,
+        size: a.size,
+        quality: a.quality,
+        output_format: a.output_format,
+        ...(a.background ? { background: a.background } : {}),
       }),
     });
     const format = answer.output_format ?? a.output_format;
@@ -42,10 +50,16 @@ export const gptImageGenerate = defineCapability({
     const size = SIZES.includes(answer.size as (typeof SIZES)[number]) ? answer.size! : a.size;
     const [width, height] = size.split('x').map(Number);
     const quality = ['low', 'medium', 'high'].includes(answer.quality ?? '') ? answer.quality! : a.quality;
-    const files: ProducedFile[] = (answer.data ?? []).filter((d) => d.b64_json).map((d, i) => ({
-      data: Buffer.from(d.b64_json!, 'base64'), mimeType, filename: `image-${answer.created ?? Date.now()}-${i + 1}.${format === 'jpeg' ? 'jpg' : format}`,
-      width, height, alt: a.prompt.slice(0, 200),
-    }));
+    const files: ProducedFile[] = (answer.data ?? [])
+      .filter((d) => d.b64_json)
+      .map((d, i) => ({
+        data: Buffer.from(d.b64_json!, 'base64'),
+        mimeType,
+        filename: `image-${answer.created ?? Date.now()}-${i + 1}.${format === 'jpeg' ? 'jpg' : format}`,
+        width,
+        height,
+        alt: a.prompt.slice(0, 200),
+      }));
     if (!files.length) throw new Error('OpenAI images answered no image');
     const revised = (answer.data ?? []).map((d) => d.revised_prompt).filter(Boolean);
     return {

@@ -19,12 +19,23 @@ export const rembgRemoveBackground = defineCapability({
     form.append('file', new Blob([new Uint8Array(image.data)], { type: image.mimeType }), image.filename);
     const key = process.env.REMBG_API_KEY;
     const out = await vendorBytes('rembg', ctx.access, `${ctx.access.baseUrl}/api/remove`, {
-      method: 'POST', body: form, signal: ctx.signal, timeoutMs: 120_000, headers: key ? { authorization: `Bearer ${key}` } : {},
+      method: 'POST',
+      body: form,
+      signal: ctx.signal,
+      timeoutMs: 120_000,
+      headers: key ? { authorization: `Bearer ${key}` } : {},
     });
     const base = image.filename.replace(/\.[^.]+$/, '') || 'image';
     return {
       result: { source: image.filename },
-      files: [{ data: out.data, mimeType: out.mimeType.startsWith('image/') ? out.mimeType : 'image/png', filename: `${base}-cutout.png`, alt: `${base} without its background` }],
+      files: [
+        {
+          data: out.data,
+          mimeType: out.mimeType.startsWith('image/') ? out.mimeType : 'image/png',
+          filename: `${base}-cutout.png`,
+          alt: `${base} without its background`,
+        },
+      ],
       units: { image: 1 },
     };
   },

@@ -19,8 +19,16 @@ import { minimaxImageToVideo } from './minimax.js';
 import { fishAudioTranscribe } from './fish-audio.js';
 
 export const CAPABILITIES: CapabilityDef[] = [
-  exaSearch, exaContents, tinyfishFetch, tinyfishBrowser, dataforseoSerp,
-  gptImageGenerate, rembgRemoveBackground, seedanceGenerate, minimaxImageToVideo, fishAudioTranscribe,
+  exaSearch,
+  exaContents,
+  tinyfishFetch,
+  tinyfishBrowser,
+  dataforseoSerp,
+  gptImageGenerate,
+  rembgRemoveBackground,
+  seedanceGenerate,
+  minimaxImageToVideo,
+  fishAudioTranscribe,
 ];
 const byTool = new Map(CAPABILITIES.map((c) => [c.tool, c]));
 const byId = new Map<string, CapabilityDef>(CAPABILITIES.map((c) => [c.id, c]));

@@ -8,7 +8,12 @@ import { defineCapability, pollUntil } from './define.js';
 import { mediaAsUrl, mediaInput } from './media.js';
 import { vendorDownload, vendorJson, VendorError } from './vendors.js';
 
-interface Task { id?: string; status?: string; content?: { video_url?: string }; error?: { code?: string; message?: string } | null }
+interface Task {
+  id?: string;
+  status?: string;
+  content?: { video_url?: string };
+  error?: { code?: string; message?: string } | null;
+}
 
 export const seedanceGenerate = defineCapability({
   id: 'seedance.generate',
@@ -23,23 +28,45 @@ export const seedanceGenerate = defineCapability({
   }),
   async run(a, ctx) {
     const auth = { authorization: `Bearer ${ctx.access.key}`, 'content-type': 'application/json' };
-    const content: Record<string, unknown>[] = [{ type: 'text', text: `${a.prompt} --resolution ${a.resolution} --duration ${a.duration_seconds} --ratio ${a.ratio}` }];
+    const content: Record<string, unknown>[] = [
+      { type: 'text', text: `${a.prompt} --resolution ${a.resolution} --duration ${a.duration_seconds} --ratio ${a.ratio}` },
+    ];
     if (a.first_frame) content.push({ type: 'image_url', image_url: { url: await mediaAsUrl(a.first_frame, ctx) } });
     const created = await vendorJson<Task>('Seedance', ctx.access, `${ctx.access.baseUrl}/contents/generations/tasks`, {
-      method: 'POST', headers: auth, signal: ctx.signal, timeoutMs: 60_000,
+      method: 'POST',
+      headers: auth,
+      signal: ctx.signal,
+      timeoutMs: 60_000,
       body: JSON.stringify({ model: process.env.SEEDANCE_MODEL || 'seedance-1-0-pro-250528', content }),
     });
     if (!created.id) throw new VendorError('Seedance answered no task id');
-    const done = await pollUntil(async () => {
-      const t = await vendorJson<Task>('Seedance', ctx.access, `${ctx.access.baseUrl}/contents/generations/tasks/${encodeURIComponent(created.id!)}`, { headers: auth, signal: ctx.signal, timeoutMs: 30_000 });
-      if (t.status === 'failed' || t.status === 'cancelled') throw new VendorError(`Seedance task ${t.status}${t.error?.message ? `: ${t.error.message}` : ''}`);
-      return t.status === 'succeeded' ? t : null;
-    }, ctx.signal, 'the Seedance task');
+    const done = await pollUntil(
+      async () => {
+        const t = await vendorJson<Task>('Seedance', ctx.access, `${ctx.access.baseUrl}/contents/generations/tasks/${encodeURIComponent(created.id!)}`, {
+          headers: auth,
+          signal: ctx.signal,
+          timeoutMs: 30_000,
+        });
+        if (t.status === 'failed' || t.status === 'cancelled')
+          throw new VendorError(`Seedance task ${t.status}${t.error?.message ? `: ${t.error.message}` : ''}`);
+        return t.status === 'succeeded' ? t : null;
+      },
+      ctx.signal,
+      'the Seedance task',
+    );
     if (!done.content?.video_url) throw new VendorError('Seedance answered no video URL');
     const video = await vendorDownload('Seedance', done.content.video_url, { signal: ctx.signal, timeoutMs: 300_000 });
     return {
       result: { task_id: created.id, resolution: a.resolution, duration_seconds: a.duration_seconds },
-      files: [{ data: video.data, mimeType: video.mimeType.startsWith('video/') ? video.mimeType : 'video/mp4', filename: `seedance-${created.id}.mp4`, durationMs: a.duration_seconds * 1000, alt: a.prompt.slice(0, 200) }],
+      files: [
+        {
+          data: video.data,
+          mimeType: video.mimeType.startsWith('video/') ? video.mimeType : 'video/mp4',
+          filename: `seedance-${created.id}.mp4`,
+          durationMs: a.duration_seconds * 1000,
+          alt: a.prompt.slice(0, 200),
+        },
+      ],
       units: { [`second_${a.resolution}`]: a.duration_seconds },
     };
   },

@@ -19,12 +19,22 @@ export const tinyfishFetch = defineCapability({
     max_characters: z.number().int().min(100).max(50_000).default(20_000).describe('text kept per page'),
   }),
   async run(a, ctx) {
-    const body = await vendorJson<{ results?: { url?: string; title?: string; description?: string; text?: string | null }[]; errors?: { url?: string; error?: string; status?: number }[] }>(
-      'TinyFish', ctx.access, ctx.access.baseUrl, {
-        method: 'POST', headers: headers(ctx.access.key), signal: ctx.signal, timeoutMs: 150_000,
-        body: JSON.stringify({ urls: a.urls, format: a.format }),
-      });
-    const results = (body.results ?? []).map((r) => ({ url: r.url ?? null, title: r.title ?? null, description: r.description ?? null, text: (r.text ?? '').slice(0, a.max_characters) }));
+    const body = await vendorJson<{
+      results?: { url?: string; title?: string; description?: string; text?: string | null }[];
+      errors?: { url?: string; error?: string; status?: number }[];
+    }>('TinyFish', ctx.access, ctx.access.baseUrl, {
+      method: 'POST',
+      headers: headers(ctx.access.key),
+      signal: ctx.signal,
+      timeoutMs: 150_000,
+      body: JSON.stringify({ urls: a.urls, format: a.format }),
+    });
+    const results = (body.results ?? []).map((r) => ({
+      url: r.url ?? null,
+      title: r.title ?? null,
+      description: r.description ?? null,
+      text: (r.text ?? '').slice(0, a.max_characters),
+    }));
     const errors = (body.errors ?? []).map((e) => ({ url: e.url ?? null, error: e.error ?? 'failed', status: e.status ?? null }));
     return { result: { results, ...(errors.length ? { errors } : {}) }, units: { url: results.length } };
   },
@@ -33,7 +43,8 @@ export const tinyfishFetch = defineCapability({
 export const tinyfishBrowser = defineCapability({
   id: 'tinyfish.browser',
   vendor: 'tinyfish-agent',
-  description: 'Have a remote browser agent (TinyFish) reach a goal on a website: clicks, forms, several pages; it returns what it found as JSON. Describe the goal and the shape of the answer you want.',
+  description:
+    'Have a remote browser agent (TinyFish) reach a goal on a website: clicks, forms, several pages; it returns what it found as JSON. Describe the goal and the shape of the answer you want.',
   args: z.strictObject({
     url: z.url().describe('where the browser starts'),
     goal: z.string().min(1).max(10_000),
@@ -41,14 +52,24 @@ export const tinyfishBrowser = defineCapability({
     max_steps: z.number().int().min(1).max(150).default(50),
   }),
   async run(a, ctx) {
-    const body = await vendorJson<{ run_id?: string; status?: string; num_of_steps?: number; result?: unknown; error?: { code?: string; message?: string } | null }>(
-      'TinyFish', ctx.access, `${ctx.access.baseUrl}/v1/automation/run`, {
-        method: 'POST', headers: headers(ctx.access.key), signal: ctx.signal, timeoutMs: 600_000,
-        body: JSON.stringify({ url: a.url, goal: a.goal, browser_profile: a.browser_profile, agent_config: { max_steps: a.max_steps } }),
-      });
+    const body = await vendorJson<{
+      run_id?: string;
+      status?: string;
+      num_of_steps?: number;
+      result?: unknown;
+      error?: { code?: string; message?: string } | null;
+    }>('TinyFish', ctx.access, `${ctx.access.baseUrl}/v1/automation/run`, {
+      method: 'POST',
+      headers: headers(ctx.access.key),
+      signal: ctx.signal,
+      timeoutMs: 600_000,
+      body: JSON.stringify({ url: a.url, goal: a.goal, browser_profile: a.browser_profile, agent_config: { max_steps: a.max_steps } }),
+    });
     const steps = body.num_of_steps ?? 0;
     if (body.status !== 'COMPLETED') {
-      throw new ChargedFailure(`the browser agent ended ${body.status ?? 'without a status'}${body.error?.message ? `: ${body.error.message}` : ''}`, { step: steps });
+      throw new ChargedFailure(`the browser agent ended ${body.status ?? 'without a status'}${body.error?.message ? `: ${body.error.message}` : ''}`, {
+        step: steps,
+      });
     }
     return { result: { run_id: body.run_id ?? null, steps, result: body.result ?? null }, units: { step: steps } };
   },

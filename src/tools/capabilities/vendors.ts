@@ -19,10 +19,27 @@ export const VENDORS = {
   exa: { label: 'Exa', keyVars: ['EXA_API_KEY'], baseVar: 'EXA_BASE_URL', defaultBase: 'https://api.exa.ai' },
   'tinyfish-fetch': { label: 'TinyFish', keyVars: ['TINYFISH_API_KEY'], baseVar: 'TINYFISH_FETCH_BASE_URL', defaultBase: 'https://api.fetch.tinyfish.ai' },
   'tinyfish-agent': { label: 'TinyFish', keyVars: ['TINYFISH_API_KEY'], baseVar: 'TINYFISH_AGENT_BASE_URL', defaultBase: 'https://agent.tinyfish.ai' },
-  dataforseo: { label: 'DataForSEO', keyVars: ['DATAFORSEO_LOGIN', 'DATAFORSEO_PASSWORD'], baseVar: 'DATAFORSEO_BASE_URL', defaultBase: 'https://api.dataforseo.com' },
-  openai: { label: 'OpenAI images', keyVars: ['GPTIMAGE_API_KEY'], fallbackKeyVars: ['OPENAI_API_KEY'], baseVar: 'GPTIMAGE_BASE_URL', fallbackBaseVar: 'OPENAI_BASE_URL', defaultBase: 'https://api.openai.com/v1' },
+  dataforseo: {
+    label: 'DataForSEO',
+    keyVars: ['DATAFORSEO_LOGIN', 'DATAFORSEO_PASSWORD'],
+    baseVar: 'DATAFORSEO_BASE_URL',
+    defaultBase: 'https://api.dataforseo.com',
+  },
+  openai: {
+    label: 'OpenAI images',
+    keyVars: ['GPTIMAGE_API_KEY'],
+    fallbackKeyVars: ['OPENAI_API_KEY'],
+    baseVar: 'GPTIMAGE_BASE_URL',
+    fallbackBaseVar: 'OPENAI_BASE_URL',
+    defaultBase: 'https://api.openai.com/v1',
+  },
   rembg: { label: 'rembg', keyVars: ['REMBG_BASE_URL'], baseVar: 'REMBG_BASE_URL', defaultBase: null },
-  seedance: { label: 'Seedance (BytePlus ModelArk)', keyVars: ['SEEDANCE_API_KEY'], baseVar: 'SEEDANCE_BASE_URL', defaultBase: 'https://ark.ap-southeast.bytepluses.com/api/v3' },
+  seedance: {
+    label: 'Seedance (BytePlus ModelArk)',
+    keyVars: ['SEEDANCE_API_KEY'],
+    baseVar: 'SEEDANCE_BASE_URL',
+    defaultBase: 'https://ark.ap-southeast.bytepluses.com/api/v3',
+  },
   minimax: { label: 'MiniMax', keyVars: ['MINIMAX_API_KEY'], baseVar: 'MINIMAX_BASE_URL', defaultBase: 'https://api.minimax.io/v1' },
   'fish-audio': { label: 'Fish Audio', keyVars: ['FISH_AUDIO_API_KEY'], baseVar: 'FISH_AUDIO_BASE_URL', defaultBase: 'https://api.fish.audio' },
 } satisfies Record<string, VendorDef>;
@@ -50,7 +67,10 @@ export function vendorAccess(name: VendorName): VendorAccess | { missing: string
 
 /** A vendor's refusal or failure, in words the model (and the client) can read. */
 export class VendorError extends Error {
-  constructor(message: string, readonly status: number | null = null) {
+  constructor(
+    message: string,
+    readonly status: number | null = null,
+  ) {
     super(message);
     this.name = 'VendorError';
   }

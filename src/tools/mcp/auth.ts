@@ -11,29 +11,68 @@ export const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,100}$/;
 // Headers the MCP transport itself sets, and hop-by-hop headers: a server's credentials must not
 // replace them (vault credentials injected by the egress proxy follow the same rules).
 export const RESERVED = new Set([
-  'host', 'content-length', 'content-type', 'accept', 'connection', 'transfer-encoding', 'upgrade', 'te', 'trailer',
-  'keep-alive', 'proxy-authorization', 'proxy-connection', 'mcp-session-id', 'mcp-protocol-version', 'last-event-id', 'cookie',
+  'host',
+  'content-length',
+  'content-type',
+  'accept',
+  'connection',
+  'transfer-encoding',
+  'upgrade',
+  'te',
+  'trailer',
+  'keep-alive',
+  'proxy-authorization',
+  'proxy-connection',
+  'mcp-session-id',
+  'mcp-protocol-version',
+  'last-event-id',
+  'cookie',
 ]);
 
-const headerValue = z.string().min(1).max(8192).refine((v) => !/[\r\n\0]/.test(v), 'must not contain line breaks');
-const header = z.strictObject({
-  name: z.string().regex(HEADER_NAME, 'must be an HTTP header name').refine((n) => !RESERVED.has(n.toLowerCase()), 'is set by the service and cannot be supplied'),
-  value: headerValue,
-}).meta({ id: 'McpServerHeaderInput' });
+const headerValue = z
+  .string()
+  .min(1)
+  .max(8192)
+  .refine((v) => !/[\r\n\0]/.test(v), 'must not contain line breaks');
+const header = z
+  .strictObject({
+    name: z
+      .string()
+      .regex(HEADER_NAME, 'must be an HTTP header name')
+      .refine((n) => !RESERVED.has(n.toLowerCase()), 'is set by the service and cannot be supplied'),
+    value: headerValue,
+  })
+  .meta({ id: 'McpServerHeaderInput' });
 
-export const mcpServerAuth = z.discriminatedUnion('type', [
-  z.strictObject({
-    type: z.literal('bearer'),
-    token: z.string().min(1).max(8192).refine((v) => !/[\r\n\0]/.test(v), 'must not contain line breaks').describe('sent as `Authorization: Bearer <token>`'),
-  }).meta({ id: 'McpServerBearerAuthInput' }),
-  z.strictObject({
-    type: z.literal('headers'),
-    headers: z.array(header).min(1).max(20).describe('each sent as is on every request to the server'),
-  }).meta({ id: 'McpServerHeadersAuthInput' }),
-], { error: () => 'authentication.type must be bearer or headers' }).meta({
-  id: 'McpServerAuthInput',
-  description: 'Write-only runtime authentication, sent by the service (never inside the sandbox); never returned. Omitted on PATCH: the stored one is kept when the server keeps its name and URL origin; null removes it',
-});
+export const mcpServerAuth = z
+  .discriminatedUnion(
+    'type',
+    [
+      z
+        .strictObject({
+          type: z.literal('bearer'),
+          token: z
+            .string()
+            .min(1)
+            .max(8192)
+            .refine((v) => !/[\r\n\0]/.test(v), 'must not contain line breaks')
+            .describe('sent as `Authorization: Bearer <token>`'),
+        })
+        .meta({ id: 'McpServerBearerAuthInput' }),
+      z
+        .strictObject({
+          type: z.literal('headers'),
+          headers: z.array(header).min(1).max(20).describe('each sent as is on every request to the server'),
+        })
+        .meta({ id: 'McpServerHeadersAuthInput' }),
+    ],
+    { error: () => 'authentication.type must be bearer or headers' },
+  )
+  .meta({
+    id: 'McpServerAuthInput',
+    description:
+      'Write-only runtime authentication, sent by the service (never inside the sandbox); never returned. Omitted on PATCH: the stored one is kept when the server keeps its name and URL origin; null removes it',
+  });
 export type McpServerAuth = z.output<typeof mcpServerAuth>;
 
 /** The headers an authentication input adds to every request to its server. */
@@ -120,7 +159,10 @@ function assertNoHeaderConflict(servers: { name: string; host: string; headers: 
       const key = `${s.host}\n${name.toLowerCase()}`;
       const first = seen.get(key);
       if (first && first.value !== value) {
-        throw new AppError('egress_header_conflict', `mcpServers ${JSON.stringify(first.server)} and ${JSON.stringify(s.name)} set the header ${name} on ${s.host} with different values`);
+        throw new AppError(
+          'egress_header_conflict',
+          `mcpServers ${JSON.stringify(first.server)} and ${JSON.stringify(s.name)} set the header ${name} on ${s.host} with different values`,
+        );
       }
       if (!first) seen.set(key, { server: s.name, value });
     }

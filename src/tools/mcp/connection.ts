@@ -27,13 +27,15 @@ export class ResponseTooLargeError extends Error {
 /** A body that errors once more than `limit` bytes went through. */
 function capped(body: ReadableStream<Uint8Array>, limit: number): ReadableStream<Uint8Array> {
   let seen = 0;
-  return body.pipeThrough(new TransformStream<Uint8Array, Uint8Array>({
-    transform(chunk, controller) {
-      seen += chunk.byteLength;
-      if (seen > limit) controller.error(new ResponseTooLargeError(limit));
-      else controller.enqueue(chunk);
-    },
-  }));
+  return body.pipeThrough(
+    new TransformStream<Uint8Array, Uint8Array>({
+      transform(chunk, controller) {
+        seen += chunk.byteLength;
+        if (seen > limit) controller.error(new ResponseTooLargeError(limit));
+        else controller.enqueue(chunk);
+      },
+    }),
+  );
 }
 
 /**

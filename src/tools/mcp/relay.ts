@@ -34,7 +34,8 @@ export interface RelayCaller {
 }
 
 const SERVER_INFO = { name: 'agent-service', version: '1.0.0' };
-const INSTRUCTIONS = 'Tools of this agent that run in the Agent Service (remote tool servers and platform capabilities). Files they produce are session files, named by file_id.';
+const INSTRUCTIONS =
+  'Tools of this agent that run in the Agent Service (remote tool servers and platform capabilities). Files they produce are session files, named by file_id.';
 
 /**
  * The sandbox of the session, looked up only when a capability reads a file from /workspace
@@ -72,8 +73,15 @@ async function relayToolbox(caller: RelayCaller): Promise<Toolbox> {
     sandbox: lazySandbox(caller.sessionId),
     onServerUnavailable: async (server, message) => {
       await emit({
-        type: 'session.error', turn: caller.turn,
-        fields: { error: { type: 'tool_server_unavailable', message: `the tool server ${server} could not be reached; its tools are missing from this turn: ${message}`, retry_status: 'retrying' } },
+        type: 'session.error',
+        turn: caller.turn,
+        fields: {
+          error: {
+            type: 'tool_server_unavailable',
+            message: `the tool server ${server} could not be reached; its tools are missing from this turn: ${message}`,
+            retry_status: 'retrying',
+          },
+        },
       });
     },
   });
@@ -90,7 +98,7 @@ export function relayResult(outcome: ToolOutcome): CallToolResult {
     for (const block of result.content as Record<string, unknown>[]) {
       content.push({ type: 'text', text: block.type === 'text' ? String(block.text ?? '') : JSON.stringify(block) });
     }
-    if (result.truncated) content.push({ type: 'text', text: '[the result was cut at the service\'s size limit]' });
+    if (result.truncated) content.push({ type: 'text', text: "[the result was cut at the service's size limit]" });
     if (isError && !content.length) content.push({ type: 'text', text: String(result.error ?? 'the tool failed') });
   } else if (isError) {
     const { error, ...rest } = result;
@@ -110,12 +118,16 @@ const refused = (text: string): CallToolResult => ({ content: [{ type: 'text', t
 async function callTool(caller: RelayCaller, name: string, input: Record<string, unknown>, signal: AbortSignal): Promise<CallToolResult> {
   const tools = await relayToolbox(caller);
   if ((await tools.decide(name)) === 'ask') {
-    return refused(`${name} needs a person's confirmation before it runs (the agent's tool policy says always_ask), and this engine cannot wait for one in the middle of a call: the tool is unavailable here. Tell the user; they can allow it in the agent's tool policy.`);
+    return refused(
+      `${name} needs a person's confirmation before it runs (the agent's tool policy says always_ask), and this engine cannot wait for one in the middle of a call: the tool is unavailable here. Tell the user; they can allow it in the agent's tool policy.`,
+    );
   }
   const outcome = await tools.run({ id: `relay_${randomUUID()}`, name, input }, signal);
   if (outcome.attachments?.length) {
     // The files it produced, shown to clients as message parts (as hermes shows them).
-    await commitEvents(caller.sessionId, [{ type: 'agent.message', turn: caller.turn, fields: { messageId: newId('msg'), final: true, parts: outcome.attachments, text: '' } }]);
+    await commitEvents(caller.sessionId, [
+      { type: 'agent.message', turn: caller.turn, fields: { messageId: newId('msg'), final: true, parts: outcome.attachments, text: '' } },
+    ]);
   }
   return relayResult(outcome);
 }
@@ -145,7 +157,11 @@ function relayServer(caller: RelayCaller): Server {
 }
 
 function methodNotAllowed(res: http.ServerResponse): void {
-  const body = JSON.stringify({ jsonrpc: '2.0', error: { code: -32000, message: 'Method not allowed: the relay is stateless (POST only, no server-initiated stream)' }, id: null });
+  const body = JSON.stringify({
+    jsonrpc: '2.0',
+    error: { code: -32000, message: 'Method not allowed: the relay is stateless (POST only, no server-initiated stream)' },
+    id: null,
+  });
   res.writeHead(405, { allow: 'POST', 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) }).end(body);
 }
 

@@ -17,7 +17,11 @@ export interface ConvertedResult {
 
 const MAX_FILE_BYTES = 32 * 1024 * 1024;
 
-export function convertResult(raw: { content?: unknown; structuredContent?: unknown; isError?: unknown; toolResult?: unknown }, limits: { maxTextChars: number }, label: string): ConvertedResult {
+export function convertResult(
+  raw: { content?: unknown; structuredContent?: unknown; isError?: unknown; toolResult?: unknown },
+  limits: { maxTextChars: number },
+  label: string,
+): ConvertedResult {
   const out: ConvertedResult = { isError: raw.isError === true, content: [], structured: null, files: [], truncated: false };
   let budget = limits.maxTextChars;
   const text = (t: string) => {
@@ -37,7 +41,11 @@ export function convertResult(raw: { content?: unknown; structuredContent?: unkn
     return { type: 'file', file: out.files.length - 1 };
   };
   // Servers of the oldest protocol answer `{toolResult}` instead of content blocks.
-  const blocks: Block[] = Array.isArray(raw.content) ? (raw.content as Block[]) : raw.toolResult !== undefined ? [{ type: 'text', text: JSON.stringify(raw.toolResult) }] : [];
+  const blocks: Block[] = Array.isArray(raw.content)
+    ? (raw.content as Block[])
+    : raw.toolResult !== undefined
+      ? [{ type: 'text', text: JSON.stringify(raw.toolResult) }]
+      : [];
   for (const b of blocks) {
     switch (b.type) {
       case 'text': {
@@ -61,7 +69,13 @@ export function convertResult(raw: { content?: unknown; structuredContent?: unkn
         break;
       }
       case 'resource_link':
-        out.content.push({ type: 'resource_link', uri: b.uri ?? null, name: b.name ?? null, mime_type: b.mimeType ?? null, description: b.description ?? null });
+        out.content.push({
+          type: 'resource_link',
+          uri: b.uri ?? null,
+          name: b.name ?? null,
+          mime_type: b.mimeType ?? null,
+          description: b.description ?? null,
+        });
         break;
       default:
         out.content.push({ type: 'note', text: `a ${String(b.type)} block was left out` });

@@ -115,8 +115,14 @@ async function listServer(state: ServerState, taken: SessionServers): Promise<vo
       }
       const about = t.description || t.title || t.name;
       found.push({
-        modelName, server: state.config.name, tool: t.name,
-        spec: { name: modelName, description: `${about}\n(tool ${t.name} of the remote tool server ${state.config.name})`, inputSchema: t.inputSchema as Record<string, unknown> },
+        modelName,
+        server: state.config.name,
+        tool: t.name,
+        spec: {
+          name: modelName,
+          description: `${about}\n(tool ${t.name} of the remote tool server ${state.config.name})`,
+          inputSchema: t.inputSchema as Record<string, unknown>,
+        },
       });
       if (found.length >= mcpLimits().maxTools) break;
     }
@@ -130,24 +136,34 @@ async function listServer(state: ServerState, taken: SessionServers): Promise<vo
  * The session's remote tools: listed on first use after a provision, then kept. Servers that
  * fail are reported through `onUnavailable` and tried again at the next call of this function.
  */
-export async function sessionMcpTools(sessionId: string, configured: StoredMcpServer[], onUnavailable: (server: string, message: string) => Promise<void>): Promise<McpTool[]> {
+export async function sessionMcpTools(
+  sessionId: string,
+  configured: StoredMcpServer[],
+  onUnavailable: (server: string, message: string) => Promise<void>,
+): Promise<McpTool[]> {
   let s = sessions.get(sessionId);
   if (!s) {
-    s = { servers: new Map(configured.map((c) => [c.name, { config: c, conn: null, connecting: null, idleTimer: null, tools: null }])), names: new Map(), byName: new Map() };
+    s = {
+      servers: new Map(configured.map((c) => [c.name, { config: c, conn: null, connecting: null, idleTimer: null, tools: null }])),
+      names: new Map(),
+      byName: new Map(),
+    };
     sessions.set(sessionId, s);
   }
   const current = s;
   const unlisted = [...current.servers.values()].filter((st) => st.tools === null);
-  await Promise.all(unlisted.map(async (st) => {
-    try {
-      await listServer(st, current);
-    } catch (err) {
-      await drop(st);
-      const message = describeMcpError(err);
-      logger.warn({ sessionId, server: st.config.name, message }, 'remote tool server unavailable');
-      await onUnavailable(st.config.name, message);
-    }
-  }));
+  await Promise.all(
+    unlisted.map(async (st) => {
+      try {
+        await listServer(st, current);
+      } catch (err) {
+        await drop(st);
+        const message = describeMcpError(err);
+        logger.warn({ sessionId, server: st.config.name, message }, 'remote tool server unavailable');
+        await onUnavailable(st.config.name, message);
+      }
+    }),
+  );
   const tools = [...current.servers.values()].flatMap((st) => st.tools ?? []);
   current.byName = new Map(tools.map((t) => [t.modelName, t]));
   return tools;
@@ -159,7 +175,12 @@ export function mcpToolNamed(sessionId: string, modelName: string): McpTool | un
 }
 
 /** Calls a remote tool; every failure becomes an error outcome naming the server. */
-export async function callMcpTool(scope: { sessionId: string; universeId: string }, tool: McpTool, args: Record<string, unknown>, signal: AbortSignal): Promise<ToolOutcome> {
+export async function callMcpTool(
+  scope: { sessionId: string; universeId: string },
+  tool: McpTool,
+  args: Record<string, unknown>,
+  signal: AbortSignal,
+): Promise<ToolOutcome> {
   const state = sessions.get(scope.sessionId)?.servers.get(tool.server);
   if (!state) return { status: 'error', result: { error: `the tool server ${tool.server} is no longer configured for this session` } };
   const limits = mcpLimits();
@@ -170,7 +191,11 @@ export async function callMcpTool(scope: { sessionId: string; universeId: string
   const attempt = async () => {
     const conn = await connection(state);
     touch(state);
-    return conn.client.callTool({ name: tool.tool, arguments: args }, undefined, { timeout: limits.callTimeoutMs, maxTotalTimeout: limits.callTimeoutMs, signal: call.signal });
+    return conn.client.callTool({ name: tool.tool, arguments: args }, undefined, {
+      timeout: limits.callTimeoutMs,
+      maxTotalTimeout: limits.callTimeoutMs,
+      signal: call.signal,
+    });
   };
   let raw;
   try {
@@ -190,14 +215,24 @@ export async function callMcpTool(scope: { sessionId: string; universeId: string
   } finally {
     signal.removeEventListener('abort', onAbort);
   }
-  const converted = convertResult(raw as Parameters<typeof convertResult>[0], { maxTextChars: limits.maxResultChars }, `${tool.server}-${tool.tool}`.replace(/[^A-Za-z0-9_.-]/g, '_'));
+  const converted = convertResult(
+    raw as Parameters<typeof convertResult>[0],
+    { maxTextChars: limits.maxResultChars },
+    `${tool.server}-${tool.tool}`.replace(/[^A-Za-z0-9_.-]/g, '_'),
+  );
   const stored = converted.files.length ? await storeToolFiles(scope, converted.files as ProducedFile[]) : null;
-  const content = converted.content.map((c) => (c.type === 'file' && stored ? { type: 'file', ...stored.refs[c.file as number], ...(c.uri ? { uri: c.uri } : {}) } : c));
+  const content = converted.content.map((c) =>
+    c.type === 'file' && stored ? { type: 'file', ...stored.refs[c.file as number], ...(c.uri ? { uri: c.uri } : {}) } : c,
+  );
   const result: Record<string, unknown> = { content };
   if (converted.structured) result.structured_content = converted.structured;
   if (converted.truncated) result.truncated = true;
   if (converted.isError) {
-    result.error = content.filter((c) => c.type === 'text').map((c) => c.text).join('\n') || `tool ${tool.tool} of ${tool.server} failed`;
+    result.error =
+      content
+        .filter((c) => c.type === 'text')
+        .map((c) => c.text)
+        .join('\n') || `tool ${tool.tool} of ${tool.server} failed`;
   }
   return { status: converted.isError ? 'error' : 'ok', result, ...(stored ? { attachments: stored.parts } : {}) };
 }

@@ -1,7 +1,11 @@
 // Who is signed in and the universes they can act in (the dashboard's header and settings).
 import { doc } from '../../shared/graphql.js';
 
-export interface Universe { slug: string; name: string; isPersonal: boolean }
+export interface Universe {
+  slug: string;
+  name: string;
+  isPersonal: boolean;
+}
 export interface Me {
   whoami: { user: { email: string }; universe: Universe };
   universes: Universe[];

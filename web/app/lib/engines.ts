@@ -11,9 +11,12 @@ const ENGINES = doc`query Engines { engines { agentType defaultModel models { id
 
 let cached: Promise<Engine[]> | null = null;
 export function engines(): Promise<Engine[]> {
-  cached ??= gql<{ engines: Engine[] }>(ENGINES).then((d) => d.engines, (err) => {
-    cached = null;
-    throw err;
-  });
+  cached ??= gql<{ engines: Engine[] }>(ENGINES).then(
+    (d) => d.engines,
+    (err) => {
+      cached = null;
+      throw err;
+    },
+  );
   return cached;
 }

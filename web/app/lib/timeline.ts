@@ -12,18 +12,22 @@ export type Part =
   | { __typename: 'ErrorPart'; code: string; message: string }
   | { __typename: 'FilePart' | 'ImagePart' | 'VideoPart'; mediaType?: string; name?: string; uri?: string | null };
 
-interface Base { id: string; at: string }
-export type SessionEvent = Base & (
-  | { __typename: 'UserMessageEvent'; content: { __typename: string; text?: string }[] }
-  | { __typename: 'SystemMessageEvent'; content: { text: string }[] }
-  | { __typename: 'AgentMessageEvent'; messageId: string; text: string; final: boolean | null }
-  | { __typename: 'AgentReasoningEvent'; final: boolean | null; part: Part }
-  | { __typename: 'AgentToolUseEvent' | 'AgentToolResultEvent' | 'AgentStatusEvent'; part: Part }
-  | { __typename: 'UserInterruptEvent'; by: string }
-  | { __typename: 'SessionStatusIdleEvent'; stopReason: { type: string } }
-  | { __typename: 'SessionErrorEvent'; error: { type: string; message: string; retryStatus: string; attempt: number | null } }
-  | { __typename: 'SessionStatusRunningEvent' | 'SessionStatusTerminatedEvent' | 'SessionDeletedEvent' }
-);
+interface Base {
+  id: string;
+  at: string;
+}
+export type SessionEvent = Base &
+  (
+    | { __typename: 'UserMessageEvent'; content: { __typename: string; text?: string }[] }
+    | { __typename: 'SystemMessageEvent'; content: { text: string }[] }
+    | { __typename: 'AgentMessageEvent'; messageId: string; text: string; final: boolean | null }
+    | { __typename: 'AgentReasoningEvent'; final: boolean | null; part: Part }
+    | { __typename: 'AgentToolUseEvent' | 'AgentToolResultEvent' | 'AgentStatusEvent'; part: Part }
+    | { __typename: 'UserInterruptEvent'; by: string }
+    | { __typename: 'SessionStatusIdleEvent'; stopReason: { type: string } }
+    | { __typename: 'SessionErrorEvent'; error: { type: string; message: string; retryStatus: string; attempt: number | null } }
+    | { __typename: 'SessionStatusRunningEvent' | 'SessionStatusTerminatedEvent' | 'SessionDeletedEvent' }
+  );
 
 /** The GraphQL selection that fills SessionEvent (fragment spreads on every union member). */
 export const EVENT_FIELDS = `
@@ -164,7 +168,13 @@ export class Timeline {
       }
       case 'AgentStatusEvent': {
         const part = e.part as Extract<Part, { __typename: 'StatusPart' }>;
-        return this.push({ kind: 'note', key: `evt:${e.id}`, at: e.at, tone: 'plain', text: `Agent ${part.level}${part.statusText ? `: ${part.statusText}` : ''}` });
+        return this.push({
+          kind: 'note',
+          key: `evt:${e.id}`,
+          at: e.at,
+          tone: 'plain',
+          text: `Agent ${part.level}${part.statusText ? `: ${part.statusText}` : ''}`,
+        });
       }
       case 'UserInterruptEvent':
         return this.push({ kind: 'note', key: `evt:${e.id}`, at: e.at, tone: 'warn', text: `Interrupted by ${e.by}` });
@@ -174,9 +184,21 @@ export class Timeline {
       case 'SessionStatusIdleEvent':
         this.status = 'idle';
         this.endStreams();
-        return this.push({ kind: 'note', key: `evt:${e.id}`, at: e.at, tone: e.stopReason.type === 'end_turn' ? 'plain' : 'warn', text: `Turn ended (${e.stopReason.type.replace(/_/g, ' ')})` });
+        return this.push({
+          kind: 'note',
+          key: `evt:${e.id}`,
+          at: e.at,
+          tone: e.stopReason.type === 'end_turn' ? 'plain' : 'warn',
+          text: `Turn ended (${e.stopReason.type.replace(/_/g, ' ')})`,
+        });
       case 'SessionErrorEvent':
-        return this.push({ kind: 'note', key: `evt:${e.id}`, at: e.at, tone: 'bad', text: `Error ${e.error.type}: ${e.error.message}${e.error.retryStatus === 'retrying' ? ' (retrying)' : ''}` });
+        return this.push({
+          kind: 'note',
+          key: `evt:${e.id}`,
+          at: e.at,
+          tone: 'bad',
+          text: `Error ${e.error.type}: ${e.error.message}${e.error.retryStatus === 'retrying' ? ' (retrying)' : ''}`,
+        });
       case 'SessionStatusTerminatedEvent':
         this.status = 'terminated';
         return this.push({ kind: 'note', key: `evt:${e.id}`, at: e.at, tone: 'warn', text: 'Session terminated' });

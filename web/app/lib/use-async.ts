@@ -36,17 +36,20 @@ export function useAsync<T>(load: () => Promise<T>, deps: readonly unknown[]): A
 export function useAction<A extends unknown[], R>(fn: (...args: A) => Promise<R>) {
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<Error | null>(null);
-  const run = useCallback(async (...args: A): Promise<R | undefined> => {
-    setBusy(true);
-    setError(null);
-    try {
-      return await fn(...args);
-    } catch (err) {
-      setError(err as Error);
-      return undefined;
-    } finally {
-      setBusy(false);
-    }
-  }, [fn]);
+  const run = useCallback(
+    async (...args: A): Promise<R | undefined> => {
+      setBusy(true);
+      setError(null);
+      try {
+        return await fn(...args);
+      } catch (err) {
+        setError(err as Error);
+        return undefined;
+      } finally {
+        setBusy(false);
+      }
+    },
+    [fn],
+  );
   return { run, busy, error, clearError: () => setError(null) };
 }

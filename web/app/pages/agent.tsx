@@ -31,24 +31,52 @@ const UPDATE = doc`mutation UpdateAgent($id: String!, $input: UpdateAgentInput!)
 const ARCHIVE = doc`mutation ArchiveAgent($id: String!) { archiveAgent(id: $id) { ${AGENT_FIELDS} } }`;
 const DELETE = doc`mutation DeleteAgent($id: String!) { deleteAgent(id: $id) }`;
 
-const TABS: [string, string][] = [['settings', 'Settings'], ['prompt', 'Prompt'], ['secrets', 'Secrets'], ['sessions', 'Sessions']];
+const TABS: [string, string][] = [
+  ['settings', 'Settings'],
+  ['prompt', 'Prompt'],
+  ['secrets', 'Secrets'],
+  ['sessions', 'Sessions'],
+];
 
 function toFields(a: Agent): AgentFields {
-  return { displayName: a.displayName, description: a.description ?? '', agentType: a.agentType, llm: a.llm, reasoningEffort: a.reasoningEffort ?? '', capabilities: a.capabilities };
+  return {
+    displayName: a.displayName,
+    description: a.description ?? '',
+    agentType: a.agentType,
+    llm: a.llm,
+    reasoningEffort: a.reasoningEffort ?? '',
+    capabilities: a.capabilities,
+  };
 }
 
 export function AgentPage({ id, tab }: { id: string; tab: string }) {
   const agent = useAsync(() => gql<{ agent: Agent }>(GET, { id }).then((d) => d.agent), [id]);
   const a = agent.data;
   return (
-    <Page title={a ? a.displayName : 'Agent'} actions={a ? <>{a.archived ? <Badge tone="warn">archived</Badge> : null}<code>{a.id}</code></> : null}>
-      <p><a href={href('agents')}>← All agents</a></p>
+    <Page
+      title={a ? a.displayName : 'Agent'}
+      actions={
+        a ? (
+          <>
+            {a.archived ? <Badge tone="warn">archived</Badge> : null}
+            <code>{a.id}</code>
+          </>
+        ) : null
+      }
+    >
+      <p>
+        <a href={href('agents')}>← All agents</a>
+      </p>
       <ErrorNote error={agent.error} />
       {!a && agent.loading ? <Loading what="the agent" /> : null}
       {a ? (
         <>
           <nav aria-label="Agent" className="tabs">
-            {TABS.map(([key, label]) => <a key={key} href={href('agents', id, key)} aria-current={tab === key ? 'page' : undefined}>{label}</a>)}
+            {TABS.map(([key, label]) => (
+              <a key={key} href={href('agents', id, key)} aria-current={tab === key ? 'page' : undefined}>
+                {label}
+              </a>
+            ))}
           </nav>
           {tab === 'settings' ? <Settings agent={a} onSaved={agent.set} /> : null}
           {tab === 'prompt' ? <Prompt agent={a} onSaved={agent.reload} /> : null}
@@ -89,12 +117,18 @@ function Settings({ agent, onSaved }: { agent: Agent; onSaved: (a: Agent) => voi
   return (
     <>
       <form className="card form" onSubmit={submit} aria-label="Agent settings">
-        <p className="muted">Version {agent.version} · slug <code>{agent.slug}</code> · created {when(agent.createdAt)}</p>
+        <p className="muted">
+          Version {agent.version} · slug <code>{agent.slug}</code> · created {when(agent.createdAt)}
+        </p>
         <AgentFieldsForm value={fields} onChange={setFields} engineLocked />
         <ErrorNote error={save.error} prefix="Not saved" />
-        {save.error && (save.error as Error & { code?: string }).code === 'version_conflict' ? <p>Someone changed this agent meanwhile: reload the page to see their version.</p> : null}
+        {save.error && (save.error as Error & { code?: string }).code === 'version_conflict' ? (
+          <p>Someone changed this agent meanwhile: reload the page to see their version.</p>
+        ) : null}
         {saved ? <Notice>Saved (version {agent.version}).</Notice> : null}
-        <button type="submit" disabled={save.busy || agent.archived}>{save.busy ? 'Saving…' : 'Save'}</button>
+        <button type="submit" disabled={save.busy || agent.archived}>
+          {save.busy ? 'Saving…' : 'Save'}
+        </button>
       </form>
       <div className="card danger-zone">
         <h2>Archive or delete</h2>
@@ -126,8 +160,15 @@ function Prompt({ agent, onSaved }: { agent: Agent; onSaved: () => void }) {
   const [result, setResult] = useState<string | null>(null);
   const text = draft ?? active?.content ?? '';
   const save = useAction(async () => {
-    const d = await gql<{ setAgentPrompt: { version: number; unchanged: boolean } }>(SET_PROMPT, { id: agent.id, input: { prompt: text, note: note.trim() || undefined } });
-    setResult(d.setAgentPrompt.unchanged ? 'Unchanged: this is already the active prompt.' : `Saved as version ${d.setAgentPrompt.version}; sessions started from now on use it.`);
+    const d = await gql<{ setAgentPrompt: { version: number; unchanged: boolean } }>(SET_PROMPT, {
+      id: agent.id,
+      input: { prompt: text, note: note.trim() || undefined },
+    });
+    setResult(
+      d.setAgentPrompt.unchanged
+        ? 'Unchanged: this is already the active prompt.'
+        : `Saved as version ${d.setAgentPrompt.version}; sessions started from now on use it.`,
+    );
     setDraft(null);
     setNote('');
     versions.reload();
@@ -140,13 +181,15 @@ function Prompt({ agent, onSaved }: { agent: Agent; onSaved: () => void }) {
   return (
     <>
       <form className="card form" onSubmit={submit} aria-label="Prompt">
-        <Field label={`Prompt${active ? ` (active: version ${active.version})` : ''}`}>{(id) => (
-          <textarea id={id} rows={12} value={text} maxLength={100_000} onChange={(e) => setDraft(e.currentTarget.value)} disabled={agent.archived} />
-        )}</Field>
+        <Field label={`Prompt${active ? ` (active: version ${active.version})` : ''}`}>
+          {(id) => <textarea id={id} rows={12} value={text} maxLength={100_000} onChange={(e) => setDraft(e.currentTarget.value)} disabled={agent.archived} />}
+        </Field>
         <Field label="Note for this version">{(id) => <input id={id} value={note} maxLength={500} onChange={(e) => setNote(e.currentTarget.value)} />}</Field>
         <ErrorNote error={save.error} prefix="Not saved" />
         {result ? <Notice>{result}</Notice> : null}
-        <button type="submit" disabled={save.busy || agent.archived}>{save.busy ? 'Saving…' : 'Save prompt'}</button>
+        <button type="submit" disabled={save.busy || agent.archived}>
+          {save.busy ? 'Saving…' : 'Save prompt'}
+        </button>
       </form>
       <h2>Versions</h2>
       <ErrorNote error={versions.error} />
@@ -154,9 +197,19 @@ function Prompt({ agent, onSaved }: { agent: Agent; onSaved: () => void }) {
       <ol className="versions" reversed>
         {versions.data?.map((v) => (
           <li key={v.version} className="card">
-            <strong>Version {v.version}</strong> {v.active ? <Badge tone="good">active</Badge> : null} <span className="muted">{when(v.createdAt)}{v.note ? ` · ${v.note}` : ''}</span>
-            <details><summary>Show</summary><pre>{v.content}</pre>
-              {!v.active && !agent.archived ? <button type="button" className="secondary" onClick={() => setDraft(v.content)}>Edit from this version</button> : null}
+            <strong>Version {v.version}</strong> {v.active ? <Badge tone="good">active</Badge> : null}{' '}
+            <span className="muted">
+              {when(v.createdAt)}
+              {v.note ? ` · ${v.note}` : ''}
+            </span>
+            <details>
+              <summary>Show</summary>
+              <pre>{v.content}</pre>
+              {!v.active && !agent.archived ? (
+                <button type="button" className="secondary" onClick={() => setDraft(v.content)}>
+                  Edit from this version
+                </button>
+              ) : null}
             </details>
           </li>
         ))}
@@ -197,18 +250,28 @@ function Secrets({ agentId }: { agentId: string }) {
       <ul className="cards">
         {list.data?.map((s) => (
           <li key={s.key} className="card row-between">
-            <span><code>{s.key}</code> {s.description ? <span className="muted">— {s.description}</span> : null}</span>
+            <span>
+              <code>{s.key}</code> {s.description ? <span className="muted">— {s.description}</span> : null}
+            </span>
             <ConfirmButton label="Delete" confirmLabel={`Delete ${s.key}`} busy={remove.busy} onConfirm={() => void remove.run(s.key)} />
           </li>
         ))}
       </ul>
       <form className="card form" onSubmit={submit} aria-labelledby="new-secret">
         <h2 id="new-secret">Set a secret</h2>
-        <Field label="Key" hint="Replaces the value when the key exists.">{(id, hint) => <input id={id} aria-describedby={hint} value={key} required maxLength={100} onChange={(e) => setKey(e.currentTarget.value)} />}</Field>
-        <Field label="Value">{(id) => <input id={id} type="password" autoComplete="off" value={value} required onChange={(e) => setValue(e.currentTarget.value)} />}</Field>
-        <Field label="Description">{(id) => <input id={id} value={description} maxLength={500} onChange={(e) => setDescription(e.currentTarget.value)} />}</Field>
+        <Field label="Key" hint="Replaces the value when the key exists.">
+          {(id, hint) => <input id={id} aria-describedby={hint} value={key} required maxLength={100} onChange={(e) => setKey(e.currentTarget.value)} />}
+        </Field>
+        <Field label="Value">
+          {(id) => <input id={id} type="password" autoComplete="off" value={value} required onChange={(e) => setValue(e.currentTarget.value)} />}
+        </Field>
+        <Field label="Description">
+          {(id) => <input id={id} value={description} maxLength={500} onChange={(e) => setDescription(e.currentTarget.value)} />}
+        </Field>
         <ErrorNote error={put.error} prefix="Not saved" />
-        <button type="submit" disabled={put.busy || !key.trim() || !value}>{put.busy ? 'Saving…' : 'Save secret'}</button>
+        <button type="submit" disabled={put.busy || !key.trim() || !value}>
+          {put.busy ? 'Saving…' : 'Save secret'}
+        </button>
       </form>
     </>
   );
@@ -223,7 +286,9 @@ function Sessions({ agent }: { agent: Agent }) {
   return (
     <>
       <div className="actions">
-        <button type="button" onClick={() => void start.run()} disabled={start.busy || agent.archived}>{start.busy ? 'Starting…' : 'Start a session'}</button>
+        <button type="button" onClick={() => void start.run()} disabled={start.busy || agent.archived}>
+          {start.busy ? 'Starting…' : 'Start a session'}
+        </button>
       </div>
       <ErrorNote error={start.error} prefix="Not started" />
       <ErrorNote error={list.error} />

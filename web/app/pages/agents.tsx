@@ -22,19 +22,46 @@ const LIST = doc`query Agents { agents(first: 100) { totalCount edges { node { i
 export function AgentsPage() {
   const list = useAsync(() => gql<{ agents: { totalCount: number; edges: { node: AgentRow }[] } }>(LIST).then((d) => d.agents), []);
   return (
-    <Page title="Agents" actions={<a className="button" href={href('agents', 'new')}>New agent</a>}>
+    <Page
+      title="Agents"
+      actions={
+        <a className="button" href={href('agents', 'new')}>
+          New agent
+        </a>
+      }
+    >
       <ErrorNote error={list.error} />
       {list.loading && !list.data ? <Loading what="agents" /> : null}
-      {list.data && !list.data.edges.length ? <Empty>No agents yet. <a href={href('agents', 'new')}>Create the first one.</a></Empty> : null}
+      {list.data && !list.data.edges.length ? (
+        <Empty>
+          No agents yet. <a href={href('agents', 'new')}>Create the first one.</a>
+        </Empty>
+      ) : null}
       {list.data?.edges.length ? (
-        <Table rows={list.data.edges.map((e) => e.node)} rowKey={(a) => a.id} caption={`${list.data.totalCount} agents`} columns={[
-          { label: 'Agent', cell: (a) => <><a href={href('agents', a.id)}>{a.displayName}</a><br /><small className="muted"><code>{a.id}</code></small></> },
-          { label: 'Engine', cell: (a) => a.agentType },
-          { label: 'Model', cell: (a) => a.llm },
-          { label: 'Sessions', cell: (a) => a.sessionCount },
-          { label: 'Created', cell: (a) => when(a.createdAt) },
-          { label: 'State', cell: (a) => (a.archived ? <Badge tone="warn">archived</Badge> : <Badge tone="good">active</Badge>) },
-        ]} />
+        <Table
+          rows={list.data.edges.map((e) => e.node)}
+          rowKey={(a) => a.id}
+          caption={`${list.data.totalCount} agents`}
+          columns={[
+            {
+              label: 'Agent',
+              cell: (a) => (
+                <>
+                  <a href={href('agents', a.id)}>{a.displayName}</a>
+                  <br />
+                  <small className="muted">
+                    <code>{a.id}</code>
+                  </small>
+                </>
+              ),
+            },
+            { label: 'Engine', cell: (a) => a.agentType },
+            { label: 'Model', cell: (a) => a.llm },
+            { label: 'Sessions', cell: (a) => a.sessionCount },
+            { label: 'Created', cell: (a) => when(a.createdAt) },
+            { label: 'State', cell: (a) => (a.archived ? <Badge tone="warn">archived</Badge> : <Badge tone="good">active</Badge>) },
+          ]}
+        />
       ) : null}
     </Page>
   );

@@ -6,8 +6,13 @@ import { Badge } from '../ui.js';
 import { ResourcePage, lines, optional, text, type FieldSpec, type Values } from '../resource.js';
 
 interface Env {
-  id: string; name: string; description: string | null; archivedAt: string | null; updatedAt: string;
-  packages: { apt: string[]; npm: string[]; pip: string[] }; network: { allowedHosts: string[] };
+  id: string;
+  name: string;
+  description: string | null;
+  archivedAt: string | null;
+  updatedAt: string;
+  packages: { apt: string[]; npm: string[]; pip: string[] };
+  network: { allowedHosts: string[] };
 }
 const FIELDS = 'id name description archivedAt updatedAt packages { apt npm pip } network { allowedHosts }';
 const LIST = doc`query Environments { environments(first: 100) { edges { node { ${FIELDS} } } } }`;
@@ -21,12 +26,18 @@ const fields: FieldSpec[] = [
   { name: 'apt', label: 'apt packages', kind: 'lines', hint: 'One Debian package a line, optionally name=version.' },
   { name: 'npm', label: 'npm packages', kind: 'lines', hint: 'One a line, optionally @version.' },
   { name: 'pip', label: 'pip packages', kind: 'lines', hint: 'One a line, optionally name==version.' },
-  { name: 'hosts', label: 'Allowed hosts', kind: 'lines', hint: 'One host a line (*.example.com for subdomains); empty: no outbound access but the model gateway.' },
+  {
+    name: 'hosts',
+    label: 'Allowed hosts',
+    kind: 'lines',
+    hint: 'One host a line (*.example.com for subdomains); empty: no outbound access but the model gateway.',
+  },
 ];
 
 // An emptied description is cleared (null); on create it is simply left out.
 const input = (v: Values) => ({
-  name: text(v.name), description: text(v.description) || null,
+  name: text(v.name),
+  description: text(v.description) || null,
   packages: { apt: lines(v.apt), npm: lines(v.npm), pip: lines(v.pip) },
   network: { allowedHosts: lines(v.hosts) },
 });
@@ -38,21 +49,50 @@ const pkgs = (e: Env) => {
 
 export function EnvironmentsPage() {
   return (
-    <ResourcePage<Env> title="Environments" noun="environment" rowKey={(e) => e.id} rowName={(e) => e.name}
+    <ResourcePage<Env>
+      title="Environments"
+      noun="environment"
+      rowKey={(e) => e.id}
+      rowName={(e) => e.name}
       intro={<>What a session installs when it starts (apt, npm, pip) and the hosts it may reach. Name one when starting a session.</>}
       empty="No environments yet."
       load={() => gql<{ environments: { edges: { node: Env }[] } }>(LIST).then((d) => d.environments.edges.map((e) => e.node))}
       columns={[
-        { label: 'Environment', cell: (e) => <>{e.name}<br /><small className="muted"><code>{e.id}</code></small>{e.description ? <><br /><small>{e.description}</small></> : null}</> },
+        {
+          label: 'Environment',
+          cell: (e) => (
+            <>
+              {e.name}
+              <br />
+              <small className="muted">
+                <code>{e.id}</code>
+              </small>
+              {e.description ? (
+                <>
+                  <br />
+                  <small>{e.description}</small>
+                </>
+              ) : null}
+            </>
+          ),
+        },
         { label: 'Packages', cell: pkgs },
         { label: 'Allowed hosts', cell: (e) => e.network.allowedHosts.join(', ') || 'model gateway only' },
         { label: 'Updated', cell: (e) => when(e.updatedAt) },
         { label: 'State', cell: (e) => (e.archivedAt ? <Badge tone="warn">archived</Badge> : <Badge tone="good">active</Badge>) },
       ]}
-      create={{ fields, submit: async (v) => void await gql(CREATE, { input: input(v) }) }}
+      create={{ fields, submit: async (v) => void (await gql(CREATE, { input: input(v) })) }}
       edit={{
-        fields, show: (e) => !e.archivedAt,
-        initial: (e) => ({ name: e.name, description: e.description ?? '', apt: e.packages.apt.join('\n'), npm: e.packages.npm.join('\n'), pip: e.packages.pip.join('\n'), hosts: e.network.allowedHosts.join('\n') }),
+        fields,
+        show: (e) => !e.archivedAt,
+        initial: (e) => ({
+          name: e.name,
+          description: e.description ?? '',
+          apt: e.packages.apt.join('\n'),
+          npm: e.packages.npm.join('\n'),
+          pip: e.packages.pip.join('\n'),
+          hosts: e.network.allowedHosts.join('\n'),
+        }),
         submit: (e, v) => gql(UPDATE, { id: e.id, input: input(v) }),
       }}
       remove={{ label: 'Archive', show: (e) => !e.archivedAt, run: (e) => gql(ARCHIVE, { id: e.id }) }}

@@ -4,7 +4,14 @@ import { currentUniverse, doc, gql, GraphQLRequestError } from '../../shared/gra
 import { bytes, when } from '../lib/format.js';
 import { ResourcePage } from '../resource.js';
 
-interface FileRow { id: string; filename: string; mimeType: string; sizeBytes: number; createdAt: string; expiresAt: string | null }
+interface FileRow {
+  id: string;
+  filename: string;
+  mimeType: string;
+  sizeBytes: number;
+  createdAt: string;
+  expiresAt: string | null;
+}
 const LIST = doc`query Files { files(limit: 100) { data { id filename mimeType sizeBytes createdAt expiresAt } } }`;
 const DELETE = doc`mutation DeleteFile($id: String!) { deleteFile(id: $id) { id } }`;
 
@@ -20,12 +27,27 @@ async function upload(file: File): Promise<void> {
 
 export function FilesPage() {
   return (
-    <ResourcePage<FileRow> title="Files" noun="file" rowKey={(f) => f.id} rowName={(f) => f.filename}
+    <ResourcePage<FileRow>
+      title="Files"
+      noun="file"
+      rowKey={(f) => f.id}
+      rowName={(f) => f.filename}
       intro={<>Uploads of this universe (at most 32 MiB each), newest first; attach them to messages or sessions by id.</>}
       empty="No files uploaded."
       load={() => gql<{ files: { data: FileRow[] } }>(LIST).then((d) => d.files.data)}
       columns={[
-        { label: 'File', cell: (f) => <>{f.filename}<br /><small className="muted"><code>{f.id}</code></small></> },
+        {
+          label: 'File',
+          cell: (f) => (
+            <>
+              {f.filename}
+              <br />
+              <small className="muted">
+                <code>{f.id}</code>
+              </small>
+            </>
+          ),
+        },
         { label: 'Type', cell: (f) => f.mimeType },
         { label: 'Size', num: true, cell: (f) => bytes(f.sizeBytes) },
         { label: 'Uploaded', cell: (f) => when(f.createdAt) },

@@ -9,7 +9,14 @@ import { AgentFieldsForm, type AgentFields } from './agent-form.js';
 const CREATE = doc`mutation CreateAgent($input: CreateAgentInput) { createAgent(input: $input) { id } }`;
 
 export function NewAgentPage() {
-  const [fields, setFields] = useState<AgentFields>({ displayName: '', description: '', agentType: 'hermes', llm: 'claude-sonnet-4-5', reasoningEffort: '', capabilities: [] });
+  const [fields, setFields] = useState<AgentFields>({
+    displayName: '',
+    description: '',
+    agentType: 'hermes',
+    llm: 'claude-sonnet-4-5',
+    reasoningEffort: '',
+    capabilities: [],
+  });
   const [prompt, setPrompt] = useState('');
   const create = useAction(async () => {
     const input = {
@@ -32,11 +39,15 @@ export function NewAgentPage() {
     <Page title="New agent">
       <form className="card form" onSubmit={submit}>
         <AgentFieldsForm value={fields} onChange={setFields} />
-        <Field label="Prompt" hint="The system prompt; it becomes version 1.">{(id, hint) => (
-          <textarea id={id} aria-describedby={hint} rows={8} value={prompt} maxLength={100_000} onChange={(e) => setPrompt(e.currentTarget.value)} />
-        )}</Field>
+        <Field label="Prompt" hint="The system prompt; it becomes version 1.">
+          {(id, hint) => (
+            <textarea id={id} aria-describedby={hint} rows={8} value={prompt} maxLength={100_000} onChange={(e) => setPrompt(e.currentTarget.value)} />
+          )}
+        </Field>
         <ErrorNote error={create.error} prefix="Not created" />
-        <button type="submit" disabled={create.busy || !fields.displayName.trim()}>{create.busy ? 'Creating…' : 'Create agent'}</button>
+        <button type="submit" disabled={create.busy || !fields.displayName.trim()}>
+          {create.busy ? 'Creating…' : 'Create agent'}
+        </button>
       </form>
     </Page>
   );

@@ -10,13 +10,24 @@ import { ResourcePage, text, type FieldSpec, type Values } from '../resource.js'
 import { Table } from '../table.js';
 
 interface Routine {
-  id: string; name: string; description: string | null; status: 'active' | 'paused'; archivedAt: string | null;
+  id: string;
+  name: string;
+  description: string | null;
+  status: 'active' | 'paused';
+  archivedAt: string | null;
   schedule: { expression: string; timezone: string; lastRunAt: string | null; upcomingRunsAt: string[] } | null;
   target: { __typename: 'NewSessionTarget'; agent: string } | { __typename: 'SessionTarget'; sessionId: string };
   initialEvents: { content: { text?: string }[] }[];
   pausedReason: { __typename: string } | null;
 }
-interface Run { id: string; createdAt: string; sessionId: string | null; error: { type: string; message: string } | null; triggerContext: { __typename: string }; agent: { name: string } | null }
+interface Run {
+  id: string;
+  createdAt: string;
+  sessionId: string | null;
+  error: { type: string; message: string } | null;
+  triggerContext: { __typename: string };
+  agent: { name: string } | null;
+}
 
 const FIELDS = `id name description status archivedAt pausedReason { __typename }
   schedule { expression timezone lastRunAt upcomingRunsAt }
@@ -32,16 +43,38 @@ const ARCHIVE = doc`mutation ArchiveRoutine($id: String!) { archiveRoutine(id: $
 const RUNS = doc`query RoutineRuns($id: String!) { routineRuns(routineId: $id, first: 20) { edges { node { id createdAt sessionId error { type message } triggerContext { __typename } agent { name } } } } }`;
 
 function Runs({ routine }: { routine: Routine }) {
-  const runs = useAsync(() => gql<{ routineRuns: { edges: { node: Run }[] } }>(RUNS, { id: routine.id }).then((d) => d.routineRuns.edges.map((e) => e.node)), [routine]);
+  const runs = useAsync(
+    () => gql<{ routineRuns: { edges: { node: Run }[] } }>(RUNS, { id: routine.id }).then((d) => d.routineRuns.edges.map((e) => e.node)),
+    [routine],
+  );
   if (!runs.data) return runs.error ? <ErrorNote error={runs.error} /> : <Loading what="runs" />;
   if (!runs.data.length) return <p className="muted">No runs yet. “Run now” fires it once.</p>;
   return (
-    <Table rows={runs.data} rowKey={(r) => r.id} caption={`Runs of ${routine.name}`} columns={[
-      { label: 'When', cell: (r) => when(r.createdAt) },
-      { label: 'Trigger', cell: (r) => (r.triggerContext.__typename === 'ManualTrigger' ? 'manual' : 'schedule') },
-      { label: 'Agent', cell: (r) => r.agent?.name ?? '—' },
-      { label: 'Result', cell: (r) => (r.error ? <span className="error-text">{r.error.type}: {r.error.message}</span> : r.sessionId ? <a href={href('sessions', r.sessionId)}>session <code>{r.sessionId}</code></a> : 'ok') },
-    ]} />
+    <Table
+      rows={runs.data}
+      rowKey={(r) => r.id}
+      caption={`Runs of ${routine.name}`}
+      columns={[
+        { label: 'When', cell: (r) => when(r.createdAt) },
+        { label: 'Trigger', cell: (r) => (r.triggerContext.__typename === 'ManualTrigger' ? 'manual' : 'schedule') },
+        { label: 'Agent', cell: (r) => r.agent?.name ?? '—' },
+        {
+          label: 'Result',
+          cell: (r) =>
+            r.error ? (
+              <span className="error-text">
+                {r.error.type}: {r.error.message}
+              </span>
+            ) : r.sessionId ? (
+              <a href={href('sessions', r.sessionId)}>
+                session <code>{r.sessionId}</code>
+              </a>
+            ) : (
+              'ok'
+            ),
+        },
+      ]}
+    />
   );
 }
 
@@ -60,7 +93,14 @@ function input(v: Values) {
 export function RoutinesPage() {
   // Loaded with the list (one request): the form's agent choices and the list's agent names.
   const [agentNames, setAgentNames] = useState<ReadonlyMap<string, string>>(new Map());
-  const agentField: FieldSpec = { name: 'agent', label: 'Agent', kind: 'select', required: true, options: [['', 'Choose an agent'], ...agentNames], hint: 'Each run starts a new session of this agent.' };
+  const agentField: FieldSpec = {
+    name: 'agent',
+    label: 'Agent',
+    kind: 'select',
+    required: true,
+    options: [['', 'Choose an agent'], ...agentNames],
+    hint: 'Each run starts a new session of this agent.',
+  };
   const fields = (r?: Routine): FieldSpec[] => [
     { name: 'name', label: 'Name', required: true, maxLength: 256 },
     { name: 'description', label: 'Description', kind: 'textarea', rows: 2, maxLength: 2048 },
@@ -70,7 +110,11 @@ export function RoutinesPage() {
     { name: 'timezone', label: 'Time zone', placeholder: 'UTC' },
   ];
   return (
-    <ResourcePage<Routine> title="Routines" noun="routine" rowKey={(r) => r.id} rowName={(r) => r.name}
+    <ResourcePage<Routine>
+      title="Routines"
+      noun="routine"
+      rowKey={(r) => r.id}
+      rowName={(r) => r.name}
       intro={<>A message sent to an agent on a schedule (cron) or by hand; each run is a new session.</>}
       empty="No routines yet."
       load={async () => {
@@ -79,17 +123,66 @@ export function RoutinesPage() {
         return d.routines.edges.map((e) => e.node);
       }}
       columns={[
-        { label: 'Routine', cell: (r) => <>{r.name}<br /><small className="muted"><code>{r.id}</code></small></> },
-        { label: 'Agent', cell: (r) => (r.target.__typename === 'NewSessionTarget' ? agentNames.get(r.target.agent) ?? r.target.agent : <>session <code>{r.target.sessionId}</code></>) },
-        { label: 'Schedule', cell: (r) => (r.schedule ? <><code>{r.schedule.expression}</code> ({r.schedule.timezone})<br /><small className="muted">next {when(r.schedule.upcomingRunsAt[0])} · last {when(r.schedule.lastRunAt)}</small></> : 'by hand only') },
-        { label: 'State', cell: (r) => (r.archivedAt ? <Badge tone="bad">archived</Badge> : r.status === 'active' ? <Badge tone="good">active</Badge> : <Badge tone="warn">{r.pausedReason?.__typename === 'RoutinePausedByError' ? 'paused by an error' : 'paused'}</Badge>) },
+        {
+          label: 'Routine',
+          cell: (r) => (
+            <>
+              {r.name}
+              <br />
+              <small className="muted">
+                <code>{r.id}</code>
+              </small>
+            </>
+          ),
+        },
+        {
+          label: 'Agent',
+          cell: (r) =>
+            r.target.__typename === 'NewSessionTarget' ? (
+              (agentNames.get(r.target.agent) ?? r.target.agent)
+            ) : (
+              <>
+                session <code>{r.target.sessionId}</code>
+              </>
+            ),
+        },
+        {
+          label: 'Schedule',
+          cell: (r) =>
+            r.schedule ? (
+              <>
+                <code>{r.schedule.expression}</code> ({r.schedule.timezone})<br />
+                <small className="muted">
+                  next {when(r.schedule.upcomingRunsAt[0])} · last {when(r.schedule.lastRunAt)}
+                </small>
+              </>
+            ) : (
+              'by hand only'
+            ),
+        },
+        {
+          label: 'State',
+          cell: (r) =>
+            r.archivedAt ? (
+              <Badge tone="bad">archived</Badge>
+            ) : r.status === 'active' ? (
+              <Badge tone="good">active</Badge>
+            ) : (
+              <Badge tone="warn">{r.pausedReason?.__typename === 'RoutinePausedByError' ? 'paused by an error' : 'paused'}</Badge>
+            ),
+        },
       ]}
-      create={{ fields: fields(), initial: { timezone: 'UTC' }, submit: async (v) => void await gql(CREATE, { input: input(v) }) }}
+      create={{ fields: fields(), initial: { timezone: 'UTC' }, submit: async (v) => void (await gql(CREATE, { input: input(v) })) }}
       edit={{
-        fields, show: (r) => !r.archivedAt,
+        fields,
+        show: (r) => !r.archivedAt,
         initial: (r) => ({
-          name: r.name, description: r.description ?? '', agent: r.target.__typename === 'NewSessionTarget' ? r.target.agent : '',
-          message: r.initialEvents[0]?.content.map((c) => c.text ?? '').join('\n') ?? '', cron: r.schedule?.expression ?? '', timezone: r.schedule?.timezone ?? 'UTC',
+          name: r.name,
+          description: r.description ?? '',
+          agent: r.target.__typename === 'NewSessionTarget' ? r.target.agent : '',
+          message: r.initialEvents[0]?.content.map((c) => c.text ?? '').join('\n') ?? '',
+          cron: r.schedule?.expression ?? '',
+          timezone: r.schedule?.timezone ?? 'UTC',
         }),
         submit: (r, v) => gql(UPDATE, { id: r.id, input: input(v) }),
       }}

@@ -6,7 +6,10 @@ import { Badge, Empty } from '../ui.js';
 import { Table } from '../table.js';
 import { EVENT_FIELDS, PART_FRAGMENT, type SessionEvent } from '../lib/timeline.js';
 
-export interface Money { amount: string; currency: string }
+export interface Money {
+  amount: string;
+  currency: string;
+}
 export interface SessionRow {
   id: string;
   agentId: string | null;
@@ -18,7 +21,8 @@ export interface SessionRow {
   budget: { consumedCost: Money; maxListCost: Money; reached: boolean } | null;
 }
 
-export const SESSION_FIELDS = 'id agentId title status llm default createdAt budget { consumedCost { amount currency } maxListCost { amount currency } reached }';
+export const SESSION_FIELDS =
+  'id agentId title status llm default createdAt budget { consumedCost { amount currency } maxListCost { amount currency } reached }';
 
 const LIST = doc`query Sessions($agent: String) { sessions(agent: $agent) { ${SESSION_FIELDS} } }`;
 const START = doc`mutation StartSession($input: CreateSessionInput!) { createSession(input: $input) { ${SESSION_FIELDS} } }`;
@@ -31,18 +35,12 @@ export async function listSessions(agentId?: string): Promise<SessionRow[]> {
 }
 
 export async function startSession(agentId: string, title?: string): Promise<SessionRow> {
-  const d = await gql<{ createSession: SessionRow }>(
-    START,
-    { input: { agent: agentId, ...(title ? { title } : {}) } },
-  );
+  const d = await gql<{ createSession: SessionRow }>(START, { input: { agent: agentId, ...(title ? { title } : {}) } });
   return d.createSession;
 }
 
 export async function sendMessage(sessionId: string, text: string): Promise<SessionEvent[]> {
-  const d = await gql<{ sendSessionEvents: SessionEvent[] }>(
-    SEND,
-    { id: sessionId, input: { events: [{ userMessage: { content: [{ text: { text } }] } }] } },
-  );
+  const d = await gql<{ sendSessionEvents: SessionEvent[] }>(SEND, { id: sessionId, input: { events: [{ userMessage: { content: [{ text: { text } }] } }] } });
   return d.sendSessionEvents;
 }
 
@@ -68,13 +66,30 @@ export function budgetText(b: SessionRow['budget']): string {
 export function SessionTable({ sessions, agentNames }: { sessions: SessionRow[]; agentNames?: ReadonlyMap<string, string> }) {
   if (!sessions.length) return <Empty>No sessions yet.</Empty>;
   return (
-    <Table rows={sessions} rowKey={(s) => s.id} columns={[
-      { label: 'Session', cell: (s) => <><a href={href('sessions', s.id)}>{s.title || s.id}</a>{s.default ? <> <Badge>default</Badge></> : null}</> },
-      { label: 'Agent', cell: (s) => (s.agentId ? <a href={href('agents', s.agentId)}>{agentNames?.get(s.agentId) ?? <code>{s.agentId}</code>}</a> : '—') },
-      { label: 'Status', cell: (s) => statusBadge(s.status) },
-      { label: 'Model', cell: (s) => s.llm },
-      { label: 'Budget', cell: (s) => budgetText(s.budget) },
-      { label: 'Started', cell: (s) => when(s.createdAt) },
-    ]} />
+    <Table
+      rows={sessions}
+      rowKey={(s) => s.id}
+      columns={[
+        {
+          label: 'Session',
+          cell: (s) => (
+            <>
+              <a href={href('sessions', s.id)}>{s.title || s.id}</a>
+              {s.default ? (
+                <>
+                  {' '}
+                  <Badge>default</Badge>
+                </>
+              ) : null}
+            </>
+          ),
+        },
+        { label: 'Agent', cell: (s) => (s.agentId ? <a href={href('agents', s.agentId)}>{agentNames?.get(s.agentId) ?? <code>{s.agentId}</code>}</a> : '—') },
+        { label: 'Status', cell: (s) => statusBadge(s.status) },
+        { label: 'Model', cell: (s) => s.llm },
+        { label: 'Budget', cell: (s) => budgetText(s.budget) },
+        { label: 'Started', cell: (s) => when(s.createdAt) },
+      ]}
+    />
   );
 }

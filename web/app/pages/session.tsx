@@ -34,10 +34,11 @@ function useTimeline(sessionId: string, onTurnEnd: () => void) {
     // Streamed chunks arrive many per frame: apply each at once, repaint once per frame.
     let frame = 0;
     const schedule = () => {
-      if (!frame) frame = requestAnimationFrame(() => {
-        frame = 0;
-        render();
-      });
+      if (!frame)
+        frame = requestAnimationFrame(() => {
+          frame = 0;
+          render();
+        });
     };
     (async () => {
       let cursor: string | null = null;
@@ -51,15 +52,19 @@ function useTimeline(sessionId: string, onTurnEnd: () => void) {
         cursor = page.sessionEventsPage.cursor;
       }
       setPhase({ kind: 'live' });
-      stop = subscribe<{ sessionEvents: SessionEvent }>(LIVE, { id: sessionId, after: timeline.current.lastEventId }, {
-        next: (d) => {
-          if (!timeline.current.apply([d.sessionEvents])) return;
-          if (d.sessionEvents.__typename === 'SessionStatusIdleEvent') onTurnEndRef.current();
-          schedule();
+      stop = subscribe<{ sessionEvents: SessionEvent }>(
+        LIVE,
+        { id: sessionId, after: timeline.current.lastEventId },
+        {
+          next: (d) => {
+            if (!timeline.current.apply([d.sessionEvents])) return;
+            if (d.sessionEvents.__typename === 'SessionStatusIdleEvent') onTurnEndRef.current();
+            schedule();
+          },
+          error: (error) => setPhase({ kind: 'stopped', error }),
+          complete: () => setPhase({ kind: 'stopped', error: new Error('The live stream ended.') }),
         },
-        error: (error) => setPhase({ kind: 'stopped', error }),
-        complete: () => setPhase({ kind: 'stopped', error: new Error('The live stream ended.') }),
-      });
+      );
     })().catch((error: Error) => !cancelled && setPhase({ kind: 'stopped', error }));
     return () => {
       cancelled = true;
@@ -80,23 +85,55 @@ function pretty(value: unknown): string {
 function ItemView({ item }: { item: Item }) {
   switch (item.kind) {
     case 'user':
-      return <div className="bubble user"><span className="by">You{item.pending ? ' · sending…' : ''}</span><p>{item.text}</p></div>;
+      return (
+        <div className="bubble user">
+          <span className="by">You{item.pending ? ' · sending…' : ''}</span>
+          <p>{item.text}</p>
+        </div>
+      );
     case 'system':
-      return <div className="bubble system"><span className="by">System</span><p>{item.text}</p></div>;
+      return (
+        <div className="bubble system">
+          <span className="by">System</span>
+          <p>{item.text}</p>
+        </div>
+      );
     case 'agent':
-      return <div className="bubble agent" data-streaming={item.streaming || undefined}><span className="by">Agent{item.streaming ? ' · writing…' : ''}</span><p>{item.text}</p></div>;
+      return (
+        <div className="bubble agent" data-streaming={item.streaming || undefined}>
+          <span className="by">Agent{item.streaming ? ' · writing…' : ''}</span>
+          <p>{item.text}</p>
+        </div>
+      );
     case 'reasoning':
-      return <details className="bubble reasoning"><summary>Reasoning{item.streaming ? ' · thinking…' : ''}</summary><p>{item.text}</p></details>;
+      return (
+        <details className="bubble reasoning">
+          <summary>Reasoning{item.streaming ? ' · thinking…' : ''}</summary>
+          <p>{item.text}</p>
+        </details>
+      );
     case 'tool':
       return (
         <details className={`bubble tool ${item.status ?? 'pending'}`}>
-          <summary>Tool <code>{item.toolName}</code> · {item.status === undefined ? 'running…' : item.status === 'ok' ? 'done' : 'failed'}</summary>
-          <p className="muted">Arguments</p><pre>{pretty(item.args)}</pre>
-          {item.result !== undefined ? <><p className="muted">Result</p><pre>{pretty(item.result)}</pre></> : null}
+          <summary>
+            Tool <code>{item.toolName}</code> · {item.status === undefined ? 'running…' : item.status === 'ok' ? 'done' : 'failed'}
+          </summary>
+          <p className="muted">Arguments</p>
+          <pre>{pretty(item.args)}</pre>
+          {item.result !== undefined ? (
+            <>
+              <p className="muted">Result</p>
+              <pre>{pretty(item.result)}</pre>
+            </>
+          ) : null}
         </details>
       );
     case 'note':
-      return <p className={`note ${item.tone}`}>{item.text} <small className="muted">{when(item.at)}</small></p>;
+      return (
+        <p className={`note ${item.tone}`}>
+          {item.text} <small className="muted">{when(item.at)}</small>
+        </p>
+      );
   }
 }
 
@@ -119,11 +156,22 @@ function Conversation({ items, version, hint }: { items: Item[]; version: number
     if (el) stick.current = el.scrollHeight - el.scrollTop - el.clientHeight < 80;
   };
   return (
+    // biome-ignore lint/a11y/noNoninteractiveTabindex: a scrollable log must be reachable by keyboard (axe's scrollable-region-focusable)
     <div ref={scroller} className="timeline" onScroll={onScroll} tabIndex={0} role="log" aria-live="off" aria-label="Conversation">
-      {hint && !items.length ? <p className="timeline-empty" data-testid="session-hint">{hint}</p> : null}
+      {hint && !items.length ? (
+        <p className="timeline-empty" data-testid="session-hint">
+          {hint}
+        </p>
+      ) : null}
       <div style={{ height: virtual.getTotalSize(), position: 'relative' }}>
         {virtual.getVirtualItems().map((row) => (
-          <div key={row.key} data-index={row.index} ref={virtual.measureElement} className="row" style={{ position: 'absolute', top: 0, left: 0, right: 0, transform: `translateY(${row.start}px)` }}>
+          <div
+            key={row.key}
+            data-index={row.index}
+            ref={virtual.measureElement}
+            className="row"
+            style={{ position: 'absolute', top: 0, left: 0, right: 0, transform: `translateY(${row.start}px)` }}
+          >
             <ItemView item={items[row.index]!} />
           </div>
         ))}
@@ -140,7 +188,10 @@ export function SessionPage({ id }: { id: string }) {
   const session = info.data?.session;
   // The agent by name (a deleted agent keeps showing its id).
   const agentId = session?.agentId ?? null;
-  const agentName = useAsync(() => (agentId ? gql<{ agent: { displayName: string } }>(AGENT_NAME, { id: agentId }).then((d) => d.agent.displayName) : Promise.resolve(null)), [agentId]);
+  const agentName = useAsync(
+    () => (agentId ? gql<{ agent: { displayName: string } }>(AGENT_NAME, { id: agentId }).then((d) => d.agent.displayName) : Promise.resolve(null)),
+    [agentId],
+  );
   const status = timeline.status ?? session?.status ?? null;
 
   // Provisioning ends without an event: look again until the sandbox is ready.
@@ -185,30 +236,73 @@ export function SessionPage({ id }: { id: string }) {
   const closed = status === 'terminated' || status === 'deleted';
   return (
     <Page title={session?.title || 'Session'} actions={status ? <span data-testid="session-status">{statusBadge(status)}</span> : null}>
-      <p><a href={href('sessions')}>← All sessions</a>{session?.agentId ? <> · agent <a href={href('agents', session.agentId)}>{agentName.data ?? <code>{session.agentId}</code>}</a></> : null} · <code>{id}</code></p>
+      <p>
+        <a href={href('sessions')}>← All sessions</a>
+        {session?.agentId ? (
+          <>
+            {' '}
+            · agent <a href={href('agents', session.agentId)}>{agentName.data ?? <code>{session.agentId}</code>}</a>
+          </>
+        ) : null}{' '}
+        · <code>{id}</code>
+      </p>
       <ErrorNote error={info.error} />
       {session ? (
         <dl className="stats card compact">
-          <div><dt>Model</dt><dd>{session.llm}</dd></div>
-          <div><dt>Budget</dt><dd data-testid="session-budget">{budgetText(session.budget)}</dd></div>
-          <div><dt>Wallet</dt><dd>{cents(info.data!.wallet.balance.amount, info.data!.wallet.balance.currency)}</dd></div>
-          <div><dt>Events</dt><dd>{timeline.eventCount}</dd></div>
+          <div>
+            <dt>Model</dt>
+            <dd>{session.llm}</dd>
+          </div>
+          <div>
+            <dt>Budget</dt>
+            <dd data-testid="session-budget">{budgetText(session.budget)}</dd>
+          </div>
+          <div>
+            <dt>Wallet</dt>
+            <dd>{cents(info.data!.wallet.balance.amount, info.data!.wallet.balance.currency)}</dd>
+          </div>
+          <div>
+            <dt>Events</dt>
+            <dd>{timeline.eventCount}</dd>
+          </div>
         </dl>
       ) : null}
       {phase.kind === 'history' ? <Loading what={`history (${phase.loaded} events so far)`} /> : null}
       {phase.kind === 'stopped' ? <ErrorNote error={phase.error} prefix="Live updates stopped" /> : null}
-      <p className="visually-hidden" role="status">{announce}</p>
-      <Conversation items={timeline.items} version={timeline.eventCount + timeline.items.length} hint={!live ? null : closed
-        ? 'This session is closed and has no messages.'
-        : status === 'provisioning'
-          ? 'The sandbox is starting. You can write your first message below already: the agent answers once it is ready.'
-          : 'No messages yet. Write a first message below and press Send (or Enter): the agent’s reply streams in here, with its tool calls as it works.'} />
+      <p className="visually-hidden" role="status">
+        {announce}
+      </p>
+      <Conversation
+        items={timeline.items}
+        version={timeline.eventCount + timeline.items.length}
+        hint={
+          !live
+            ? null
+            : closed
+              ? 'This session is closed and has no messages.'
+              : status === 'provisioning'
+                ? 'The sandbox is starting. You can write your first message below already: the agent answers once it is ready.'
+                : 'No messages yet. Write a first message below and press Send (or Enter): the agent’s reply streams in here, with its tool calls as it works.'
+        }
+      />
       <form className="composer" onSubmit={submit}>
         <label htmlFor="message">Message</label>
-        <textarea id="message" rows={2} value={text} onChange={(e) => setText(e.currentTarget.value)} onKeyDown={onKey} disabled={!live || closed} placeholder={closed ? 'This session is closed.' : 'Write to the agent (Enter sends, Shift+Enter for a new line)'} />
+        <textarea
+          id="message"
+          rows={2}
+          value={text}
+          onChange={(e) => setText(e.currentTarget.value)}
+          onKeyDown={onKey}
+          disabled={!live || closed}
+          placeholder={closed ? 'This session is closed.' : 'Write to the agent (Enter sends, Shift+Enter for a new line)'}
+        />
         <div className="actions">
-          <button type="submit" disabled={!live || closed || !text.trim() || send.busy}>Send</button>
-          <button type="button" className="danger secondary" onClick={() => void stop.run()} disabled={status !== 'running' || stop.busy}>Interrupt</button>
+          <button type="submit" disabled={!live || closed || !text.trim() || send.busy}>
+            Send
+          </button>
+          <button type="button" className="danger secondary" onClick={() => void stop.run()} disabled={status !== 'running' || stop.busy}>
+            Interrupt
+          </button>
         </div>
         <ErrorNote error={send.error} prefix="Not sent" />
         <ErrorNote error={stop.error} prefix="Not interrupted" />

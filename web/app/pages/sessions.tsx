@@ -11,7 +11,10 @@ const AGENTS = doc`query AgentChoices { agents(first: 100) { edges { node { id d
 
 export function SessionsPage() {
   const list = useAsync(() => listSessions(), []);
-  const all = useAsync(() => gql<{ agents: { edges: { node: { id: string; displayName: string; archived: boolean } }[] } }>(AGENTS).then((d) => d.agents.edges.map((e) => e.node)), []);
+  const all = useAsync(
+    () => gql<{ agents: { edges: { node: { id: string; displayName: string; archived: boolean } }[] } }>(AGENTS).then((d) => d.agents.edges.map((e) => e.node)),
+    [],
+  );
   const agents = { data: all.data?.filter((a) => !a.archived) ?? null, error: all.error };
   const names = new Map((all.data ?? []).map((a) => [a.id, a.displayName]));
   const [agent, setAgent] = useState('');
@@ -29,14 +32,22 @@ export function SessionsPage() {
       {agents.data?.length ? (
         <form className="card form inline" onSubmit={submit} aria-labelledby="start-session">
           <h2 id="start-session">Start a session</h2>
-          <Field label="Agent">{(id) => (
-            <select id={id} value={agent || agents.data![0]!.id} onChange={(e) => setAgent(e.currentTarget.value)}>
-              {agents.data!.map((a) => <option key={a.id} value={a.id}>{a.displayName}</option>)}
-            </select>
-          )}</Field>
+          <Field label="Agent">
+            {(id) => (
+              <select id={id} value={agent || agents.data![0]!.id} onChange={(e) => setAgent(e.currentTarget.value)}>
+                {agents.data!.map((a) => (
+                  <option key={a.id} value={a.id}>
+                    {a.displayName}
+                  </option>
+                ))}
+              </select>
+            )}
+          </Field>
           <Field label="Title (optional)">{(id) => <input id={id} value={title} maxLength={120} onChange={(e) => setTitle(e.currentTarget.value)} />}</Field>
           <ErrorNote error={start.error} prefix="Not started" />
-          <button type="submit" disabled={start.busy}>{start.busy ? 'Starting…' : 'Start'}</button>
+          <button type="submit" disabled={start.busy}>
+            {start.busy ? 'Starting…' : 'Start'}
+          </button>
         </form>
       ) : null}
       <ErrorNote error={list.error ?? agents.error} />

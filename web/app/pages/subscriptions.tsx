@@ -6,7 +6,14 @@ import { when } from '../lib/format.js';
 import { Badge } from '../ui.js';
 import { ResourcePage, optional, text } from '../resource.js';
 
-interface Subscription { provider: string; status: string; label: string | null; createdAt: string; lastUsedAt: string | null; useForNewAgents: boolean }
+interface Subscription {
+  provider: string;
+  status: string;
+  label: string | null;
+  createdAt: string;
+  lastUsedAt: string | null;
+  useForNewAgents: boolean;
+}
 const LIST = doc`query Subscriptions { modelSubscriptions { provider status label createdAt lastUsedAt useForNewAgents } }`;
 const PUT = doc`mutation PutSubscription($provider: String!, $input: PutModelSubscriptionInput!) { putModelSubscription(provider: $provider, input: $input) { provider } }`;
 const UPDATE = doc`mutation UpdateSubscription($provider: String!, $input: UpdateModelSubscriptionInput!) { updateModelSubscription(provider: $provider, input: $input) { provider } }`;
@@ -14,7 +21,11 @@ const DELETE = doc`mutation DeleteSubscription($provider: String!) { deleteModel
 
 export function SubscriptionsPage() {
   return (
-    <ResourcePage<Subscription> title="Model subscriptions" noun="subscription" rowKey={(m) => m.provider} rowName={(m) => m.label ? `${m.provider} (${m.label})` : m.provider}
+    <ResourcePage<Subscription>
+      title="Model subscriptions"
+      noun="subscription"
+      rowKey={(m) => m.provider}
+      rowName={(m) => (m.label ? `${m.provider} (${m.label})` : m.provider)}
       intro={<>Your own provider credentials: sessions on account billing use them instead of the platform's keys and are not charged to the wallet.</>}
       empty="No connected subscriptions: the platform's keys are used."
       load={() => gql<{ modelSubscriptions: Subscription[] }>(LIST).then((d) => d.modelSubscriptions)}
@@ -29,11 +40,29 @@ export function SubscriptionsPage() {
         submitLabel: 'Connect',
         initial: { provider: 'anthropic' },
         fields: [
-          { name: 'provider', label: 'Provider', kind: 'select', options: [['anthropic', 'Anthropic'], ['openai', 'OpenAI']] },
-          { name: 'credential', label: 'API key', kind: 'password', required: true, hint: 'Write-only: stored encrypted, never shown again. Connecting a provider again replaces its key.' },
+          {
+            name: 'provider',
+            label: 'Provider',
+            kind: 'select',
+            options: [
+              ['anthropic', 'Anthropic'],
+              ['openai', 'OpenAI'],
+            ],
+          },
+          {
+            name: 'credential',
+            label: 'API key',
+            kind: 'password',
+            required: true,
+            hint: 'Write-only: stored encrypted, never shown again. Connecting a provider again replaces its key.',
+          },
           { name: 'label', label: 'Label', maxLength: 60 },
         ],
-        submit: async (v) => void await gql(PUT, { provider: text(v.provider), input: { credential: typeof v.credential === 'string' ? v.credential : '', label: optional(v.label) } }),
+        submit: async (v) =>
+          void (await gql(PUT, {
+            provider: text(v.provider),
+            input: { credential: typeof v.credential === 'string' ? v.credential : '', label: optional(v.label) },
+          })),
       }}
       edit={{
         fields: [

@@ -33,7 +33,13 @@ const SCOPES: [Scope, string][] = [
   ['admin', 'admin — everything, including webhooks'],
 ];
 
-const EXPIRY: [string, string][] = [['', 'never'], ['7', 'in 7 days'], ['30', 'in 30 days'], ['90', 'in 90 days'], ['365', 'in a year']];
+const EXPIRY: [string, string][] = [
+  ['', 'never'],
+  ['7', 'in 7 days'],
+  ['30', 'in 30 days'],
+  ['90', 'in 90 days'],
+  ['365', 'in a year'],
+];
 
 function status(t: ApiToken) {
   if (t.revokedAt) return <Badge tone="bad">revoked</Badge>;
@@ -51,7 +57,9 @@ export function TokensPage({ me }: { me: Me }) {
 
   const create = useAction(async () => {
     const expiresAt = expiry ? new Date(Date.now() + Number(expiry) * 86_400_000).toISOString() : null;
-    const d = await gql<{ createApiToken: { token: string; apiToken: ApiToken } }>(CREATE, { input: { name: name.trim(), scope, universe: universe || null, expiresAt } });
+    const d = await gql<{ createApiToken: { token: string; apiToken: ApiToken } }>(CREATE, {
+      input: { name: name.trim(), scope, universe: universe || null, expiresAt },
+    });
     setMinted(d.createApiToken);
     setName('');
     list.set([d.createApiToken.apiToken, ...(list.data ?? [])]);
@@ -68,35 +76,63 @@ export function TokensPage({ me }: { me: Me }) {
 
   return (
     <Page title="API tokens">
-      <p className="muted">Tokens let programs call the REST API (<code>/v1</code>) and GraphQL as you. A universe token acts only in that universe; a personal token can act in any of yours with the <code>X-Universe</code> header.</p>
+      <p className="muted">
+        Tokens let programs call the REST API (<code>/v1</code>) and GraphQL as you. A universe token acts only in that universe; a personal token can act in
+        any of yours with the <code>X-Universe</code> header.
+      </p>
       {minted ? (
         <ShownOnce label={`Token “${minted.apiToken.name}”`} value={minted.token}>
-          <p className="muted">Try it: <code>curl -H "Authorization: Bearer {minted.token}" {location.origin}/v1/whoami</code></p>
-          <button type="button" className="secondary" onClick={() => setMinted(null)}>Done</button>
+          <p className="muted">
+            Try it:{' '}
+            <code>
+              curl -H "Authorization: Bearer {minted.token}" {location.origin}/v1/whoami
+            </code>
+          </p>
+          <button type="button" className="secondary" onClick={() => setMinted(null)}>
+            Done
+          </button>
         </ShownOnce>
       ) : null}
       <form className="card form" onSubmit={submit} aria-labelledby="new-token">
         <h2 id="new-token">New token</h2>
-        <Field label="Name">{(id) => <input id={id} value={name} onChange={(e) => setName(e.currentTarget.value)} required maxLength={100} placeholder="e.g. laptop script" />}</Field>
+        <Field label="Name">
+          {(id) => <input id={id} value={name} onChange={(e) => setName(e.currentTarget.value)} required maxLength={100} placeholder="e.g. laptop script" />}
+        </Field>
         <fieldset>
           <legend>Scope</legend>
           {SCOPES.map(([value, label]) => (
-            <label key={value} className="choice"><input type="radio" name="scope" value={value} checked={scope === value} onChange={() => setScope(value)} /> {label}</label>
+            <label key={value} className="choice">
+              <input type="radio" name="scope" value={value} checked={scope === value} onChange={() => setScope(value)} /> {label}
+            </label>
           ))}
         </fieldset>
-        <Field label="Universe" hint="Personal tokens are not bound to a universe.">{(id, hint) => (
-          <select id={id} aria-describedby={hint} value={universe} onChange={(e) => setUniverse(e.currentTarget.value)}>
-            <option value="">Personal (any of my universes)</option>
-            {me.universes.map((u) => <option key={u.slug} value={u.slug}>Only {u.name} · {u.slug}</option>)}
-          </select>
-        )}</Field>
-        <Field label="Expires">{(id) => (
-          <select id={id} value={expiry} onChange={(e) => setExpiry(e.currentTarget.value)}>
-            {EXPIRY.map(([v, l]) => <option key={v} value={v}>{l}</option>)}
-          </select>
-        )}</Field>
+        <Field label="Universe" hint="Personal tokens are not bound to a universe.">
+          {(id, hint) => (
+            <select id={id} aria-describedby={hint} value={universe} onChange={(e) => setUniverse(e.currentTarget.value)}>
+              <option value="">Personal (any of my universes)</option>
+              {me.universes.map((u) => (
+                <option key={u.slug} value={u.slug}>
+                  Only {u.name} · {u.slug}
+                </option>
+              ))}
+            </select>
+          )}
+        </Field>
+        <Field label="Expires">
+          {(id) => (
+            <select id={id} value={expiry} onChange={(e) => setExpiry(e.currentTarget.value)}>
+              {EXPIRY.map(([v, l]) => (
+                <option key={v} value={v}>
+                  {l}
+                </option>
+              ))}
+            </select>
+          )}
+        </Field>
         <ErrorNote error={create.error} prefix="Not created" />
-        <button type="submit" disabled={create.busy || !name.trim()}>{create.busy ? 'Creating…' : 'Create token'}</button>
+        <button type="submit" disabled={create.busy || !name.trim()}>
+          {create.busy ? 'Creating…' : 'Create token'}
+        </button>
       </form>
 
       <h2>Your tokens</h2>
@@ -105,17 +141,29 @@ export function TokensPage({ me }: { me: Me }) {
       {list.loading && !list.data ? <Loading what="tokens" /> : null}
       {list.data && !list.data.length ? <Empty>No tokens yet.</Empty> : null}
       {list.data?.length ? (
-        <Table rows={list.data} rowKey={(t) => t.id} rowProps={(t) => ({ 'data-token-id': t.id })} columns={[
-          { label: 'Name', cell: (t) => t.name },
-          { label: 'Scope', cell: (t) => t.scope },
-          { label: 'Universe', cell: (t) => t.universe ?? 'personal' },
-          { label: 'Starts with', cell: (t) => <code>{t.prefix}…</code> },
-          { label: 'Created', cell: (t) => when(t.createdAt) },
-          { label: 'Last used', cell: (t) => when(t.lastUsedAt) },
-          { label: 'Expires', cell: (t) => (t.expiresAt ? when(t.expiresAt) : 'never') },
-          { label: 'Status', cell: status },
-          { label: 'Actions', hideLabel: true, cell: (t) => (t.revokedAt ? null : <ConfirmButton label="Revoke" confirmLabel={`Revoke ${t.name}`} busy={revoke.busy} onConfirm={() => void revoke.run(t.id)} />) },
-        ]} />
+        <Table
+          rows={list.data}
+          rowKey={(t) => t.id}
+          rowProps={(t) => ({ 'data-token-id': t.id })}
+          columns={[
+            { label: 'Name', cell: (t) => t.name },
+            { label: 'Scope', cell: (t) => t.scope },
+            { label: 'Universe', cell: (t) => t.universe ?? 'personal' },
+            { label: 'Starts with', cell: (t) => <code>{t.prefix}…</code> },
+            { label: 'Created', cell: (t) => when(t.createdAt) },
+            { label: 'Last used', cell: (t) => when(t.lastUsedAt) },
+            { label: 'Expires', cell: (t) => (t.expiresAt ? when(t.expiresAt) : 'never') },
+            { label: 'Status', cell: status },
+            {
+              label: 'Actions',
+              hideLabel: true,
+              cell: (t) =>
+                t.revokedAt ? null : (
+                  <ConfirmButton label="Revoke" confirmLabel={`Revoke ${t.name}`} busy={revoke.busy} onConfirm={() => void revoke.run(t.id)} />
+                ),
+            },
+          ]}
+        />
       ) : null}
     </Page>
   );

@@ -29,19 +29,33 @@ export function UniversesPage({ me, onChanged }: { me: Me; onChanged: () => void
       <ul className="cards">
         {me.universes.map((u) => (
           <li key={u.slug} className="card">
-            <strong>{u.name}</strong> <code>{u.slug}</code> {u.isPersonal ? <Badge>personal</Badge> : null} {u.slug === current ? <Badge tone="good">current</Badge> : null}
+            <strong>{u.name}</strong> <code>{u.slug}</code> {u.isPersonal ? <Badge>personal</Badge> : null}{' '}
+            {u.slug === current ? <Badge tone="good">current</Badge> : null}
           </li>
         ))}
       </ul>
       <form className="card form" onSubmit={submit} aria-labelledby="new-universe">
         <h2 id="new-universe">New universe</h2>
-        <Field label="Slug" hint="Lowercase letters, digits and dashes; used in X-Universe and token scopes.">{(id, hint) => (
-          <input id={id} aria-describedby={hint} value={slug} onChange={(e) => setSlug(e.currentTarget.value)} required pattern="[a-z0-9][a-z0-9-]*[a-z0-9]" minLength={3} maxLength={40} />
-        )}</Field>
+        <Field label="Slug" hint="Lowercase letters, digits and dashes; used in X-Universe and token scopes.">
+          {(id, hint) => (
+            <input
+              id={id}
+              aria-describedby={hint}
+              value={slug}
+              onChange={(e) => setSlug(e.currentTarget.value)}
+              required
+              pattern="[a-z0-9][a-z0-9-]*[a-z0-9]"
+              minLength={3}
+              maxLength={40}
+            />
+          )}
+        </Field>
         <Field label="Name">{(id) => <input id={id} value={name} onChange={(e) => setName(e.currentTarget.value)} maxLength={120} />}</Field>
         <ErrorNote error={create.error} prefix="Not created" />
         {created ? <Notice>Universe {created} created. Choose it in the Universe menu to work in it.</Notice> : null}
-        <button type="submit" disabled={create.busy || !slug.trim()}>{create.busy ? 'Creating…' : 'Create universe'}</button>
+        <button type="submit" disabled={create.busy || !slug.trim()}>
+          {create.busy ? 'Creating…' : 'Create universe'}
+        </button>
       </form>
     </Page>
   );
