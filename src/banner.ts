@@ -35,7 +35,7 @@ function modelsLine(): string {
   const keys = [cfg.anthropicApiKey ? 'Anthropic' : null, cfg.openaiApiKey ? 'OpenAI' : null].filter(Boolean);
   return keys.length
     ? `platform keys: ${keys.join(', ')}`
-    : 'no ANTHROPIC_API_KEY or OPENAI_API_KEY: turns fail until one is set or a subscription is connected';
+    : 'no ANTHROPIC_API_KEY or OPENAI_API_KEY: turns fail until one is set or a subscription is connected (the demo model demo-echo needs neither)';
 }
 
 function storageLine(): string {

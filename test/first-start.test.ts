@@ -77,6 +77,7 @@ describe('npm start on an empty DATA_DIR with no optional variables', () => {
     expect(output).toMatch(/Sign in +admin@localhost {2}password: \S+ {2}\(generated now and shown once/);
     expect(output).toMatch(/Sandbox +\S/);
     expect(output).toContain('no ANTHROPIC_API_KEY or OPENAI_API_KEY');
+    expect(output).toContain('demo model demo-echo');
     expect(output).toMatch(/Data +PGlite in /);
     expect(output).toContain('OUTBOUND_ALLOW=127.0.0.0/8,::1');
   });
