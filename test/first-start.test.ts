@@ -104,8 +104,11 @@ describe('npm start on an empty DATA_DIR with no optional variables', () => {
 
     const whoami = await fetch(`${url}/v1/whoami`, { headers: { authorization: `Bearer ${token}` } });
     expect(whoami.status).toBe(200);
+    // The minted token is the printed owner's, write-scoped, in the personal universe.
+    expect(await whoami.json()).toMatchObject({ user: { email }, universe: { isPersonal: true }, scopes: ['read', 'write'], auth: 'token' });
     const agents = await fetch(`${url}/v1/agents`, { headers: { authorization: `Bearer ${token}` } });
     expect(agents.status).toBe(200);
+    expect(await agents.json()).toMatchObject({ agents: [] }); // an empty DATA_DIR: nothing made yet
   });
 
   it('a wrong password is refused (the printed one is not a placeholder)', async () => {
