@@ -101,11 +101,11 @@ describe('at create', () => {
     // The git server did see it, as a header.
     expect(gitServer.authHeaders.some((h) => Buffer.from(h.replace('Basic ', ''), 'base64').toString().endsWith(TOKEN))).toBe(true);
     // Symlinks inside the repository cannot lead the service's own file access outside.
-    const viaTool = await import('../src/engines/hermes/tools.js');
+    const viaTool = await import('../src/tools/sandbox-tools.js');
     const { sandboxDriver } = await import('../src/runtime/sandboxes.js');
     const sb = (await sandboxDriver().get(sessionId))!;
-    expect((await viaTool.runTool(sb, 'read_file', { path: '/workspace/repo/escape' })).status).toBe('error');
-    expect((await viaTool.runTool(sb, 'write_file', { path: '/workspace/repo/up/evil.txt', content: 'x' })).status).toBe('error');
+    expect((await viaTool.runSandboxTool(sb, 'read_file', { path: '/workspace/repo/escape' })).status).toBe('error');
+    expect((await viaTool.runSandboxTool(sb, 'write_file', { path: '/workspace/repo/up/evil.txt', content: 'x' })).status).toBe('error');
   });
 
   it('checkout by branch or commit; a clear error for an unreadable repository', async () => {

@@ -81,6 +81,8 @@ export const SESSION_EVENT_TYPES = sessionEvent.options.map((o) => o.shape.type.
 
 /** What a producer gives for one event: its type-specific fields; the store adds the common ones. */
 export type EventFields<T extends SessionEventType> = Omit<Extract<SessionEvent, { type: T }>, 'id' | 'type' | 'sessionId' | 'agentId' | 'at'>;
+/** One session event as an engine produces it (the store adds id, session, agent, time and turn). */
+export type EngineEvent = { [T in SessionEventType]: { type: T; fields: EventFields<T> } }[SessionEventType];
 export type NewEvent = { [T in SessionEventType]: { type: T; fields: EventFields<T>; turn?: number } }[SessionEventType];
 
 export interface StoredEvent {

@@ -3,7 +3,8 @@
 // (cli-turn.ts). Tool calls a previous turn left waiting for a confirmation are settled first.
 import { prisma } from '../db/client.js';
 import { commitEvents } from '../events/store.js';
-import type { EventFields, NewEvent, SessionEventType } from '../events/types.js';
+import type { EngineEvent, EventFields, SessionEventType } from '../events/types.js';
+import type { EmitEvent } from '../tools/tool-events.js';
 import { buildConversation } from '../engines/hermes/history.js';
 import { runCliEngineTurn } from './cli-turn.js';
 import { runHermesTurn, type StopReason } from '../engines/hermes/loop.js';
@@ -21,10 +22,11 @@ export type { StopReason };
 
 export async function runTurn(sessionId: string, turn: number, signal: AbortSignal): Promise<StopReason> {
   const emitIn =
-    (turnNo: number) =>
-    async <T extends SessionEventType>(type: T, fields: EventFields<T>) =>
-      (await commitEvents(sessionId, [{ type, fields, turn: turnNo } as NewEvent]))[0]!.event;
-  const emit = emitIn(turn);
+    (turnNo: number): EmitEvent =>
+    async (event) =>
+      (await commitEvents(sessionId, [{ ...event, turn: turnNo }]))[0]!.event;
+  const emitEvent = emitIn(turn);
+  const emit = <T extends SessionEventType>(type: T, fields: EventFields<T>) => emitEvent({ type, fields } as EngineEvent);
   const session = await prisma.session.findUniqueOrThrow({ where: { id: sessionId } });
   const agent = session.agentId ? await prisma.agent.findUnique({ where: { id: session.agentId } }) : null;
 
@@ -93,7 +95,7 @@ export async function runTurn(sessionId: string, turn: number, signal: AbortSign
     messages,
     tools,
     signal,
-    emit,
+    emit: emitEvent,
     callModel: (req, sig) => meteredModelStream({ sessionId, universeId: session.universeId, turn }, req, sig),
     maxAttempts: Number(process.env.MODEL_MAX_ATTEMPTS || 3),
     retryDelayMs: (attempt) => Number(process.env.MODEL_RETRY_BASE_MS || 500) * 2 ** (attempt - 1),

@@ -7,7 +7,7 @@
 import { prisma } from '../db/client.js';
 import { AppError } from '../errors.js';
 import type { SessionEvent, StopReason } from '../events/types.js';
-import { emitOutcome, type HermesTurn } from '../engines/hermes/loop.js';
+import { emitOutcome, type EmitEvent } from './tool-events.js';
 import type { Toolbox, ToolCall } from './types.js';
 
 type ToolUseEvent = Extract<SessionEvent, { type: 'agent.tool_use' }>;
@@ -103,7 +103,7 @@ export async function settlePendingCalls(opts: {
   turn: number;
   tools: Toolbox;
   signal: AbortSignal;
-  emitIn(turn: number): HermesTurn['emit'];
+  emitIn(turn: number): EmitEvent;
 }): Promise<StopReason | null> {
   const pending = await pendingCalls(opts.sessionId);
   if (!pending) return null;

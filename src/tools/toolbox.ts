@@ -5,14 +5,14 @@
 import { prisma } from '../db/client.js';
 import type { Sandbox } from '../sandbox/driver.js';
 import type { ToolSpec } from '../gateway/types.js';
-import { HERMES_TOOLS, runTool } from '../engines/hermes/tools.js';
+import { SANDBOX_TOOLS, runSandboxTool } from './sandbox-tools.js';
 import type { StoredMcpServer } from './mcp/auth.js';
 import { callMcpTool, mcpToolNamed, sessionMcpTools } from './mcp/servers.js';
 import { capabilitySpecs, runCapability, capabilityForTool } from './capabilities/run.js';
 import { decideTool, parseToolPolicy } from './policy.js';
 import type { Toolbox, ToolCall, ToolOutcome } from './types.js';
 
-const SANDBOX_SPECS: ToolSpec[] = HERMES_TOOLS.map((t) => ({ name: t.name, description: t.description, inputSchema: t.inputSchema }));
+const SANDBOX_SPECS: ToolSpec[] = SANDBOX_TOOLS.map((t) => ({ name: t.name, description: t.description, inputSchema: t.inputSchema }));
 const SANDBOX_NAMES = new Set(SANDBOX_SPECS.map((t) => t.name));
 
 export interface ToolboxScope {
@@ -76,7 +76,7 @@ export async function sessionToolbox(scope: ToolboxScope): Promise<Toolbox> {
     specs: async () => [...SANDBOX_SPECS, ...(await service.specs())],
     decide: (name) => service.decide(name),
     run(call: ToolCall, signal: AbortSignal): Promise<ToolOutcome> {
-      if (SANDBOX_NAMES.has(call.name)) return runTool(scope.sandbox, call.name, call.input, { signal });
+      if (SANDBOX_NAMES.has(call.name)) return runSandboxTool(scope.sandbox, call.name, call.input, { signal });
       return service.run(call, signal);
     },
   };

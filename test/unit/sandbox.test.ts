@@ -6,7 +6,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLocalDriver, bwrapAvailable } from '../../src/sandbox/local.js';
 import type { Sandbox, SandboxDriver } from '../../src/sandbox/driver.js';
-import { runTool } from '../../src/engines/hermes/tools.js';
+import { runSandboxTool } from '../../src/tools/sandbox-tools.js';
 
 const root = fs.mkdtempSync(path.join(os.tmpdir(), 'sandbox-test-'));
 let driver: SandboxDriver;
@@ -100,7 +100,7 @@ describe('paths', () => {
     await expect(sb.writeFile('linkdir/new.txt', 'x')).rejects.toThrow();
     expect(fs.readFileSync(path.join(outside, 'target.txt'), 'utf8')).toBe('outside data');
     expect(fs.existsSync(path.join(outside, 'new.txt'))).toBe(false);
-    const viaTool = await runTool(sb, 'read_file', { path: 'link.txt' });
+    const viaTool = await runSandboxTool(sb, 'read_file', { path: 'link.txt' });
     expect(viaTool.status).toBe('error');
   });
 
@@ -137,25 +137,28 @@ describe('driver lifecycle', () => {
 describe('hermes tools', () => {
   it('edit_file replaces exactly once, refuses ambiguity and missing strings', async () => {
     await sb.writeFile('e.txt', 'one two two');
-    expect(await runTool(sb, 'edit_file', { path: 'e.txt', old_string: 'one', new_string: '1' })).toMatchObject({ status: 'ok', result: { replacements: 1 } });
-    expect((await runTool(sb, 'edit_file', { path: 'e.txt', old_string: 'two', new_string: '2' })).status).toBe('error');
-    expect(await runTool(sb, 'edit_file', { path: 'e.txt', old_string: 'two', new_string: '2', replace_all: true })).toMatchObject({
+    expect(await runSandboxTool(sb, 'edit_file', { path: 'e.txt', old_string: 'one', new_string: '1' })).toMatchObject({
+      status: 'ok',
+      result: { replacements: 1 },
+    });
+    expect((await runSandboxTool(sb, 'edit_file', { path: 'e.txt', old_string: 'two', new_string: '2' })).status).toBe('error');
+    expect(await runSandboxTool(sb, 'edit_file', { path: 'e.txt', old_string: 'two', new_string: '2', replace_all: true })).toMatchObject({
       status: 'ok',
       result: { replacements: 2 },
     });
     expect((await sb.readFile('e.txt')).toString()).toBe('1 2 2');
-    expect((await runTool(sb, 'edit_file', { path: 'e.txt', old_string: 'zzz', new_string: '' })).status).toBe('error');
+    expect((await runSandboxTool(sb, 'edit_file', { path: 'e.txt', old_string: 'zzz', new_string: '' })).status).toBe('error');
   });
 
   it('read_file pages lines; bad arguments and unknown tools are error outcomes', async () => {
     await sb.writeFile('lines.txt', 'a\nb\nc\nd');
-    expect(await runTool(sb, 'read_file', { path: 'lines.txt', offset: 2, limit: 2 })).toMatchObject({
+    expect(await runSandboxTool(sb, 'read_file', { path: 'lines.txt', offset: 2, limit: 2 })).toMatchObject({
       status: 'ok',
       result: { content: 'b\nc', total_lines: 4 },
     });
-    expect((await runTool(sb, 'read_file', { nope: 1 })).status).toBe('error');
-    expect((await runTool(sb, 'read_file', { path: 'missing.txt' })).status).toBe('error');
-    expect((await runTool(sb, 'teleport', {})).status).toBe('error');
-    expect((await runTool(sb, 'bash', { command: 'exit 1' })).status).toBe('error');
+    expect((await runSandboxTool(sb, 'read_file', { nope: 1 })).status).toBe('error');
+    expect((await runSandboxTool(sb, 'read_file', { path: 'missing.txt' })).status).toBe('error');
+    expect((await runSandboxTool(sb, 'teleport', {})).status).toBe('error');
+    expect((await runSandboxTool(sb, 'bash', { command: 'exit 1' })).status).toBe('error');
   });
 });

@@ -5,12 +5,13 @@
 // fails for good.
 import type { ChatMessage, ModelEvent, ModelRequest } from '../../gateway/types.js';
 import { ProviderError } from '../../gateway/types.js';
-import type { Toolbox, ToolCall, ToolOutcome } from '../../tools/types.js';
+import type { Toolbox } from '../../tools/types.js';
+import { emitOutcome, toolCallPart, type EmitEvent } from '../../tools/tool-events.js';
 import { newId } from '../../ids.js';
 import { StreamCoalescer } from './coalescer.js';
 
 export type { StopReason } from '../../events/types.js';
-import type { StopReason, SessionEvent, SessionEventType, EventFields } from '../../events/types.js';
+import type { StopReason } from '../../events/types.js';
 
 export { BudgetReachedError } from '../../gateway/types.js';
 import { BudgetReachedError } from '../../gateway/types.js';
@@ -20,7 +21,7 @@ export interface HermesTurn {
   messages: ChatMessage[];
   tools: Toolbox;
   signal: AbortSignal;
-  emit<T extends SessionEventType>(type: T, fields: EventFields<T>): Promise<SessionEvent>;
+  emit: EmitEvent;
   callModel(req: ModelRequest, signal: AbortSignal): AsyncIterable<ModelEvent>;
   maxAttempts: number;
   retryDelayMs(attempt: number): number;
@@ -50,18 +51,16 @@ interface StepResult {
 async function modelStep(t: HermesTurn, messages: ChatMessage[]): Promise<StepResult> {
   const messageId = newId('msg');
   const text = new StreamCoalescer(async (chunk, index) => {
-    await t.emit('agent.message', {
-      messageId,
-      final: false,
-      parts: [{ type: 'text', index: 0, text: chunk, stream_id: messageId, stream_index: index }],
-      text: chunk,
+    await t.emit({
+      type: 'agent.message',
+      fields: { messageId, final: false, parts: [{ type: 'text', index: 0, text: chunk, stream_id: messageId, stream_index: index }], text: chunk },
     });
   });
   const reasoningId = newId('msg');
   const reasoningStream = new StreamCoalescer(async (chunk, index) => {
-    await t.emit('agent.reasoning', {
-      final: false,
-      part: { type: 'reasoning', index: 0, text: chunk, redacted: false, stream_id: reasoningId, stream_index: index },
+    await t.emit({
+      type: 'agent.reasoning',
+      fields: { final: false, part: { type: 'reasoning', index: 0, text: chunk, redacted: false, stream_id: reasoningId, stream_index: index } },
     });
   });
   const result: StepResult = { text: '', reasoning: [], toolCalls: [] };
@@ -81,10 +80,13 @@ async function modelStep(t: HermesTurn, messages: ChatMessage[]): Promise<StepRe
       case 'reasoning_done':
         await reasoningStream.flush();
         result.reasoning.push({ text: reasoningText, signature: ev.signature ?? null, redacted: !!ev.redacted });
-        await t.emit('agent.reasoning', {
-          final: true,
-          signature: ev.signature ?? null,
-          part: { type: 'reasoning', index: 0, text: reasoningText, redacted: !!ev.redacted, stream_id: reasoningId, stream_index: null },
+        await t.emit({
+          type: 'agent.reasoning',
+          fields: {
+            final: true,
+            signature: ev.signature ?? null,
+            part: { type: 'reasoning', index: 0, text: reasoningText, redacted: !!ev.redacted, stream_id: reasoningId, stream_index: null },
+          },
         });
         reasoningText = '';
         break;
@@ -98,11 +100,9 @@ async function modelStep(t: HermesTurn, messages: ChatMessage[]): Promise<StepRe
   await text.flush();
   await reasoningStream.flush();
   if (result.text) {
-    await t.emit('agent.message', {
-      messageId,
-      final: true,
-      parts: [{ type: 'text', index: 0, text: result.text, stream_id: messageId, stream_index: null }],
-      text: result.text,
+    await t.emit({
+      type: 'agent.message',
+      fields: { messageId, final: true, parts: [{ type: 'text', index: 0, text: result.text, stream_id: messageId, stream_index: null }], text: result.text },
     });
   }
   return result;
@@ -123,23 +123,29 @@ export async function runHermesTurn(t: HermesTurn): Promise<StopReason> {
         if (err instanceof BudgetReachedError) return { type: 'budget_reached' };
         const pe = err instanceof ProviderError ? err : null;
         const retry = !!pe?.retryable && attempt < t.maxAttempts;
-        await t.emit('session.error', {
-          error: {
-            type: pe?.code ?? 'engine_error',
-            message: pe ? pe.message : `model call failed: ${(err as Error).message}`,
-            retry_status: retry ? 'retrying' : 'exhausted',
-            attempt,
+        await t.emit({
+          type: 'session.error',
+          fields: {
+            error: {
+              type: pe?.code ?? 'engine_error',
+              message: pe ? pe.message : `model call failed: ${(err as Error).message}`,
+              retry_status: retry ? 'retrying' : 'exhausted',
+              attempt,
+            },
           },
         });
         if (!retry) return { type: 'retries_exhausted' };
         // Progress while nothing else happens: the turn waits, then calls the model again.
         const delayMs = t.retryDelayMs(attempt);
-        await t.emit('agent.status', {
-          part: {
-            type: 'status',
-            index: 0,
-            level: 'waiting',
-            text: `retrying the model call in ${Math.max(1, Math.round(delayMs / 1000))} s (attempt ${attempt + 1} of ${t.maxAttempts})`,
+        await t.emit({
+          type: 'agent.status',
+          fields: {
+            part: {
+              type: 'status',
+              index: 0,
+              level: 'waiting',
+              text: `retrying the model call in ${Math.max(1, Math.round(delayMs / 1000))} s (attempt ${attempt + 1} of ${t.maxAttempts})`,
+            },
           },
         });
         await sleep(delayMs, t.signal);
@@ -165,7 +171,7 @@ export async function runHermesTurn(t: HermesTurn): Promise<StopReason> {
       // a remote call does not wait for the database, nor the database for it.
       const running = t.tools.run(call, t.signal);
       running.catch(() => undefined); // awaited below; a failed emit must not leave it unobserved
-      await t.emit('agent.tool_use', { part: toolCallPart(index, call) });
+      await t.emit({ type: 'agent.tool_use', fields: { part: toolCallPart(index, call) } });
       const outcome = await running;
       if (t.signal.aborted) return { type: 'end_turn' };
       await emitOutcome(t.emit, index, call, outcome);
@@ -175,32 +181,19 @@ export async function runHermesTurn(t: HermesTurn): Promise<StopReason> {
       const waiting: string[] = [];
       for (let index = firstAsk; index < calls.length; index++) {
         const ask = decisions[index] === 'ask';
-        const ev = await t.emit('agent.tool_use', { part: toolCallPart(index, calls[index]!), ...(ask ? { awaiting_confirmation: true } : {}) });
+        const ev = await t.emit({
+          type: 'agent.tool_use',
+          fields: { part: toolCallPart(index, calls[index]!), ...(ask ? { awaiting_confirmation: true } : {}) },
+        });
         if (ask) waiting.push(ev.id);
       }
       return { type: 'requires_action', event_ids: waiting };
     }
     messages.push(results);
   }
-  await t.emit('session.error', { error: { type: 'max_steps', message: `the turn used its ${maxSteps} model steps`, retry_status: 'exhausted' } });
-  return { type: 'end_turn' };
-}
-
-export const toolCallPart = (index: number, call: ToolCall) => ({
-  type: 'tool_call' as const,
-  index,
-  call_id: call.id,
-  tool_name: call.name,
-  args: call.input,
-  args_partial: null,
-});
-
-/** The tool_result event of a call, then the files it produced as one agent.message of parts. */
-export async function emitOutcome(emit: HermesTurn['emit'], index: number, call: ToolCall, outcome: ToolOutcome): Promise<void> {
-  await emit('agent.tool_result', {
-    part: { type: 'tool_result', index, call_id: call.id, tool_name: call.name, status: outcome.status, result: outcome.result },
+  await t.emit({
+    type: 'session.error',
+    fields: { error: { type: 'max_steps', message: `the turn used its ${maxSteps} model steps`, retry_status: 'exhausted' } },
   });
-  if (outcome.attachments?.length) {
-    await emit('agent.message', { messageId: newId('msg'), final: true, parts: outcome.attachments, text: '' });
-  }
+  return { type: 'end_turn' };
 }

@@ -1,9 +1,10 @@
-// The hermes engine's tools, all acting inside the session's /workspace through the Sandbox:
-// bash, read_file, write_file, edit_file. Bad arguments and failed file operations become
-// error outcomes the model can read and correct, never exceptions.
+// The sandbox tools the hermes loop offers (through the session's Toolbox, toolbox.ts), all
+// acting inside the session's /workspace through the Sandbox: bash, read_file, write_file,
+// edit_file. Bad arguments and failed file operations become error outcomes the model can read
+// and correct, never exceptions.
 import { z } from 'zod';
-import { SandboxPathError, type Sandbox } from '../../sandbox/driver.js';
-import { sandboxPath } from '../../sandbox/paths.js';
+import { SandboxPathError, type Sandbox } from '../sandbox/driver.js';
+import { sandboxPath } from '../sandbox/paths.js';
 
 export interface ToolDefinition {
   name: string;
@@ -56,7 +57,7 @@ function jsonSchema(schema: z.ZodType): Record<string, unknown> {
   return rest;
 }
 
-export const HERMES_TOOLS: ToolDefinition[] = (Object.keys(schemas) as ToolName[]).map((name) => ({
+export const SANDBOX_TOOLS: ToolDefinition[] = (Object.keys(schemas) as ToolName[]).map((name) => ({
   name,
   description: DESCRIPTIONS[name],
   inputSchema: jsonSchema(schemas[name]),
@@ -181,8 +182,13 @@ function describeError(err: unknown): string | null {
   return ERRNO_MESSAGES[code] ?? `failed (${code})`;
 }
 
-export async function runTool(sandbox: Sandbox, name: string, args: unknown, opts: { signal?: AbortSignal; timeoutMs?: number } = {}): Promise<ToolOutcome> {
-  if (!Object.hasOwn(schemas, name)) return fail(`unknown tool ${name}; available: ${HERMES_TOOLS.map((t) => t.name).join(', ')}`);
+export async function runSandboxTool(
+  sandbox: Sandbox,
+  name: string,
+  args: unknown,
+  opts: { signal?: AbortSignal; timeoutMs?: number } = {},
+): Promise<ToolOutcome> {
+  if (!Object.hasOwn(schemas, name)) return fail(`unknown tool ${name}; available: ${SANDBOX_TOOLS.map((t) => t.name).join(', ')}`);
   const tool = name as ToolName;
   const parsed = schemas[tool].safeParse(args);
   if (!parsed.success) return fail(`invalid arguments for ${tool}: ${z.prettifyError(parsed.error)}`);
