@@ -8,7 +8,7 @@
 import type { TestServer } from '../test/helpers/server.js';
 import { CLI_ENGINE_CASES } from '../test/helpers/cli-engines.js';
 import { engineAdapter } from '../src/engines/cli/registry.js';
-import { installEngine } from '../src/engines/cli/install.js';
+import { installEngine } from '../src/engines/cli/core/install.js';
 import { currentHarness } from '../src/catalog/catalog.js';
 import { openStream, sendText } from './first-frame.js';
 import { warmSandboxes } from '../src/runtime/warm-sandboxes.js';

@@ -15,7 +15,7 @@ import { sandboxPod } from '../src/sandbox/kubernetes/pod-spec.js';
 import { loadKubernetesSettings } from '../src/sandbox/kubernetes/settings.js';
 import { cliEngines, engineAdapter } from '../src/engines/cli/registry.js';
 import { currentHarness } from '../src/catalog/catalog.js';
-import { DONE_MARKER, ENGINES_MOUNT } from '../src/engines/cli/install.js';
+import { DONE_MARKER, ENGINES_MOUNT } from '../src/engines/cli/core/install.js';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const DOCKER = path.join(ROOT, 'docker');

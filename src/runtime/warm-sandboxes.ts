@@ -17,12 +17,12 @@ import { logger } from '../logger.js';
 import { service } from '../services/registry.js';
 import { sandboxDriver } from './sandboxes.js';
 import { engineAdapter } from '../engines/cli/registry.js';
-import { installEngine } from '../engines/cli/install.js';
-import { engineHome } from '../engines/cli/engine-home.js';
-import { engineServer, holdEngineServer } from '../engines/cli/engine-server.js';
+import { installEngine } from '../engines/cli/core/install.js';
+import { engineHome } from '../engines/cli/core/engine-home.js';
+import { engineServer, holdEngineServer } from '../engines/cli/core/engine-server.js';
 import { engineModels } from '../catalog/catalog.js';
 import { EGRESS_ENDPOINT } from '../egress/env.js';
-import { cliEnvironment } from '../engines/cli/environment.js';
+import { cliEnvironment } from '../engines/cli/core/environment.js';
 import { publishPolicyChange } from '../egress/session-policy.js';
 import type { SpareLedger } from './spare-ledger.js';
 

@@ -18,7 +18,7 @@ import { openTurnGate, runSession } from '../runtime/runner.js';
 import { startSandboxes } from '../runtime/sandboxes.js';
 import { createWarmSandboxes } from '../runtime/warm-sandboxes.js';
 import { spareLedger } from '../runtime/spare-ledger.js';
-import { stopEngineServers } from '../engines/cli/engine-server.js';
+import { stopEngineServers } from '../engines/cli/core/engine-server.js';
 import { configuredBlobStore } from '../files/configured-blob-store.js';
 import { inProcessRoutineScheduler } from '../routines/scheduler.js';
 import { bullRoutineScheduler } from '../routines/bull-scheduler.js';

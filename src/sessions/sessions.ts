@@ -22,7 +22,7 @@ import { assertCanStartTurn } from '../billing/spend-gate.js';
 import { modelProvider } from '../runtime/models.js';
 import { environmentForNewSession } from '../environments/environments.js';
 import { warmSandboxes, type WarmRequest } from '../runtime/warm-sandboxes.js';
-import { mcpRelayFor } from '../engines/cli/mcp-relay.js';
+import { mcpRelayFor } from '../engines/cli/core/mcp-relay.js';
 import { currentHarness } from '../catalog/catalog.js';
 import { claimDefaultIfVacant, defaultSessionOf, moveDefaultFrom } from './default-session.js';
 

@@ -1,5 +1,5 @@
 // At provision, an agent's skills are placed in the sandbox in the folder the session's engine
-// reads skills from (src/engines/cli/engine-home.ts: `$CLAUDE_CONFIG_DIR/skills/<name>` for
+// reads skills from (src/engines/cli/core/engine-home.ts: `$CLAUDE_CONFIG_DIR/skills/<name>` for
 // claude_code, `$CODEX_HOME/skills/<name>` for codex, … under the CLI's per-session home), or
 // `/workspace/.skills/<name>` for hermes, which lists them in its system prompt: `skill`
 // attachments from their pinned (or latest) revision, `github` ones cloned outside the sandbox (a
@@ -15,7 +15,7 @@ import { blobStore } from '../files/blob-store.js';
 import { open } from '../crypto/secret-box.js';
 import type { Sandbox } from '../sandbox/driver.js';
 import { cloneRepository } from '../resources/clone.js';
-import { skillsFolder } from '../engines/cli/engine-home.js';
+import { skillsFolder } from '../engines/cli/core/engine-home.js';
 import type { ManifestEntry } from './skills.js';
 import { logger } from '../logger.js';
 

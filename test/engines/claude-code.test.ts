@@ -7,8 +7,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { claudeCodeAdapter, claudeCodeMapper, claudeEffort } from '../../src/engines/cli/claude-code.js';
-import type { EngineEvent } from '../../src/engines/cli/adapter.js';
+import { claudeCodeAdapter, claudeCodeMapper, claudeEffort } from '../../src/engines/cli/claude-code/adapter.js';
+import type { EngineEvent } from '../../src/engines/cli/core/adapter.js';
 import { prisma } from '../../src/db/client.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { startFakeProvider, type FakeProvider } from '../fake-provider/server.js';

@@ -17,9 +17,9 @@ import { startFakeProvider, type FakeProvider, type FakeStep } from '../fake-pro
 import { startFakeMcpServer, type FakeMcpServer } from '../fake-vendors/mcp-server.js';
 import { collectSse, history, readySession, sendText, waitFor, waitForEvents } from '../helpers/sessions.js';
 import { engineAdapter } from '../../src/engines/cli/registry.js';
-import { installEngine } from '../../src/engines/cli/install.js';
+import { installEngine } from '../../src/engines/cli/core/install.js';
 import { currentHarness } from '../../src/catalog/catalog.js';
-import { relayToolTimeoutSec } from '../../src/engines/cli/mcp-relay.js';
+import { relayToolTimeoutSec } from '../../src/engines/cli/core/mcp-relay.js';
 import { config } from '../../src/config.js';
 
 const SECRET = 'docs-mcp-bearer-secret-7c41e9a2';

@@ -13,7 +13,7 @@ import type { TestServer } from '../helpers/server.js';
 import type { FakeProvider } from '../fake-provider/server.js';
 import { history, readySession, sendText, waitFor, waitForEvents } from '../helpers/sessions.js';
 import { engineAdapter } from '../../src/engines/cli/registry.js';
-import { engineHome } from '../../src/engines/cli/engine-home.js';
+import { engineHome } from '../../src/engines/cli/core/engine-home.js';
 import { config } from '../../src/config.js';
 
 const SKILL = 'zebra-facts';

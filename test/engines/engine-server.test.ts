@@ -1,4 +1,4 @@
-// A CLI engine kept running as the sandbox's server (src/engines/cli/engine-server.ts), over HTTP
+// A CLI engine kept running as the sandbox's server (src/engines/cli/core/engine-server.ts), over HTTP
 // with the real opencode and OpenClaw from npm in the jail: after ENGINE_SERVER_IDLE_MS without a
 // turn the server stops (an idle one holds hundreds of MB, OpenClaw's Gateway over a GB), and the
 // next turn starts it again and continues the same conversation from the session's storage; a
@@ -7,7 +7,7 @@
 import fs from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { jailProcesses, startCliEngineServer } from '../helpers/cli-engines.js';
-import { installEngine } from '../../src/engines/cli/install.js';
+import { installEngine } from '../../src/engines/cli/core/install.js';
 import { engineAdapter } from '../../src/engines/cli/registry.js';
 import { currentHarness } from '../../src/catalog/catalog.js';
 import type { TestServer } from '../helpers/server.js';

@@ -13,7 +13,7 @@ import { startTestServer, type TestServer } from '../helpers/server.js';
 import { startFakeProvider, type FakeProvider } from '../fake-provider/server.js';
 import { readySession, sendText, waitForEvents } from '../helpers/sessions.js';
 import { engineAdapter } from '../../src/engines/cli/registry.js';
-import { engineCacheDir, installEngine, isInstalled } from '../../src/engines/cli/install.js';
+import { engineCacheDir, installEngine, isInstalled } from '../../src/engines/cli/core/install.js';
 import { currentHarness } from '../../src/catalog/catalog.js';
 
 // This file's installs go into a cache of their own (the installer reads the variable at each install).

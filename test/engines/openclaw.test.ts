@@ -9,10 +9,10 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import type { EngineEvent } from '../../src/engines/cli/adapter.js';
-import { openclawAdapter, openclawMapper } from '../../src/engines/cli/openclaw.js';
+import type { EngineEvent } from '../../src/engines/cli/core/adapter.js';
+import { openclawAdapter, openclawMapper } from '../../src/engines/cli/openclaw/adapter.js';
 import { engineAdapter } from '../../src/engines/cli/registry.js';
-import { uninstallableEngine } from '../../src/engines/cli/unavailable.js';
+import { uninstallableEngine } from '../../src/engines/cli/core/unavailable.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { startFakeProvider, type FakeProvider } from '../fake-provider/server.js';
 import { expectValidEvents, filesUnder, fixtureLines, liveEngine } from '../helpers/engine-live.js';

@@ -7,7 +7,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { opencodeAdapter, opencodeMapper, opencodeVariant } from '../../src/engines/cli/opencode.js';
+import { opencodeAdapter, opencodeMapper, opencodeVariant } from '../../src/engines/cli/opencode/adapter.js';
 import { prisma } from '../../src/db/client.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { startFakeProvider, type FakeProvider } from '../fake-provider/server.js';

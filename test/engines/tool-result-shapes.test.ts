@@ -1,11 +1,11 @@
-// Tool results of claude_code, opencode and pi in hermes' shape (src/engines/cli/tool-results.ts),
+// Tool results of claude_code, opencode and pi in hermes' shape (src/engines/cli/core/tool-results.ts),
 // on recorded real output of each CLI (test/fixtures/<engine>/tool-errors-turn.jsonl: a shell
 // command that exits 3 after printing "partial", then a read of a missing file).
 import { describe, expect, it } from 'vitest';
-import { claudeCodeMapper } from '../../src/engines/cli/claude-code.js';
-import { opencodeMapper } from '../../src/engines/cli/opencode.js';
-import { piMapper } from '../../src/engines/cli/pi.js';
-import type { EngineEvent } from '../../src/engines/cli/adapter.js';
+import { claudeCodeMapper } from '../../src/engines/cli/claude-code/adapter.js';
+import { opencodeMapper } from '../../src/engines/cli/opencode/adapter.js';
+import { piMapper } from '../../src/engines/cli/pi/adapter.js';
+import type { EngineEvent } from '../../src/engines/cli/core/adapter.js';
 import { expectValidEvents, fixtureLines } from '../helpers/engine-live.js';
 
 const CASES = [

@@ -125,7 +125,7 @@ describe("a spare opencode sandbox for the agent's next session", () => {
   }, 60_000);
 });
 
-// OpenClaw's spare runs its Gateway (src/engines/cli/openclaw-gateway.ts). Its warm-up turns go
+// OpenClaw's spare runs its Gateway (src/engines/cli/openclaw/gateway.ts). Its warm-up turns go
 // to providers of their own with a key that is no credential: OpenClaw sets a refused provider's
 // key aside for a minute, which must never be the one the session's turns use.
 describe("a spare OpenClaw sandbox for the agent's next session", () => {

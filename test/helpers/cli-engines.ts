@@ -19,7 +19,7 @@ import { startFakeProvider, type FakeProvider, type FakeStep } from '../fake-pro
 import { collectSse, history, readySession, sendText, waitFor, waitForEvents } from './sessions.js';
 import { bwrapAvailable } from '../../src/sandbox/local.js';
 import { engineAdapter } from '../../src/engines/cli/registry.js';
-import { installEngine } from '../../src/engines/cli/install.js';
+import { installEngine } from '../../src/engines/cli/core/install.js';
 import { currentHarness } from '../../src/catalog/catalog.js';
 import { prisma } from '../../src/db/client.js';
 import { config } from '../../src/config.js';

@@ -4,7 +4,7 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import readline from 'node:readline';
-import type { CliSpawner } from '../../src/engines/cli/run-cli.js';
+import type { CliSpawner } from '../../src/engines/cli/core/run-cli.js';
 
 export function localSpawner(opts: { cwd: string; env: Record<string, string>; stderr?: string[] }): CliSpawner {
   return async (inv) => {

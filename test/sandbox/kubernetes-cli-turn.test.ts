@@ -22,7 +22,7 @@ import { ANTHROPIC_KEY, CLI_ENGINE_CASES, expectSessionCredentialOnly, OPENAI_KE
 import { requireFakeCluster, setProcessEnv } from '../helpers/fake-cluster.js';
 import { kubernetesDriver } from '../../src/runtime/kubernetes-sandboxes.js';
 import { engineAdapter } from '../../src/engines/cli/registry.js';
-import { cacheEntry, installEngine, type InstalledEngine } from '../../src/engines/cli/install.js';
+import { cacheEntry, installEngine, type InstalledEngine } from '../../src/engines/cli/core/install.js';
 import { currentHarness } from '../../src/catalog/catalog.js';
 import { POD_COPIES_DIR } from '../../src/sandbox/kubernetes/pod-mounts.js';
 import { prisma } from '../../src/db/client.js';

@@ -10,7 +10,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { driverOnFakeCluster, type DriverOnFakeCluster } from '../helpers/fake-cluster.js';
 import { POD_COPIES_DIR } from '../../src/sandbox/kubernetes/pod-mounts.js';
-import { DONE_MARKER } from '../../src/engines/cli/install.js';
+import { DONE_MARKER } from '../../src/engines/cli/core/install.js';
 import type { Sandbox, SandboxProcess } from '../../src/sandbox/driver.js';
 
 const NS = 'sandboxes-spawn-test';

@@ -21,10 +21,10 @@ import { localSpawner } from '../helpers/cli-process.js';
 import { readySession, history } from '../helpers/sessions.js';
 import { prisma } from '../../src/db/client.js';
 import { issueSessionCredential } from '../../src/gateway/session-credentials.js';
-import { codexAdapter, CODEX_VERSION } from '../../src/engines/cli/codex.js';
-import { mcpRelayFor, cliMcpToolName } from '../../src/engines/cli/mcp-relay.js';
-import { runCliTurn } from '../../src/engines/cli/run-cli.js';
-import type { EngineEvent } from '../../src/engines/cli/adapter.js';
+import { codexAdapter, CODEX_VERSION } from '../../src/engines/cli/codex/adapter.js';
+import { mcpRelayFor, cliMcpToolName } from '../../src/engines/cli/core/mcp-relay.js';
+import { runCliTurn } from '../../src/engines/cli/core/run-cli.js';
+import type { EngineEvent } from '../../src/engines/cli/core/adapter.js';
 
 const TOKEN = 'relay-mcp-secret-4b8e1d';
 let s: TestServer;

@@ -1,11 +1,11 @@
 // Which adapter runs each CLI engine (agentType → EngineAdapter). One line per engine; kimi_code
 // and dsh have none (unavailable.ts says why their turns cannot run).
-import type { EngineAdapter } from './adapter.js';
-import { claudeCodeAdapter } from './claude-code.js';
-import { codexAdapter } from './codex.js';
-import { opencodeAdapter } from './opencode.js';
-import { openclawAdapter } from './openclaw.js';
-import { piAdapter } from './pi.js';
+import type { EngineAdapter } from './core/adapter.js';
+import { claudeCodeAdapter } from './claude-code/adapter.js';
+import { codexAdapter } from './codex/adapter.js';
+import { opencodeAdapter } from './opencode/adapter.js';
+import { openclawAdapter } from './openclaw/adapter.js';
+import { piAdapter } from './pi/adapter.js';
 
 const ADAPTERS: ReadonlyMap<string, EngineAdapter> = new Map<string, EngineAdapter>([
   [codexAdapter.agentType, codexAdapter],

@@ -1,22 +1,22 @@
 // One turn of a session: gathers what the engine needs (model, prompt, instructions, sandbox,
 // tools, conversation) and runs it. hermes runs here; CLI engines (codex, …) run in the sandbox
 // (cli-turn.ts). Tool calls a previous turn left waiting for a confirmation are settled first.
-import { prisma } from '../db/client.js';
-import { commitEvents } from '../events/store.js';
-import type { EngineEvent, EventFields, SessionEventType } from '../events/types.js';
-import type { EmitEvent } from '../tools/tool-events.js';
-import { buildConversation } from '../engines/hermes/history.js';
-import { runCliEngineTurn } from './cli-turn.js';
-import { runHermesTurn, type StopReason } from '../engines/hermes/loop.js';
-import { sandboxDriver } from './sandboxes.js';
-import { newTurnSandbox } from './turn-sandbox.js';
-import { meteredModelStream } from '../gateway/metering.js';
-import { modelProvider } from './models.js';
-import { systemPromptFor } from '../engines/hermes/system-prompt.js';
-import { syncResources } from '../resources/resources.js';
-import { installedSkillsOf } from '../skills/materialize.js';
-import { sessionToolbox } from '../tools/toolbox.js';
-import { settlePendingCalls } from '../tools/confirmations.js';
+import { prisma } from '../../db/client.js';
+import { commitEvents } from '../../events/store.js';
+import type { EngineEvent, EventFields, SessionEventType } from '../../events/types.js';
+import type { EmitEvent } from '../../tools/tool-events.js';
+import { buildConversation } from './history.js';
+import { runCliEngineTurn } from '../cli/engine.js';
+import { runHermesTurn, type StopReason } from './loop.js';
+import { sandboxDriver } from '../../runtime/sandboxes.js';
+import { newTurnSandbox } from '../../runtime/turn-sandbox.js';
+import { meteredModelStream } from '../../gateway/metering.js';
+import { modelProvider } from '../../runtime/models.js';
+import { systemPromptFor } from './system-prompt.js';
+import { syncResources } from '../../resources/resources.js';
+import { installedSkillsOf } from '../../skills/materialize.js';
+import { sessionToolbox } from '../../tools/toolbox.js';
+import { settlePendingCalls } from '../../tools/confirmations.js';
 
 export type { StopReason };
 

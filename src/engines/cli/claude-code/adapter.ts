@@ -7,11 +7,11 @@
 // endpoint (ANTHROPIC_BASE_URL) with the session credential, which an `apiKeyHelper` reads from
 // AGENT_SERVICE_TOKEN (never written anywhere). Its permission prompts are off: the session's
 // sandbox is the boundary (IS_SANDBOX=1 tells it so when the sandbox runs it as root).
-import type { StopReason } from '../../events/types.js';
-import { jsonLine, type CliOutputMapper, type EngineAdapter, type EngineEvent, type SessionErrorDetail } from './adapter.js';
-import { contentText, gatewayUrls, stoppedForBudget, TextStream, ToolCalls } from './cli-events.js';
-import { cliMcpToolName, MCP_RELAY_SERVER, type McpRelay } from './mcp-relay.js';
-import { toolResult, type ToolKind } from './tool-results.js';
+import type { StopReason } from '../../../events/types.js';
+import { jsonLine, type CliOutputMapper, type EngineAdapter, type EngineEvent, type SessionErrorDetail } from '../core/adapter.js';
+import { contentText, gatewayUrls, stoppedForBudget, TextStream, ToolCalls } from '../core/cli-events.js';
+import { cliMcpToolName, MCP_RELAY_SERVER, type McpRelay } from '../core/mcp-relay.js';
+import { toolResult, type ToolKind } from '../core/tool-results.js';
 
 /** The platform's Claude Code version (an agent's harnessVersion pins another). */
 export const CLAUDE_CODE_VERSION = '2.1.330';

@@ -7,12 +7,12 @@
 // is never written). A fixed `--title` keeps it from spending a model call on a session title;
 // `--pure` and the OPENCODE_DISABLE_* switches keep it from fetching plugins, model lists or
 // language servers at start.
-import type { StopReason } from '../../events/types.js';
-import { jsonLine, type CliOutputMapper, type EngineAdapter, type EngineEvent, type SessionErrorDetail } from './adapter.js';
-import { gatewayUrls, providerOf, stoppedForBudget, TextStream, ToolCalls, xhighScaleEffort } from './cli-events.js';
-import { cliMcpToolName, MCP_RELAY_SERVER, type McpRelay } from './mcp-relay.js';
-import { toolResult, type ToolKind } from './tool-results.js';
-import { opencodeServerTurn } from './opencode-server.js';
+import type { StopReason } from '../../../events/types.js';
+import { jsonLine, type CliOutputMapper, type EngineAdapter, type EngineEvent, type SessionErrorDetail } from '../core/adapter.js';
+import { gatewayUrls, providerOf, stoppedForBudget, TextStream, ToolCalls, xhighScaleEffort } from '../core/cli-events.js';
+import { cliMcpToolName, MCP_RELAY_SERVER, type McpRelay } from '../core/mcp-relay.js';
+import { toolResult, type ToolKind } from '../core/tool-results.js';
+import { opencodeServerTurn } from './server.js';
 
 /** Renewed this often: a server's session credential (in its environment since it started) lasts 24 h. */
 const SERVER_GENERATION_MS = 12 * 60 * 60 * 1000;

@@ -6,31 +6,31 @@
 // so a turn after a restart resumes too). Its output lines become session events as they come;
 // an interrupt stops it within a second; a budget stopped by the gateway ends the turn
 // `budget_reached`. The CLI never holds a provider key: only the session credential.
-import { prisma } from '../db/client.js';
-import { currentHarness } from '../catalog/catalog.js';
-import type { Agent, Session } from '../generated/prisma/client.js';
-import type { EventFields, SessionEventType, StopReason } from '../events/types.js';
-import type { CliProcess, CliTurn, EngineAdapter, EngineEvent } from '../engines/cli/adapter.js';
-import { engineServer } from '../engines/cli/engine-server.js';
-import { cliEnvironment } from '../engines/cli/environment.js';
-import { warmSandboxes } from './warm-sandboxes.js';
-import { engineAdapter } from '../engines/cli/registry.js';
-import { mcpRelayFor } from '../engines/cli/mcp-relay.js';
-import { sessionMcpTools } from '../tools/mcp/servers.js';
-import type { StoredMcpServer } from '../tools/mcp/auth.js';
-import { EngineInstallError, installEngine, type InstalledEngine } from '../engines/cli/install.js';
-import { runCliTurn, type CliSpawner } from '../engines/cli/run-cli.js';
-import { uninstallableEngine } from '../engines/cli/unavailable.js';
-import { cliSystemPrompt, turnPrompt } from '../engines/cli/turn-input.js';
-import { EGRESS_ENDPOINT } from '../egress/env.js';
-import { modelProvider } from './models.js';
-import { sandboxDriver } from './sandboxes.js';
-import { newTurnSandbox } from './turn-sandbox.js';
-import { syncResources } from '../resources/resources.js';
-import { installedSkills } from '../skills/materialize.js';
-import { engineHome } from '../engines/cli/engine-home.js';
-import type { Sandbox } from '../sandbox/driver.js';
-import { logger } from '../logger.js';
+import { prisma } from '../../db/client.js';
+import { currentHarness } from '../../catalog/catalog.js';
+import type { Agent, Session } from '../../generated/prisma/client.js';
+import type { EventFields, SessionEventType, StopReason } from '../../events/types.js';
+import type { CliProcess, CliTurn, EngineAdapter, EngineEvent } from './core/adapter.js';
+import { engineServer } from './core/engine-server.js';
+import { cliEnvironment } from './core/environment.js';
+import { warmSandboxes } from '../../runtime/warm-sandboxes.js';
+import { engineAdapter } from './registry.js';
+import { mcpRelayFor } from './core/mcp-relay.js';
+import { sessionMcpTools } from '../../tools/mcp/servers.js';
+import type { StoredMcpServer } from '../../tools/mcp/auth.js';
+import { EngineInstallError, installEngine, type InstalledEngine } from './core/install.js';
+import { runCliTurn, type CliSpawner } from './core/run-cli.js';
+import { uninstallableEngine } from './core/unavailable.js';
+import { cliSystemPrompt, turnPrompt } from './core/turn-input.js';
+import { EGRESS_ENDPOINT } from '../../egress/env.js';
+import { modelProvider } from '../../runtime/models.js';
+import { sandboxDriver } from '../../runtime/sandboxes.js';
+import { newTurnSandbox } from '../../runtime/turn-sandbox.js';
+import { syncResources } from '../../resources/resources.js';
+import { installedSkills } from '../../skills/materialize.js';
+import { engineHome } from './core/engine-home.js';
+import type { Sandbox } from '../../sandbox/driver.js';
+import { logger } from '../../logger.js';
 
 export { engineHome };
 

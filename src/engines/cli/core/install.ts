@@ -18,7 +18,7 @@ import fsp from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import type { CliPackage } from './adapter.js';
-import type { SandboxMount } from '../../sandbox/driver.js';
+import type { SandboxMount } from '../../../sandbox/driver.js';
 
 /** Where the cache appears inside a sandbox. */
 export const ENGINES_MOUNT = '/opt/engines';

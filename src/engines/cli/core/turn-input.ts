@@ -2,12 +2,12 @@
 // messages marked as such), with message attachments written into the sandbox under
 // /workspace/.attachments and named in the text (a CLI reads files, not inline bytes); and the
 // system prompt (agent prompt, instructions, skills) in hermes' layout minus hermes' tool preamble.
-import { prisma } from '../../db/client.js';
-import { blobStore } from '../../files/blob-store.js';
-import type { SessionEvent } from '../../events/types.js';
-import type { ContentBlockInput } from '../../sessions/content.js';
-import type { Sandbox } from '../../sandbox/driver.js';
-import { systemPromptFor } from '../hermes/system-prompt.js';
+import { prisma } from '../../../db/client.js';
+import { blobStore } from '../../../files/blob-store.js';
+import type { SessionEvent } from '../../../events/types.js';
+import type { ContentBlockInput } from '../../../sessions/content.js';
+import type { Sandbox } from '../../../sandbox/driver.js';
+import { systemPromptFor } from '../../hermes/system-prompt.js';
 
 export const ATTACHMENTS_DIR = '/workspace/.attachments';
 

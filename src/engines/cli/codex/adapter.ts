@@ -4,10 +4,10 @@
 // turn.failed); `codex exec resume <thread_id>` continues a conversation. It talks to the
 // gateway's OpenAI Responses endpoint as a custom model provider whose key is
 // AGENT_SERVICE_TOKEN. Codex's own sandbox is off: the session's sandbox is the boundary.
-import { newId } from '../../ids.js';
-import type { StopReason } from '../../events/types.js';
-import { jsonLine, type CliOutputMapper, type EngineAdapter, type EngineEvent, type SessionErrorDetail } from './adapter.js';
-import { cliMcpToolName, MCP_RELAY_SERVER, type McpRelay } from './mcp-relay.js';
+import { newId } from '../../../ids.js';
+import type { StopReason } from '../../../events/types.js';
+import { jsonLine, type CliOutputMapper, type EngineAdapter, type EngineEvent, type SessionErrorDetail } from '../core/adapter.js';
+import { cliMcpToolName, MCP_RELAY_SERVER, type McpRelay } from '../core/mcp-relay.js';
 
 /** The platform's codex version (an agent's harnessVersion pins another). */
 export const CODEX_VERSION = '0.169.0';

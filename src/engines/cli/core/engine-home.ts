@@ -2,7 +2,7 @@
 // go: the folder the session's CLI reads skills from (under that home, kept with the session's
 // storage and out of the user's files), or /workspace/.skills for hermes, which lists them in its
 // system prompt.
-import { engineAdapter } from './registry.js';
+import { engineAdapter } from '../registry.js';
 
 /** The CLI's HOME and state directory inside the sandbox (kept with the session's workspace). */
 export const engineHome = (agentType: string) => `/workspace/.agent/${agentType}`;

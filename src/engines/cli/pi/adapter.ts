@@ -6,10 +6,10 @@
 // pointed at the gateway in `$PI_CODING_AGENT_DIR/models.json`, whose `apiKey` names the
 // variable AGENT_SERVICE_TOKEN (pi reads the key from it; the value is never written).
 // claude-* models go to the Anthropic Messages route, gpt-* to OpenAI Responses.
-import type { StopReason } from '../../events/types.js';
-import { jsonLine, type CliOutputMapper, type EngineAdapter, type EngineEvent, type SessionErrorDetail } from './adapter.js';
-import { contentText, gatewayUrls, providerOf, stoppedForBudget, TextStream, ToolCalls, xhighScaleEffort } from './cli-events.js';
-import { toolResult } from './tool-results.js';
+import type { StopReason } from '../../../events/types.js';
+import { jsonLine, type CliOutputMapper, type EngineAdapter, type EngineEvent, type SessionErrorDetail } from '../core/adapter.js';
+import { contentText, gatewayUrls, providerOf, stoppedForBudget, TextStream, ToolCalls, xhighScaleEffort } from '../core/cli-events.js';
+import { toolResult } from '../core/tool-results.js';
 
 /** The platform's pi version (an agent's harnessVersion pins another). */
 export const PI_VERSION = '0.73.1';

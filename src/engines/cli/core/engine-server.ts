@@ -16,9 +16,9 @@ import { fileURLToPath } from 'node:url';
 import readline from 'node:readline';
 import os from 'node:os';
 import crypto from 'node:crypto';
-import type { Sandbox, SandboxMount, SandboxProcess } from '../../sandbox/driver.js';
+import type { Sandbox, SandboxMount, SandboxProcess } from '../../../sandbox/driver.js';
 
-const BRIDGE_SCRIPT = fileURLToPath(new URL('../../sandbox/assets/engine-bridge.mjs', import.meta.url));
+const BRIDGE_SCRIPT = fileURLToPath(new URL('../../../sandbox/assets/engine-bridge.mjs', import.meta.url));
 /** Where the bridge and the Node that runs it are seen inside the sandbox. */
 const BRIDGE_DIR = '/run/agent-service-bridge';
 /**

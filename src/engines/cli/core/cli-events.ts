@@ -2,8 +2,8 @@
 // (streamed message and reasoning chunks followed by the complete text, tool calls and their
 // results under one index), the gateway's base URLs for each provider API, and how a turn that
 // the gateway stopped for the budget reads in a CLI's words.
-import { modelInfo } from '../../catalog/catalog.js';
-import { newId } from '../../ids.js';
+import { modelInfo } from '../../../catalog/catalog.js';
+import { newId } from '../../../ids.js';
 import type { EngineEvent } from './adapter.js';
 
 /** One text stream of the agent (a message, or a reasoning block): chunks, then the whole text. */

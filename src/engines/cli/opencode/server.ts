@@ -5,9 +5,9 @@
 // the server's event stream until that session is idle. The events become the very lines
 // `opencode run --format json` prints (a part once it is complete: text, reasoning, a tool call
 // done, a step's finish; an error), so one mapper (opencode.ts) reads both.
-import type { CliProcess } from './adapter.js';
-import type { EngineServer } from './engine-server.js';
-import { providerOf } from './cli-events.js';
+import type { CliProcess } from '../core/adapter.js';
+import type { EngineServer } from '../core/engine-server.js';
+import { providerOf } from '../core/cli-events.js';
 
 export interface OpencodeServerTurn {
   prompt: string;

@@ -3,7 +3,7 @@
 // mapper as it arrives, and stops it within a second when the turn is interrupted (SIGTERM,
 // then SIGKILL after a grace period). Returns how the turn ended and the CLI's conversation id
 // for the next turn's resume.
-import type { StopReason } from '../../events/types.js';
+import type { StopReason } from '../../../events/types.js';
 import type { CliInvocation, CliOutputMapper, CliProcess, EngineEvent, SessionErrorDetail } from './adapter.js';
 
 export type { CliProcess };

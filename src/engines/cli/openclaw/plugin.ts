@@ -5,7 +5,7 @@
 // assistant message as it is stored, with its thinking and text, which the event bus leaves out
 // when the message also calls a tool) and prints each as one line on stdout, after a marker,
 // while the run goes. `openclaw agent --local --json` itself prints only a summary when the run ends; these
-// lines are how a turn's work reaches the session as it happens (openclaw-events.ts reads them).
+// lines are how a turn's work reaches the session as it happens (events.ts reads them).
 
 /** The plugin's id (its directory, its manifest, its `plugins.entries` key). */
 export const OPENCLAW_EVENTS_PLUGIN = 'agent-service-events';

@@ -4,13 +4,13 @@
 // `POST /v1/chat/completions` (model `openclaw`: the configured agent), routed to the session's
 // conversation by `x-openclaw-session-key` and to the session's model by `x-openclaw-model`. Its
 // work reaches the session as with the CLI: our events plugin prints the run's agent events on the
-// Gateway's stdout (openclaw-plugin.ts), and these lines are handed to the same mapper
+// Gateway's stdout (plugin.ts), and these lines are handed to the same mapper
 // (openclaw.ts). The completion stream ends the turn: it is turned into the one-line summary
 // the mapper ends a CLI turn with (the conversation's key, the reply when nothing streamed, or
 // the run's error). Interrupt: closing the request (OpenClaw cancels the run when its client goes).
-import type { CliProcess } from './adapter.js';
-import type { EngineServer, EventStream } from './engine-server.js';
-import { openclawEventOf } from './openclaw-events.js';
+import type { CliProcess } from '../core/adapter.js';
+import type { EngineServer, EventStream } from '../core/engine-server.js';
+import { openclawEventOf } from './events.js';
 
 export interface OpenclawGatewayTurn {
   prompt: string;

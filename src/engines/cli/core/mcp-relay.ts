@@ -3,7 +3,7 @@
 // HTTP MCP server at `<gateway>/mcp`, authenticated by the session credential the CLI already
 // holds in AGENT_SERVICE_TOKEN. The relay carries the remote servers' own credentials itself, so
 // nothing secret is ever written into the sandbox.
-import { EGRESS_ENDPOINT } from '../../egress/env.js';
+import { EGRESS_ENDPOINT } from '../../../egress/env.js';
 
 /** The name the relay has in each CLI's MCP configuration (codex shows its tools as `mcp__agent_service__<tool>`). */
 export const MCP_RELAY_SERVER = 'agent_service';

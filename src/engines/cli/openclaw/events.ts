@@ -1,4 +1,4 @@
-// OpenClaw's agent events, as the plugin of openclaw-plugin.ts prints them while a run goes
+// OpenClaw's agent events, as the plugin of plugin.ts prints them while a run goes
 // (`AGENT_SERVICE_EVENT {runId, seq, stream, data}`), → the session events hermes produces:
 // - `assistant` {text, delta, itemId, replace?}: agent.message chunks of one message per itemId,
 //   then the complete message when another stream takes over (or at the run's end);
@@ -12,11 +12,11 @@
 // OpenClaw's Tool Search (its default) offers MCP tools through `tool_call`, which runs the real
 // tool as a child call: the child is recorded (`mcp__docs__search` with its own arguments), not
 // the wrapper; a `tool_call` that ran nothing (an unknown name) is recorded itself.
-import type { EngineEvent } from './adapter.js';
-import { asRecord, contentText, TextStream, ToolCalls } from './cli-events.js';
-import { cliMcpToolName, MCP_RELAY_SERVER } from './mcp-relay.js';
-import { OPENCLAW_EVENT_MARK } from './openclaw-plugin.js';
-import { errorResult, mcpToolResult, outputResult, shellResult, type ToolResult } from './tool-results.js';
+import type { EngineEvent } from '../core/adapter.js';
+import { asRecord, contentText, TextStream, ToolCalls } from '../core/cli-events.js';
+import { cliMcpToolName, MCP_RELAY_SERVER } from '../core/mcp-relay.js';
+import { OPENCLAW_EVENT_MARK } from './plugin.js';
+import { errorResult, mcpToolResult, outputResult, shellResult, type ToolResult } from '../core/tool-results.js';
 
 /** Tool Search's call-by-name tool: its child call is the one recorded. */
 const WRAPPERS = new Set(['tool_call']);
@@ -52,7 +52,7 @@ export function openclawToolName(name: string): string {
 const cut = (text: string) => (text.length > MAX_RESULT_CHARS ? { text: text.slice(0, MAX_RESULT_CHARS), truncated: true } : { text, truncated: false });
 
 /**
- * A tool result as hermes records one (src/engines/cli/tool-results.ts): an MCP tool's
+ * A tool result as hermes records one (src/engines/cli/core/tool-results.ts): an MCP tool's
  * `{content, structured_content}` (an error also with `error`), a command's `{exit_code, output}`
  * (an error when it exits non-zero or did not complete), any other tool's text as `{output}`, a
  * failure as `{error}`; a cut output says `truncated`.
