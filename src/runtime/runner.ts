@@ -7,7 +7,7 @@ import { commitEvent, commitEvents, storeEvents, announceEvents, type StoredBatc
 import { Prisma } from '../generated/prisma/client.js';
 import { pubsub } from '../events/pubsub.js';
 import { logger } from '../logger.js';
-import { runTurn, type StopReason } from '../engines/hermes/engine.js';
+import { runTurn, type StopReason } from './turn-context.js';
 import { moveOf, movableFrom, transition } from '../sessions/state-machine.js';
 import { service } from '../services/registry.js';
 import { finishUnfinishedStreams } from './unfinished-streams.js';

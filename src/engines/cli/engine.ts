@@ -1,16 +1,16 @@
-// One turn of a CLI engine (codex, claude_code, …): the engine's CLI at the agent's
-// harnessVersion is installed into the shared cache if missing, started inside the session's
-// sandbox in /workspace (the cache bound read-only at /opt/engines), given the turn's input, the
-// system prompt and the model, and resumed from the CLI's own conversation id of the previous
-// turn (kept on the session; its state lives in /workspace/.agent/<engine>, the session's storage,
-// so a turn after a restart resumes too). Its output lines become session events as they come;
-// an interrupt stops it within a second; a budget stopped by the gateway ends the turn
-// `budget_reached`. The CLI never holds a provider key: only the session credential.
+// The CLI Engine: one turn of a CLI engine (codex, claude_code, …; adapters by agentType in
+// registry.ts). The engine's CLI at the agent's harnessVersion is installed into the shared
+// cache if missing, started inside the session's sandbox in /workspace (the cache bound
+// read-only at /opt/engines), given the turn's input, the system prompt and the model, and
+// resumed from the CLI's own conversation id of the previous turn (kept on the session; its
+// state lives in /workspace/.agent/<engine>, the session's storage, so a turn after a restart
+// resumes too). Its output lines become session events as they come; an interrupt stops it
+// within a second; a budget stopped by the gateway ends the turn `budget_reached`. The CLI
+// never holds a provider key: only the session credential.
 import { prisma } from '../../db/client.js';
 import { currentHarness } from '../../catalog/catalog.js';
-import type { Agent, Session } from '../../generated/prisma/client.js';
-import type { EventFields, SessionEventType, StopReason } from '../../events/types.js';
-import type { CliProcess, CliTurn, EngineAdapter, EngineEvent } from './core/adapter.js';
+import type { CliProcess, CliTurn, EngineAdapter } from './core/adapter.js';
+import { type Engine, type StopReason, type TurnContext, toolServerUnavailable, turnFailed } from '../engine.js';
 import { engineServer } from './core/engine-server.js';
 import { cliEnvironment } from './core/environment.js';
 import { warmSandboxes } from '../../runtime/warm-sandboxes.js';
@@ -24,32 +24,15 @@ import { uninstallableEngine } from './core/unavailable.js';
 import { cliSystemPrompt, turnPrompt } from './core/turn-input.js';
 import { EGRESS_ENDPOINT } from '../../egress/env.js';
 import { modelProvider } from '../../runtime/models.js';
-import { sandboxDriver } from '../../runtime/sandboxes.js';
-import { newTurnSandbox } from '../../runtime/turn-sandbox.js';
 import { syncResources } from '../../resources/resources.js';
 import { installedSkills } from '../../skills/materialize.js';
 import { engineHome } from './core/engine-home.js';
 import type { Sandbox } from '../../sandbox/driver.js';
 import { logger } from '../../logger.js';
 
-export { engineHome };
-
 const STDERR_LINES_IN_ERRORS = 15;
 
-type Emit = <T extends SessionEventType>(type: T, fields: EventFields<T>) => Promise<unknown>;
-
-export interface CliTurnContext {
-  session: Session;
-  agent: Agent | null;
-  turn: number;
-  signal: AbortSignal;
-  emit: Emit;
-}
-
-const exhausted = async (emit: Emit, type: string, message: string): Promise<StopReason> => {
-  await emit('session.error', { error: { type, message, retry_status: 'exhausted' } });
-  return { type: 'retries_exhausted' };
-};
+export const cliEngine: Engine = { runTurn: runCliEngineTurn };
 
 /** Resolves with `p`, or with null once `signal` aborts (the work goes on in the background). */
 function unlessAborted<T>(p: Promise<T>, signal: AbortSignal): Promise<T | null> {
@@ -61,13 +44,13 @@ function unlessAborted<T>(p: Promise<T>, signal: AbortSignal): Promise<T | null>
   });
 }
 
-export async function runCliEngineTurn(ctx: CliTurnContext): Promise<StopReason> {
-  const { session, agent, turn, signal, emit } = ctx;
+async function runCliEngineTurn(ctx: TurnContext): Promise<StopReason> {
+  const { session, agent, signal, emit } = ctx;
   const missing = uninstallableEngine(session.agentType);
-  if (missing) return exhausted(emit, missing.type, missing.message);
+  if (missing) return turnFailed(emit, missing.type, missing.message);
   const adapter = engineAdapter(session.agentType);
   if (!adapter)
-    return exhausted(
+    return turnFailed(
       emit,
       'engine_unavailable',
       `this service has no runner for the ${session.agentType} engine's CLI; choose another agentType for this agent (hermes runs everywhere)`,
@@ -76,12 +59,12 @@ export async function runCliEngineTurn(ctx: CliTurnContext): Promise<StopReason>
   const version = agent?.harnessVersion ?? currentHarness(session.agentType);
   const installing = installEngine(adapter.cli, version);
   installing.catch(() => undefined); // awaited below; a failure must not go unhandled meanwhile
-  const sandbox = (await sandboxDriver().get(session.id)) ?? (await newTurnSandbox(session, emit));
-  if (!sandbox.spawn) return exhausted(emit, 'engine_unavailable', `the ${sandboxDriver().name} sandbox driver cannot start CLI engines`);
+  const sandbox = await ctx.sandbox();
+  if (!sandbox.spawn) return turnFailed(emit, 'engine_unavailable', `the ${ctx.sandboxDriver} sandbox driver cannot start CLI engines`);
   try {
     await syncResources(session.id, sandbox);
   } catch (err) {
-    return exhausted(emit, 'resource_unavailable', `a session resource could not be placed in the sandbox: ${(err as Error).message}`);
+    return turnFailed(emit, 'resource_unavailable', `a session resource could not be placed in the sandbox: ${(err as Error).message}`);
   }
 
   let engine: InstalledEngine | null;
@@ -90,7 +73,7 @@ export async function runCliEngineTurn(ctx: CliTurnContext): Promise<StopReason>
   } catch (err) {
     const detail = err instanceof EngineInstallError ? err.message : `installing ${adapter.cli.npm}@${version} failed: ${(err as Error).message}`;
     logger.warn({ err, sessionId: session.id, engine: session.agentType, version }, 'engine CLI install failed');
-    return exhausted(
+    return turnFailed(
       emit,
       'engine_install_failed',
       `the ${session.agentType} engine could not be installed (${adapter.cli.npm}@${version}, the agent's harnessVersion): ${detail}`,
@@ -101,7 +84,9 @@ export async function runCliEngineTurn(ctx: CliTurnContext): Promise<StopReason>
   return runInstalled({ ...ctx, adapter, engine, sandbox, version });
 }
 
-async function runInstalled(ctx: CliTurnContext & { adapter: EngineAdapter; engine: InstalledEngine; sandbox: Sandbox; version: string }): Promise<StopReason> {
+async function runInstalled(
+  ctx: Omit<TurnContext, 'sandbox'> & { adapter: EngineAdapter; engine: InstalledEngine; sandbox: Sandbox; version: string },
+): Promise<StopReason> {
   const { session, agent, turn, signal, emit, adapter, engine, sandbox, version } = ctx;
   const prompt =
     agent && session.promptVersion
@@ -119,15 +104,7 @@ async function runInstalled(ctx: CliTurnContext & { adapter: EngineAdapter; engi
   // the session's cache at once (a CLI may not wait for a slow listing before its first model
   // call); a server that cannot be listed is reported now, as hermes does.
   if (mcpRelay && agent && Array.isArray(agent.mcpServers) && agent.mcpServers.length) {
-    await sessionMcpTools(session.id, agent.mcpServers as unknown as StoredMcpServer[], async (server, message) => {
-      await emit('session.error', {
-        error: {
-          type: 'tool_server_unavailable',
-          message: `the tool server ${server} could not be reached; its tools are missing from this turn: ${message}`,
-          retry_status: 'retrying',
-        },
-      });
-    });
+    await sessionMcpTools(session.id, agent.mcpServers as unknown as StoredMcpServer[], (server, message) => toolServerUnavailable(emit, server, message));
   }
   const cliTurn: CliTurn = {
     prompt: await turnPrompt(session.id, turn, sandbox),
@@ -208,12 +185,12 @@ async function runInstalled(ctx: CliTurnContext & { adapter: EngineAdapter; engi
       invocation,
       mapper,
       spawn,
-      emit: (e: EngineEvent) => emit(e.type, e.fields as never),
+      emit,
       signal,
     });
   } catch (err) {
     logger.warn({ err, sessionId: session.id, engine: session.agentType }, 'engine CLI could not run');
-    return exhausted(emit, 'engine_error', `the ${session.agentType} CLI could not be started in the sandbox: ${(err as Error).message}`);
+    return turnFailed(emit, 'engine_error', `the ${session.agentType} CLI could not be started in the sandbox: ${(err as Error).message}`);
   }
   if (result.resumeId && result.resumeId !== session.cliConversationId) {
     await prisma.session.update({ where: { id: session.id }, data: { cliConversationId: result.resumeId } });

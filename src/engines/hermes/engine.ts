@@ -1,58 +1,34 @@
-// One turn of a session: gathers what the engine needs (model, prompt, instructions, sandbox,
-// tools, conversation) and runs it. hermes runs here; CLI engines (codex, …) run in the sandbox
-// (cli-turn.ts). Tool calls a previous turn left waiting for a confirmation are settled first.
+// The hermes Engine: gathers what the loop needs for one turn (model, prompt, instructions,
+// skills, the session's sandbox and tools, the conversation so far) and runs the loop (loop.ts).
+// Tool calls a previous turn left waiting for a confirmation are settled first.
 import { prisma } from '../../db/client.js';
-import { commitEvents } from '../../events/store.js';
-import type { EngineEvent, EventFields, SessionEventType } from '../../events/types.js';
-import type { EmitEvent } from '../../tools/tool-events.js';
-import { buildConversation } from './history.js';
-import { runCliEngineTurn } from '../cli/engine.js';
-import { runHermesTurn, type StopReason } from './loop.js';
-import { sandboxDriver } from '../../runtime/sandboxes.js';
-import { newTurnSandbox } from '../../runtime/turn-sandbox.js';
 import { meteredModelStream } from '../../gateway/metering.js';
 import { modelProvider } from '../../runtime/models.js';
-import { systemPromptFor } from './system-prompt.js';
 import { syncResources } from '../../resources/resources.js';
 import { installedSkillsOf } from '../../skills/materialize.js';
-import { sessionToolbox } from '../../tools/toolbox.js';
 import { settlePendingCalls } from '../../tools/confirmations.js';
+import { sessionToolbox } from '../../tools/toolbox.js';
+import { type Engine, type StopReason, type TurnContext, toolServerUnavailable, turnFailed } from '../engine.js';
+import { buildConversation } from './history.js';
+import { runHermesTurn } from './loop.js';
+import { systemPromptFor } from './system-prompt.js';
 
-export type { StopReason };
+export const hermesEngine: Engine = { runTurn: runHermesEngineTurn };
 
-export async function runTurn(sessionId: string, turn: number, signal: AbortSignal): Promise<StopReason> {
-  const emitIn =
-    (turnNo: number): EmitEvent =>
-    async (event) =>
-      (await commitEvents(sessionId, [{ ...event, turn: turnNo }]))[0]!.event;
-  const emitEvent = emitIn(turn);
-  const emit = <T extends SessionEventType>(type: T, fields: EventFields<T>) => emitEvent({ type, fields } as EngineEvent);
-  const session = await prisma.session.findUniqueOrThrow({ where: { id: sessionId } });
-  const agent = session.agentId ? await prisma.agent.findUnique({ where: { id: session.agentId } }) : null;
-
-  // Every other engine is a coding-agent CLI run inside the sandbox (kimi_code and dsh, which have
-  // no installable CLI, end with an error saying what is missing).
-  if (session.agentType !== 'hermes') return runCliEngineTurn({ session, agent, turn, signal, emit });
-
+async function runHermesEngineTurn(ctx: TurnContext): Promise<StopReason> {
+  const { session, agent, turn, signal, emit, emitIn } = ctx;
+  const sessionId = session.id;
   // Independent reads together: one round trip's wait instead of two.
-  const [prompt, placed] = await Promise.all([
+  const [prompt, sandbox] = await Promise.all([
     agent && session.promptVersion
       ? prisma.promptVersion.findUnique({ where: { agentId_version: { agentId: agent.id, version: session.promptVersion } } })
       : null,
-    sandboxDriver().get(sessionId),
+    ctx.sandbox(),
   ]);
-  const sandbox = placed ?? (await newTurnSandbox(session, emit));
   try {
     await syncResources(sessionId, sandbox);
   } catch (err) {
-    await emit('session.error', {
-      error: {
-        type: 'resource_unavailable',
-        message: `a session resource could not be placed in the sandbox: ${(err as Error).message}`,
-        retry_status: 'exhausted',
-      },
-    });
-    return { type: 'retries_exhausted' };
+    return turnFailed(emit, 'resource_unavailable', `a session resource could not be placed in the sandbox: ${(err as Error).message}`);
   }
   const tools = await sessionToolbox({
     sessionId,
@@ -60,15 +36,7 @@ export async function runTurn(sessionId: string, turn: number, signal: AbortSign
     agentId: session.agentId,
     turn,
     sandbox,
-    onServerUnavailable: async (server, message) => {
-      await emit('session.error', {
-        error: {
-          type: 'tool_server_unavailable',
-          message: `the tool server ${server} could not be reached; its tools are missing from this turn: ${message}`,
-          retry_status: 'retrying',
-        },
-      });
-    },
+    onServerUnavailable: (server, message) => toolServerUnavailable(emit, server, message),
   });
   const stopped = await settlePendingCalls({ sessionId, turn, tools, signal, emitIn });
   if (stopped) return stopped;
@@ -95,7 +63,7 @@ export async function runTurn(sessionId: string, turn: number, signal: AbortSign
     messages,
     tools,
     signal,
-    emit: emitEvent,
+    emit,
     callModel: (req, sig) => meteredModelStream({ sessionId, universeId: session.universeId, turn }, req, sig),
     maxAttempts: Number(process.env.MODEL_MAX_ATTEMPTS || 3),
     retryDelayMs: (attempt) => Number(process.env.MODEL_RETRY_BASE_MS || 500) * 2 ** (attempt - 1),
