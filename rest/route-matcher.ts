@@ -3,6 +3,8 @@
 // the method wins (a GET route also answers HEAD); `{param}` is one or more characters other
 // than `/`, percent-decoded; literal segments are case-sensitive; one trailing slash is allowed.
 // A path that matches with no route for the method is a 405 with the path's methods in Allow.
+// Why not Express's router: typed params and the 405 come from the same one lookup per request,
+// grouped by first segment, without Express's middleware layers on the hot path.
 import type { RestRoute } from './route.js';
 
 export type MatchResult =

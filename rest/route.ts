@@ -18,6 +18,24 @@ export interface RouteInput<B, Q> {
 /** GraphQL `data` of a route's document; converted to the REST body by the response schema. */
 export type GraphQLData = Record<string, unknown>;
 
+/**
+ * What a signed route reads (see `RestRoute.signed`): its path parameters, the headers (lower-cased
+ * names, one value each), the query string's values and the body's exact bytes.
+ */
+export interface SignedRequest {
+  method: string;
+  params: Record<string, string>;
+  headers: Record<string, string | undefined>;
+  query: Record<string, string>;
+  body: Buffer;
+}
+
+/** A signed route's answer: a string body is sent as text/plain, anything else as JSON. */
+export interface SignedAnswer {
+  status: number;
+  body: unknown;
+}
+
 /** One frame of an SSE route: `id:` and `event:` from the event, `data:` the event itself. */
 export interface StreamEvent {
   id: string;
@@ -75,6 +93,14 @@ export interface RestRoute<B = any, Q = any> {
    * context and scope check; `document` is then empty.
    */
   raw?: (req: import('express').Request, res: import('express').Response, ctx: import('../src/graphql/context.js').Context) => Promise<void>;
+  /**
+   * Called without a token by a party that signs the exact bytes it sends (a platform's webhook):
+   * matched from this table ahead of the per-token rate limit, the input hygiene and the token
+   * check (rest/signed-route.ts), handed its raw body (at most `bodyLimit` bytes), it verifies the
+   * caller itself and returns the answer; an AppError it throws is answered in the envelope.
+   * `document` is then empty; `rawRequestBody` / `rawResponseContent` document it.
+   */
+  signed?: { bodyLimit: number; handle: (request: SignedRequest) => Promise<SignedAnswer> };
   /** OpenAPI request body for raw routes (e.g. multipart/form-data). */
   rawRequestBody?: Record<string, unknown>;
   /** OpenAPI success content for raw routes (e.g. application/octet-stream). */
@@ -93,5 +119,5 @@ export function defineRoute<B = unknown, Q = unknown>(route: RestRoute<B, Q>): R
   // The answer's conversion is compiled once per route (on first use), not walked per request.
   const convert = outputConverter(route.response);
   const result = route.result ?? ((data: GraphQLData) => convert(pick(data)));
-  return { ...route, variables, result, parsed: route.raw || route.feed ? undefined : parse(route.document, { noLocation: true }) };
+  return { ...route, variables, result, parsed: route.raw || route.feed || route.signed ? undefined : parse(route.document, { noLocation: true }) };
 }

@@ -21,7 +21,7 @@ let s: TestServer;
 let agentId: string;
 
 /** A request with the path exactly as written (fetch would normalise some of these). */
-function raw(method: string, path: string, headers: Record<string, string> = {}): Promise<RawAnswer> {
+function raw(method: string, path: string, headers: Record<string, string> = {}, body?: string): Promise<RawAnswer> {
   const { hostname, port } = new URL(s.url);
   return new Promise((resolve, reject) => {
     const req = http.request({ host: hostname, port, method, path, headers: { authorization: `Bearer ${s.adminToken}`, ...headers } }, (res) => {
@@ -31,7 +31,7 @@ function raw(method: string, path: string, headers: Record<string, string> = {})
       res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, text }));
     });
     req.on('error', reject);
-    req.end();
+    req.end(body);
   });
 }
 
@@ -116,7 +116,7 @@ describe('the /v1 dispatcher', () => {
     expect(json(await raw('GET', '/v1/agents/agent_zzzz')).error).toEqual({ code: 'not_found', message: 'agent not found' });
   });
 
-  it("leaves the OpenAPI document and the platforms' inbound endpoint to Express (no token, no rate limit)", async () => {
+  it("leaves the OpenAPI document to Express and serves the platforms' inbound endpoint as a signed route (no token, no rate limit)", async () => {
     const doc = await raw('GET', '/v1/openapi.json', { authorization: '' });
     expect(doc.status).toBe(200);
     expect(doc.headers['ratelimit-limit']).toBeUndefined();
@@ -131,6 +131,13 @@ describe('the /v1 dispatcher', () => {
     const inbound = await raw('GET', '/v1/channels/inbound/chapp_x', { authorization: '' });
     expect(json(inbound).error).toEqual({ code: 'not_found', message: 'channel app not found' });
     expect(inbound.headers['ratelimit-limit']).toBeUndefined();
+    // Any media type reaches the route (its signature covers the bytes as sent), none is parsed.
+    const xml = await raw('POST', '/v1/channels/inbound/chapp_x', { authorization: '', 'content-type': 'text/xml' }, '<x/>');
+    expect(json(xml).error!.code).toBe('not_found');
+    const other = await raw('PUT', '/v1/channels/inbound/chapp_x', { authorization: '' });
+    expect(other.status).toBe(405);
+    expect(other.headers.allow).toBe('POST, GET');
+    expect(other.headers['ratelimit-limit']).toBeUndefined();
     // Deeper paths are not the inbound endpoint's: the dispatcher answers them.
     expect(json(await raw('GET', '/v1/channels/inbound/x/y')).error!.message).toBe('no route for GET /v1/channels/inbound/x/y');
   });
@@ -210,6 +217,6 @@ describe('route matching (rest/route-matcher.ts)', () => {
     expect(isRestRequest('GET', '/graphql')).toBe(false);
     expect(isRestRequest('GET', '/v1/openapi.json')).toBe(false);
     expect(isRestRequest('POST', '/v1/openapi.json')).toBe(false);
-    expect(isRestRequest('POST', '/v1/channels/inbound/chapp_1')).toBe(false);
+    expect(isRestRequest('POST', '/v1/channels/inbound/chapp_1')).toBe(true);
   });
 });

@@ -3,7 +3,7 @@
 // end users call without a token: the platform inbound endpoint and the hosted connect page.
 // Bodies and answers are the zod schemas of src/channels/contract.ts.
 import { z } from 'zod';
-import { defineRoute } from '../route.js';
+import { defineRoute, type SignedRequest } from '../route.js';
 import { Ok } from '../schemas.js';
 import { selectionOf } from '../../src/contract/values.js';
 import {
@@ -31,13 +31,20 @@ import {
   loopbackOutboxQuery,
 } from '../../src/channels/contract.js';
 import { channelEventFeed } from '../../src/channels/mirror.js';
-import { handlePlatformInbound } from '../../src/channels/inbound-http.js';
+import { INBOUND_BODY_LIMIT, receivePlatformInbound } from '../../src/channels/inbound-http.js';
 import { claimConnectPage, showConnectPage } from '../../src/channels/connect-page.js';
 
 const APP = selectionOf(channelApp);
 const CONNECTION = selectionOf(channelConnection);
 const BINDING = selectionOf(channelBinding);
 const WEBHOOK = selectionOf(channelWebhookEndpoint);
+
+/** A platform's call, its exact bytes as read by the edge (a signed route: no token, no rate limit). */
+const platformInbound = {
+  bodyLimit: INBOUND_BODY_LIMIT,
+  handle: ({ method, params, headers, query, body }: SignedRequest) =>
+    receivePlatformInbound(params.app_id ?? '', { method: method === 'GET' ? 'GET' : 'POST', headers, query, rawBody: body }),
+};
 
 const list = <S extends z.ZodType>(item: S, id: string) => z.strictObject({ data: z.array(item) }).meta({ id });
 const TAG = 'Channels';
@@ -358,7 +365,7 @@ export const channelRoutes = [
     summary: 'What a platform calls (verified with its own signature scheme; 401 invalid_token and nothing recorded when it does not verify)',
     note: "telegram: X-Telegram-Bot-Api-Secret-Token; slack: X-Slack-Signature v0 (5 minutes); discord: X-Signature-Ed25519 / X-Signature-Timestamp; whatsapp: X-Hub-Signature-256. A platform's retry of the same update is processed once. Not counted against a token's rate limit.",
     document: '',
-    raw: (req, res) => handlePlatformInbound(req, res),
+    signed: platformInbound,
     rawRequestBody: { content: { 'application/json': { schema: { type: 'object' } }, 'application/x-www-form-urlencoded': { schema: { type: 'object' } } } },
     rawResponseContent: { 'application/json': { schema: { type: 'object' } }, 'text/plain': { schema: { type: 'string' } } },
     response: z.unknown(),
@@ -372,7 +379,7 @@ export const channelRoutes = [
     scope: null,
     summary: "WhatsApp's verification handshake: hub.mode=subscribe with the app's verify_token answers hub.challenge",
     document: '',
-    raw: (req, res) => handlePlatformInbound(req, res),
+    signed: platformInbound,
     rawResponseContent: { 'text/plain': { schema: { type: 'string' } } },
     response: z.unknown(),
     errors: ['invalid_token'],

@@ -8,6 +8,7 @@ import { eventsAfter, sessionChannel, type StoredEvent } from './store.js';
 import { pubsub } from './pubsub.js';
 import { onLocalBatch } from './local-batches.js';
 import { logger } from '../logger.js';
+import { followIterator } from './iterators.js';
 
 interface Subscriber {
   lastSeq: number;
@@ -110,9 +111,8 @@ async function release(sessionId: string, sub: Subscriber): Promise<void> {
 }
 
 /**
- * Every event of the session after `afterSeq`, then live ones, in order. A hand-written iterator
- * (not a generator) so that `return()` ends a quiet stream at once instead of waiting for the
- * next event: a closed SSE connection must free its subscriber immediately.
+ * Every event of the session after `afterSeq`, then live ones, in order (the shared
+ * replay-then-follow iterator: `return()` frees the subscriber at once).
  */
 export function followSession(sessionId: string, afterSeq: number): AsyncIterableIterator<StoredEvent> {
   const sub: Subscriber = { lastSeq: afterSeq, replaying: true, pending: [], queue: [], wake: null, closed: false };
@@ -140,40 +140,7 @@ export function followSession(sessionId: string, afterSeq: number): AsyncIterabl
   });
   void replay;
 
-  const close = async () => {
-    if (sub.closed) return;
-    sub.closed = true;
-    sub.wake?.();
-    await release(sessionId, sub);
-  };
-
-  const iterator: AsyncIterableIterator<StoredEvent> = {
-    async next() {
-      for (;;) {
-        if (failure) {
-          await close();
-          throw failure;
-        }
-        const item = sub.queue.shift();
-        if (item) return { value: item, done: false };
-        if (sub.closed) return { value: undefined, done: true };
-        await new Promise<void>((resolve) => (sub.wake = resolve));
-        sub.wake = null;
-      }
-    },
-    async return() {
-      await close();
-      return { value: undefined, done: true };
-    },
-    async throw(err?: unknown) {
-      await close();
-      throw err;
-    },
-    [Symbol.asyncIterator]() {
-      return iterator;
-    },
-  };
-  return iterator;
+  return followIterator(sub, { failure: () => failure, onClose: () => release(sessionId, sub) });
 }
 
 /** For tests and metrics: how many sessions this process is watching. */

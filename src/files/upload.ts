@@ -2,14 +2,14 @@
 // with a filename) into the blob store,
 // never holding the whole file in memory. Exactly 32 MiB is accepted; one byte more answers 413
 // file_too_large. Every way an upload can go wrong (malformed or truncated multipart, a huge
-// part header, the client leaving mid-upload) rejects with a 4xx and leaves no blob behind.
-import busboy from 'busboy';
+// part header, the client leaving mid-upload) rejects with a 4xx and leaves no blob behind
+// (the busboy plumbing shared with skill uploads: src/http/multipart.ts).
 import type { Request } from 'express';
 import type { Readable } from 'node:stream';
 import { AppError } from '../errors.js';
 import { blobStore, BlobTooLargeError, type StoredBlob } from './blob-store.js';
 import { MAX_FILE_BYTES, MIN_EXPIRES_S, MAX_EXPIRES_S } from './files.js';
-import { drainRequest, onClientGone } from '../http/request-stream.js';
+import { malformedMultipart, readMultipart } from '../http/multipart.js';
 import { textProblem } from '../http/input-hygiene.js';
 
 export interface ParsedUpload {
@@ -20,7 +20,6 @@ export interface ParsedUpload {
 }
 
 const tooLarge = () => new AppError('file_too_large', 'files are limited to 32 MiB (33554432 bytes)');
-const malformed = (err: unknown) => new AppError('invalid_request', `malformed multipart body: ${(err as Error)?.message ?? 'unreadable'}`);
 
 function parseExpires(value: string | null): number | null {
   if (value === null) return null;
@@ -33,36 +32,14 @@ function parseExpires(value: string | null): number | null {
 
 export function parseUpload(req: Request): Promise<ParsedUpload> {
   if (!req.is('multipart/form-data')) return Promise.reject(new AppError('invalid_request', 'send multipart/form-data with a `file` part'));
-  return new Promise((resolve, reject) => {
-    let bb: busboy.Busboy;
-    try {
-      // fileSize one over the limit: busboy reports 'limit' on reaching fileSize, and a file of
-      // exactly MAX_FILE_BYTES is allowed.
-      // files: 2, the `file` part and `expires_in_seconds` sent as a part with a filename.
-      bb = busboy({ headers: req.headers, limits: { fileSize: MAX_FILE_BYTES + 1, files: 2, fields: 10, fieldSize: 1024, parts: 20, headerPairs: 20 } });
-    } catch (err) {
-      return reject(malformed(err));
-    }
+  // fileSize one over the limit: busboy reports 'limit' on reaching fileSize, and a file of
+  // exactly MAX_FILE_BYTES is allowed.
+  // files: 2, the `file` part and `expires_in_seconds` sent as a part with a filename.
+  const limits = { fileSize: MAX_FILE_BYTES + 1, files: 2, fields: 10, fieldSize: 1024, parts: 20, headerPairs: 20 };
+  return readMultipart<ParsedUpload>(req, { limits }, (bb, read) => {
     let stored: Promise<StoredBlob> | null = null;
     let meta: { filename: string; mimeType: string } | null = null;
     let expires: string | null = null;
-    let settled = false;
-
-    const stopWatching = onClientGone(req, (err) => fail(malformed(err), false));
-    /** Refuses the upload: stops parsing, removes whatever was stored, drains or drops the rest. */
-    function fail(err: AppError, drain = true) {
-      if (settled) return;
-      settled = true;
-      stopWatching();
-      req.unpipe(bb);
-      // Not from inside busboy's own callback ('limit', 'file', 'data'): it still uses its state
-      // after emitting. Destroying also ends a file stream in progress (its blob write fails).
-      process.nextTick(() => bb.destroy());
-      if (drain) drainRequest(req);
-      // Answer once nothing is left behind: a finished blob is deleted, a failed write removed its own.
-      const cleaned = stored ? stored.then((blob) => blobStore().delete(blob.key)).catch(() => undefined) : Promise.resolve();
-      void cleaned.then(() => reject(err));
-    }
 
     bb.on('file', (name, stream: Readable & { truncated?: boolean }, info) => {
       stream.on('error', () => undefined); // reported through busboy's own 'error' / the blob write
@@ -72,36 +49,25 @@ export function parseUpload(req: Request): Promise<ParsedUpload> {
       if (name !== 'file' || stored) return void stream.resume();
       meta = { filename: info.filename || 'upload', mimeType: info.mimeType || 'application/octet-stream' };
       const bad = textProblem(meta.filename) ?? textProblem(meta.mimeType);
-      if (bad) return void fail(new AppError('invalid_request', `the file part's filename or type ${bad}`));
-      stream.on('limit', () => fail(tooLarge()));
+      if (bad) return void read.fail(new AppError('invalid_request', `the file part's filename or type ${bad}`));
+      stream.on('limit', () => read.fail(tooLarge()));
       stored = blobStore().put(stream, { maxBytes: MAX_FILE_BYTES });
       stored.catch(() => undefined);
     });
-    /** A field sent as a file part: its text (at most 64 bytes; more can be no valid value). */
-    function readSmallPart(stream: Readable, done: (value: string) => void) {
-      const chunks: Buffer[] = [];
-      let size = 0;
-      stream.on('data', (chunk: Buffer) => {
-        size += chunk.length;
-        if (size <= 64) chunks.push(chunk);
-      });
-      stream.on('end', () => done(size <= 64 ? Buffer.concat(chunks).toString('utf8') : 'too long'));
-    }
     bb.on('field', (name, value) => {
       if (name === 'expires_in_seconds') expires = value;
     });
-    bb.on('error', (err) => fail(malformed(err)));
     bb.on('close', async () => {
-      if (settled) return;
+      if (read.settled) return;
       try {
         if (!stored || !meta) throw new AppError('invalid_request', 'the multipart body has no `file` part');
         let blob: StoredBlob;
         try {
           blob = await stored;
         } catch (err) {
-          throw err instanceof BlobTooLargeError ? tooLarge() : malformed(err);
+          throw err instanceof BlobTooLargeError ? tooLarge() : malformedMultipart(err);
         }
-        if (settled) return; // the client left while the last bytes were written
+        if (read.settled) return; // the client left while the last bytes were written
         let expiresInSeconds: number | null;
         try {
           expiresInSeconds = parseExpires(expires);
@@ -109,13 +75,23 @@ export function parseUpload(req: Request): Promise<ParsedUpload> {
           await blobStore().delete(blob.key);
           throw err;
         }
-        settled = true;
-        stopWatching();
-        resolve({ blob, ...meta, expiresInSeconds });
+        read.succeed({ blob, ...meta, expiresInSeconds });
       } catch (err) {
-        fail(err instanceof AppError ? err : malformed(err));
+        read.fail(err instanceof AppError ? err : malformedMultipart(err));
       }
     });
-    req.pipe(bb);
+    // A refusal deletes a finished blob (a failed write removed its own) before answering.
+    return () => (stored ? stored.then((blob) => blobStore().delete(blob.key)) : Promise.resolve());
   });
+}
+
+/** A field sent as a file part: its text (at most 64 bytes; more can be no valid value). */
+function readSmallPart(stream: Readable, done: (value: string) => void) {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  stream.on('data', (chunk: Buffer) => {
+    size += chunk.length;
+    if (size <= 64) chunks.push(chunk);
+  });
+  stream.on('end', () => done(size <= 64 ? Buffer.concat(chunks).toString('utf8') : 'too long'));
 }

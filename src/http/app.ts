@@ -1,7 +1,7 @@
 // The HTTP entry: `/v1` goes to the REST dispatcher composed from the route table (at the
 // node:http level, without Express's middleware chain: it is the hot path), everything else to
-// the Express application: health, /auth, /graphql (Yoga), the web pages, the gateway, the
-// OpenAPI document and the platforms' inbound endpoint.
+// the Express application: health, /auth, /graphql (Yoga), the web pages, the gateway and the
+// OpenAPI document.
 import type http from 'node:http';
 import express, { type Request, type Response, type NextFunction } from 'express';
 import type { RateLimiterAbstract } from 'rate-limiter-flexible';
@@ -12,7 +12,6 @@ import { webRouter } from './web-routes.js';
 import { originGuard } from './origin-guard.js';
 import { graphqlSseHandler } from './graphql-sse.js';
 import { sendError, sendJson, sendMiddlewareError } from './error-envelope.js';
-import { channelInboundRouter } from '../channels/inbound-http.js';
 import { gatewayMiddleware } from '../gateway/http-endpoint.js';
 import { jsonBody, graphqlInputHygiene } from './input-hygiene.js';
 import { databaseReady } from '../db/client.js';
@@ -39,18 +38,15 @@ function pathnameOf(url: string): string {
 }
 
 // What Express keeps under /v1: the OpenAPI document (every method: GET and HEAD read it, others
-// answer 405 as every other /v1 path does) and the platforms' inbound endpoint (it
-// reads its own raw bytes and carries no token). Case-insensitive, with an optional trailing
-// slash, as Express matches its mounts.
+// answer 405 as every other /v1 path does). Case-insensitive, with an optional trailing slash, as
+// Express matches its mounts. (The platforms' inbound endpoint is a signed route of the table.)
 const OPENAPI_PATH = /^\/v1\/openapi\.json\/?$/i;
-const INBOUND_PATH = /^\/v1\/channels\/inbound\/[^/]+\/?$/i;
 
 /** Whether a request goes to the REST dispatcher: its path is `/v1` or under it (any case). */
 export function isRestRequest(method: string | undefined, url: string): boolean {
   if (url.charCodeAt(0) !== 0x2f || (url.charCodeAt(1) | 0x20) !== 0x76 /* v */ || url.charCodeAt(2) !== 0x31 /* 1 */) return false;
   const path = pathnameOf(url);
   if (path.length > 3 && path.charCodeAt(3) !== 0x2f) return false;
-  if (INBOUND_PATH.test(path)) return false;
   return !OPENAPI_PATH.test(path);
 }
 
@@ -89,9 +85,6 @@ export function createApp(opts: AppOptions): express.Express {
     res.setHeader('Allow', 'GET');
     sendError(res, 405, 'method_not_allowed', 'method not allowed; use GET');
   });
-  // Platforms sign the exact bytes they send and carry no token: their inbound endpoint reads
-  // its own raw body, ahead of /v1's parsing and per-token rate limit.
-  app.use('/v1/channels/inbound', channelInboundRouter());
   // Every other /v1 request is served by the REST dispatcher (requestListener).
 
   app.use((req: Request, res: Response) => sendError(res, 404, 'not_found', `no route for ${req.method} ${req.path}`));

@@ -1,5 +1,18 @@
 // GraphQL over SSE (graphql-sse protocol) at /graphql/stream, running operations through Yoga's
-// envelope like /graphql itself (same context, auth scopes, masking).
+// envelope like /graphql itself (same context, auth scopes, masking); distinct connections mode
+// only (the dashboard's client), errors in the envelope with the status of src/errors.ts.
+//
+// Why not yoga's plugin (@graphql-yoga/plugin-graphql-sse 3.24.1 with graphql-yoga 5.24.1 and
+// graphql-sse 2.6.1): mounted in its place, the same requests (test/graphql-sse.test.ts) answered
+//  - a bad token or an unknown X-Universe: the right status, but a text/plain stack trace instead
+//    of `{errors: [{message, extensions: {code}}]}` (the plugin builds the context inside its
+//    onSubscribe, whose throw reaches @whatwg-node's handleErrorFromRequestHandler);
+//  - a document that does not parse: 500 with a stack trace (the plugin's parse is not guarded);
+//  - a subscription its resolver refuses (no token, a session not found): 400 "Unable to detect
+//    operation AST" instead of one `next` frame carrying the error's code (the plugin returns
+//    subscribe's `{errors}` from onSubscribe, and graphql-sse counts a result only when it has
+//    `data`).
+// Working around all three would wrap the plugin in more code than this handler, so it stays.
 import { createHandler } from 'graphql-sse/lib/use/express';
 import type { DocumentNode, ExecutionArgs, GraphQLError, GraphQLSchema, parse, validate } from 'graphql';
 import { yoga } from '../graphql/yoga.js';

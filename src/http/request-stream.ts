@@ -1,6 +1,6 @@
 // Helpers for handlers that read the request stream themselves (multipart uploads): notice a
 // client that went away, and discard what is left of a refused body without reading it forever.
-import type { Request } from 'express';
+import type { IncomingMessage } from 'node:http';
 
 /** Bytes of a refused body read and thrown away before the connection is cut instead. */
 export const DRAIN_LIMIT_BYTES = 8 * 1024 * 1024;
@@ -9,7 +9,7 @@ export const DRAIN_LIMIT_BYTES = 8 * 1024 * 1024;
  * Calls `onGone` once if the client disconnects (or the request stream errors) before the whole
  * body arrived. Returns a function that stops watching.
  */
-export function onClientGone(req: Request, onGone: (err: Error) => void): () => void {
+export function onClientGone(req: IncomingMessage, onGone: (err: Error) => void): () => void {
   let done = false;
   const gone = (err?: Error) => {
     if (done || req.complete) return;
@@ -35,7 +35,7 @@ export function onClientGone(req: Request, onGone: (err: Error) => void): () => 
  * connection; past `limit` bytes the connection is closed instead (a client may not stream on
  * forever after being told no).
  */
-export function drainRequest(req: Request, limit = DRAIN_LIMIT_BYTES): void {
+export function drainRequest(req: IncomingMessage, limit = DRAIN_LIMIT_BYTES): void {
   if (req.complete || req.destroyed) return;
   let seen = 0;
   req.on('error', () => undefined);

@@ -2,8 +2,8 @@
 // path inside the skill; optional `display_name`) or from JSON. A malformed or truncated body, a
 // huge part header or a client leaving mid-upload rejects with a 4xx; the process never sees an
 // unhandled stream error. Files are held in memory (at most 32 MiB in all) until the bundle is
-// validated, so a refused upload stores nothing.
-import busboy from 'busboy';
+// validated, so a refused upload stores nothing. The busboy plumbing is shared with file uploads
+// (src/http/multipart.ts).
 import type { Request } from 'express';
 import { AppError } from '../errors.js';
 import type { BundleFile } from './bundle.js';
@@ -11,7 +11,7 @@ import { MAX_SKILL_BYTES, MAX_SKILL_FILES } from './bundle.js';
 import { filesFromJson } from './skills.js';
 import { skillBundleBody } from './contract.js';
 import { describeIssues } from '../validation.js';
-import { drainRequest, onClientGone } from '../http/request-stream.js';
+import { readMultipart } from '../http/multipart.js';
 import { textProblem } from '../http/input-hygiene.js';
 
 /** A JSON bundle, validated here at the edge (this route reads its own body). */
@@ -20,8 +20,6 @@ function jsonBundle(value: unknown): { displayName?: string; files: BundleFile[]
   if (!parsed.success) throw new AppError('invalid_request', describeIssues(parsed.error.issues, 'body'));
   return filesFromJson(parsed.data);
 }
-
-const malformed = (err: unknown) => new AppError('invalid_request', `malformed multipart body: ${(err as Error)?.message ?? 'unreadable'}`);
 
 export function readSkillUpload(req: Request): Promise<{ displayName?: string; files: BundleFile[] }> {
   if (req.is('application/json')) {
@@ -32,35 +30,13 @@ export function readSkillUpload(req: Request): Promise<{ displayName?: string; f
     }
   }
   if (!req.is('multipart/form-data')) return Promise.reject(new AppError('invalid_request', 'send multipart/form-data (files parts) or JSON {files: [...]}'));
-  return new Promise((resolve, reject) => {
-    let bb: busboy.Busboy;
-    try {
-      // fileSize one over the total limit: busboy reports 'limit' on reaching it.
-      bb = busboy({
-        headers: req.headers,
-        preservePath: true,
-        limits: { files: MAX_SKILL_FILES, fileSize: MAX_SKILL_BYTES + 1, fields: 5, fieldSize: 1024, parts: MAX_SKILL_FILES + 5, headerPairs: 20 },
-      });
-    } catch (err) {
-      return reject(malformed(err));
-    }
+  // fileSize one over the total limit: busboy reports 'limit' on reaching it.
+  const limits = { files: MAX_SKILL_FILES, fileSize: MAX_SKILL_BYTES + 1, fields: 5, fieldSize: 1024, parts: MAX_SKILL_FILES + 5, headerPairs: 20 };
+  return readMultipart<{ displayName?: string; files: BundleFile[] }>(req, { preservePath: true, limits }, (bb, read) => {
     const files: BundleFile[] = [];
     let displayName: string | undefined;
     let total = 0;
-    let settled = false;
-    const stopWatching = onClientGone(req, (err) => fail(malformed(err), false));
-    function fail(err: AppError, drain = true) {
-      if (settled) return;
-      settled = true;
-      stopWatching();
-      req.unpipe(bb);
-      // Not from inside busboy's own callback ('limit', 'file', 'data'): it still uses its state
-      // after emitting. Destroying also ends a file stream in progress (its blob write fails).
-      process.nextTick(() => bb.destroy());
-      if (drain) drainRequest(req);
-      reject(err);
-    }
-    const tooLarge = () => fail(new AppError('file_too_large', 'a skill is limited to 32 MiB'));
+    const tooLarge = () => read.fail(new AppError('file_too_large', 'a skill is limited to 32 MiB'));
 
     bb.on('file', (name, stream, info) => {
       stream.on('error', () => undefined); // reported through busboy's own 'error'
@@ -77,18 +53,15 @@ export function readSkillUpload(req: Request): Promise<{ displayName?: string; f
     bb.on('field', (name, value) => {
       if (name === 'display_name') displayName = value;
     });
-    bb.on('filesLimit', () => fail(new AppError('invalid_request', `a skill holds at most ${MAX_SKILL_FILES} files`)));
-    bb.on('error', (err) => fail(malformed(err)));
+    bb.on('filesLimit', () => read.fail(new AppError('invalid_request', `a skill holds at most ${MAX_SKILL_FILES} files`)));
     bb.on('close', () => {
-      if (settled) return;
+      if (read.settled) return;
       if (displayName !== undefined && (displayName.length < 1 || displayName.length > 60))
-        return fail(new AppError('invalid_request', 'display_name must be 1 to 60 characters'));
+        return read.fail(new AppError('invalid_request', 'display_name must be 1 to 60 characters'));
       const bad = displayName === undefined ? null : textProblem(displayName);
-      if (bad) return fail(new AppError('invalid_request', `display_name ${bad}`));
-      settled = true;
-      stopWatching();
-      resolve({ displayName, files });
+      if (bad) return read.fail(new AppError('invalid_request', `display_name ${bad}`));
+      read.succeed({ displayName, files });
     });
-    req.pipe(bb);
+    return undefined;
   });
 }
