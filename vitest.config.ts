@@ -19,7 +19,7 @@ export default defineConfig({
     setupFiles: ['test/helpers/standalone-services.ts'],
     testTimeout: 30_000,
     // The suite is a local development setup: its receivers, git server and providers listen on
-    // loopback, which the outbound guard refuses unless allow-listed (test/ssrf.test.ts clears it).
+    // loopback, which the outbound guard refuses unless allow-listed (test/net/ssrf.test.ts clears it).
     // Test servers stop at once rather than waiting for turns to finish (the stopping tests set theirs).
     env: { OUTBOUND_ALLOW: '127.0.0.0/8,::1', SHUTDOWN_DRAIN_MS: '0' },
     hookTimeout: 60_000,

@@ -1,5 +1,5 @@
 // Request examples for the OpenAPI document, by operation id: what a first call usually sends.
-// test/openapi.test.ts checks each against its route's body schema and the document, so an
+// test/rest/openapi.test.ts checks each against its route's body schema and the document, so an
 // example cannot drift from what the server takes.
 const AGENT = 'agent_01jf8z6k3m4n5p6q7r8s9t0v1w';
 const SESSION = 'sess_01jf8z7a2b3c4d5e6f7g8h9j0k';

@@ -7,6 +7,7 @@
 // token and a plain URL (the hot reads) stays on node:http's own request and response; every other
 // request, and raw routes (uploads, downloads, pages), get Express's prototypes as Express gives
 // them, so they keep its API.
+import { settings } from '../src/config.js';
 import type http from 'node:http';
 import type express from 'express';
 import type { Request, Response } from 'express';
@@ -45,7 +46,7 @@ function validate<T>(schema: import('zod').ZodType<T> | undefined, value: unknow
   return parsed.data;
 }
 
-export const STREAM_PING_MS = Number(process.env.STREAM_PING_MS || 15_000);
+export const STREAM_PING_MS = settings.streamPingMs();
 
 /** Serves a feed as server-sent events: `id:`, `event:`, `data:` frames and pings. */
 async function serveStream(iterator: AsyncIterator<StreamEvent>, req: Request, res: Response) {

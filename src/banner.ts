@@ -1,7 +1,7 @@
 // The one human-readable block `npm start` prints once listening: where to go, how to sign in,
 // whether sandboxes are isolated (with the install command when not), what is configured.
 import path from 'node:path';
-import { config } from './config.js';
+import { config, settings } from './config.js';
 import { ownerBootstrapReport } from './auth/bootstrap.js';
 import { bwrapUsable } from './sandbox/jail.js';
 import { unshareUsable } from './sandbox/unshare-jail.js';
@@ -21,7 +21,7 @@ function signInLine(): string {
 function sandboxLine(): string {
   const cfg = config();
   if (cfg.sandboxDriver !== 'local') return `driver ${cfg.sandboxDriver}`;
-  const forced = process.env.SANDBOX_ISOLATION;
+  const forced = settings.sandboxIsolation();
   if (forced === 'none') return 'NOT ISOLATED (SANDBOX_ISOLATION=none): sessions run as plain child processes';
   if (forced === 'unshare') return 'isolated with util-linux unshare (SANDBOX_ISOLATION=unshare)';
   if (bwrapUsable()) return 'isolated with bubblewrap (bwrap)';
@@ -47,7 +47,7 @@ function storageLine(): string {
 // What the outbound guard (src/net/outbound-guard.ts) refuses, so a developer whose local
 // webhook receiver is refused knows the switch before meeting the error.
 function outboundLine(): string {
-  const allow = (process.env.OUTBOUND_ALLOW ?? '').trim();
+  const allow = settings.outboundAllow().trim();
   if (allow) return `loopback/private destinations allowed for: ${allow} (OUTBOUND_ALLOW)`;
   return 'webhooks, callbacks and fetched URLs on loopback or private addresses are refused; for local receivers start with OUTBOUND_ALLOW=127.0.0.0/8,::1';
 }

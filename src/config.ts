@@ -1,4 +1,7 @@
-// Start-up settings, read once from the environment with the contract's names and defaults.
+// The one place the service reads its environment (test/unit/config-reads.test.ts keeps it so):
+// the start-up settings (`loadConfig`, read once with the contract's names and defaults), the
+// tunables read when used (`settings`), and the environment handed to the settings parsers that
+// take one as a parameter so their tests can pass their own (`environment()`).
 import path from 'node:path';
 import { service } from './services/registry.js';
 
@@ -90,3 +93,144 @@ declare module './services/registry.js' {
 export function config(): Config {
   return service('config');
 }
+
+/**
+ * The whole environment, for the parsers of a group of variables that take it as a parameter
+ * (their tests pass their own). Each group is documented where it is parsed:
+ * - K8S_*, SANDBOX_IMAGE*, SANDBOX_DEFAULT_* / MAX_* / CPU_REQUEST_RATIO / WORKSPACE_SIZE /
+ *   RUN_AS_USER / SNAPSHOT_*: src/sandbox/kubernetes/settings.ts
+ * - BLOB_STORE, S3_*, AWS_REGION: src/files/configured-blob-store.ts, src/files/s3-blob-store.ts
+ * - EGRESS_ALLOWED_HOSTS, EGRESS_LISTEN, EGRESS_UPSTREAM, EGRESS_MITM: src/egress/settings.ts;
+ *   EGRESS_CA_CERT, EGRESS_CA_KEY: src/egress/ca.ts; EGRESS_UPSTREAM, POD_NAMESPACE:
+ *   src/runtime/kubernetes-sandboxes.ts
+ * - HTTP_REQUEST_TIMEOUT_MS, HTTP_HEADERS_TIMEOUT_MS: src/http/server-limits.ts
+ * - INSTANCE_ID (and the pod's POD_NAME / HOSTNAME): src/runtime/instance.ts
+ * - the capability vendors' key and base URL variables (EXA_API_KEY, …): the table in
+ *   src/tools/capabilities/vendors.ts
+ * - everything in `loadConfig` above: src/services/standalone.ts
+ */
+export function environment(): NodeJS.ProcessEnv {
+  return process.env;
+}
+
+/** A number, the fallback when unset or empty (`Number(raw || fallback)`). */
+const num = (name: string, fallback: number) => Number(process.env[name] || fallback);
+/** A number, the fallback only when unset (an empty value reads as 0). */
+const numUnlessUnset = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
+const text = (name: string): string | undefined => process.env[name];
+
+/**
+ * Tunables, read each time they are called: a module that keeps one in a constant calls it at
+ * import (as it always read the variable); one that calls it per use lets tests change it.
+ */
+export const settings = {
+  // Logging (src/logger.ts). VITEST is set by the test runner: quiet logs, never pretty.
+  /** LOG_LEVEL: pino level (default info; silent under vitest). */
+  logLevel: () => text('LOG_LEVEL') || (text('VITEST') ? 'silent' : 'info'),
+  /** LOG_FORMAT: `json` or `pretty` (default pretty on a terminal outside vitest, else json). */
+  logFormat: () => text('LOG_FORMAT') || (process.stdout.isTTY && !text('VITEST') ? 'pretty' : 'json'),
+  /** NODE_ENV=production: GraphQL does not warn about unused queries. */
+  production: () => text('NODE_ENV') === 'production',
+
+  // Database, HTTP, shutdown.
+  /** DATABASE_POOL_SIZE: PostgreSQL pool connections (default 10). */
+  databasePoolSize: () => num('DATABASE_POOL_SIZE', 10),
+  /** STREAM_PING_MS: keep-alive comment interval of SSE streams (default 15 s). */
+  streamPingMs: () => num('STREAM_PING_MS', 15_000),
+  /** SHUTDOWN_DRAIN_MS: how long a stopping process lets running work finish (default 5 s). */
+  shutdownDrainMs: () => numUnlessUnset('SHUTDOWN_DRAIN_MS', 5000),
+  /** BLOB_STORE: `local` (default) or `s3`; read here for the shared-state warnings at start. */
+  blobStore: () => text('BLOB_STORE'),
+
+  // Auth.
+  /** TOKEN_LAST_USED_INTERVAL_MS: how often a token's lastUsedAt is written (default 60 s). */
+  tokenLastUsedIntervalMs: () => numUnlessUnset('TOKEN_LAST_USED_INTERVAL_MS', 60_000),
+  /** AUTH_CACHE_TTL_MS: how long a resolved token is cached (default 5 s). */
+  authCacheTtlMs: () => numUnlessUnset('AUTH_CACHE_TTL_MS', 5_000),
+
+  // Turns and their recovery.
+  /** MODEL_MAX_ATTEMPTS: tries of one model call (default 3). */
+  modelMaxAttempts: () => num('MODEL_MAX_ATTEMPTS', 3),
+  /** MODEL_RETRY_BASE_MS: first retry delay of a model call, doubled per try (default 500). */
+  modelRetryBaseMs: () => num('MODEL_RETRY_BASE_MS', 500),
+  /** RUNNER_STALE_MS: a running session not heard from for this long is recovered (default 30 s). */
+  runnerStaleMs: () => num('RUNNER_STALE_MS', 30_000),
+  /** RECOVERY_INTERVAL_MS: how often stale sessions are looked for (default 15 s). */
+  recoveryIntervalMs: () => num('RECOVERY_INTERVAL_MS', 15_000),
+
+  // Routines.
+  /** ROUTINE_SCHEDULER=inprocess: schedule routines in this process even with Redis. */
+  routineScheduler: () => text('ROUTINE_SCHEDULER'),
+  /** MISSED_FIRE_WINDOW_MS: a missed fire older than this is skipped (default 1 h). */
+  missedFireWindowMs: () => num('MISSED_FIRE_WINDOW_MS', 60 * 60 * 1000),
+  /** SCHEDULER_TICK_MS: the in-process scheduler's tick (default 1 s). */
+  schedulerTickMs: () => num('SCHEDULER_TICK_MS', 1000),
+
+  // Webhooks.
+  /** WEBHOOK_RETRY_OFFSETS_MS: comma-separated delays of the delivery attempts (default 0,5000,30000). */
+  webhookRetryOffsetsMs: () => (text('WEBHOOK_RETRY_OFFSETS_MS') || '0,5000,30000').split(',').map(Number),
+  /** WEBHOOK_DISABLE_AFTER: consecutive failures that disable a webhook (default 20). */
+  webhookDisableAfter: () => num('WEBHOOK_DISABLE_AFTER', 20),
+  /** WEBHOOK_TIMEOUT_MS: one delivery's timeout (default 10 s). */
+  webhookTimeoutMs: () => num('WEBHOOK_TIMEOUT_MS', 10_000),
+
+  // Channels.
+  /** CHANNEL_MARKER_MAX_MS: longest a typing/progress marker is kept up (default 10 min). */
+  channelMarkerMaxMs: () => num('CHANNEL_MARKER_MAX_MS', 10 * 60_000),
+  /** CHANNEL_INBOUND_SWEEP_MS: how often (and after how long) inbound messages left `received` are handled again (default 3 s). */
+  channelInboundSweepMs: () => num('CHANNEL_INBOUND_SWEEP_MS', 3_000),
+  /** CHANNEL_PLATFORM_TIMEOUT_MS: one platform API call's timeout (default 15 s). */
+  channelPlatformTimeoutMs: () => num('CHANNEL_PLATFORM_TIMEOUT_MS', 15_000),
+  /** CHANNEL_REPLY_WAIT_MS: longest a reply waits for its turn to end (default 1 h). */
+  channelReplyWaitMs: () => num('CHANNEL_REPLY_WAIT_MS', 60 * 60_000),
+  /** CHANNEL_POSTING_LEASE_MS: lease of the process posting a reply (default 2 min). */
+  channelPostingLeaseMs: () => num('CHANNEL_POSTING_LEASE_MS', 2 * 60_000),
+  /** CHANNEL_APP_CACHE_MS: how long a channel app's settings are cached (default 5 s). */
+  channelAppCacheMs: () => numUnlessUnset('CHANNEL_APP_CACHE_MS', 5_000),
+
+  // Sandboxes and the network.
+  /** SANDBOX_ISOLATION: force the local driver's isolation kind (default: the best available). */
+  sandboxIsolation: () => text('SANDBOX_ISOLATION'),
+  /** SANDBOX_FORWARDER=node: forward sandbox ports in node even when socat is present. */
+  sandboxForwarder: () => text('SANDBOX_FORWARDER'),
+  /** SANDBOX_CGROUPS=0: no per-sandbox cgroups. */
+  sandboxCgroupsOff: () => text('SANDBOX_CGROUPS') === '0',
+  /** SANDBOX_CGROUP_PARENT: the cgroup the sandboxes' cgroups are made in (default the process's own). */
+  sandboxCgroupParent: () => text('SANDBOX_CGROUP_PARENT'),
+  /** OUTBOUND_ALLOW: internal addresses outbound requests may reach anyway (default none). */
+  outboundAllow: () => text('OUTBOUND_ALLOW') ?? '',
+  /** EGRESS_UPSTREAM_CA_FILE: extra CA the egress proxy trusts upstream (default none). */
+  egressUpstreamCaFile: () => text('EGRESS_UPSTREAM_CA_FILE'),
+
+  // CLI engines (src/engines/cli).
+  /** ENGINE_CACHE_DIR: where engine CLIs are installed (default <tmpdir>/agent-service-engines). */
+  engineCacheDir: () => text('ENGINE_CACHE_DIR'),
+  /** ENGINE_SERVER_IDLE_MS: an idle engine server stops after this (non-numbers and 0: the default). */
+  engineServerIdleMs: (fallback: number) => Number(text('ENGINE_SERVER_IDLE_MS')) || fallback,
+  /** ENGINE_SERVER_ANSWER_MS: longest wait for an engine server's answer (non-numbers and 0: the default). */
+  engineServerAnswerMs: (fallback: number) => Number(text('ENGINE_SERVER_ANSWER_MS')) || fallback,
+
+  // Tools: MCP servers (docs/tools.md) and capabilities.
+  /** MCP_CONNECT_TIMEOUT_MS: connect and list of a tool server (default 15 s). */
+  mcpConnectTimeoutMs: () => num('MCP_CONNECT_TIMEOUT_MS', 15_000),
+  /** MCP_CALL_TIMEOUT_MS: one tool call (default 120 s). */
+  mcpCallTimeoutMs: () => num('MCP_CALL_TIMEOUT_MS', 120_000),
+  /** MCP_MAX_RESPONSE_BYTES: bytes of one answer (default 16 MiB). */
+  mcpMaxResponseBytes: () => num('MCP_MAX_RESPONSE_BYTES', 16 * 1024 * 1024),
+  /** MCP_MAX_RESULT_CHARS: text of a result kept for the model (default 100 000). */
+  mcpMaxResultChars: () => num('MCP_MAX_RESULT_CHARS', 100_000),
+  /** MCP_IDLE_CLOSE_MS: an unused tool server connection is closed after this (default 5 min). */
+  mcpIdleCloseMs: () => num('MCP_IDLE_CLOSE_MS', 300_000),
+  /** CAPABILITY_POLL_MS: poll interval of a capability's long task (default 5 s). */
+  capabilityPollMs: () => num('CAPABILITY_POLL_MS', 5000),
+  /** CAPABILITY_TASK_TIMEOUT_MS: longest a capability's long task may run (default 10 min). */
+  capabilityTaskTimeoutMs: () => num('CAPABILITY_TASK_TIMEOUT_MS', 600_000),
+  /** REMBG_API_KEY: the background-removal service's key (optional). */
+  rembgApiKey: () => text('REMBG_API_KEY'),
+  /** GPTIMAGE_MODEL: the image model (default gpt-image-1). */
+  gptImageModel: () => text('GPTIMAGE_MODEL') || 'gpt-image-1',
+  /** MINIMAX_VIDEO_MODEL: the MiniMax video model (default MiniMax-Hailuo-02). */
+  minimaxVideoModel: () => text('MINIMAX_VIDEO_MODEL') || 'MiniMax-Hailuo-02',
+  /** SEEDANCE_MODEL: the Seedance video model (default seedance-1-0-pro-250528). */
+  seedanceModel: () => text('SEEDANCE_MODEL') || 'seedance-1-0-pro-250528',
+};

@@ -46,7 +46,7 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, onSignal
 
 running = await startServer(loadConfig());
 // The banner is how a newcomer learns the sign-in password: printed on stdout whether or not it
-// is a terminal (a container's log, a child process), once listening. test/first-start.test.ts.
+// is a terminal (a container's log, a child process), once listening. test/server/first-start.test.ts.
 process.stdout.write(startupBanner(running.url));
 const started = running;
 installProcessSafetyNet({ stop: () => started.stop() }); // src/process-safety.ts: unhandled errors

@@ -15,7 +15,7 @@ import { routes } from '../rest/routes/index.js';
 import { buildOpenApi } from '../rest/openapi.js';
 import { serverOptions, applyServerLimits } from './http/server-limits.js';
 import { logger } from './logger.js';
-import type { Config } from './config.js';
+import { settings, type Config } from './config.js';
 import { enqueueSessionRun } from './runtime/queue.js';
 import { recoverStaleSessions, sessionsWithWaitingInputs, recoverOwnTurns } from './runtime/runner.js';
 import { stopService } from './shutdown.js';
@@ -31,7 +31,7 @@ export interface RunningServer {
   stop(): Promise<void>;
 }
 
-const RECOVERY_INTERVAL_MS = Number(process.env.RECOVERY_INTERVAL_MS || 15_000);
+const RECOVERY_INTERVAL_MS = settings.recoveryIntervalMs();
 
 async function recover(): Promise<void> {
   const recovered = await recoverStaleSessions();
@@ -114,7 +114,7 @@ export async function startServer(cfg: Config, opts: StartOptions = {}): Promise
   for (const warning of sharedStateWarnings({
     databaseUrl: cfg.databaseUrl,
     redisUrl: cfg.redisUrl,
-    blobStore: process.env.BLOB_STORE,
+    blobStore: settings.blobStore(),
     sandboxDriver: cfg.sandboxDriver,
   }))
     logger.warn(warning);

@@ -8,6 +8,7 @@
 // before they are interrupted; about 3 s more are allowed for interrupted turns to record their
 // end, and a few for requests and webhook attempts. Orchestrators should allow about
 // SHUTDOWN_DRAIN_MS + 8 s between SIGTERM and SIGKILL (docker stop -t, terminationGracePeriodSeconds).
+import { settings } from './config.js';
 import type http from 'node:http';
 import { logger } from './logger.js';
 import { drainTurns } from './runtime/runner.js';
@@ -22,7 +23,7 @@ import { closeGuardedDispatcher } from './net/outbound-guard.js';
 import { closeMcpConnections } from './tools/mcp/servers.js';
 import type { Dispatcher } from './webhooks/dispatcher.js';
 
-export const drainMs = () => Number(process.env.SHUTDOWN_DRAIN_MS ?? 5000);
+export const drainMs = () => settings.shutdownDrainMs();
 const INTERRUPT_GRACE_MS = 3000;
 const REQUEST_GRACE_MS = 2000;
 const WEBHOOK_GRACE_MS = 2000;

@@ -1,10 +1,11 @@
 // Records when an API token was last used (the dashboard's "Last used" column). A write per
 // request would double the cost of the hot, cached reads, so each process writes a token's
 // lastUsedAt at most once per interval (a minute by default): the column is minute-accurate.
+import { settings } from '../config.js';
 import { prisma } from '../db/client.js';
 import { logger } from '../logger.js';
 
-const INTERVAL_MS = Number(process.env.TOKEN_LAST_USED_INTERVAL_MS ?? 60_000);
+const INTERVAL_MS = settings.tokenLastUsedIntervalMs();
 const MAX_TRACKED = 10_000;
 const lastWritten = new Map<string, number>();
 

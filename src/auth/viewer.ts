@@ -1,5 +1,6 @@
 // Who is calling: resolves the bearer token or the sign-in cookie, then the universe the request
 // acts in (X-Universe, the token's own universe, or the user's personal one).
+import { settings } from '../config.js';
 import { prisma } from '../db/client.js';
 import { rawRows } from '../db/raw-query.js';
 import { AppError } from '../errors.js';
@@ -39,7 +40,7 @@ export function bearerOf(authorization: string | null | undefined): string | nul
 
 // Resolved bearer tokens are remembered briefly: most requests then cost no auth queries.
 // Revocation clears this process's cache at once; other processes notice within the TTL.
-const CACHE_TTL_MS = Number(process.env.AUTH_CACHE_TTL_MS ?? 5_000);
+const CACHE_TTL_MS = settings.authCacheTtlMs();
 const CACHE_MAX = 10_000;
 const cache = new Map<string, { viewer: Viewer; until: number; tokenExpiresAt: number | null }>();
 

@@ -1,6 +1,7 @@
 // Channel apps (BYO platform credentials): create registers with the platform (a refusal fails
 // the request), PATCH replaces the whole credential bag and registers again, credentials are
 // sealed and never returned (only their names), `setup` lists what the platform cannot automate.
+import { settings } from '../config.js';
 import { prisma } from '../db/client.js';
 import { AppError } from '../errors.js';
 import { secretText } from '../ids.js';
@@ -130,7 +131,7 @@ export async function deleteApp(viewer: Viewer, id: string): Promise<void> {
 
 // Platform calls look their app up on every request: remembered briefly (a rotation or delete
 // here clears it at once; other processes see it within the TTL).
-const APP_CACHE_MS = Number(process.env.CHANNEL_APP_CACHE_MS ?? 5_000);
+const APP_CACHE_MS = settings.channelAppCacheMs();
 const appCache = new Map<string, { row: ChannelApp; record: AppRecord; until: number }>();
 
 export async function inboundApp(id: string): Promise<{ row: ChannelApp; record: AppRecord } | null> {

@@ -1,6 +1,7 @@
 // Inbound messages are recorded once (the platform's delivery id is the dedupe key, so a retry
 // of the same update is dropped), acknowledged at once, and processed off the request path: in
 // order per surface, here, and by a sweep for anything a stopped process left behind.
+import { settings } from '../config.js';
 import { prisma } from '../db/client.js';
 import { sqlRows } from '../db/raw-query.js';
 import { Prisma } from '../generated/prisma/client.js';
@@ -20,7 +21,7 @@ interface InboundPayload {
 }
 
 const LEASE_MS = 5 * 60_000;
-const SWEEP_MS = Number(process.env.CHANNEL_INBOUND_SWEEP_MS || 3_000);
+const SWEEP_MS = settings.channelInboundSweepMs();
 const CODE = /\bCONNECT-\d{6}\b/;
 
 /** Records messages (dropping repeats) and schedules them. Returns how many were new. */

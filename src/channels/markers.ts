@@ -1,10 +1,11 @@
 // Working markers ("typing…", a reaction, a deferred "thinking…"): shown when a message is
 // routed, repeated where the platform lets them fade, and cleared when the reply is posted (or
 // a post says `done`). Kept per thread in this process; they are a courtesy, never state.
+import { settings } from '../config.js';
 import { logger } from '../logger.js';
 import type { Outbound, OutboundTarget, Surface } from './platforms/types.js';
 
-const MAX_MARKER_MS = Number(process.env.CHANNEL_MARKER_MAX_MS || 10 * 60_000);
+const MAX_MARKER_MS = settings.channelMarkerMaxMs();
 
 interface Marker {
   surface: Surface;

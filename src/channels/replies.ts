@@ -3,6 +3,7 @@
 // session.status_running after it starts the turn that took it, the last complete agent.message
 // before the next session.status_idle is the answer. Several messages taken by one turn get one
 // post per thread (a unique (session, connection, thread, turn) claim), also across processes.
+import { settings } from '../config.js';
 import { Prisma, type ChannelReply } from '../generated/prisma/client.js';
 import { prisma } from '../db/client.js';
 import { logger } from '../logger.js';
@@ -12,14 +13,14 @@ import { connectionInclude } from './connections.js';
 import { postToThread } from './posting.js';
 import { closeMarker } from './markers.js';
 
-const REPLY_WAIT_MS = Number(process.env.CHANNEL_REPLY_WAIT_MS || 60 * 60_000);
+const REPLY_WAIT_MS = settings.channelReplyWaitMs();
 /** Tries of a reply's post when the platform cannot take it now (429, 5xx, no answer). */
 const POST_ATTEMPTS = 4;
 /**
  * A reply `posting` without a sign of life for this long was being posted by a process that
  * stopped: it is posted again (at least once: the platform may have taken the first try).
  */
-const POSTING_LEASE_MS = Number(process.env.CHANNEL_POSTING_LEASE_MS || 2 * 60_000);
+const POSTING_LEASE_MS = settings.channelPostingLeaseMs();
 
 const following = new Map<string, () => void>();
 

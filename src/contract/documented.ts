@@ -1,6 +1,6 @@
 // JSON Schema keywords that document, in the OpenAPI document, rules a contract enforces with a
 // refinement zod cannot express as JSON Schema itself (merged into the schema by `.meta()`).
-// The refinement stays the rule; test/openapi-fuzz.test.ts checks the two agree both ways.
+// The refinement stays the rule; test/rest/openapi-fuzz.test.ts checks the two agree both ways.
 
 /** An absolute http(s) URL (the outbound guard then refuses private and link-local hosts). */
 export const ABSOLUTE_HTTP_URL = { format: 'uri', pattern: '^[hH][tT][tT][pP][sS]?://[^/?#]' } as const;

@@ -3,6 +3,7 @@
 // puts that handle in the composition (the `database` part, src/services/registry.ts), and
 // `prisma` here is that part's client: modules import `prisma` and reach whichever database the
 // composition in force holds. Nothing is kept in this module.
+import { settings } from '../config.js';
 import path from 'node:path';
 import fs from 'node:fs';
 import { PGlite } from '@electric-sql/pglite';
@@ -64,7 +65,7 @@ export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
     // search_path makes raw SQL land in the same schema as the client's generated queries.
     const pool = new pg.Pool({
       connectionString: url,
-      max: Number(process.env.DATABASE_POOL_SIZE || 10),
+      max: settings.databasePoolSize(),
       ...(schema ? { options: `-c search_path="${schema.replace(/"/g, '""')}"` } : {}),
     });
     const client = new PrismaClient({ adapter: new PrismaPg(pool, schema ? { schema } : undefined) });

@@ -6,6 +6,7 @@
 // process of one deployment must share it (a Kubernetes Secret). Without them a CA is made once
 // into DATA_DIR/egress-ca/ and reused. Certificates are built with node-forge and signed with
 // node's own crypto (fast); leaf certificates are cached per host.
+import { environment } from '../config.js';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -90,7 +91,7 @@ async function loadOrCreate(dataDir: string, env: NodeJS.ProcessEnv): Promise<{ 
   }
 }
 
-export async function openEgressCa(dataDir: string, env: NodeJS.ProcessEnv = process.env): Promise<EgressCa> {
+export async function openEgressCa(dataDir: string, env: NodeJS.ProcessEnv = environment()): Promise<EgressCa> {
   const { certPem, keyPem } = await loadOrCreate(dataDir, env);
   const caKey = crypto.createPrivateKey(keyPem);
   const caCert = forge.pki.certificateFromPem(certPem);

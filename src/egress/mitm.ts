@@ -3,6 +3,7 @@
 // inside it is forwarded to the real host over verified TLS with the session's headers set.
 // The headers are looked up per request, so a rotated token applies from the next request,
 // even on a kept-alive connection.
+import { settings } from '../config.js';
 import http from 'node:http';
 import https from 'node:https';
 import fs from 'node:fs';
@@ -28,7 +29,7 @@ let upstreamCa: string[] | undefined;
 /** Trust for the real hosts: the system's roots, plus EGRESS_UPSTREAM_CA_FILE (a private CA, tests). */
 function upstreamTrust(): string[] | undefined {
   if (upstreamCa) return upstreamCa;
-  const file = process.env.EGRESS_UPSTREAM_CA_FILE;
+  const file = settings.egressUpstreamCaFile();
   if (!file) return undefined;
   upstreamCa = [...tls.rootCertificates, fs.readFileSync(file, 'utf8')];
   return upstreamCa;

@@ -11,6 +11,7 @@
 // EGRESS_MITM           `1` (default) terminates TLS for hosts with header rules using the
 //                       service's egress CA (trusted inside the sandbox), so headers reach
 //                       HTTPS hosts; `0` tunnels them untouched (no injection over HTTPS).
+import { environment } from '../config.js';
 export interface EgressSettings {
   allowedHosts: string[] | null;
   listen: { host: string; port: number } | null;
@@ -24,7 +25,7 @@ export function hostPort(raw: string, name: string): { host: string; port: numbe
   return { host: m[1] || '0.0.0.0', port: Number(m[2]) };
 }
 
-export function loadEgressSettings(env: NodeJS.ProcessEnv = process.env): EgressSettings {
+export function loadEgressSettings(env: NodeJS.ProcessEnv = environment()): EgressSettings {
   const allowed = (env.EGRESS_ALLOWED_HOSTS ?? '*')
     .split(',')
     .map((h) => h.trim())

@@ -26,6 +26,7 @@ interface Step {
 }
 
 async function run(file: string, args: string[], cwd: string, env: Record<string, string | undefined> = {}): Promise<Step> {
+  // Not configuration: the package manager inherits the service's environment (PATH, proxies, HOME).
   const merged = Object.fromEntries(Object.entries({ ...process.env, ...env }).filter((e): e is [string, string] => e[1] !== undefined));
   try {
     const r = await runProcess(file, args, { cwd, env: merged, timeoutMs: STEP_TIMEOUT_MS, maxOutputBytes: MAX_OUTPUT }).result;

@@ -2,6 +2,7 @@
 // what several API processes on several hosts share (uploads, skill files, workspace
 // snapshots). An upload is spooled to a temporary file while it is measured and hashed (the size
 // limit applies before anything reaches the bucket), then sent with its length in one PUT.
+import { environment } from '../config.js';
 import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import os from 'node:os';
@@ -27,7 +28,7 @@ export interface S3Settings {
  * (default on when S3_ENDPOINT is set), S3_ACCESS_KEY_ID / S3_SECRET_ACCESS_KEY (else the
  * AWS SDK's usual credential chain: environment, profile, instance or pod role).
  */
-export function loadS3Settings(env: NodeJS.ProcessEnv = process.env): S3Settings {
+export function loadS3Settings(env: NodeJS.ProcessEnv = environment()): S3Settings {
   if (!env.S3_BUCKET) throw new Error('BLOB_STORE=s3 needs S3_BUCKET');
   const endpoint = env.S3_ENDPOINT || undefined;
   return {

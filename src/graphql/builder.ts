@@ -1,4 +1,5 @@
 // The Pothos builder: plugins and scalars, no domain types (those live one file per domain).
+import { settings } from '../config.js';
 import SchemaBuilder from '@pothos/core';
 import ScopeAuthPlugin, { type AuthFailure, AuthScopeFailureType } from '@pothos/plugin-scope-auth';
 import PrismaPlugin from '@pothos/plugin-prisma';
@@ -71,7 +72,7 @@ export const builder = new SchemaBuilder<{
     dmmf: getDatamodel(),
     exposeDescriptions: false,
     filterConnectionTotalCount: true,
-    onUnusedQuery: process.env.NODE_ENV === 'production' ? null : 'warn',
+    onUnusedQuery: settings.production() ? null : 'warn',
   },
   relay: {
     cursorType: 'String',

@@ -9,6 +9,7 @@
 //  - request headers may total MAX_HEADER_BYTES
 // Protocol errors Node answers itself (oversized or malformed headers, timeouts) get the spec's
 // envelope too.
+import { environment } from '../config.js';
 import type http from 'node:http';
 import type { Socket } from 'node:net';
 
@@ -18,7 +19,7 @@ export const KEEP_ALIVE_TIMEOUT_MS = 65_000;
 export const MAX_HEADER_BYTES = 16 * 1024;
 
 /** The effective timeouts: the defaults above, or HTTP_HEADERS_TIMEOUT_MS / HTTP_REQUEST_TIMEOUT_MS. */
-export function serverTimeouts(env: NodeJS.ProcessEnv = process.env): { headersMs: number; requestMs: number } {
+export function serverTimeouts(env: NodeJS.ProcessEnv = environment()): { headersMs: number; requestMs: number } {
   const num = (raw: string | undefined, fallback: number) => (raw && Number(raw) > 0 ? Number(raw) : fallback);
   const requestMs = num(env.HTTP_REQUEST_TIMEOUT_MS, REQUEST_TIMEOUT_MS);
   // Node refuses a headers timeout longer than the request timeout.

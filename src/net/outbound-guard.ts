@@ -16,6 +16,7 @@
 // OUTBOUND_ALLOW (comma-separated addresses or CIDR ranges, e.g. `127.0.0.0/8,::1`) lets an
 // operator permit internal destinations, typically loopback receivers in local development;
 // every refusal names the value that would let its address through (`allowHint`).
+import { settings } from '../config.js';
 import dns from 'node:dns';
 import net from 'node:net';
 import ipaddr from 'ipaddr.js';
@@ -38,7 +39,7 @@ export class OutboundRefusedError extends Error {
 
 let allowCache: { raw: string; ranges: [Address, number][] } | null = null;
 function allowRanges(): [Address, number][] {
-  const raw = process.env.OUTBOUND_ALLOW ?? '';
+  const raw = settings.outboundAllow();
   if (allowCache?.raw === raw) return allowCache.ranges;
   const ranges: [Address, number][] = [];
   for (const entry of raw

@@ -35,6 +35,7 @@ function git(args: string[], opts: { cwd?: string; token?: string | null; guard?
   return new Promise((resolve) => {
     const child = spawn('git', [...pre, ...args], {
       cwd: opts.cwd,
+      // Not configuration: the parent's PATH is handed on so the child finds git's helpers.
       env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: '/nonexistent', GIT_TERMINAL_PROMPT: '0', GIT_CONFIG_NOSYSTEM: '1', LANG: 'C' },
       stdio: ['ignore', 'ignore', 'pipe'],
     });

@@ -4,13 +4,14 @@
 //
 // Missed fires (the service was down): occurrences missed within MISSED_FIRE_WINDOW_MS (1 h by
 // default) are coalesced into one catch-up fire for the latest of them; older ones are skipped.
+import { settings } from '../config.js';
 import { prisma } from '../db/client.js';
 import { logger } from '../logger.js';
 import { fireRoutine, followingRun } from './fire.js';
 import { latestRunAtOrBefore } from './cron.js';
 import type { RoutineScheduler } from './scheduling.js';
 
-export const MISSED_FIRE_WINDOW_MS = Number(process.env.MISSED_FIRE_WINDOW_MS || 60 * 60 * 1000);
+export const MISSED_FIRE_WINDOW_MS = settings.missedFireWindowMs();
 
 /** One pass: fires every due occurrence at `now`. Exposed for tests (a fake clock). */
 export async function schedulerTick(now: Date = new Date()): Promise<string[]> {
@@ -54,7 +55,7 @@ export function inProcessRoutineScheduler(): RoutineScheduler {
     async start() {
       if (timer) return;
       // Read when the scheduler starts (not when the module loads): a test or an operator sets it before.
-      const tickMs = Number(process.env.SCHEDULER_TICK_MS || 1000);
+      const tickMs = settings.schedulerTickMs();
       timer = setInterval(() => {
         if (running) return;
         running = schedulerTick()

@@ -8,6 +8,7 @@
 // listening socket proves no other live process on this host holds it, so the own-claims
 // recovery runs only after `listen` succeeded. With PORT=0 the identity is random (no restart
 // shortcut; other processes recover those claims after the timeout, as before).
+import { environment } from '../config.js';
 import os from 'node:os';
 import { ulid } from 'ulid';
 import { service } from '../services/registry.js';
@@ -29,7 +30,7 @@ declare module '../services/registry.js' {
 const BOOT = ulid();
 
 /** The instance part from INSTANCE_ID or the listen address. */
-export function instanceIdentity(listen: { host: string; port: number }, env: NodeJS.ProcessEnv = process.env): InstanceIdentity {
+export function instanceIdentity(listen: { host: string; port: number }, env: NodeJS.ProcessEnv = environment()): InstanceIdentity {
   const explicit = env.INSTANCE_ID?.trim();
   if (explicit) return { instance: explicit, stable: true };
   if (listen.port > 0) return { instance: `${os.hostname()}:${listen.host}:${listen.port}`, stable: true };

@@ -2,6 +2,7 @@
 // cluster from the kubeconfig (or the in-cluster service account), the egress CA and session
 // variables from the egress service, workspace snapshots in the blob store, and what a lost pod
 // means for the session (session.error pod_unavailable, then its resources and skills again).
+import { environment } from '../config.js';
 import { KubeConfig } from '@kubernetes/client-node';
 import type { Sandbox, SandboxDriver } from '../sandbox/driver.js';
 import { createKubernetesDriver, type KubernetesDriver } from '../sandbox/kubernetes/driver.js';
@@ -55,7 +56,7 @@ export async function startKubernetesSandboxes(opts: {
     kubeConfig,
     settings,
     egress: { env: (id, endpoint, caDir) => opts.egress.env(id, endpoint, caDir), caPem: opts.egress.ca.certPem },
-    egressUpstream: egressUpstream(process.env, opts.egressPort),
+    egressUpstream: egressUpstream(environment(), opts.egressPort),
     instanceId: opts.ownerId,
     snapshots: blobSnapshots(blobStore),
     logger,

@@ -1,6 +1,7 @@
 // Runs a session's turns, one at a time: claims the session (idle → running) in the database,
 // takes every waiting input as one turn, runs the engine, and goes idle when nothing waits.
 // Any process may run it (BullMQ); the claim and a heartbeat keep it single and recoverable.
+import { settings } from '../config.js';
 import { prisma } from '../db/client.js';
 import { ownerId, previousLivesPrefix } from './instance.js';
 import { commitEvent, commitEvents, storeEvents, announceEvents, type StoredBatch, type NewEvent, type StoredEvent } from '../events/store.js';
@@ -228,7 +229,7 @@ function beginRun(sessionId: string, start: () => Promise<Started | null>): { st
 }
 
 /** Sessions left `running` by a process that died: its streams completed, an error event, idle, then waiting inputs run. */
-export async function recoverStaleSessions(staleMs = Number(process.env.RUNNER_STALE_MS || 30_000)): Promise<string[]> {
+export async function recoverStaleSessions(staleMs = settings.runnerStaleMs()): Promise<string[]> {
   const cutoff = new Date(Date.now() - staleMs);
   const stale = await prisma.session.findMany({
     where: { status: { in: movableFrom('recover') }, OR: [{ runnerHeartbeatAt: null }, { runnerHeartbeatAt: { lt: cutoff } }], NOT: { runnerId: ownerId() } },

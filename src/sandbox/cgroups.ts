@@ -9,6 +9,7 @@
 // enforced: `cgroupSupport()` says so once, and docs/deployment.md documents it.
 // Every command of the session joins the group before exec (see `joinArgs`), so whatever it
 // starts is counted too.
+import { settings } from '../config.js';
 import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
@@ -56,7 +57,7 @@ function writable(dir: string): boolean {
 function tryLayout(): Layout | null {
   const own = ownPaths();
   if (fs.existsSync(path.join(ROOT, 'cgroup.controllers'))) {
-    const parent = process.env.SANDBOX_CGROUP_PARENT || path.join(ROOT, own.get('') ?? '/');
+    const parent = settings.sandboxCgroupParent() || path.join(ROOT, own.get('') ?? '/');
     const base = path.join(parent, 'agent-sandboxes');
     try {
       const available = fs.readFileSync(path.join(parent, 'cgroup.controllers'), 'utf8').split(/\s+/);
@@ -85,7 +86,7 @@ function tryLayout(): Layout | null {
 let layout: Layout | null | undefined;
 /** Which cgroup version this process can use to limit sandboxes, or null (limits not enforced). */
 export function cgroupSupport(): 'v1' | 'v2' | null {
-  if (layout === undefined) layout = process.env.SANDBOX_CGROUPS === '0' ? null : tryLayout();
+  if (layout === undefined) layout = settings.sandboxCgroupsOff() ? null : tryLayout();
   return layout?.kind ?? null;
 }
 

@@ -2,6 +2,7 @@
 // node forwarder where socat is missing) listening on 127.0.0.1:3128 in the jail's own network
 // namespace, waits until it listens, then execs `bash -c <command>` in the requested directory.
 // The forwarder dies with the command (it is in the command's PID namespace).
+import { settings } from '../config.js';
 import fs from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
@@ -36,7 +37,7 @@ let socatPresent: boolean | undefined;
 /** socat where the host has it (the jail sees the host's /usr), else the node script (SANDBOX_FORWARDER=node forces it). */
 export function forwarderKind(): Exclude<ForwarderKind, 'none'> {
   socatPresent ??= ['/usr/bin/socat', '/bin/socat'].some((p) => fs.existsSync(p));
-  return socatPresent && process.env.SANDBOX_FORWARDER !== 'node' ? 'socat' : 'node';
+  return socatPresent && settings.sandboxForwarder() !== 'node' ? 'socat' : 'node';
 }
 
 /** Host files bound read-only at AGENT_DIR in every jail (the socket itself is added per session). */

@@ -18,6 +18,7 @@
 //
 // Machine shape: vcpus and memoryMb become a cgroup per session where this process may create
 // one (cgroups.ts); elsewhere they are not enforced (warned once).
+import { settings } from '../config.js';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import fsp from 'node:fs/promises';
@@ -260,7 +261,7 @@ export function createLocalDriver(opts: LocalDriverOptions): SandboxDriver {
   };
   const pickIsolation = (): Isolation => {
     if (isolation) return isolation;
-    const wanted = opts.forceNoJail ? 'none' : (opts.isolation ?? (process.env.SANDBOX_ISOLATION as IsolationKind | undefined));
+    const wanted = opts.forceNoJail ? 'none' : (opts.isolation ?? (settings.sandboxIsolation() as IsolationKind | undefined));
     const bwrap = opts.bwrapPath ?? 'bwrap';
     const unshare = opts.unsharePath ?? 'unshare';
     const unshareJail = (): Isolation => ({ kind: 'unshare', bin: unshare, newRoot: path.join(opts.rootDir, '.jail-root') });

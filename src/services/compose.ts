@@ -11,7 +11,7 @@
 // `stop()` removes the spare sandboxes, stops the engine servers (CLIs kept running in sandboxes)
 // and the sandboxes (the queue, pub/sub, scheduler, Redis connections and database are stopped
 // or closed by stopService, in its order) and ends the composition.
-import type { Config } from '../config.js';
+import { settings, type Config } from '../config.js';
 import { redisPubSub, memoryPubSub } from '../events/pubsub.js';
 import { bullQueue, inProcessQueue } from '../runtime/queue.js';
 import { openTurnGate, runSession } from '../runtime/runner.js';
@@ -76,7 +76,7 @@ export async function composeServices(cfg: Config, opts: ComposeOptions): Promis
       turnGate: openTurnGate(),
       warmSandboxes: createWarmSandboxes(spareLedger(cfg.dataDir)),
       routineScheduler:
-        redis && process.env.ROUTINE_SCHEDULER !== 'inprocess'
+        redis && settings.routineScheduler() !== 'inprocess'
           ? bullRoutineScheduler(redis.dedicated(), cfg.turnWorker ? redis.dedicated() : null, cfg.queuePrefix)
           : inProcessRoutineScheduler(),
       ...opts.replace,

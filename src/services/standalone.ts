@@ -3,7 +3,7 @@
 // store, egress CA or model gateway (their accessors throw "service not composed"). Installed explicitly with
 // installServices, like startServer's composition (test/helpers/standalone-services.ts does it
 // for every test file; a server started later replaces it until it stops).
-import { loadConfig } from '../config.js';
+import { loadConfig, environment } from '../config.js';
 import { memoryPubSub } from '../events/pubsub.js';
 import { systemResolver } from '../net/outbound-guard.js';
 import { idleRoutineScheduler } from '../routines/scheduling.js';
@@ -13,7 +13,7 @@ import type { Services } from './registry.js';
 /** No worker here: an enqueued session waits for a server's recovery pass to run it. */
 const noTurnQueue: TurnQueue = { runsTurnsHere: false, enqueue: async () => undefined, start: () => undefined, close: async () => undefined };
 
-export function standaloneServices(env: NodeJS.ProcessEnv = process.env): Partial<Services> {
+export function standaloneServices(env: NodeJS.ProcessEnv = environment()): Partial<Services> {
   return {
     config: loadConfig(env),
     pubsub: memoryPubSub(),

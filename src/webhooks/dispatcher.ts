@@ -8,6 +8,7 @@
 // as an attempt (the receiver may have seen it) and the row goes back on the schedule's next
 // slot, or is due at once when none is left. A restarted process does that at once for its own
 // previous life's leases; other processes do it when a lease expires.
+import { settings } from '../config.js';
 import { Prisma } from '../generated/prisma/client.js';
 import { prisma } from '../db/client.js';
 import { open } from '../crypto/secret-box.js';
@@ -17,9 +18,9 @@ import { guardedFetch, outboundErrorMessage } from '../net/outbound-guard.js';
 import { onOutboxWrite } from './outbox.js';
 import { ownerId, previousLivesPrefix } from '../runtime/instance.js';
 
-export const RETRY_OFFSETS_MS = (process.env.WEBHOOK_RETRY_OFFSETS_MS || '0,5000,30000').split(',').map(Number);
-export const DISABLE_AFTER = Number(process.env.WEBHOOK_DISABLE_AFTER || 20);
-const TIMEOUT_MS = Number(process.env.WEBHOOK_TIMEOUT_MS || 10_000);
+export const RETRY_OFFSETS_MS = settings.webhookRetryOffsetsMs();
+export const DISABLE_AFTER = settings.webhookDisableAfter();
+const TIMEOUT_MS = settings.webhookTimeoutMs();
 const LEASE_MS = TIMEOUT_MS + 10_000;
 const POLL_MS = 500;
 const BATCH = 20;

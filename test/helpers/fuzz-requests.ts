@@ -1,4 +1,4 @@
-// Request generators for fuzzing the REST route table (test/fuzz.test.ts, bench/fuzz-throughput.ts):
+// Request generators for fuzzing the REST route table (test/rest/fuzz.test.ts, bench/fuzz-throughput.ts):
 // for a route, fast-check arbitraries of path ids, query strings, headers and bodies. Bodies
 // start from the route's own zod schema (as JSON Schema), so many are valid or nearly so and
 // reach the deep code; then leaves are swapped for hostile values (NUL, lone surrogates, huge

@@ -3,7 +3,7 @@
 // formats, bounds, required keys, closed objects, unions), `invalid(schema)` values it refuses
 // in one place each (a wrong type, a number out of range, a missing required field, an oversized
 // string, an unknown key, a value outside an enum, `null`). Both are judged again by Ajv against
-// the same document afterwards (test/openapi-fuzz.test.ts), so a generator that misses a rule
+// the same document afterwards (test/rest/openapi-fuzz.test.ts), so a generator that misses a rule
 // only moves a request to the other side, it cannot make a test pass wrongly.
 import fc from 'fast-check';
 

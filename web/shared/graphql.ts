@@ -2,7 +2,7 @@
 // GraphQL over SSE (subscriptions) on /graphql/stream, both signed in by the same-origin cookie.
 import { createClient, type Client, type ExecutionResult } from 'graphql-sse';
 
-/** Every operation the dashboard sends, registered where it is defined (test/web-documents.test.ts
+/** Every operation the dashboard sends, registered where it is defined (test/web/web-documents.test.ts
  * validates them all against the service's schema, so a schema change cannot break a page unseen). */
 export const documents: string[] = [];
 export function doc(strings: TemplateStringsArray, ...values: string[]): string {

@@ -1,10 +1,11 @@
 // Calling a platform's API: JSON in and out with a timeout, and size-capped downloads. Errors
 // become PlatformError naming what the platform said.
+import { settings } from '../../config.js';
 import { guardedFetch } from '../../net/outbound-guard.js';
 import { timingSafeEqual } from 'node:crypto';
 import { PlatformError } from './types.js';
 
-const TIMEOUT_MS = Number(process.env.CHANNEL_PLATFORM_TIMEOUT_MS || 15_000);
+const TIMEOUT_MS = settings.channelPlatformTimeoutMs();
 
 export interface JsonAnswer {
   status: number;

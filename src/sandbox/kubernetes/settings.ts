@@ -17,6 +17,7 @@
 // K8S_POD_READY_TIMEOUT_MS how long a cold pod may take to be ready (default 120000)
 // SANDBOX_SNAPSHOT_IDLE_MS workspace snapshot after this much quiet (default 2000)
 // SANDBOX_SNAPSHOT_MAX_MB  larger workspaces are not snapshotted (default 512)
+import { environment } from '../../config.js';
 export interface KubernetesSettings {
   namespace: string;
   image: string;
@@ -43,7 +44,7 @@ function num(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
   return n;
 }
 
-export function loadKubernetesSettings(env: NodeJS.ProcessEnv = process.env): KubernetesSettings {
+export function loadKubernetesSettings(env: NodeJS.ProcessEnv = environment()): KubernetesSettings {
   return {
     namespace: env.K8S_NAMESPACE || 'agent-sandboxes',
     image: env.SANDBOX_IMAGE || 'agent-service-sandbox:latest',

@@ -1,6 +1,7 @@
 // The shape of one platform capability: its id, the tool name the model sees, the vendor it
 // calls, its arguments (a zod schema, also the tool's JSON Schema) and the adapter that speaks
 // the vendor's wire format and reports the billable units of the answer.
+import { settings } from '../../config.js';
 import { z } from 'zod';
 import type { CapabilityId } from '../../agents/rules.js';
 import type { ProducedFile } from '../result-files.js';
@@ -69,8 +70,8 @@ const sleep = (ms: number, signal: AbortSignal) =>
 
 /** Polls `check` until it returns a value, the time is up, or the turn is interrupted. */
 export async function pollUntil<T>(check: () => Promise<T | null>, signal: AbortSignal, what: string): Promise<T> {
-  const every = Number(process.env.CAPABILITY_POLL_MS || 5000);
-  const deadline = Date.now() + Number(process.env.CAPABILITY_TASK_TIMEOUT_MS || 600_000);
+  const every = settings.capabilityPollMs();
+  const deadline = Date.now() + settings.capabilityTaskTimeoutMs();
   for (;;) {
     const done = await check();
     if (done !== null) return done;

@@ -3,6 +3,7 @@
 // `GET /query/video_generation?task_id=` until `status` is Success (then `file_id`) or Fail;
 // `GET /files/retrieve?file_id=` gives `file.download_url`. Bearer key.
 // Not exercised against the vendor here: built from its published API.
+import { settings } from '../../config.js';
 import { z } from 'zod';
 import { defineCapability, pollUntil } from './define.js';
 import { mediaAsUrl, mediaInput } from './media.js';
@@ -37,7 +38,7 @@ export const minimaxImageToVideo = defineCapability({
         signal: ctx.signal,
         timeoutMs: 60_000,
         body: JSON.stringify({
-          model: process.env.MINIMAX_VIDEO_MODEL || 'MiniMax-Hailuo-02',
+          model: settings.minimaxVideoModel(),
           prompt: a.prompt,
           first_frame_image: await mediaAsUrl(a.image, ctx),
           duration: a.duration_seconds,

@@ -1,6 +1,7 @@
 // Image generation with OpenAI's Images API (`POST /images/generations`, model gpt-image-1 by
 // default, GPTIMAGE_MODEL to change it). gpt-image models answer base64 images; each becomes a
 // session file. Priced per image by quality and size.
+import { settings } from '../../config.js';
 import { z } from 'zod';
 import { defineCapability } from './define.js';
 import { vendorJson } from './vendors.js';
@@ -36,7 +37,7 @@ export const gptImageGenerate = defineCapability({
       maxBytes: 128 * 1024 * 1024,
       headers: { authorization: `Bearer ${ctx.access.key}`, 'content-type': 'application/json' },
       body: JSON.stringify({
-        model: process.env.GPTIMAGE_MODEL || 'gpt-image-1',
+        model: settings.gptImageModel(),
         prompt: a.prompt,
         n: a.n,
         size: a.size,

@@ -2,6 +2,7 @@
 // answers the PNG cut-out). REMBG_BASE_URL is the server's address (no public default);
 // REMBG_API_KEY, when set, is sent as a bearer token for servers behind an authenticating proxy.
 // Not exercised against the vendor here: built from its published API.
+import { settings } from '../../config.js';
 import { z } from 'zod';
 import { FormData } from 'undici';
 import { defineCapability } from './define.js';
@@ -17,7 +18,7 @@ export const rembgRemoveBackground = defineCapability({
     const image = await loadMedia(a.image, ctx);
     const form = new FormData();
     form.append('file', new Blob([new Uint8Array(image.data)], { type: image.mimeType }), image.filename);
-    const key = process.env.REMBG_API_KEY;
+    const key = settings.rembgApiKey();
     const out = await vendorBytes('rembg', ctx.access, `${ctx.access.baseUrl}/api/remove`, {
       method: 'POST',
       body: form,

@@ -3,6 +3,7 @@
 // {type: image_url, image_url: {url}}?]}` answers `{id}`; `GET /contents/generations/tasks/{id}`
 // until `status` is succeeded (then `content.video_url`) or failed. Bearer key.
 // Not exercised against the vendor here: built from its published API.
+import { settings } from '../../config.js';
 import { z } from 'zod';
 import { defineCapability, pollUntil } from './define.js';
 import { mediaAsUrl, mediaInput } from './media.js';
@@ -37,7 +38,7 @@ export const seedanceGenerate = defineCapability({
       headers: auth,
       signal: ctx.signal,
       timeoutMs: 60_000,
-      body: JSON.stringify({ model: process.env.SEEDANCE_MODEL || 'seedance-1-0-pro-250528', content }),
+      body: JSON.stringify({ model: settings.seedanceModel(), content }),
     });
     if (!created.id) throw new VendorError('Seedance answered no task id');
     const done = await pollUntil(

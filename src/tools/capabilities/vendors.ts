@@ -1,6 +1,7 @@
 // The platform's vendor accounts: base URL and key of each vendor, read from the environment at
 // call time (an operator can add a key without a restart). Every request goes through the
 // outbound guard. Documented in docs/tools.md (variables table).
+import { environment } from '../../config.js';
 import type { FormData } from 'undici';
 import { guardedFetch, outboundErrorMessage } from '../../net/outbound-guard.js';
 
@@ -53,7 +54,7 @@ export interface VendorAccess {
 /** The vendor's base URL and key, or the sentence saying which variable is missing. */
 export function vendorAccess(name: VendorName): VendorAccess | { missing: string } {
   const v: VendorDef = VENDORS[name];
-  const env = process.env;
+  const env = environment();
   let key = v.keyVars.every((k) => env[k]) ? v.keyVars.map((k) => env[k]!).join(':') : '';
   if (!key) key = (v.fallbackKeyVars ?? []).map((k) => env[k]).find(Boolean) ?? '';
   if (!key) {

@@ -3,6 +3,7 @@
 // PATCH of the agent's mcpServers applies from the next provision), filtered by the server's
 // include/exclude lists, offered under unambiguous names and called with a timeout and size
 // limits. A server that could not be listed is tried again at the next turn.
+import { settings } from '../../config.js';
 import type { ToolSpec } from '../../gateway/types.js';
 import { logger } from '../../logger.js';
 import { outboundErrorMessage } from '../../net/outbound-guard.js';
@@ -13,14 +14,13 @@ import { convertResult } from './results.js';
 import { storeToolFiles, type ProducedFile } from '../result-files.js';
 import type { ToolOutcome } from '../types.js';
 
-const num = (name: string, fallback: number) => Number(process.env[name] || fallback);
 /** Limits (documented in docs/tools.md): connect + list, one call, bytes of one answer, text kept for the model. */
 export const mcpLimits = () => ({
-  connectTimeoutMs: num('MCP_CONNECT_TIMEOUT_MS', 15_000),
-  callTimeoutMs: num('MCP_CALL_TIMEOUT_MS', 120_000),
-  maxResponseBytes: num('MCP_MAX_RESPONSE_BYTES', 16 * 1024 * 1024),
-  maxResultChars: num('MCP_MAX_RESULT_CHARS', 100_000),
-  idleCloseMs: num('MCP_IDLE_CLOSE_MS', 300_000),
+  connectTimeoutMs: settings.mcpConnectTimeoutMs(),
+  callTimeoutMs: settings.mcpCallTimeoutMs(),
+  maxResponseBytes: settings.mcpMaxResponseBytes(),
+  maxResultChars: settings.mcpMaxResultChars(),
+  idleCloseMs: settings.mcpIdleCloseMs(),
   maxTools: 500,
 });
 

@@ -1,0 +1,88 @@
+// Batches this process commits reach its own live streams at once (src/events/local-batches.ts):
+// delivered as they are when they continue what the stream has, read from the store when they
+// do not (a batch whose notice has not arrived yet sits in between), never twice.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestServer, type TestServer } from '../helpers/server.js';
+import { createAgent } from '../helpers/agents.js';
+import { prisma } from '../../src/db/client.js';
+import { commitEvents, storeEvents, type NewEvent, type StoredEvent } from '../../src/events/store.js';
+import { followSession } from '../../src/events/hub.js';
+import { handOverLocalBatch } from '../../src/events/local-batches.js';
+
+let s: TestServer;
+beforeAll(async () => {
+  s = await startTestServer();
+});
+afterAll(async () => {
+  await s?.stop();
+});
+
+const status = (text: string): NewEvent => ({ type: 'agent.status', fields: { part: { type: 'status', index: 0, level: 'working', text } } });
+const textOf = (e: StoredEvent) => (e.event as unknown as { part: { text: string } }).part.text;
+
+async function idleSession(): Promise<string> {
+  const agent = await createAgent(s);
+  const created = await s.api('POST', '/sessions', { body: { agent: agent.id } });
+  expect(created.status).toBe(201);
+  return created.body.session.id as string;
+}
+
+/** Reads `n` events from the follower, failing after `ms`. */
+async function take(it: AsyncIterator<StoredEvent>, n: number, ms = 10_000): Promise<StoredEvent[]> {
+  const out: StoredEvent[] = [];
+  const deadline = Date.now() + ms;
+  while (out.length < n) {
+    const next = await Promise.race([it.next(), new Promise<null>((r) => setTimeout(() => r(null), Math.max(0, deadline - Date.now())))]);
+    if (!next || next.done) throw new Error(`got ${out.length} of ${n} events`);
+    out.push(next.value);
+  }
+  return out;
+}
+
+describe('local hand-over of committed batches', () => {
+  it('a batch that continues the stream is delivered as handed over, without reading the store', async () => {
+    const id = await idleSession();
+    const follower = followSession(id, 0);
+    await commitEvents(id, [status('one')]);
+    const [first] = await take(follower, 1);
+    expect(textOf(first!)).toBe('one');
+    // Not in the store: only the hand-over can deliver it.
+    const synthetic: StoredEvent = {
+      seq: first!.seq + 1,
+      event: { ...first!.event, id: 'evt_handed_over_only', part: { type: 'status', index: 0, level: 'working', text: 'handed' } } as never,
+    };
+    handOverLocalBatch(id, [synthetic]);
+    const [second] = await take(follower, 1);
+    expect(second!.seq).toBe(first!.seq + 1);
+    expect(second!.event.id).toBe('evt_handed_over_only');
+    await follower.return!();
+  });
+
+  it('a batch after a gap is not delivered past it: the gap is read from the store, in order, once', async () => {
+    const id = await idleSession();
+    const follower = followSession(id, 0);
+    await commitEvents(id, [status('a')]);
+    await take(follower, 1);
+    // Committed without an announcement (as by a process whose notice is still on its way).
+    await prisma.$transaction((tx) => storeEvents(tx, id, [status('b'), status('c')]));
+    await commitEvents(id, [status('d')]);
+    const got = await take(follower, 3);
+    expect(got.map(textOf)).toEqual(['b', 'c', 'd']);
+    const seqs = got.map((e) => e.seq);
+    expect(seqs).toEqual([seqs[0], seqs[0]! + 1, seqs[0]! + 2]);
+    // The pub/sub notices of what was handed over arrive later and deliver nothing again.
+    await commitEvents(id, [status('e')]);
+    expect((await take(follower, 1)).map(textOf)).toEqual(['e']);
+    await follower.return!();
+  });
+
+  it('a batch handed over while the stream still replays is not delivered past what the replay reads', async () => {
+    const id = await idleSession();
+    await commitEvents(id, [status('old-1'), status('old-2')]);
+    const follower = followSession(id, 0);
+    await commitEvents(id, [status('new')]);
+    const got = await take(follower, 3);
+    expect(got.map(textOf)).toEqual(['old-1', 'old-2', 'new']);
+    await follower.return!();
+  });
+});

@@ -1,0 +1,122 @@
+// The first ten minutes, as a stranger meets them: `npm start` as a child process with an empty
+// DATA_DIR and none of the optional variables; everything after uses only what it printed
+// (the sign-in line's password), signs in through the browser's sign-in endpoint, mints a token
+// the way the dashboard does, and calls the REST API with it.
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+const ROOT = path.resolve(import.meta.dirname, '../..');
+
+// Variables a newcomer's shell does not have: the suite's own (vitest.config.ts sets some) and
+// every optional one the service reads.
+const OPTIONAL =
+  /^(VITEST|TEST_|ADMIN_|DATABASE_URL|REDIS_URL|OUTBOUND_ALLOW|SHUTDOWN_DRAIN_MS|LOG_|ANTHROPIC_|OPENAI_|SECRET_KEY|PUBLIC_URL|SANDBOX_|NODE_ENV)/;
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address() as net.AddressInfo;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+let child: ChildProcess;
+let output = '';
+let url = '';
+
+beforeAll(async () => {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'agent-service-first-start-'));
+  const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !OPTIONAL.test(k)));
+  // PORT only so that parallel test files do not fight over 8080; DATA_DIR so the clone stays clean.
+  const port = await freePort();
+  child = spawn('npm', ['start'], {
+    cwd: ROOT,
+    env: { ...env, DATA_DIR: dataDir, PORT: String(port) },
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true, // its own process group, as a terminal would give it
+  });
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`npm start printed no sign-in line in 90 s:\n${output}`)), 90_000);
+    const onData = (chunk: Buffer) => {
+      output += chunk.toString();
+      if (/Sign in .*\n/.test(output)) {
+        clearTimeout(timer);
+        resolve();
+      }
+    };
+    child.stdout!.on('data', onData);
+    child.stderr!.on('data', onData);
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`npm start exited (${code}):\n${output}`));
+    });
+  });
+  url = /Dashboard\s+(http:\/\/\S+?)\/?\s/.exec(output)?.[1] ?? '';
+}, 120_000);
+
+afterAll(async () => {
+  if (!child || child.exitCode !== null) return;
+  const exited = new Promise((done) => child.once('exit', done));
+  process.kill(-child.pid!, 'SIGTERM');
+  const timer = setTimeout(() => process.kill(-child.pid!, 'SIGKILL'), 20_000);
+  await exited;
+  clearTimeout(timer);
+});
+
+describe('npm start on an empty DATA_DIR with no optional variables', () => {
+  it('prints the banner: dashboard URL, API URLs, the owner with a generated password, sandbox, models, data, outbound', () => {
+    expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    expect(output).toContain(`REST ${url}/v1`);
+    expect(output).toMatch(/Sign in +admin@localhost {2}password: \S+ {2}\(generated now and shown once/);
+    expect(output).toMatch(/Sandbox +\S/);
+    expect(output).toContain('no ANTHROPIC_API_KEY or OPENAI_API_KEY');
+    expect(output).toContain('demo model demo-echo');
+    expect(output).toMatch(/Data +PGlite in /);
+    expect(output).toContain('OUTBOUND_ALLOW=127.0.0.0/8,::1');
+  });
+
+  it('the printed password signs in, mints a token, and the token calls the REST API', async () => {
+    const [, email, password] = /Sign in +(\S+) {2}password: (\S+)/.exec(output)!;
+    const login = await fetch(`${url}/auth/login`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ email, password }),
+    });
+    expect(login.status).toBe(200);
+    const cookie = login.headers.get('set-cookie')!.split(';')[0]!;
+
+    const minted = await fetch(`${url}/graphql`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', cookie, origin: url },
+      body: JSON.stringify({ query: 'mutation { createApiToken(input: {name: "first", scope: write}) { token } }' }),
+    });
+    const body = (await minted.json()) as { data?: { createApiToken: { token: string } }; errors?: unknown };
+    expect(body.errors).toBeUndefined();
+    const token = body.data!.createApiToken.token;
+    expect(token).toMatch(/^ast_/);
+
+    const whoami = await fetch(`${url}/v1/whoami`, { headers: { authorization: `Bearer ${token}` } });
+    expect(whoami.status).toBe(200);
+    // The minted token is the printed owner's, write-scoped, in the personal universe.
+    expect(await whoami.json()).toMatchObject({ user: { email }, universe: { isPersonal: true }, scopes: ['read', 'write'], auth: 'token' });
+    const agents = await fetch(`${url}/v1/agents`, { headers: { authorization: `Bearer ${token}` } });
+    expect(agents.status).toBe(200);
+    expect(await agents.json()).toMatchObject({ agents: [] }); // an empty DATA_DIR: nothing made yet
+  });
+
+  it('a wrong password is refused (the printed one is not a placeholder)', async () => {
+    const res = await fetch(`${url}/auth/login`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ email: 'admin@localhost', password: 'not-the-printed-one' }),
+    });
+    expect(res.status).toBe(401);
+  });
+});
