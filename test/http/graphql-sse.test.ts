@@ -1,7 +1,7 @@
 // GraphQL over SSE at /graphql/stream (src/http/graphql-sse.ts): the answers a client relies on
 // beyond a working stream, which yoga's plugin would change (see that file's opening comment).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestServer, type TestServer } from './helpers/server.js';
+import { startTestServer, type TestServer } from '../helpers/server.js';
 
 let s: TestServer;
 let sessionId: string;
