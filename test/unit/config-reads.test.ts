@@ -11,14 +11,7 @@ const allowed: Record<string, string> = {
   'src/config.ts': 'the one place configuration is read',
   'src/resources/clone.ts': 'hands PATH on to the git child process (not configuration)',
   'src/environments/install-managers.ts': "hands the service's environment on to package managers (not configuration)",
-  // Pending: these files are being moved by the engine refactoring (issue #28); their reads are
-  // already declared in src/config.ts (`settings.modelMaxAttempts`, `modelRetryBaseMs`,
-  // `engineServerIdleMs`, `engineServerAnswerMs`, `engineCacheDir`, `mcpCallTimeoutMs`,
-  // `capabilityTaskTimeoutMs`, `mcpConnectTimeoutMs`) and switch to them after the move.
-  'src/runtime/turn.ts': 'pending: MODEL_MAX_ATTEMPTS, MODEL_RETRY_BASE_MS',
-  'src/engines/cli/engine-server.ts': 'pending: ENGINE_SERVER_IDLE_MS, ENGINE_SERVER_ANSWER_MS',
-  'src/engines/cli/mcp-relay.ts': 'pending: MCP_CALL_TIMEOUT_MS, CAPABILITY_TASK_TIMEOUT_MS, MCP_CONNECT_TIMEOUT_MS',
-  'src/engines/cli/install.ts': 'pending: ENGINE_CACHE_DIR; also hands a filtered environment on to the installer (not configuration)',
+  'src/engines/cli/core/install.ts': 'hands a filtered environment on to the installer (not configuration)',
 };
 
 function sourceFiles(dir: string): string[] {

@@ -1,6 +1,7 @@
 // The hermes Engine: gathers what the loop needs for one turn (model, prompt, instructions,
 // skills, the session's sandbox and tools, the conversation so far) and runs the loop (loop.ts).
 // Tool calls a previous turn left waiting for a confirmation are settled first.
+import { settings } from '../../config.js';
 import { prisma } from '../../db/client.js';
 import { meteredModelStream } from '../../gateway/metering.js';
 import { modelProvider } from '../../runtime/models.js';
@@ -65,7 +66,7 @@ async function runHermesEngineTurn(ctx: TurnContext): Promise<StopReason> {
     signal,
     emit,
     callModel: (req, sig) => meteredModelStream({ sessionId, universeId: session.universeId, turn }, req, sig),
-    maxAttempts: Number(process.env.MODEL_MAX_ATTEMPTS || 3),
-    retryDelayMs: (attempt) => Number(process.env.MODEL_RETRY_BASE_MS || 500) * 2 ** (attempt - 1),
+    maxAttempts: settings.modelMaxAttempts(),
+    retryDelayMs: (attempt) => settings.modelRetryBaseMs() * 2 ** (attempt - 1),
   });
 }

@@ -8,6 +8,7 @@
 // One server per sandbox, started on a turn's demand and killed with the sandbox, or once no
 // turn has used it for ENGINE_SERVER_IDLE_MS (default 5 min: an idle opencode server holds
 // ~600 MB); one that exited is started again by the next turn (its conversation is on disk).
+import { settings } from '../../../config.js';
 import http from 'node:http';
 import net from 'node:net';
 import path from 'node:path';
@@ -76,14 +77,14 @@ export interface EventStream {
 }
 
 const DEFAULT_IDLE_MS = 5 * 60 * 1000;
-const idleMs = () => Number(process.env.ENGINE_SERVER_IDLE_MS) || DEFAULT_IDLE_MS;
+const idleMs = () => settings.engineServerIdleMs(DEFAULT_IDLE_MS);
 /**
  * How long a request waits for the server's answer (a stream: its headers; both engines answer
  * at once and stream the work after). A server that takes connections but answers nothing (hung,
  * stopped) fails the request and is stopped, so that the next turn starts a new one.
  */
 const DEFAULT_ANSWER_MS = 60_000;
-const answerMs = () => Number(process.env.ENGINE_SERVER_ANSWER_MS) || DEFAULT_ANSWER_MS;
+const answerMs = () => settings.engineServerAnswerMs(DEFAULT_ANSWER_MS);
 
 const servers = new Map<string, Promise<EngineServer>>();
 

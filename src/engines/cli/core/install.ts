@@ -11,6 +11,7 @@
 // it needs approved, the rest of what has scripts denied; an engine that approves none installs
 // with --ignore-scripts.
 // Scripts run with the CLI's own Node first on PATH (OpenClaw's refuse an older one).
+import { settings } from '../../../config.js';
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
@@ -32,7 +33,7 @@ const INSTALL_TIMEOUT_MS = 10 * 60_000;
 const NPM_TAIL_LINES = 12;
 
 export function engineCacheDir(): string {
-  return path.resolve(process.env.ENGINE_CACHE_DIR || path.join(os.tmpdir(), 'agent-service-engines'));
+  return path.resolve(settings.engineCacheDir() || path.join(os.tmpdir(), 'agent-service-engines'));
 }
 
 /** An npm package at an exact version, as the cache names its directory (`@openai/codex@0.169.0`). */

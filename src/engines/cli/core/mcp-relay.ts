@@ -3,6 +3,7 @@
 // HTTP MCP server at `<gateway>/mcp`, authenticated by the session credential the CLI already
 // holds in AGENT_SERVICE_TOKEN. The relay carries the remote servers' own credentials itself, so
 // nothing secret is ever written into the sandbox.
+import { settings } from '../../../config.js';
 import { EGRESS_ENDPOINT } from '../../../egress/env.js';
 
 /** The name the relay has in each CLI's MCP configuration (codex shows its tools as `mcp__agent_service__<tool>`). */
@@ -21,8 +22,8 @@ export interface McpRelay {
 
 /** The longest a relayed call may take: a remote tool call, or a capability's video task. */
 export function relayToolTimeoutSec(): number {
-  const mcpCall = Number(process.env.MCP_CALL_TIMEOUT_MS || 120_000);
-  const capabilityTask = Number(process.env.CAPABILITY_TASK_TIMEOUT_MS || 600_000);
+  const mcpCall = settings.mcpCallTimeoutMs();
+  const capabilityTask = settings.capabilityTaskTimeoutMs();
   return Math.ceil(Math.max(mcpCall, capabilityTask) / 1000) + 60;
 }
 
@@ -41,7 +42,7 @@ export function mcpRelayFor(
   return {
     url: `${gatewayRoot.replace(/\/+$/, '')}/mcp`,
     tokenEnv: 'AGENT_SERVICE_TOKEN',
-    startupTimeoutSec: Math.ceil(Number(process.env.MCP_CONNECT_TIMEOUT_MS || 15_000) / 1000) + 15,
+    startupTimeoutSec: Math.ceil(settings.mcpConnectTimeoutMs() / 1000) + 15,
     toolTimeoutSec: relayToolTimeoutSec(),
   };
 }
