@@ -16,7 +16,7 @@ import { sandboxDriver, sandboxEgress } from '../../src/runtime/sandboxes.js';
 import { publicUrl } from '../../src/channels/public-url.js';
 import { checkOutboundUrl } from '../../src/net/outbound-guard.js';
 import { installServices, overrideServices, ServiceNotComposedError } from '../../src/services/registry.js';
-import { composeServices } from '../../src/services/compose.js';
+import { composeServices } from '../../src/composition/compose.js';
 import { startTestServer } from '../helpers/server.js';
 import { startServer } from '../../src/server.js';
 import { databaseReady, openDatabase, pgPool, prisma } from '../../src/db/client.js';

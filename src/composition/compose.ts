@@ -28,7 +28,7 @@ import { openRedis } from '../redis.js';
 import type { Database } from '../db/client.js';
 import { loadSecretKey } from '../crypto/secret-box.js';
 import { instanceIdentity, ownerIdOf } from '../runtime/instance.js';
-import { installServices, type Services } from './registry.js';
+import { installServices, type Services } from '../services/registry.js';
 
 export interface ComposeOptions {
   /** The open database (openDatabase); closed by stopService, or by the start that failed. */
