@@ -16,8 +16,8 @@ import {
   subscriptionViews,
 } from '../billing/subscriptions.js';
 import { modelSubscriptionBody, patchSubscriptionBody, putSubscriptionBody } from '../billing/contract.js';
-import { inputOf, objectOf } from '../contract/graphql-types.js';
-import { takeInput } from '../contract/input.js';
+import { inputOf, objectOf } from './graphql-types.js';
+import { takeInput } from './input.js';
 
 const CatalogModel = builder.simpleObject('CatalogModel', {
   description: 'A current model with its list prices in USD per million tokens',
