@@ -4,7 +4,7 @@
 // signature answers 401 invalid_token and records nothing.
 import express, { type Request, type Response, type Router } from 'express';
 import { logger } from '../logger.js';
-import { sendError } from '../http/error-envelope.js';
+import { sendError } from '../wire/error-envelope.js';
 import { inboundApp } from './apps.js';
 import { applyNotice } from './connections.js';
 import { adapterFor } from './platforms/index.js';

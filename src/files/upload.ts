@@ -9,8 +9,8 @@ import type { Readable } from 'node:stream';
 import { AppError } from '../errors.js';
 import { blobStore, BlobTooLargeError, type StoredBlob } from './blob-store.js';
 import { MAX_FILE_BYTES, MIN_EXPIRES_S, MAX_EXPIRES_S } from './files.js';
-import { drainRequest, onClientGone } from '../http/request-stream.js';
-import { textProblem } from '../http/input-hygiene.js';
+import { drainRequest, onClientGone } from '../wire/request-stream.js';
+import { textProblem } from '../wire/text.js';
 
 export interface ParsedUpload {
   blob: StoredBlob;
