@@ -59,7 +59,6 @@ export function jsonDepthExceeds(text: string, max: number): boolean {
   return false;
 }
 
-
 const IDENT = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
 function childPath(parent: string, key: string | number): string {
   if (typeof key === 'number') return `${parent}[${key}]`;
