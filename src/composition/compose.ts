@@ -19,7 +19,7 @@ import { startSandboxes } from '../runtime/sandboxes.js';
 import { createWarmSandboxes } from '../runtime/warm-sandboxes.js';
 import { spareLedger } from '../runtime/spare-ledger.js';
 import { stopEngineServers } from '../engines/cli/engine-server.js';
-import { configuredBlobStore } from '../files/configured-blob-store.js';
+import { configuredBlobStore } from '../blobs/configured-blob-store.js';
 import { inProcessRoutineScheduler } from '../routines/scheduler.js';
 import { bullRoutineScheduler } from '../routines/bull-scheduler.js';
 import { systemResolver } from '../net/outbound-guard.js';

@@ -7,7 +7,7 @@ import busboy from 'busboy';
 import type { Request } from 'express';
 import type { Readable } from 'node:stream';
 import { AppError } from '../errors.js';
-import { blobStore, BlobTooLargeError, type StoredBlob } from './blob-store.js';
+import { blobStore, BlobTooLargeError, type StoredBlob } from '../blobs/blob-store.js';
 import { MAX_FILE_BYTES, MIN_EXPIRES_S, MAX_EXPIRES_S } from './files.js';
 import { drainRequest, onClientGone } from '../wire/request-stream.js';
 import { textProblem } from '../wire/text.js';

@@ -9,7 +9,7 @@ import { loadKubernetesSettings } from '../sandbox/kubernetes/settings.js';
 import { blobSnapshots } from '../sandbox/kubernetes/snapshots.js';
 import { ANNOTATION } from '../sandbox/kubernetes/pod-spec.js';
 import type { EgressService } from '../egress/service.js';
-import { blobStore } from '../files/blob-store.js';
+import { blobStore } from '../blobs/blob-store.js';
 import { prisma } from '../db/client.js';
 import { commitEvent } from '../events/store.js';
 import { syncResources } from '../resources/resources.js';

@@ -8,7 +8,7 @@ import path from 'node:path';
 import { Readable } from 'node:stream';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { config, loadConfig, type Config } from '../../src/config.js';
-import { blobStore, fsBlobStore } from '../../src/files/blob-store.js';
+import { blobStore, fsBlobStore } from '../../src/blobs/blob-store.js';
 import { egressCa } from '../../src/egress/ca.js';
 import { pubsub, memoryPubSub } from '../../src/events/pubsub.js';
 import { routineScheduler } from '../../src/routines/scheduling.js';
@@ -43,7 +43,7 @@ describe('before composition', () => {
     const fresh = {
       config: (await import('../../src/config.js')).config,
       pubsub: (await import('../../src/events/pubsub.js')).pubsub,
-      blobStore: (await import('../../src/files/blob-store.js')).blobStore,
+      blobStore: (await import('../../src/blobs/blob-store.js')).blobStore,
       routineScheduler: (await import('../../src/routines/scheduling.js')).routineScheduler,
       sandboxDriver: (await import('../../src/runtime/sandboxes.js')).sandboxDriver,
       egressCa: (await import('../../src/egress/ca.js')).egressCa,
