@@ -9,7 +9,7 @@ import { eventsPage, eventsPageBody } from '../sessions/history.js';
 import { sessionEventFeed } from '../sessions/feed.js';
 import { sessionView } from '../sessions/view.js';
 import { createSessionBody, patchSessionBody, sessionBody, interruptBody } from '../sessions/contract.js';
-import { sendEventsBody, legacySendBody } from '../sessions/content.js';
+import { sendEventsBody, legacySendBody } from '../events/content.js';
 import { sessionEvent, type SessionEvent } from '../events/types.js';
 import { inputOf, objectOf } from './graphql-types.js';
 import { takeInput } from './input.js';

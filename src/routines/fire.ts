@@ -10,7 +10,7 @@ import { SCOPES } from '../auth/scopes.js';
 import { Prisma, type Routine, type RoutineRun } from '../generated/prisma/client.js';
 import { createSession } from '../sessions/sessions.js';
 import { sendEvents } from '../sessions/send.js';
-import type { UserMessageInput } from '../sessions/content.js';
+import type { UserMessageInput } from '../events/content.js';
 import { centsToNano } from '../billing/money.js';
 import { nudgeDispatchers, queueResourceEvent } from '../webhooks/outbox.js';
 import type { NewSessionTargetValue, RoutineErrorType, RoutineRunAgent, RoutineTarget, SessionTargetValue } from './contract.js';

@@ -4,7 +4,7 @@
 // user.tool_confirmation answers a tool call waiting for one and resumes the paused turn.
 import { AppError } from '../errors.js';
 import type { Viewer } from '../auth/viewer.js';
-import type { SendEventsBody, LegacySendBody } from './content.js';
+import type { SendEventsBody, LegacySendBody } from '../events/content.js';
 import { commitEvents, commitEvent, type SessionEvent, type NewEvent } from '../events/store.js';
 import { pubsub } from '../events/pubsub.js';
 import { resolveSession, statusOf } from './sessions.js';

@@ -5,7 +5,7 @@
 import { prisma } from '../../db/client.js';
 import { blobStore } from '../../blobs/blob-store.js';
 import type { SessionEvent } from '../../events/types.js';
-import type { ContentBlockInput } from '../../sessions/content.js';
+import type { ContentBlockInput } from '../../events/content.js';
 import type { Sandbox } from '../../sandbox/driver.js';
 import { systemPromptFor } from '../hermes/system-prompt.js';
 
