@@ -8,7 +8,7 @@ import { Prisma } from '../generated/prisma/client.js';
 import { pubsub } from '../events/pubsub.js';
 import { logger } from '../logger.js';
 import { runTurn, type StopReason } from './turn.js';
-import { moveOf, movableFrom, transition } from '../sessions/state-machine.js';
+import { moveOf, movableFrom, transition } from './session-state-machine.js';
 import { service } from '../services/registry.js';
 import { finishUnfinishedStreams } from './unfinished-streams.js';
 
@@ -49,7 +49,7 @@ export const openTurnGate = (): TurnGate => ({ draining: false, shutdown: new Ab
 
 const turnGate = (): TurnGate => service('turnGate');
 
-// Claim and release are the state table's moves (src/sessions/state-machine.ts), each one
+// Claim and release are the state table's moves (src/runtime/session-state-machine.ts), each one
 // conditional statement: the table gives the statuses, the statement adds what a runner needs
 // (an input waiting, the budget, its own claim). The claim also starts the first turn.
 const CLAIM = moveOf('claim');

@@ -8,7 +8,7 @@ import type { SendEventsBody, LegacySendBody } from '../events/content.js';
 import { commitEvents, commitEvent, type SessionEvent, type NewEvent } from '../events/store.js';
 import { pubsub } from '../events/pubsub.js';
 import { resolveSession, statusOf } from './sessions.js';
-import { assertAllowed } from './state-machine.js';
+import { assertAllowed } from '../runtime/session-state-machine.js';
 import { enqueueSessionRun } from '../runtime/queue.js';
 import { interruptChannel, storeInputsAndStartTurn } from '../runtime/runner.js';
 import { service } from '../services/registry.js';
