@@ -27,7 +27,7 @@ import { handleGatewayRequest } from '../gateway/http-endpoint.js';
 import { openRedis } from '../redis.js';
 import type { Database } from '../db/client.js';
 import { loadSecretKey } from '../crypto/secret-box.js';
-import { instanceIdentity, ownerIdOf } from '../runtime/instance.js';
+import { instanceIdentity, ownerIdOf } from '../services/instance.js';
 import { installServices, type Services } from '../services/registry.js';
 
 export interface ComposeOptions {

@@ -4,7 +4,7 @@ import { builder } from './builder.js';
 import { prisma } from '../db/client.js';
 import { AppError } from '../errors.js';
 import { ENGINE_NAMES, defaultModel, engineModels } from '../catalog/catalog.js';
-import { nanoToCents } from '../billing/money.js';
+import { nanoToCents } from '../money.js';
 import { grant } from '../billing/wallet.js';
 import {
   listSubscriptions,

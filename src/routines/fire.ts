@@ -11,7 +11,7 @@ import { Prisma, type Routine, type RoutineRun } from '../generated/prisma/clien
 import { createSession } from '../sessions/sessions.js';
 import { sendEvents } from '../sessions/send.js';
 import type { UserMessageInput } from '../events/content.js';
-import { centsToNano } from '../billing/money.js';
+import { centsToNano } from '../money.js';
 import { nudgeDispatchers, queueResourceEvent } from '../webhooks/outbox.js';
 import type { NewSessionTargetValue, RoutineErrorType, RoutineRunAgent, RoutineTarget, SessionTargetValue } from './contract.js';
 import { nextRun } from './cron.js';

@@ -23,7 +23,7 @@ import { runCliTurn, type CliSpawner } from '../engines/cli/run-cli.js';
 import { uninstallableEngine } from '../engines/cli/unavailable.js';
 import { cliSystemPrompt, turnPrompt } from '../engines/cli/turn-input.js';
 import { EGRESS_ENDPOINT } from '../egress/env.js';
-import { modelProvider } from './models.js';
+import { modelProvider } from '../gateway/models.js';
 import { sandboxDriver } from './sandboxes.js';
 import { newTurnSandbox } from './turn-sandbox.js';
 import { syncResources } from '../resources/resources.js';

@@ -2,7 +2,7 @@
 // takes every waiting input as one turn, runs the engine, and goes idle when nothing waits.
 // Any process may run it (BullMQ); the claim and a heartbeat keep it single and recoverable.
 import { prisma } from '../db/client.js';
-import { ownerId, previousLivesPrefix } from './instance.js';
+import { ownerId, previousLivesPrefix } from '../services/instance.js';
 import { commitEvent, commitEvents, storeEvents, announceEvents, type StoredBatch, type NewEvent, type StoredEvent } from '../events/store.js';
 import { Prisma } from '../generated/prisma/client.js';
 import { pubsub } from '../events/pubsub.js';

@@ -50,7 +50,7 @@ export interface Sandboxes {
 /**
  * The egress listener pods connect to and the driver: with SANDBOX_DRIVER=kubernetes the
  * Kubernetes driver (its warm pool starts filling), else the local one (jails under DATA_DIR).
- * `ownerId`: this process's owner value (src/runtime/instance.ts), which the pod driver labels
+ * `ownerId`: this process's owner value (src/services/instance.ts), which the pod driver labels
  * its pods with.
  */
 export async function startSandboxes(cfg: Config, ownerId: string): Promise<Sandboxes> {

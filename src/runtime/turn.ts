@@ -10,7 +10,7 @@ import { runHermesTurn, type StopReason } from '../engines/hermes/loop.js';
 import { sandboxDriver } from './sandboxes.js';
 import { newTurnSandbox } from './turn-sandbox.js';
 import { meteredModelStream } from '../gateway/metering.js';
-import { modelProvider } from './models.js';
+import { modelProvider } from '../gateway/models.js';
 import { systemPromptFor } from '../engines/hermes/system-prompt.js';
 import { syncResources } from '../resources/resources.js';
 import { installedSkillsOf } from '../skills/materialize.js';

@@ -15,7 +15,7 @@ import { logger } from '../logger.js';
 import { sign } from './signature.js';
 import { guardedFetch, outboundErrorMessage } from '../net/outbound-guard.js';
 import { onOutboxWrite } from './outbox.js';
-import { ownerId, previousLivesPrefix } from '../runtime/instance.js';
+import { ownerId, previousLivesPrefix } from '../services/instance.js';
 
 export const RETRY_OFFSETS_MS = (process.env.WEBHOOK_RETRY_OFFSETS_MS || '0,5000,30000').split(',').map(Number);
 export const DISABLE_AFTER = Number(process.env.WEBHOOK_DISABLE_AFTER || 20);

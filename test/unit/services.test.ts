@@ -21,7 +21,7 @@ import { startTestServer } from '../helpers/server.js';
 import { startServer } from '../../src/server.js';
 import { databaseReady, openDatabase, pgPool, prisma } from '../../src/db/client.js';
 import { open, seal } from '../../src/crypto/secret-box.js';
-import { ownerId, previousLivesPrefix } from '../../src/runtime/instance.js';
+import { ownerId, previousLivesPrefix } from '../../src/services/instance.js';
 import { redis } from '../../src/redis.js';
 
 const dirs: string[] = [];
@@ -49,7 +49,7 @@ describe('before composition', () => {
       egressCa: (await import('../../src/egress/ca.js')).egressCa,
       database: (await import('../../src/db/client.js')).pgPool,
       redis: (await import('../../src/redis.js')).redis,
-      instance: (await import('../../src/runtime/instance.js')).ownerId,
+      instance: (await import('../../src/services/instance.js')).ownerId,
       secretKey: () => freshSeal('x'),
     };
     const { prisma: freshPrisma } = await import('../../src/db/client.js');

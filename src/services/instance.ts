@@ -10,7 +10,7 @@
 // shortcut; other processes recover those claims after the timeout, as before).
 import os from 'node:os';
 import { ulid } from 'ulid';
-import { service } from '../services/registry.js';
+import { service } from './registry.js';
 
 /** This process's identity on its claims: a composed part (`instance`), made by instanceIdentity at start. */
 export interface InstanceIdentity {
