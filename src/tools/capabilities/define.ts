@@ -2,7 +2,7 @@
 // calls, its arguments (a zod schema, also the tool's JSON Schema) and the adapter that speaks
 // the vendor's wire format and reports the billable units of the answer.
 import { z } from 'zod';
-import type { CapabilityId } from '../../agents/rules.js';
+import type { CapabilityId } from '../../catalog/capability-ids.js';
 import type { ProducedFile } from '../result-files.js';
 import type { MediaScope } from './media.js';
 import type { VendorAccess, VendorName } from './vendors.js';
