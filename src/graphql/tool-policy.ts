@@ -5,7 +5,7 @@ import { AgentType } from './agents.js';
 import { inputOf, objectOf } from './graphql-types.js';
 import { takeInput } from './input.js';
 import { toolPolicy } from '../tools/policy.js';
-import { getToolPolicy, setToolPolicy } from '../tools/policy-store.js';
+import { getToolPolicy, setToolPolicy } from '../agents/tool-policy.js';
 
 const ToolPolicyType = objectOf(toolPolicy);
 
