@@ -24,7 +24,7 @@ import { uninstallableEngine } from '../engines/cli/unavailable.js';
 import { cliSystemPrompt, turnPrompt } from '../engines/cli/turn-input.js';
 import { EGRESS_ENDPOINT } from '../egress/env.js';
 import { modelProvider } from '../gateway/models.js';
-import { sandboxDriver } from './sandboxes.js';
+import { sandboxDriver } from '../sandbox/current-driver.js';
 import { newTurnSandbox } from './turn-sandbox.js';
 import { syncResources } from '../resources/resources.js';
 import { installedSkills } from '../skills/materialize.js';

@@ -13,18 +13,13 @@ import { service } from '../services/registry.js';
 
 declare module '../services/registry.js' {
   interface Services {
-    sandboxDriver: SandboxDriver;
-    /** The egress service (one per process). */
+    /** The egress service (one per process); the driver's slot is in src/sandbox/current-driver.ts. */
     sandboxEgress: EgressService;
   }
 }
 
 export function sandboxEgress(): EgressService {
   return service('sandboxEgress');
-}
-
-export function sandboxDriver(): SandboxDriver {
-  return service('sandboxDriver');
 }
 
 /** Tearing a sandbox down also refuses its session credential at once (not after the cache). */

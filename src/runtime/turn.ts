@@ -7,7 +7,7 @@ import type { EventFields, NewEvent, SessionEventType } from '../events/types.js
 import { buildConversation } from '../engines/hermes/history.js';
 import { runCliEngineTurn } from './cli-turn.js';
 import { runHermesTurn, type StopReason } from '../engines/hermes/loop.js';
-import { sandboxDriver } from './sandboxes.js';
+import { sandboxDriver } from '../sandbox/current-driver.js';
 import { newTurnSandbox } from './turn-sandbox.js';
 import { meteredModelStream } from '../gateway/metering.js';
 import { modelProvider } from '../gateway/models.js';

@@ -12,7 +12,8 @@ import { blobStore, fsBlobStore } from '../../src/blobs/blob-store.js';
 import { egressCa } from '../../src/egress/ca.js';
 import { pubsub, memoryPubSub } from '../../src/events/pubsub.js';
 import { routineScheduler } from '../../src/routines/scheduling.js';
-import { sandboxDriver, sandboxEgress } from '../../src/runtime/sandboxes.js';
+import { sandboxEgress } from '../../src/runtime/sandboxes.js';
+import { sandboxDriver } from '../../src/sandbox/current-driver.js';
 import { publicUrl } from '../../src/channels/public-url.js';
 import { checkOutboundUrl } from '../../src/net/outbound-guard.js';
 import { installServices, overrideServices, ServiceNotComposedError } from '../../src/services/registry.js';
@@ -45,7 +46,7 @@ describe('before composition', () => {
       pubsub: (await import('../../src/events/pubsub.js')).pubsub,
       blobStore: (await import('../../src/blobs/blob-store.js')).blobStore,
       routineScheduler: (await import('../../src/routines/scheduling.js')).routineScheduler,
-      sandboxDriver: (await import('../../src/runtime/sandboxes.js')).sandboxDriver,
+      sandboxDriver: (await import('../../src/sandbox/current-driver.js')).sandboxDriver,
       egressCa: (await import('../../src/egress/ca.js')).egressCa,
       database: (await import('../../src/db/client.js')).pgPool,
       redis: (await import('../../src/redis.js')).redis,
