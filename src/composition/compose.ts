@@ -24,6 +24,8 @@ import { inProcessRoutineScheduler } from '../routines/scheduler.js';
 import { bullRoutineScheduler } from '../routines/bull-scheduler.js';
 import { systemResolver } from '../net/outbound-guard.js';
 import { handleGatewayRequest } from '../gateway/http-endpoint.js';
+import { syncResources } from '../resources/resources.js';
+import { materializeSkills } from '../skills/materialize.js';
 import { openRedis } from '../redis.js';
 import type { Database } from '../db/client.js';
 import { loadSecretKey } from '../crypto/secret-box.js';
@@ -69,6 +71,7 @@ export async function composeServices(cfg: Config, opts: ComposeOptions): Promis
       sandboxEgress: sandboxes.egress,
       egressCa: sandboxes.egress.ca,
       sandboxDriver: sandboxes.driver,
+      sandboxFilling: { syncResources, materializeSkills },
       redis,
       pubsub: redis ? redisPubSub(redis.shared, redis.dedicated()) : memoryPubSub(),
       turnQueue: redis ? bullQueue(runSession, redis.dedicated(), cfg.turnWorker ? redis.dedicated() : null, cfg.queuePrefix) : inProcessQueue(runSession),
