@@ -1,6 +1,7 @@
 // The process's sandbox driver, chosen by SANDBOX_DRIVER (`local` by default, `kubernetes`),
 // and the egress service every sandbox's traffic goes through. Both are made when the services
-// compose (src/composition/compose.ts) and read here.
+// compose (src/composition/compose.ts); the egress service is read here, the driver through
+// src/sandbox/current-driver.ts.
 import path from 'node:path';
 import type { SandboxDriver } from '../sandbox/driver.js';
 import { createLocalDriver } from '../sandbox/local.js';
