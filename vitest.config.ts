@@ -15,7 +15,7 @@ export default defineConfig({
     // The suite mostly waits (CLIs, sandboxes, fake servers, timers): two files at a time even on
     // two cores (the default, cores − 1, ran one at a time there and took twice as long).
     maxWorkers: Math.max(2, availableParallelism() - 1),
-    // The services a process without a server has (src/services/standalone.ts), installed explicitly.
+    // The services a process without a server has (src/composition/standalone.ts), installed explicitly.
     setupFiles: ['test/helpers/standalone-services.ts'],
     testTimeout: 30_000,
     // The suite is a local development setup: its receivers, git server and providers listen on

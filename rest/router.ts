@@ -19,7 +19,7 @@ import { signedRouteServer } from './signed-route.js';
 import { envelopeFor, runRoute, toRestError } from './executor.js';
 import { AppError } from '../src/errors.js';
 import { describeIssues } from '../src/validation.js';
-import { sendError, sendJson, sendMiddlewareError } from '../src/http/error-envelope.js';
+import { sendError, sendJson, sendMiddlewareError } from '../src/wire/error-envelope.js';
 import { originGuard } from '../src/http/origin-guard.js';
 import { inputHygiene, pathParamProblem } from '../src/http/input-hygiene.js';
 import { consumeRateLimit, limitKey, rateCounter } from '../src/ratelimit/limiter.js';

@@ -8,7 +8,7 @@ import type http from 'node:http';
 import querystring from 'node:querystring';
 import express from 'express';
 import { AppError } from '../src/errors.js';
-import { sendError, sendJson } from '../src/http/error-envelope.js';
+import { sendError, sendJson } from '../src/wire/error-envelope.js';
 import { logger } from '../src/logger.js';
 import type { RestRoute, SignedRequest } from './route.js';
 

@@ -89,7 +89,7 @@ declare module './services/registry.js' {
   }
 }
 
-/** The process's config: the composed one (src/services/compose.ts). */
+/** The process's config: the composed one (src/composition/compose.ts). */
 export function config(): Config {
   return service('config');
 }

@@ -1,5 +1,5 @@
 // Starts the whole service in this process: database (+ migrations), then the process's
-// services composed once with it (src/services/compose.ts: config, database, secret key,
+// services composed once with it (src/composition/compose.ts: config, database, secret key,
 // instance identity, sandboxes, blob store, Redis when configured, pub/sub, turn queue, routine
 // scheduler…), owner bootstrap, recovery,
 // HTTP. Returns a handle that stops it again (tests start one per process at a time; each start
@@ -21,7 +21,7 @@ import { recoverStaleSessions, sessionsWithWaitingInputs, recoverOwnTurns } from
 import { stopService } from './shutdown.js';
 import { startDispatcher, reclaimOwnLeases } from './webhooks/dispatcher.js';
 import { startChannels } from './channels/runtime.js';
-import { composeServices } from './services/compose.js';
+import { composeServices } from './composition/compose.js';
 import { sharedStateWarnings } from './deployment-warnings.js';
 import type { Services } from './services/registry.js';
 

@@ -13,7 +13,7 @@ import type http from 'node:http';
 import { logger } from './logger.js';
 import { drainTurns } from './runtime/runner.js';
 import type { TurnQueue } from './runtime/queue.js';
-import { provisioningSettled } from './runtime/provisioning.js';
+import { provisioningSettled } from './sessions/provisioning.js';
 import { hubSettled } from './events/hub.js';
 import { closeAllStreams } from './http/open-streams.js';
 import type { PubSub } from './events/pubsub.js';

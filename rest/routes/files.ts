@@ -6,7 +6,7 @@ import { parseUpload } from '../../src/files/upload.js';
 import { recordUpload, fileJson, contentOf } from '../../src/files/files.js';
 import { fileBody, fileList, fileDeleted, type FileView } from '../../src/files/contract.js';
 import { selectionOf } from '../../src/contract/values.js';
-import { blobStore } from '../../src/files/blob-store.js';
+import { blobStore } from '../../src/blobs/blob-store.js';
 import { sendBlob } from '../../src/files/send-blob.js';
 import { answerOnce } from '../idempotency.js';
 

@@ -5,7 +5,7 @@
 import { z } from 'zod';
 import { defineRoute } from '../route.js';
 import { createSessionBody, patchSessionBody, sessionBody, interruptBody } from '../../src/sessions/contract.js';
-import { sendEventsBody, legacySendBody } from '../../src/sessions/content.js';
+import { sendEventsBody, legacySendBody } from '../../src/events/content.js';
 import { eventsPageBody } from '../../src/sessions/history.js';
 import { sessionEventFeed } from '../../src/sessions/feed.js';
 import { sessionEvent } from '../../src/events/types.js';

@@ -5,7 +5,8 @@ import { z } from 'zod';
 import { dateTime } from '../contract/zod-walk.js';
 import { reasoningEffort } from '../sessions/contract.js';
 import { mcpServerAuth } from '../tools/mcp/auth.js';
-import { AGENT_TYPES, CAPABILITY_IDS, LIMITS, SECRET_KEY_PATTERN } from './rules.js';
+import { AGENT_TYPES, LIMITS, SECRET_KEY_PATTERN } from './rules.js';
+import { CAPABILITY_IDS } from '../catalog/capability-ids.js';
 import { connectionCursor } from '../pagination/page-token.js';
 
 export const agentType = z.enum(AGENT_TYPES).meta({ id: 'AgentType', description: 'The engine an agent runs (default hermes)' });

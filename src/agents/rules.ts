@@ -1,23 +1,10 @@
 // Agent enumerations, the engines' reasoningEffort table and the limits: the data the agent
-// rules check against. The request and answer schemas built on them are in ./contract.ts.
+// rules check against (the capability ids are the catalog's, src/catalog/capability-ids.ts).
+// The request and answer schemas built on them are in ./contract.ts.
 
 export const AGENT_TYPES = ['hermes', 'claude_code', 'codex', 'openclaw', 'pi', 'dsh', 'kimi_code', 'opencode'] as const;
 export type AgentType = (typeof AGENT_TYPES)[number];
 export const DEFAULT_AGENT_TYPE: AgentType = 'hermes';
-
-export const CAPABILITY_IDS = [
-  'exa.search',
-  'exa.contents',
-  'tinyfish.fetch',
-  'tinyfish.browser',
-  'dataforseo.serp',
-  'gptimage.generate',
-  'rembg.remove-background',
-  'seedance.generate',
-  'mm.i2v',
-  'fish-audio.transcribe',
-] as const;
-export type CapabilityId = (typeof CAPABILITY_IDS)[number];
 
 /** reasoningEffort values each engine accepts (an empty list: not supported). */
 export const EFFORTS_BY_TYPE: Record<AgentType, readonly string[]> = {

@@ -9,7 +9,7 @@ import { hashToken, mintToken, TOKEN_PREFIX } from './tokens.js';
 import { personalSlugFor } from '../universes/universes.js';
 import { logger } from '../logger.js';
 import { config, type Config } from '../config.js';
-import { centsToNano } from '../billing/money.js';
+import { centsToNano } from '../money.js';
 
 /** A new universe's wallet: STARTING_CREDITS_CENTS. */
 export function startingBalance(): bigint {

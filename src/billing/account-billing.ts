@@ -3,7 +3,7 @@
 // refused up front with 422 invalid_spec (a domain rule, like a model the engine does not run).
 import { prisma } from '../db/client.js';
 import { AppError } from '../errors.js';
-import { modelProvider } from '../runtime/models.js';
+import { modelProvider } from '../gateway/models.js';
 
 export async function assertAccountBillable(universeId: string, llm: string): Promise<void> {
   const provider = modelProvider(llm);

@@ -1,7 +1,7 @@
 // List-price arithmetic from the catalog: what a model call's usage costs.
 import { modelInfo } from '../catalog/catalog.js';
 import type { Usage } from '../gateway/types.js';
-import { nanoPerToken } from './money.js';
+import { nanoPerToken } from '../money.js';
 
 export function priceOf(model: string) {
   const info = modelInfo(model);

@@ -2,7 +2,7 @@
 // for the turn a routine fire started, the fire's allowance (the spec: "granted as a per-fire
 // delta allowance on top of consumed cost"), whichever is lower. The allowance never replaces
 // the session's cap: a session keeps the budget its user set, or none.
-import { centsToNano } from './money.js';
+import { centsToNano } from '../money.js';
 
 export interface SpendCapRow {
   budgetMaxCents: bigint | null;

@@ -8,7 +8,7 @@ import { config } from '../config.js';
 import { ProviderError, type Provider, type ProviderCredential } from '../gateway/types.js';
 import type { Viewer } from '../auth/viewer.js';
 import type { ModelSubscription } from '../generated/prisma/client.js';
-import { modelProvider } from '../runtime/models.js';
+import { modelProvider } from '../gateway/models.js';
 import { PROVIDERS, type ModelSubscriptionView, type PatchSubscriptionBody, type PutSubscriptionBody } from './contract.js';
 
 function parseProvider(value: string): Provider {

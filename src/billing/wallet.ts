@@ -2,7 +2,7 @@
 // turns cannot spend the same money twice) and a ledger of grants and charges.
 import { prisma } from '../db/client.js';
 import { newId } from '../ids.js';
-import { centsToNano } from './money.js';
+import { centsToNano } from '../money.js';
 
 /** Reserves `nano` if the available balance (balance − holds) covers it. */
 export async function hold(universeId: string, nano: bigint): Promise<boolean> {

@@ -2,7 +2,7 @@
 // answer reports (requests, pages, images by quality and size, seconds of video, minutes of
 // audio), in nano-dollars, and what the wallet holds before the call. Checked once at load.
 import { createRequire } from 'node:module';
-import { CAPABILITY_IDS } from '../agents/rules.js';
+import { CAPABILITY_IDS } from './capability-ids.js';
 
 const require = createRequire(import.meta.url);
 

@@ -5,10 +5,10 @@
 import { Readable } from 'node:stream';
 import { prisma } from '../db/client.js';
 import { newId } from '../ids.js';
-import { blobStore } from '../files/blob-store.js';
+import { blobStore } from '../blobs/blob-store.js';
 import { MAX_FILE_BYTES } from '../files/files.js';
 import type { File } from '../generated/prisma/client.js';
-import type { ContentBlockInput } from '../sessions/content.js';
+import type { ContentBlockInput } from '../events/content.js';
 import { adapterFor } from './platforms/index.js';
 import { PlatformError, type AppRecord, type InboundAttachment } from './platforms/types.js';
 

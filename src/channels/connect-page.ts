@@ -3,7 +3,7 @@
 // `callback_url` with connection_id, status and metadata (JSON) when one was given. Telegram and
 // WhatsApp connections are claimed inside the platform: their page shows how.
 import type { Request, Response } from 'express';
-import { sendError } from '../http/error-envelope.js';
+import { sendError } from '../wire/error-envelope.js';
 import { appRecord } from './apps.js';
 import { claimConnection, connectionJson, flowOf, pendingByToken, type ConnectionRow } from './connections.js';
 import { adapterFor } from './platforms/index.js';

@@ -10,8 +10,8 @@ import { logger } from '../logger.js';
 import { checkConflicts, compilePolicy, EgressHeaderConflictError, hostKeyOfUrl, type EgressPolicy, type HeaderRule } from './policy.js';
 import { repositoryRule, secretRules } from './declarations.js';
 import { loadEgressSettings } from './settings.js';
-import { environmentAllowList } from '../environments/egress-allow-list.js';
-import { vaultRules, type CredentialOverride } from '../vaults/egress-rules.js';
+import { environmentAllowList } from './environment-allow-list.js';
+import { vaultRules, type CredentialOverride } from './vault-rules.js';
 
 const CHANNEL = 'egress-policy';
 const TTL_MS = 60_000;

@@ -8,7 +8,8 @@ import type { Viewer } from '../auth/viewer.js';
 import type { Environment, Prisma } from '../generated/prisma/client.js';
 import { publishPolicyChange } from '../egress/session-policy.js';
 import type { CreateEnvironmentBody, EnvironmentPackages, PatchEnvironmentBody } from './contract.js';
-import { packagesOf, networkOf } from './view.js';
+import { packagesOf } from './view.js';
+import { networkOf } from '../egress/environment-allow-list.js';
 
 const notFound = () => new AppError('not_found', 'environment not found');
 

@@ -1,16 +1,12 @@
 // An environment as the contract shows it, from its row alone (a list costs the query that loaded it).
 import type { Environment } from '../generated/prisma/client.js';
-import type { EnvironmentNetwork, EnvironmentPackages, EnvironmentView } from './contract.js';
+import type { EnvironmentPackages, EnvironmentView } from './contract.js';
+import { networkOf } from '../egress/environment-allow-list.js';
 
 /** The stored packages (validated at save time), with every manager present. */
 export function packagesOf(row: Pick<Environment, 'packages'>): EnvironmentPackages {
   const p = (row.packages ?? {}) as Partial<EnvironmentPackages>;
   return { apt: p.apt ?? [], npm: p.npm ?? [], pip: p.pip ?? [] };
-}
-
-export function networkOf(row: Pick<Environment, 'network'>): EnvironmentNetwork {
-  const n = (row.network ?? {}) as Partial<EnvironmentNetwork>;
-  return { allowed_hosts: n.allowed_hosts ?? [] };
 }
 
 export function environmentView(row: Environment): EnvironmentView {

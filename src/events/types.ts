@@ -3,7 +3,7 @@
 // union and OpenAPI documents them, all from these schemas.
 import { z } from 'zod';
 import { dateTime } from '../contract/zod-walk.js';
-import { contentBlock, textBlock, toolConfirmationResult } from '../sessions/content.js';
+import { contentBlock, textBlock, toolConfirmationResult } from './content.js';
 import { messagePart } from './parts.js';
 
 export { messagePart, type MessagePart } from './parts.js';

@@ -6,7 +6,7 @@ import { AppError } from '../errors.js';
 import { newId } from '../ids.js';
 import type { Viewer } from '../auth/viewer.js';
 import type { File } from '../generated/prisma/client.js';
-import { blobStore } from './blob-store.js';
+import { blobStore } from '../blobs/blob-store.js';
 import { decodePageToken, encodePageToken } from '../pagination/page-token.js';
 
 export const MAX_FILE_BYTES = 32 * 1024 * 1024;

@@ -6,7 +6,7 @@ import type { Response } from 'express';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { logger } from '../logger.js';
-import { sendError } from '../http/error-envelope.js';
+import { sendError } from '../wire/error-envelope.js';
 
 /** Resolves once an fs.ReadStream has opened its file (null) or failed to (the error). */
 function opened(stream: Readable & { pending?: boolean }): Promise<Error | null> {

@@ -7,10 +7,10 @@
 import type { Request } from 'express';
 import type { Readable } from 'node:stream';
 import { AppError } from '../errors.js';
-import { blobStore, BlobTooLargeError, type StoredBlob } from './blob-store.js';
+import { blobStore, BlobTooLargeError, type StoredBlob } from '../blobs/blob-store.js';
 import { MAX_FILE_BYTES, MIN_EXPIRES_S, MAX_EXPIRES_S } from './files.js';
-import { malformedMultipart, readMultipart } from '../http/multipart.js';
-import { textProblem } from '../http/input-hygiene.js';
+import { malformedMultipart, readMultipart } from '../wire/multipart.js';
+import { textProblem } from '../wire/text.js';
 
 export interface ParsedUpload {
   blob: StoredBlob;

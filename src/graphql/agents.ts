@@ -23,8 +23,8 @@ import {
   type AgentView,
   type PromptVersionView,
 } from '../agents/contract.js';
-import { inputOf, objectOf } from '../contract/graphql-types.js';
-import { takeInput } from '../contract/input.js';
+import { inputOf, objectOf } from './graphql-types.js';
+import { takeInput } from './input.js';
 import { newestFirst } from './id-connection.js';
 
 export const AgentType = objectOf(agentBody);

@@ -4,7 +4,7 @@ import { builder } from './builder.js';
 import { prisma } from '../db/client.js';
 import { AppError } from '../errors.js';
 import { ENGINE_NAMES, defaultModel, engineModels } from '../catalog/catalog.js';
-import { nanoToCents } from '../billing/money.js';
+import { nanoToCents } from '../money.js';
 import { grant } from '../billing/wallet.js';
 import {
   listSubscriptions,
@@ -16,8 +16,8 @@ import {
   subscriptionViews,
 } from '../billing/subscriptions.js';
 import { modelSubscriptionBody, patchSubscriptionBody, putSubscriptionBody } from '../billing/contract.js';
-import { inputOf, objectOf } from '../contract/graphql-types.js';
-import { takeInput } from '../contract/input.js';
+import { inputOf, objectOf } from './graphql-types.js';
+import { takeInput } from './input.js';
 
 const CatalogModel = builder.simpleObject('CatalogModel', {
   description: 'A current model with its list prices in USD per million tokens',

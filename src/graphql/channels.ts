@@ -3,8 +3,8 @@
 // subscription. Every input and output type is derived from src/channels/contract.ts, the same
 // schemas REST validates with and OpenAPI documents.
 import { builder } from './builder.js';
-import { inputOf, objectOf } from '../contract/graphql-types.js';
-import { takeInput } from '../contract/input.js';
+import { inputOf, objectOf } from './graphql-types.js';
+import { takeInput } from './input.js';
 import {
   createAppBody,
   patchAppBody,

@@ -5,8 +5,8 @@ import { builder } from './builder.js';
 import { archiveEnvironment, createEnvironment, findEnvironment, listEnvironments, patchEnvironment } from '../environments/environments.js';
 import { environmentView } from '../environments/view.js';
 import { createEnvironmentBody, environmentBody, patchEnvironmentBody } from '../environments/contract.js';
-import { inputOf, objectOf } from '../contract/graphql-types.js';
-import { takeInput } from '../contract/input.js';
+import { inputOf, objectOf } from './graphql-types.js';
+import { takeInput } from './input.js';
 import { newestFirst } from './id-connection.js';
 
 const EnvironmentType = objectOf(environmentBody);

@@ -4,7 +4,7 @@ import { builder } from './builder.js';
 import { AppError } from '../errors.js';
 import { listFiles, findFile, deleteFile, fileJson } from '../files/files.js';
 import { fileBody, fileList, fileDeleted, type FileView } from '../files/contract.js';
-import { objectOf } from '../contract/graphql-types.js';
+import { objectOf } from './graphql-types.js';
 
 const FileType = objectOf(fileBody);
 

@@ -9,8 +9,8 @@ import { clearViewerCache } from '../auth/viewer.js';
 import { createUniverse, createUniverseSchema } from '../universes/universes.js';
 import { universeBody, whoamiBody, scope, authKind, type UniverseView } from '../universes/contract.js';
 import type { Universe } from '../generated/prisma/client.js';
-import { enumOf, inputOf, objectOf } from '../contract/graphql-types.js';
-import { takeInput } from '../contract/input.js';
+import { enumOf, inputOf, objectOf } from './graphql-types.js';
+import { takeInput } from './input.js';
 import { parseInput } from '../validation.js';
 
 const ScopeEnum = enumOf(scope);

@@ -4,8 +4,8 @@ import { AppError } from '../errors.js';
 import { addResource, listResources, getResource, rotateToken, deleteResource } from '../resources/operations.js';
 import { resourceView } from '../resources/resources.js';
 import { resourceInput, rotateTokenBody, sessionResource, resourcePage, resourceDeleted } from '../resources/contract.js';
-import { inputOf, objectOf } from '../contract/graphql-types.js';
-import { takeInput } from '../contract/input.js';
+import { inputOf, objectOf } from './graphql-types.js';
+import { takeInput } from './input.js';
 
 const SessionResourceType = objectOf(sessionResource);
 

@@ -9,8 +9,8 @@ import { createRoutine, patchRoutine, pauseRoutine, resumeRoutine, archiveRoutin
 import { fireRoutine } from '../routines/fire.js';
 import { routineView, routineRunView } from '../routines/view.js';
 import { createRoutineBody, patchRoutineBody, routineBody, routineRunBody } from '../routines/contract.js';
-import { inputOf, objectOf } from '../contract/graphql-types.js';
-import { takeInput } from '../contract/input.js';
+import { inputOf, objectOf } from './graphql-types.js';
+import { takeInput } from './input.js';
 import { newestFirst } from './id-connection.js';
 
 const RoutineType = objectOf(routineBody);

@@ -9,10 +9,10 @@ import { eventsPage, eventsPageBody } from '../sessions/history.js';
 import { sessionEventFeed } from '../sessions/feed.js';
 import { sessionView } from '../sessions/view.js';
 import { createSessionBody, patchSessionBody, sessionBody, interruptBody } from '../sessions/contract.js';
-import { sendEventsBody, legacySendBody } from '../sessions/content.js';
+import { sendEventsBody, legacySendBody } from '../events/content.js';
 import { sessionEvent, type SessionEvent } from '../events/types.js';
-import { inputOf, objectOf } from '../contract/graphql-types.js';
-import { takeInput } from '../contract/input.js';
+import { inputOf, objectOf } from './graphql-types.js';
+import { takeInput } from './input.js';
 
 export const SessionType = objectOf(sessionBody);
 export const SessionEventType = objectOf(sessionEvent);

@@ -15,8 +15,8 @@ import {
   skillRevisionView,
 } from '../skills/skills.js';
 import { skillBundleBody, skillBody, skillRevisionBody, createdSkillBody } from '../skills/contract.js';
-import { inputOf, objectOf } from '../contract/graphql-types.js';
-import { takeInput } from '../contract/input.js';
+import { inputOf, objectOf } from './graphql-types.js';
+import { takeInput } from './input.js';
 import { newestFirst } from './id-connection.js';
 
 const SkillType = objectOf(skillBody);

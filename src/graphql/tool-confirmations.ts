@@ -3,7 +3,7 @@
 // through sendSessionEvents with a `userToolConfirmation` event, as on REST.
 import { builder } from './builder.js';
 import { SessionType } from './sessions.js';
-import { objectOf } from '../contract/graphql-types.js';
+import { objectOf } from './graphql-types.js';
 import { sessionEvent } from '../events/types.js';
 import { awaitingConfirmation } from '../tools/confirmations.js';
 

@@ -2,10 +2,10 @@
 // typed from the zod schema REST validates with (src/tools/policy.ts).
 import { builder } from './builder.js';
 import { AgentType } from './agents.js';
-import { inputOf, objectOf } from '../contract/graphql-types.js';
-import { takeInput } from '../contract/input.js';
+import { inputOf, objectOf } from './graphql-types.js';
+import { takeInput } from './input.js';
 import { toolPolicy } from '../tools/policy.js';
-import { getToolPolicy, setToolPolicy } from '../tools/policy-store.js';
+import { getToolPolicy, setToolPolicy } from '../agents/tool-policy.js';
 
 const ToolPolicyType = objectOf(toolPolicy);
 

@@ -5,8 +5,8 @@ import { builder } from './builder.js';
 import { createVault, deleteCredential, deleteVault, findVault, listVaults, putCredential } from '../vaults/vaults.js';
 import { vaultView } from '../vaults/view.js';
 import { createVaultBody, putVaultCredentialBody, vaultBody } from '../vaults/contract.js';
-import { inputOf, objectOf } from '../contract/graphql-types.js';
-import { takeInput } from '../contract/input.js';
+import { inputOf, objectOf } from './graphql-types.js';
+import { takeInput } from './input.js';
 import { newestFirst } from './id-connection.js';
 
 const VaultType = objectOf(vaultBody);

@@ -11,8 +11,8 @@ import {
   webhookEventType,
 } from '../webhooks/contract.js';
 import { WEBHOOK_EVENT_TYPES } from '../webhooks/catalog.js';
-import { enumOf, inputOf, objectOf } from '../contract/graphql-types.js';
-import { takeInput } from '../contract/input.js';
+import { enumOf, inputOf, objectOf } from './graphql-types.js';
+import { takeInput } from './input.js';
 import { newestFirst } from './id-connection.js';
 
 const WebhookEndpointType = objectOf(webhookEndpointBody);

@@ -11,13 +11,13 @@ import { authRouter } from './auth-routes.js';
 import { webRouter } from './web-routes.js';
 import { originGuard } from './origin-guard.js';
 import { graphqlSseHandler } from './graphql-sse.js';
-import { sendError, sendJson, sendMiddlewareError } from './error-envelope.js';
+import { sendError, sendJson, sendMiddlewareError } from '../wire/error-envelope.js';
 import { gatewayMiddleware } from '../gateway/http-endpoint.js';
 import { jsonBody, graphqlInputHygiene } from './input-hygiene.js';
 import { databaseReady } from '../db/client.js';
 import { redisReady } from '../redis.js';
 
-export { BODY_LIMIT } from './error-envelope.js';
+export { BODY_LIMIT } from '../wire/error-envelope.js';
 
 export interface AppOptions {
   limiter: RateLimiterAbstract;

@@ -9,7 +9,7 @@ import { signIn, signOut } from '../auth/web-sessions.js';
 import { revokeTokenByValue } from '../auth/tokens.js';
 import { startDeviceFlow, pollDeviceCode, decideDeviceCode, findPending, DEVICE_CODE_TTL_S, POLL_INTERVAL_S } from '../auth/device.js';
 import { AppError } from '../errors.js';
-import { sendError } from './error-envelope.js';
+import { sendError } from '../wire/error-envelope.js';
 import { config } from '../config.js';
 import { parseInput } from '../validation.js';
 import { devicePage } from './device-page.js';

@@ -16,8 +16,9 @@ import express, { type Request, type Response, type NextFunction, type RequestHa
 import { isUtf8 } from 'node:buffer';
 import querystring from 'node:querystring';
 import { parse as parseGraphql, visit } from 'graphql';
-import { sendError } from './error-envelope.js';
+import { sendError } from '../wire/error-envelope.js';
 import { plainUrl } from './plain-url.js';
+import { LONE_SURROGATE, textProblem } from '../wire/text.js';
 
 export const JSON_BODY_LIMIT_BYTES = 1024 * 1024;
 export const JSON_MAX_DEPTH = 64;
@@ -25,8 +26,6 @@ const MAX_PATH_PARAM_LENGTH = 256;
 
 const JSON_TYPES = ['application/json', 'application/*+json'];
 const CONTROL_CHAR = /[\u0000-\u001f\u007f]/;
-// Without the `u` flag a regex sees UTF-16 code units, which is what a lone surrogate is.
-const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
 const MALFORMED = 'malformed JSON body';
 
@@ -58,13 +57,6 @@ export function jsonDepthExceeds(text: string, max: number): boolean {
     } else if (c === 0x7d /* } */ || c === 0x5d /* ] */) depth--;
   }
   return false;
-}
-
-/** Why a string cannot be stored as text (a NUL, an unpaired surrogate), or null. */
-export function textProblem(s: string): string | null {
-  if (s.includes('\u0000')) return 'contains a NUL character';
-  if (LONE_SURROGATE.test(s)) return 'contains an unpaired UTF-16 surrogate';
-  return null;
 }
 
 const IDENT = /^[A-Za-z_$][A-Za-z0-9_$]*$/;

@@ -8,7 +8,7 @@
 import type { NextFunction, Request, Response } from 'express';
 import { parse as parseCookie } from 'cookie';
 import { SESSION_COOKIE } from '../auth/viewer.js';
-import { sendError } from './error-envelope.js';
+import { sendError } from '../wire/error-envelope.js';
 import { config } from '../config.js';
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);

@@ -6,7 +6,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { parse as parseCookie } from 'cookie';
 import { resolveViewer, SESSION_COOKIE } from '../auth/viewer.js';
-import { CAPABILITY_IDS, EFFORTS_BY_TYPE } from '../agents/rules.js';
+import { EFFORTS_BY_TYPE } from '../agents/rules.js';
+import { CAPABILITY_IDS } from '../catalog/capability-ids.js';
 import { esc, page, sendHtml } from './pages.js';
 
 export const WEB_DIST = path.resolve(import.meta.dirname, '../../web/dist');

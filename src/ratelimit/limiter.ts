@@ -5,7 +5,7 @@ import type { Request, Response, NextFunction } from 'express';
 import { createHash } from 'node:crypto';
 import { parse as parseCookie } from 'cookie';
 import type { Redis } from 'ioredis';
-import { sendError } from '../http/error-envelope.js';
+import { sendError } from '../wire/error-envelope.js';
 import { bearerOf, SESSION_COOKIE } from '../auth/viewer.js';
 import { hashToken } from '../auth/tokens.js';
 import { batchedConsume, type ConsumeOne, type LimitDecision } from './batched-consume.js';

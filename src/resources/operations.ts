@@ -6,7 +6,7 @@ import { seal } from '../crypto/secret-box.js';
 import { assertNoConflict, EgressHeaderConflictError, publishPolicyChange, sessionRules } from '../egress/session-policy.js';
 import type { Viewer } from '../auth/viewer.js';
 import { resolveSession } from '../sessions/sessions.js';
-import { sandboxDriver } from '../runtime/sandboxes.js';
+import { sandboxDriver } from '../sandbox/current-driver.js';
 import { insertPlanned, planResources } from './resources.js';
 import type { ResourceInput } from './contract.js';
 import { decodePageToken, encodePageToken } from '../pagination/page-token.js';

@@ -7,7 +7,7 @@ import { prisma } from '../db/client.js';
 import { AppError } from '../errors.js';
 import { newId } from '../ids.js';
 import { seal, open } from '../crypto/secret-box.js';
-import { blobStore } from '../files/blob-store.js';
+import { blobStore } from '../blobs/blob-store.js';
 import { sessionCopyOf } from '../files/files.js';
 import type { Sandbox } from '../sandbox/driver.js';
 import type { SessionResource } from '../generated/prisma/client.js';

@@ -2,7 +2,7 @@
 // limits. One definition each for REST validation, OpenAPI, the GraphQL types and the domain.
 import { z } from 'zod';
 import { dateTime } from '../contract/zod-walk.js';
-import { contentBlock, userMessageEvent } from '../sessions/content.js';
+import { contentBlock, userMessageEvent } from '../events/content.js';
 import { budgetInput } from '../sessions/contract.js';
 import { connectionCursor } from '../pagination/page-token.js';
 

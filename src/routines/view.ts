@@ -3,7 +3,7 @@
 import type { Routine, RoutineRun } from '../generated/prisma/client.js';
 import { nextRuns } from './cron.js';
 import type { PausedReason, RoutineErrorType, RoutineRunAgent, RoutineRunView, RoutineTarget, RoutineView } from './contract.js';
-import type { UserMessageInput } from '../sessions/content.js';
+import type { UserMessageInput } from '../events/content.js';
 
 const UPCOMING = 5;
 

@@ -10,11 +10,10 @@ import { loadKubernetesSettings } from '../sandbox/kubernetes/settings.js';
 import { blobSnapshots } from '../sandbox/kubernetes/snapshots.js';
 import { ANNOTATION } from '../sandbox/kubernetes/pod-spec.js';
 import type { EgressService } from '../egress/service.js';
-import { blobStore } from '../files/blob-store.js';
+import { blobStore } from '../blobs/blob-store.js';
 import { prisma } from '../db/client.js';
 import { commitEvent } from '../events/store.js';
-import { syncResources } from '../resources/resources.js';
-import { materializeSkills } from '../skills/materialize.js';
+import { sandboxFilling } from './sandbox-filling.js';
 import { logger } from '../logger.js';
 
 /** Where pods send their traffic: EGRESS_UPSTREAM (`host` or `host:port`), else the egress Service. */
@@ -34,8 +33,8 @@ async function refill(sessionId: string, sandbox: Sandbox, restored: boolean): P
   const missing: string[] = [];
   for (const r of resources) if (!restored || !(await sandbox.stat(r.mountPath))) missing.push(r.id);
   if (missing.length) await prisma.sessionResource.updateMany({ where: { id: { in: missing } }, data: { syncedAt: null } });
-  await syncResources(sessionId, sandbox);
-  if (!restored) await materializeSkills(sessionId, sandbox);
+  await sandboxFilling().syncResources(sessionId, sandbox);
+  if (!restored) await sandboxFilling().materializeSkills(sessionId, sandbox);
 }
 
 let current: KubernetesDriver | null = null;

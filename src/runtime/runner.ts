@@ -3,13 +3,13 @@
 // Any process may run it (BullMQ); the claim and a heartbeat keep it single and recoverable.
 import { settings } from '../config.js';
 import { prisma } from '../db/client.js';
-import { ownerId, previousLivesPrefix } from './instance.js';
+import { ownerId, previousLivesPrefix } from '../services/instance.js';
 import { commitEvent, commitEvents, storeEvents, announceEvents, type StoredBatch, type NewEvent, type StoredEvent } from '../events/store.js';
 import { Prisma } from '../generated/prisma/client.js';
 import { pubsub } from '../events/pubsub.js';
 import { logger } from '../logger.js';
 import { runTurn, type StopReason } from './turn-context.js';
-import { moveOf, movableFrom, transition } from '../sessions/state-machine.js';
+import { moveOf, movableFrom, transition } from './session-state-machine.js';
 import { service } from '../services/registry.js';
 import { finishUnfinishedStreams } from './unfinished-streams.js';
 
@@ -50,7 +50,7 @@ export const openTurnGate = (): TurnGate => ({ draining: false, shutdown: new Ab
 
 const turnGate = (): TurnGate => service('turnGate');
 
-// Claim and release are the state table's moves (src/sessions/state-machine.ts), each one
+// Claim and release are the state table's moves (src/runtime/session-state-machine.ts), each one
 // conditional statement: the table gives the statuses, the statement adds what a runner needs
 // (an input waiting, the budget, its own claim). The claim also starts the first turn.
 const CLAIM = moveOf('claim');

@@ -1,6 +1,7 @@
 // The process's sandbox driver, chosen by SANDBOX_DRIVER (`local` by default, `kubernetes`),
 // and the egress service every sandbox's traffic goes through. Both are made when the services
-// compose (src/services/compose.ts) and read here.
+// compose (src/composition/compose.ts); the egress service is read here, the driver through
+// src/sandbox/current-driver.ts.
 import path from 'node:path';
 import type { SandboxDriver } from '../sandbox/driver.js';
 import { createLocalDriver } from '../sandbox/local.js';
@@ -13,18 +14,13 @@ import { service } from '../services/registry.js';
 
 declare module '../services/registry.js' {
   interface Services {
-    sandboxDriver: SandboxDriver;
-    /** The egress service (one per process). */
+    /** The egress service (one per process); the driver's slot is in src/sandbox/current-driver.ts. */
     sandboxEgress: EgressService;
   }
 }
 
 export function sandboxEgress(): EgressService {
   return service('sandboxEgress');
-}
-
-export function sandboxDriver(): SandboxDriver {
-  return service('sandboxDriver');
 }
 
 /** Tearing a sandbox down also refuses its session credential at once (not after the cache). */
@@ -50,7 +46,7 @@ export interface Sandboxes {
 /**
  * The egress listener pods connect to and the driver: with SANDBOX_DRIVER=kubernetes the
  * Kubernetes driver (its warm pool starts filling), else the local one (jails under DATA_DIR).
- * `ownerId`: this process's owner value (src/runtime/instance.ts), which the pod driver labels
+ * `ownerId`: this process's owner value (src/services/instance.ts), which the pod driver labels
  * its pods with.
  */
 export async function startSandboxes(cfg: Config, ownerId: string): Promise<Sandboxes> {

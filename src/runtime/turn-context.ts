@@ -6,7 +6,7 @@ import { commitEvents } from '../events/store.js';
 import type { StopReason } from '../events/types.js';
 import type { EmitEvent, TurnContext } from '../engines/engine.js';
 import { engineFor } from '../engines/registry.js';
-import { sandboxDriver } from './sandboxes.js';
+import { sandboxDriver } from '../sandbox/current-driver.js';
 import { newTurnSandbox } from './turn-sandbox.js';
 
 export type { StopReason };

@@ -3,7 +3,7 @@
 // the spec names agent.status for, before the engine's own events follow.
 import type { Sandbox } from '../sandbox/driver.js';
 import type { EventFields } from '../events/types.js';
-import { sandboxDriver } from './sandboxes.js';
+import { sandboxDriver } from '../sandbox/current-driver.js';
 
 type StatusEmit = (type: 'agent.status', fields: EventFields<'agent.status'>) => Promise<unknown>;
 

@@ -15,7 +15,7 @@
 import { newId } from '../ids.js';
 import { logger } from '../logger.js';
 import { service } from '../services/registry.js';
-import { sandboxDriver } from './sandboxes.js';
+import { sandboxDriver } from '../sandbox/current-driver.js';
 import { engineAdapter } from '../engines/cli/registry.js';
 import { installEngine } from '../engines/cli/core/install.js';
 import { engineHome } from '../engines/cli/core/engine-home.js';

@@ -1,6 +1,6 @@
 // The process's services — config, pub/sub, turn queue, sandboxes, blob store, routine
 // scheduler, egress CA, model gateway handler, listen address, DNS resolver — held as ONE
-// object, installed at start-up by composeServices (src/services/compose.ts) and read through
+// object, installed at start-up by composeServices (src/composition/compose.ts) and read through
 // each part's own accessor (`config()`, `pubsub()`, `blobStore()`…). Nothing else installs them:
 // there is no per-module setter.
 //
@@ -10,7 +10,7 @@
 //
 //   declare module '../services/registry.js' { interface Services { pubsub: PubSub } }
 //
-// and src/services/compose.ts builds the whole object in one function, type-checked as `Services`.
+// and src/composition/compose.ts builds the whole object in one function, type-checked as `Services`.
 //
 // Per process: the last installed composition is in force (tests start one server per process
 // at a time; a second start replaces the first's, as the old setters did). Ending a composition
@@ -57,7 +57,7 @@ export function composed(name: keyof Services): boolean {
 /**
  * Puts `parts` in force for the whole process, replacing the composition in force until the
  * returned handle ends. startServer calls it once, through composeServices, with every part;
- * a test process installs the standalone set (src/services/standalone.ts) the same way.
+ * a test process installs the standalone set (src/composition/standalone.ts) the same way.
  */
 export function installServices(parts: Partial<Services>): Composition {
   const installed: Installed = { parts: { ...parts }, ended: false, previous: current };

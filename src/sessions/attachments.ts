@@ -5,7 +5,7 @@ import { AppError } from '../errors.js';
 import { prisma } from '../db/client.js';
 import { sessionCopyFromBytes, sessionCopyOf, MAX_FILE_BYTES } from '../files/files.js';
 import { guardedFetch, outboundErrorMessage, urlShapeRefusal } from '../net/outbound-guard.js';
-import type { ContentBlockInput } from './content.js';
+import type { ContentBlockInput } from '../events/content.js';
 
 const EXT: Record<string, string> = {
   'image/png': 'png',

@@ -2,7 +2,7 @@
 // definition each for REST validation, OpenAPI, the GraphQL types and the domain's values.
 import { z } from 'zod';
 import { dateTime } from '../contract/zod-walk.js';
-import { userMessageEvent } from './content.js';
+import { userMessageEvent } from '../events/content.js';
 import { resourceInput, sessionResource } from '../resources/contract.js';
 
 export const REASONING_EFFORT_VALUES = ['none', 'off', 'minimal', 'low', 'medium', 'high', 'xhigh', 'max', 'ultra'] as const;

@@ -4,7 +4,7 @@
 // uploaded `file_<id>`). Parts a user message cannot carry (reasoning, tool calls and results,
 // video, status, error) are refused rather than dropped: the 410 says what was delivered.
 import { AppError } from '../errors.js';
-import type { LegacySendBody, ContentBlockInput } from './content.js';
+import type { LegacySendBody, ContentBlockInput } from '../events/content.js';
 
 type Part = LegacySendBody['parts'][number];
 type Source = { type: 'base64'; media_type: string; data: string } | { type: 'url'; url: string } | { type: 'file'; file_id: string };

@@ -4,11 +4,11 @@
 // user.tool_confirmation answers a tool call waiting for one and resumes the paused turn.
 import { AppError } from '../errors.js';
 import type { Viewer } from '../auth/viewer.js';
-import type { SendEventsBody, LegacySendBody } from './content.js';
+import type { SendEventsBody, LegacySendBody } from '../events/content.js';
 import { commitEvents, commitEvent, type SessionEvent, type NewEvent } from '../events/store.js';
 import { pubsub } from '../events/pubsub.js';
 import { resolveSession, statusOf } from './sessions.js';
-import { assertAllowed } from './state-machine.js';
+import { assertAllowed } from '../runtime/session-state-machine.js';
 import { enqueueSessionRun } from '../runtime/queue.js';
 import { interruptChannel, storeInputsAndStartTurn } from '../runtime/runner.js';
 import { service } from '../services/registry.js';

@@ -1,7 +1,7 @@
 // Sessions as the spec shows them, loaded in a constant number of queries however many there
 // are: the sessions (with their agent's reasoning effort), then all their resources at once.
 import { prisma } from '../db/client.js';
-import { nanoToCents } from '../billing/money.js';
+import { nanoToCents } from '../money.js';
 import { resourceView } from '../resources/resources.js';
 import type { Prisma, SessionResource } from '../generated/prisma/client.js';
 import type { SessionView } from './contract.js';

@@ -11,7 +11,7 @@ import fsp from 'node:fs/promises';
 import path from 'node:path';
 import { parse as parseYaml, stringify as stringifyYaml } from 'yaml';
 import { prisma } from '../db/client.js';
-import { blobStore } from '../files/blob-store.js';
+import { blobStore } from '../blobs/blob-store.js';
 import { open } from '../crypto/secret-box.js';
 import type { Sandbox } from '../sandbox/driver.js';
 import { cloneRepository } from '../resources/clone.js';

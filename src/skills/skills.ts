@@ -6,7 +6,7 @@ import { AppError } from '../errors.js';
 import { newId } from '../ids.js';
 import type { Viewer } from '../auth/viewer.js';
 import type { Skill, SkillRevision } from '../generated/prisma/client.js';
-import { blobStore } from '../files/blob-store.js';
+import { blobStore } from '../blobs/blob-store.js';
 import { readBundle, type BundleFile } from './bundle.js';
 import type { SkillBundleBody, SkillRevisionView, SkillView } from './contract.js';
 

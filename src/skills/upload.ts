@@ -11,8 +11,8 @@ import { MAX_SKILL_BYTES, MAX_SKILL_FILES } from './bundle.js';
 import { filesFromJson } from './skills.js';
 import { skillBundleBody } from './contract.js';
 import { describeIssues } from '../validation.js';
-import { readMultipart } from '../http/multipart.js';
-import { textProblem } from '../http/input-hygiene.js';
+import { readMultipart } from '../wire/multipart.js';
+import { textProblem } from '../wire/text.js';
 
 /** A JSON bundle, validated here at the edge (this route reads its own body). */
 function jsonBundle(value: unknown): { displayName?: string; files: BundleFile[] } {

@@ -4,7 +4,7 @@ import { prisma } from '../db/client.js';
 import { AppError } from '../errors.js';
 import { newId } from '../ids.js';
 import { config } from '../config.js';
-import { centsToNano } from '../billing/money.js';
+import { centsToNano } from '../money.js';
 
 export const SLUG_PATTERN = /^[a-z0-9][a-z0-9-]*[a-z0-9]$/;
 

@@ -7,7 +7,7 @@ import { repositoryRule } from '../egress/declarations.js';
 import { agentSecretRules } from '../egress/session-policy.js';
 import { parseRepoUrl } from '../resources/rules.js';
 import type { ResourceInput } from '../resources/contract.js';
-import { vaultRules } from './egress-rules.js';
+import { vaultRules } from '../egress/vault-rules.js';
 import { checkVaultIds } from './vaults.js';
 
 /**

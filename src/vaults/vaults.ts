@@ -10,7 +10,7 @@ import type { Prisma } from '../generated/prisma/client.js';
 import { checkConflicts, EgressHeaderConflictError, hostKey } from '../egress/policy.js';
 import { publishPolicyChange, sessionRules } from '../egress/session-policy.js';
 import { CREDENTIAL_KEY, MAX_CREDENTIALS_PER_VAULT, type CreateVaultBody, type PutVaultCredentialBody } from './contract.js';
-import { vaultRules, type CredentialOverride } from './egress-rules.js';
+import { vaultRules, type CredentialOverride } from '../egress/vault-rules.js';
 import type { VaultRow } from './view.js';
 
 const withCredentials = { credentials: { select: { key: true, host: true, header: true, createdAt: true } } } as const;

@@ -16,7 +16,7 @@ import { logger } from '../logger.js';
 import { sign } from './signature.js';
 import { guardedFetch, outboundErrorMessage } from '../net/outbound-guard.js';
 import { onOutboxWrite } from './outbox.js';
-import { ownerId, previousLivesPrefix } from '../runtime/instance.js';
+import { ownerId, previousLivesPrefix } from '../services/instance.js';
 
 export const RETRY_OFFSETS_MS = settings.webhookRetryOffsetsMs();
 export const DISABLE_AFTER = settings.webhookDisableAfter();

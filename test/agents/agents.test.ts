@@ -4,7 +4,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { DETAIL_KEYS, LIST_KEYS, createAgent, expectError, seedSkill } from '../helpers/agents.js';
-import { AGENT_TYPES, CAPABILITY_IDS, EFFORTS_BY_TYPE } from '../../src/agents/rules.js';
+import { AGENT_TYPES, EFFORTS_BY_TYPE } from '../../src/agents/rules.js';
+import { CAPABILITY_IDS } from '../../src/catalog/capability-ids.js';
 import { REASONING_EFFORT_VALUES } from '../../src/sessions/contract.js';
 import { currentHarness, defaultModel, engineModels } from '../../src/catalog/catalog.js';
 

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { startFakeProvider, type FakeProvider } from '../fake-provider/server.js';
 import { readySession } from '../helpers/sessions.js';
-import { sandboxDriver } from '../../src/runtime/sandboxes.js';
+import { sandboxDriver } from '../../src/sandbox/current-driver.js';
 import { bwrapAvailable } from '../../src/sandbox/local.js';
 import { prisma } from '../../src/db/client.js';
 import type { Sandbox } from '../../src/sandbox/driver.js';

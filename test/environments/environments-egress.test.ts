@@ -11,7 +11,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { readySession } from '../helpers/sessions.js';
-import { sandboxDriver } from '../../src/runtime/sandboxes.js';
+import { sandboxDriver } from '../../src/sandbox/current-driver.js';
 import { bwrapAvailable } from '../../src/sandbox/local.js';
 
 const viaProxy = 'unset NO_PROXY no_proxy; ';

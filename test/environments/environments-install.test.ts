@@ -13,7 +13,7 @@ import { startTestServer, type TestServer } from '../helpers/server.js';
 import { startFakeProvider, type FakeProvider } from '../fake-provider/server.js';
 import { history, sendText, waitFor, waitForEvents } from '../helpers/sessions.js';
 import { bwrapAvailable } from '../../src/sandbox/local.js';
-import { sandboxDriver } from '../../src/runtime/sandboxes.js';
+import { sandboxDriver } from '../../src/sandbox/current-driver.js';
 import { config } from '../../src/config.js';
 
 const INSTALL_MS = 180_000;

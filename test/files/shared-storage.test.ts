@@ -12,8 +12,8 @@ import pg from 'pg';
 import S3rver from 's3rver';
 import { ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { s3BlobStore, loadS3Settings } from '../../src/files/s3-blob-store.js';
-import { BlobTooLargeError, type BlobStore } from '../../src/files/blob-store.js';
+import { s3BlobStore, loadS3Settings } from '../../src/blobs/s3-blob-store.js';
+import { BlobTooLargeError, type BlobStore } from '../../src/blobs/blob-store.js';
 import { startChildServer, api, type ChildServer } from '../helpers/child-server.js';
 import { blobSnapshots } from '../../src/sandbox/kubernetes/snapshots.js';
 

@@ -10,7 +10,7 @@ import { startTestServer, type TestServer, type ApiResponse } from '../helpers/s
 import { expectError } from '../helpers/agents.js';
 import { config } from '../../src/config.js';
 import { prisma } from '../../src/db/client.js';
-import { blobStore } from '../../src/files/blob-store.js';
+import { blobStore } from '../../src/blobs/blob-store.js';
 import { newId } from '../../src/ids.js';
 import { isRequestScoped, installProcessSafetyNet } from '../../src/process-safety.js';
 import { findJsonProblem, jsonDepthExceeds } from '../../src/http/input-hygiene.js';

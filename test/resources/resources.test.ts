@@ -102,7 +102,7 @@ describe('at create', () => {
     expect(gitServer.authHeaders.some((h) => Buffer.from(h.replace('Basic ', ''), 'base64').toString().endsWith(TOKEN))).toBe(true);
     // Symlinks inside the repository cannot lead the service's own file access outside.
     const viaTool = await import('../../src/tools/sandbox-tools.js');
-    const { sandboxDriver } = await import('../../src/runtime/sandboxes.js');
+    const { sandboxDriver } = await import('../../src/sandbox/current-driver.js');
     const sb = (await sandboxDriver().get(sessionId))!;
     expect((await viaTool.runSandboxTool(sb, 'read_file', { path: '/workspace/repo/escape' })).status).toBe('error');
     expect((await viaTool.runSandboxTool(sb, 'write_file', { path: '/workspace/repo/up/evil.txt', content: 'x' })).status).toBe('error');

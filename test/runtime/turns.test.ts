@@ -193,7 +193,7 @@ describe('the end of a turn', () => {
 describe('a sandbox that is gone', () => {
   it("the next turn starts a new one and says so (agent.status working) before the engine's events", async () => {
     const { session } = await readySession(s);
-    const { sandboxDriver } = await import('../../src/runtime/sandboxes.js');
+    const { sandboxDriver } = await import('../../src/sandbox/current-driver.js');
     await sandboxDriver().destroy(session.id);
     expect(await sandboxDriver().get(session.id)).toBeNull();
     fake.enqueue({ kind: 'text', text: 'on a new sandbox' });

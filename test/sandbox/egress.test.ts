@@ -23,7 +23,7 @@ import { startTestServer, type TestServer } from '../helpers/server.js';
 import { startGitServer, type GitServer } from '../helpers/git-server.js';
 import { readySession } from '../helpers/sessions.js';
 import { expectError } from '../helpers/agents.js';
-import { sandboxDriver } from '../../src/runtime/sandboxes.js';
+import { sandboxDriver } from '../../src/sandbox/current-driver.js';
 import { planResources } from '../../src/resources/resources.js';
 import { prisma } from '../../src/db/client.js';
 import { bwrapAvailable } from '../../src/sandbox/local.js';

@@ -14,7 +14,7 @@ import { startFakeKubernetes, type FakeKubernetes } from '../fake-kubernetes/ser
 import { createKubernetesDriver, type KubernetesDriver, type KubernetesHooks } from '../../src/sandbox/kubernetes/driver.js';
 import { loadKubernetesSettings } from '../../src/sandbox/kubernetes/settings.js';
 import { blobSnapshots } from '../../src/sandbox/kubernetes/snapshots.js';
-import { fsBlobStore } from '../../src/files/blob-store.js';
+import { fsBlobStore } from '../../src/blobs/blob-store.js';
 import { SandboxPathError } from '../../src/sandbox/driver.js';
 import { bwrapAvailable } from '../../src/sandbox/local.js';
 

@@ -9,7 +9,7 @@ import path from 'node:path';
 import { afterAll, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { waitFor } from '../helpers/sessions.js';
-import { sandboxDriver } from '../../src/runtime/sandboxes.js';
+import { sandboxDriver } from '../../src/sandbox/current-driver.js';
 import { spareLedger } from '../../src/runtime/spare-ledger.js';
 import { newId } from '../../src/ids.js';
 

@@ -8,9 +8,9 @@ import { readySession } from '../helpers/sessions.js';
 import { startOtherVendors, type OtherVendors, FAKE_MP4 } from '../fake-vendors/other-vendors.js';
 import { TINY_PNG } from '../fake-vendors/mcp-server.js';
 import { capabilityById, runCapability } from '../../src/tools/capabilities/run.js';
-import { sandboxDriver } from '../../src/runtime/sandboxes.js';
+import { sandboxDriver } from '../../src/sandbox/current-driver.js';
 import { prisma } from '../../src/db/client.js';
-import type { CapabilityId } from '../../src/agents/rules.js';
+import type { CapabilityId } from '../../src/catalog/capability-ids.js';
 
 const KEYS = { tinyfish: 'tf-key', dataforseo: 'login@example.test:pw', seedance: 'ark-key', minimax: 'mm-key', fish: 'fish-key' };
 let s: TestServer;

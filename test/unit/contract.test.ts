@@ -6,7 +6,7 @@ import { coerceInputValue, isInputObjectType, graphql } from 'graphql';
 import { schema } from '../../src/graphql/schema.js';
 import { toGraphQLInput, fromGraphQLInput, fromGraphQLOutput } from '../../src/contract/values.js';
 import { createSessionBody } from '../../src/sessions/contract.js';
-import { sendEventsBody } from '../../src/sessions/content.js';
+import { sendEventsBody } from '../../src/events/content.js';
 import { sessionEvent } from '../../src/events/types.js';
 
 function roundTrip(typeName: string, zodSchema: Parameters<typeof toGraphQLInput>[0], body: unknown) {

@@ -1,11 +1,77 @@
 // The code's layering, checked on the import graph of src/ and rest/ (static `import … from`,
-// `export … from`, side-effect and dynamic imports of relative paths): no import cycles, and the
-// HTTP layer of src/ never reaches into rest/ (the route table is handed to it at start-up).
+// `export … from`, side-effect and dynamic imports of relative paths): no import cycles, the
+// HTTP layer of src/ never reaches into rest/ (the route table is handed to it at start-up), and
+// every import points down the layers of docs/architecture.md (LAYERS below, top first): a file
+// may import its own layer or a lower one, never a higher one. A new folder must be placed.
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, it, expect } from 'vitest';
 
 const root = path.resolve(__dirname, '../..');
+
+/** The layers, top first; a folder (or a file of src/) belongs to the layer that names it. */
+const LAYERS: { layer: string; paths: string[] }[] = [
+  {
+    layer: 'entry',
+    paths: ['src/main.ts', 'src/server.ts', 'src/shutdown.ts', 'src/banner.ts', 'src/deployment-warnings.ts', 'src/process-safety.ts', 'src/composition'],
+  },
+  { layer: 'edge', paths: ['src/http', 'rest', 'src/ratelimit'] },
+  { layer: 'api', paths: ['src/graphql'] },
+  {
+    layer: 'domain',
+    paths: ['src/agents', 'src/sessions', 'src/channels', 'src/routines', 'src/skills', 'src/environments', 'src/vaults', 'src/resources'],
+  },
+  { layer: 'runtime', paths: ['src/runtime', 'src/engines', 'src/egress'] },
+  { layer: 'models and tools', paths: ['src/gateway', 'src/tools', 'src/billing'] },
+  { layer: 'shared records', paths: ['src/auth', 'src/universes', 'src/files', 'src/events', 'src/webhooks', 'src/catalog'] },
+  { layer: 'infrastructure', paths: ['src/db', 'src/blobs', 'src/sandbox', 'src/net', 'src/crypto', 'src/redis.ts', 'src/wire'] },
+  {
+    layer: 'foundation',
+    paths: [
+      'src/config.ts',
+      'src/logger.ts',
+      'src/errors.ts',
+      'src/ids.ts',
+      'src/money.ts',
+      'src/validation.ts',
+      'src/pagination',
+      'src/contract',
+      'src/services',
+      'src/generated',
+    ],
+  },
+];
+
+/**
+ * Up-imports inside the engine seam another change is restructuring (src/engines/**,
+ * src/runtime/turn.ts, src/runtime/cli-turn.ts, src/tools/toolbox.ts, src/tools/confirmations.ts):
+ * tolerated until that change lands, then this list is emptied. The turn files should fill the
+ * sandbox through sandboxFilling() (src/runtime/sandbox-filling.ts); the hermes tools and the
+ * confirmation settling belong below the engines (src/tools/).
+ */
+const PENDING_ENGINE_SEAM: string[] = [
+  'src/runtime/cli-turn.ts → src/resources/resources.ts',
+  'src/runtime/cli-turn.ts → src/skills/materialize.ts',
+  'src/runtime/turn.ts → src/resources/resources.ts',
+  'src/runtime/turn.ts → src/skills/materialize.ts',
+  'src/tools/confirmations.ts → src/engines/hermes/loop.ts',
+  'src/tools/toolbox.ts → src/engines/hermes/tools.ts',
+];
+
+const posixOf = (file: string) => file.split(path.sep).join('/');
+
+/** The layer index of a file (0 is the top), from the longest path of LAYERS that contains it. */
+function layerOf(file: string): number | null {
+  const posix = posixOf(file);
+  let rank: number | null = null;
+  let longest = 0;
+  for (const [index, { paths }] of LAYERS.entries()) {
+    for (const p of paths) {
+      if ((posix === p || posix.startsWith(`${p}/`)) && p.length > longest) [rank, longest] = [index, p.length];
+    }
+  }
+  return rank;
+}
 
 function sourceFiles(dir: string): string[] {
   return fs.readdirSync(path.join(root, dir), { withFileTypes: true }).flatMap((e) => {
@@ -61,6 +127,30 @@ describe('layering', () => {
 
   it('has no import cycles', () => {
     expect(findCycle(graph)).toBeNull();
+  });
+
+  it('places every file of src/ and rest/ in a layer', () => {
+    const unplaced = [...graph.keys()].filter((file) => layerOf(file) === null).map(posixOf);
+    expect(unplaced).toEqual([]);
+  });
+
+  it('imports only point down the layers (same layer or lower)', () => {
+    const arrows: string[] = [];
+    for (const [file, targets] of graph) {
+      const from = layerOf(file);
+      for (const target of targets) {
+        const to = layerOf(target);
+        if (from === null || to === null || to >= from) continue;
+        const arrow = `${posixOf(file)} → ${posixOf(target)}`;
+        if (!PENDING_ENGINE_SEAM.includes(arrow)) arrows.push(`${arrow} (${LAYERS[from]!.layer} → ${LAYERS[to]!.layer})`);
+      }
+    }
+    expect(arrows, `imports running up the layers:\n${arrows.join('\n')}`).toEqual([]);
+  });
+
+  it('lists in PENDING_ENGINE_SEAM only up-imports that still exist', () => {
+    const existing = new Set([...graph].flatMap(([file, targets]) => targets.map((t) => `${posixOf(file)} → ${posixOf(t)}`)));
+    expect(PENDING_ENGINE_SEAM.filter((arrow) => !existing.has(arrow))).toEqual([]);
   });
 
   it('src/http never imports rest/', () => {

@@ -8,20 +8,21 @@ import path from 'node:path';
 import { Readable } from 'node:stream';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { config, loadConfig, type Config } from '../../src/config.js';
-import { blobStore, fsBlobStore } from '../../src/files/blob-store.js';
+import { blobStore, fsBlobStore } from '../../src/blobs/blob-store.js';
 import { egressCa } from '../../src/egress/ca.js';
 import { pubsub, memoryPubSub } from '../../src/events/pubsub.js';
 import { routineScheduler } from '../../src/routines/scheduling.js';
-import { sandboxDriver, sandboxEgress } from '../../src/runtime/sandboxes.js';
+import { sandboxEgress } from '../../src/runtime/sandboxes.js';
+import { sandboxDriver } from '../../src/sandbox/current-driver.js';
 import { publicUrl } from '../../src/channels/public-url.js';
 import { checkOutboundUrl } from '../../src/net/outbound-guard.js';
 import { installServices, overrideServices, ServiceNotComposedError } from '../../src/services/registry.js';
-import { composeServices } from '../../src/services/compose.js';
+import { composeServices } from '../../src/composition/compose.js';
 import { startTestServer } from '../helpers/server.js';
 import { startServer } from '../../src/server.js';
 import { databaseReady, openDatabase, pgPool, prisma } from '../../src/db/client.js';
 import { open, seal } from '../../src/crypto/secret-box.js';
-import { ownerId, previousLivesPrefix } from '../../src/runtime/instance.js';
+import { ownerId, previousLivesPrefix } from '../../src/services/instance.js';
 import { redis } from '../../src/redis.js';
 
 const dirs: string[] = [];
@@ -43,13 +44,13 @@ describe('before composition', () => {
     const fresh = {
       config: (await import('../../src/config.js')).config,
       pubsub: (await import('../../src/events/pubsub.js')).pubsub,
-      blobStore: (await import('../../src/files/blob-store.js')).blobStore,
+      blobStore: (await import('../../src/blobs/blob-store.js')).blobStore,
       routineScheduler: (await import('../../src/routines/scheduling.js')).routineScheduler,
-      sandboxDriver: (await import('../../src/runtime/sandboxes.js')).sandboxDriver,
+      sandboxDriver: (await import('../../src/sandbox/current-driver.js')).sandboxDriver,
       egressCa: (await import('../../src/egress/ca.js')).egressCa,
       database: (await import('../../src/db/client.js')).pgPool,
       redis: (await import('../../src/redis.js')).redis,
-      instance: (await import('../../src/runtime/instance.js')).ownerId,
+      instance: (await import('../../src/services/instance.js')).ownerId,
       secretKey: () => freshSeal('x'),
     };
     const { prisma: freshPrisma } = await import('../../src/db/client.js');

@@ -1,6 +1,6 @@
 // The spec's session state table, row by row, against the one module that encodes it.
 import { describe, it, expect } from 'vitest';
-import { decide, movableFrom, assertAllowed, SESSION_STATUSES } from '../../src/sessions/state-machine.js';
+import { decide, movableFrom, assertAllowed, SESSION_STATUSES } from '../../src/runtime/session-state-machine.js';
 
 describe('session state table', () => {
   it('idle → archive → terminated (pod and context torn down by the caller)', () => {

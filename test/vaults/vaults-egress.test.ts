@@ -18,7 +18,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { expectError } from '../helpers/agents.js';
 import { waitFor } from '../helpers/sessions.js';
-import { sandboxDriver } from '../../src/runtime/sandboxes.js';
+import { sandboxDriver } from '../../src/sandbox/current-driver.js';
 import { bwrapAvailable } from '../../src/sandbox/local.js';
 import type { Sandbox } from '../../src/sandbox/driver.js';
 

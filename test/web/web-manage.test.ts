@@ -152,7 +152,7 @@ describe.skipIf(!chromiumInstalled)('the management pages in Chromium (skipped w
       (v) => v.name === 'github',
     )!;
     // The prefix is kept as typed (its trailing space too): the header the sandbox's requests get.
-    const { vaultRules } = await import('../../src/vaults/egress-rules.js');
+    const { vaultRules } = await import('../../src/egress/vault-rules.js');
     expect((await vaultRules([vault.id])).map((r) => [r.host, r.header, r.value])).toEqual([
       ['api.github.com', 'Authorization', 'Bearer ghp_never_shown_value'],
     ]);

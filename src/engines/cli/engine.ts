@@ -23,7 +23,7 @@ import { runCliTurn, type CliSpawner } from './core/run-cli.js';
 import { uninstallableEngine } from './core/unavailable.js';
 import { cliSystemPrompt, turnPrompt } from './core/turn-input.js';
 import { EGRESS_ENDPOINT } from '../../egress/env.js';
-import { modelProvider } from '../../runtime/models.js';
+import { modelProvider } from '../../gateway/models.js';
 import { syncResources } from '../../resources/resources.js';
 import { installedSkills } from '../../skills/materialize.js';
 import { engineHome } from './core/engine-home.js';

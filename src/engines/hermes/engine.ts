@@ -4,7 +4,7 @@
 import { settings } from '../../config.js';
 import { prisma } from '../../db/client.js';
 import { meteredModelStream } from '../../gateway/metering.js';
-import { modelProvider } from '../../runtime/models.js';
+import { modelProvider } from '../../gateway/models.js';
 import { syncResources } from '../../resources/resources.js';
 import { installedSkillsOf } from '../../skills/materialize.js';
 import { settlePendingCalls } from '../../tools/confirmations.js';

@@ -4,8 +4,8 @@
 import { prisma } from '../../db/client.js';
 import type { ChatMessage, ContentBlock } from '../../gateway/types.js';
 import type { SessionEvent } from '../../events/types.js';
-import type { ContentBlockInput } from '../../sessions/content.js';
-import { blobStore } from '../../files/blob-store.js';
+import type { ContentBlockInput } from '../../events/content.js';
+import { blobStore } from '../../blobs/blob-store.js';
 
 const CONTEXT_TYPES = ['user.message', 'system.message', 'agent.message', 'agent.reasoning', 'agent.tool_use', 'agent.tool_result'];
 

@@ -4,7 +4,7 @@
 // (after a turn's commands) and restored into the next pod of the session.
 import { createHash } from 'node:crypto';
 import { PassThrough } from 'node:stream';
-import type { BlobStore } from '../../files/blob-store.js';
+import type { BlobStore } from '../../blobs/blob-store.js';
 
 export interface SnapshotStore {
   /** Writes a snapshot from `fill`, which streams the tar into the given writable. */

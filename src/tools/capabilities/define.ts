@@ -3,7 +3,7 @@
 // the vendor's wire format and reports the billable units of the answer.
 import { settings } from '../../config.js';
 import { z } from 'zod';
-import type { CapabilityId } from '../../agents/rules.js';
+import type { CapabilityId } from '../../catalog/capability-ids.js';
 import type { ProducedFile } from '../result-files.js';
 import type { MediaScope } from './media.js';
 import type { VendorAccess, VendorName } from './vendors.js';

@@ -3,7 +3,7 @@
 // /workspace, or a public URL (fetched through the outbound guard).
 import { z } from 'zod';
 import { prisma } from '../../db/client.js';
-import { blobStore } from '../../files/blob-store.js';
+import { blobStore } from '../../blobs/blob-store.js';
 import type { Sandbox } from '../../sandbox/driver.js';
 import { vendorDownload, VendorError } from './vendors.js';
 

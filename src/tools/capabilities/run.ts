@@ -2,7 +2,7 @@
 // agent's current grant at call time, refused clearly without the vendor's key, metered like
 // model usage, and their produced files stored as session files.
 import type { ToolSpec } from '../../gateway/types.js';
-import type { CapabilityId } from '../../agents/rules.js';
+import type { CapabilityId } from '../../catalog/capability-ids.js';
 import { CapabilityRefused, chargeCapability, reserveCapability } from '../../billing/capability-usage.js';
 import { storeToolFiles } from '../result-files.js';
 import type { ToolOutcome } from '../types.js';

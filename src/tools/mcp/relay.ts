@@ -22,7 +22,7 @@ import { commitEvents } from '../../events/store.js';
 import { newId } from '../../ids.js';
 import { logger } from '../../logger.js';
 import type { Sandbox } from '../../sandbox/driver.js';
-import { sandboxDriver } from '../../runtime/sandboxes.js';
+import { sandboxDriver } from '../../sandbox/current-driver.js';
 import { serviceToolbox } from '../toolbox.js';
 import type { Toolbox, ToolOutcome } from '../types.js';
 

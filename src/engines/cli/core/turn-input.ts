@@ -3,9 +3,9 @@
 // /workspace/.attachments and named in the text (a CLI reads files, not inline bytes); and the
 // system prompt (agent prompt, instructions, skills) in hermes' layout minus hermes' tool preamble.
 import { prisma } from '../../../db/client.js';
-import { blobStore } from '../../../files/blob-store.js';
+import { blobStore } from '../../../blobs/blob-store.js';
 import type { SessionEvent } from '../../../events/types.js';
-import type { ContentBlockInput } from '../../../sessions/content.js';
+import type { ContentBlockInput } from '../../../events/content.js';
 import type { Sandbox } from '../../../sandbox/driver.js';
 import { systemPromptFor } from '../../hermes/system-prompt.js';
 

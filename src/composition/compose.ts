@@ -19,16 +19,18 @@ import { startSandboxes } from '../runtime/sandboxes.js';
 import { createWarmSandboxes } from '../runtime/warm-sandboxes.js';
 import { spareLedger } from '../runtime/spare-ledger.js';
 import { stopEngineServers } from '../engines/cli/core/engine-server.js';
-import { configuredBlobStore } from '../files/configured-blob-store.js';
+import { configuredBlobStore } from '../blobs/configured-blob-store.js';
 import { inProcessRoutineScheduler } from '../routines/scheduler.js';
 import { bullRoutineScheduler } from '../routines/bull-scheduler.js';
 import { systemResolver } from '../net/outbound-guard.js';
 import { handleGatewayRequest } from '../gateway/http-endpoint.js';
+import { syncResources } from '../resources/resources.js';
+import { materializeSkills } from '../skills/materialize.js';
 import { openRedis } from '../redis.js';
 import type { Database } from '../db/client.js';
 import { loadSecretKey } from '../crypto/secret-box.js';
-import { instanceIdentity, ownerIdOf } from '../runtime/instance.js';
-import { installServices, type Services } from './registry.js';
+import { instanceIdentity, ownerIdOf } from '../services/instance.js';
+import { installServices, type Services } from '../services/registry.js';
 
 export interface ComposeOptions {
   /** The open database (openDatabase); closed by stopService, or by the start that failed. */
@@ -69,6 +71,7 @@ export async function composeServices(cfg: Config, opts: ComposeOptions): Promis
       sandboxEgress: sandboxes.egress,
       egressCa: sandboxes.egress.ca,
       sandboxDriver: sandboxes.driver,
+      sandboxFilling: { syncResources, materializeSkills },
       redis,
       pubsub: redis ? redisPubSub(redis.shared, redis.dedicated()) : memoryPubSub(),
       turnQueue: redis ? bullQueue(runSession, redis.dedicated(), cfg.turnWorker ? redis.dedicated() : null, cfg.queuePrefix) : inProcessQueue(runSession),

@@ -91,7 +91,7 @@ export function fsBlobStore(root: string): BlobStore {
 
 declare module '../services/registry.js' {
   interface Services {
-    /** BLOB_STORE=local (DATA_DIR/blobs) or s3 (src/files/configured-blob-store.ts). */
+    /** BLOB_STORE=local (DATA_DIR/blobs) or s3 (src/blobs/configured-blob-store.ts). */
     blobStore: BlobStore;
   }
 }

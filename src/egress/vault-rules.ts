@@ -3,7 +3,7 @@
 // proxy's outgoing request; a deleted vault simply has no credential rows left.
 import { prisma } from '../db/client.js';
 import { open } from '../crypto/secret-box.js';
-import type { HeaderRule } from '../egress/policy.js';
+import type { HeaderRule } from './policy.js';
 
 /** A credential being written (checked before it is stored): replaces or adds `key` in `vaultId`. */
 export interface CredentialOverride {

@@ -8,7 +8,7 @@ import { memoryPubSub } from '../events/pubsub.js';
 import { systemResolver } from '../net/outbound-guard.js';
 import { idleRoutineScheduler } from '../routines/scheduling.js';
 import type { TurnQueue } from '../runtime/queue.js';
-import type { Services } from './registry.js';
+import type { Services } from '../services/registry.js';
 
 /** No worker here: an enqueued session waits for a server's recovery pass to run it. */
 const noTurnQueue: TurnQueue = { runsTurnsHere: false, enqueue: async () => undefined, start: () => undefined, close: async () => undefined };

@@ -1,10 +1,10 @@
 // Provisioning happens at create, so the first turn is not a cold boot: the sandbox is made,
 // the session moves provisioning → idle, and any initial events start the first turn.
 import { prisma } from '../db/client.js';
-import { sandboxDriver } from './sandboxes.js';
-import { enqueueSessionRun } from './queue.js';
+import { sandboxDriver } from '../sandbox/current-driver.js';
+import { enqueueSessionRun } from '../runtime/queue.js';
 import { commitEvent } from '../events/store.js';
-import { transition } from '../sessions/state-machine.js';
+import { transition } from '../runtime/session-state-machine.js';
 import { logger } from '../logger.js';
 import { syncResources } from '../resources/resources.js';
 import { materializeSkills } from '../skills/materialize.js';

@@ -1,7 +1,7 @@
 // Content blocks of user.message / system.message events and the send-events body, with the
 // spec's limits. Strict objects: extra properties are refused.
 import { z } from 'zod';
-import { messagePart } from '../events/parts.js';
+import { messagePart } from './parts.js';
 
 const nonEmpty = z.string().min(1);
 

@@ -11,7 +11,7 @@
 import { environment } from '../config.js';
 import os from 'node:os';
 import { ulid } from 'ulid';
-import { service } from '../services/registry.js';
+import { service } from './registry.js';
 
 /** This process's identity on its claims: a composed part (`instance`), made by instanceIdentity at start. */
 export interface InstanceIdentity {

@@ -5,9 +5,9 @@
 import { prisma } from '../db/client.js';
 import { AppError } from '../errors.js';
 import type { Viewer } from '../auth/viewer.js';
-import { findAgent } from '../agents/agents.js';
+import { findAgent } from './agents.js';
 import { nudgeDispatchers, queueResourceEvent } from '../webhooks/outbox.js';
-import { parseToolPolicy, type ToolPolicy } from './policy.js';
+import { parseToolPolicy, type ToolPolicy } from '../tools/policy.js';
 
 export async function getToolPolicy(viewer: Viewer, agentId: string): Promise<ToolPolicy> {
   return parseToolPolicy((await findAgent(viewer, agentId)).toolPolicy);

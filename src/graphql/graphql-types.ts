@@ -5,7 +5,7 @@
 // (metadata, tool arguments) is the `JSON` scalar.
 import type { z } from 'zod';
 import type { InputFieldRef, InputRef, ObjectRef, SchemaTypes } from '@pothos/core';
-import { builder } from '../graphql/builder.js';
+import { builder } from './builder.js';
 import {
   dateTimeStrings,
   defOf,
@@ -17,7 +17,7 @@ import {
   enumName,
   describe,
   isIntegerSchema,
-} from './zod-walk.js';
+} from '../contract/zod-walk.js';
 
 // Pothos refs are typed by their TS shape; the derived types are checked at the edges
 // (`inputOf`/`objectOf` signatures), so inside this module refs are opaque.
