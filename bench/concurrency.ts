@@ -144,6 +144,7 @@ async function level(server: ChildServer, fake: FakeProvider, token: string, age
   const cpu0 = cpuOf(server.process.pid!);
   const rss0 = Number(/VmRSS:\s+(\d+)/.exec(fs.readFileSync(`/proc/${server.process.pid}/status`, 'utf8'))![1]) / 1024;
   const t0 = performance.now();
+  const mono0 = process.hrtime.bigint() / 1000n; // µs, the clock of a CPU profile's timestamps
   const sends = sessions.map((id) =>
     call(server.base, token, 'POST', `/sessions/${id}/events`, { events: [{ type: 'user.message', content: [{ type: 'text', text: 'go' }] }] }),
   );
@@ -151,6 +152,7 @@ async function level(server: ChildServer, fake: FakeProvider, token: string, age
   const firsts = (await Promise.all(streams.map((s) => s.running))).map((t) => t - t0);
   const idles = (await Promise.all(streams.map((s) => s.idle))).map((t) => t - t0);
   const wall = performance.now() - t0;
+  if (process.env.BENCH_CPU_PROF) console.error(`C=${c}: turns between ${mono0} and ${process.hrtime.bigint() / 1000n} µs (monotonic, as in the CPU profile)`);
   const cpu = cpuOf(server.process.pid!) - cpu0;
   const rss = Number(/VmRSS:\s+(\d+)/.exec(fs.readFileSync(`/proc/${server.process.pid}/status`, 'utf8'))![1]) / 1024;
   const after = await snapshot(server, countsFile);

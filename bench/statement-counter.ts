@@ -13,7 +13,7 @@ const counts = new Map<string, number>();
 function kindOf(text: string): string {
   const sql = text.trimStart();
   if (/^WITH s AS \(\s*UPDATE "Session" SET "eventSeq"/.test(sql)) return 'store events';
-  if (/^WITH b AS /.test(sql)) return 'store events (batch)';
+  if (/^WITH locked AS MATERIALIZED/.test(sql)) return 'store events (batch)';
   const verb = /^\w+/.exec(sql)?.[0]?.toLowerCase() ?? '?';
   const table =
     verb === 'select' || verb === 'delete'
@@ -28,10 +28,19 @@ function kindOf(text: string): string {
   return table ? `${verb} ${table}` : verb;
 }
 
+// Counted by text (cheap: the texts repeat), classified when written.
 function count(text: unknown): void {
   const sql = typeof text === 'string' ? text : ((text as { text?: string } | null)?.text ?? '');
-  const kind = kindOf(sql);
-  counts.set(kind, (counts.get(kind) ?? 0) + 1);
+  counts.set(sql, (counts.get(sql) ?? 0) + 1);
+}
+
+function byKind(): Record<string, number> {
+  const kinds: Record<string, number> = {};
+  for (const [sql, n] of counts) {
+    const kind = kindOf(sql);
+    kinds[kind] = (kinds[kind] ?? 0) + n;
+  }
+  return kinds;
 }
 
 const require = createRequire(import.meta.url);
@@ -57,7 +66,7 @@ if (file) {
   process.on('SIGUSR2', () => {
     (globalThis as { gc?: () => void }).gc?.();
     const { rss, heapUsed } = process.memoryUsage();
-    const snapshot = { seq: ++snapshots, rss, heapUsed, statements: Object.fromEntries(counts) };
+    const snapshot = { seq: ++snapshots, rss, heapUsed, statements: byKind() };
     fs.writeFileSync(`${file}.tmp`, JSON.stringify(snapshot));
     fs.renameSync(`${file}.tmp`, file);
   });
