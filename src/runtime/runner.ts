@@ -14,6 +14,27 @@ import { finishUnfinishedStreams } from './unfinished-streams.js';
 
 const HEARTBEAT_MS = 5_000;
 
+// One heartbeat for every session this process runs: one statement per interval for all of
+// them (many concurrent turns), not one per session. Runs only while a session is claimed here.
+const beating = new Set<string>();
+let beat: NodeJS.Timeout | null = null;
+
+function startBeating(sessionId: string): void {
+  beating.add(sessionId);
+  if (beat) return;
+  beat = setInterval(() => {
+    prisma.session.updateMany({ where: { id: { in: [...beating] }, runnerId: ownerId() }, data: { runnerHeartbeatAt: new Date() } }).catch(() => undefined);
+  }, HEARTBEAT_MS);
+  beat.unref();
+}
+
+function stopBeating(sessionId: string): void {
+  beating.delete(sessionId);
+  if (beating.size || !beat) return;
+  clearInterval(beat);
+  beat = null;
+}
+
 /**
  * Interrupts of every session reach each process on ONE channel, the message naming the session
  * (`<sessionId> <by>`): a process listens once, instead of a subscription (two Redis round
@@ -202,7 +223,6 @@ function beginRun(sessionId: string, start: () => Promise<Started | null>): { st
   // the first run its round trip overlaps the claim's).
   const subscribed = listenForInterrupts();
   const finished = (async () => {
-    let beat: NodeJS.Timeout | undefined;
     try {
       let first: Started | null;
       try {
@@ -217,10 +237,7 @@ function beginRun(sessionId: string, start: () => Promise<Started | null>): { st
       onStart(first);
       if (!first) return;
       let current: Started | null = first;
-      beat = setInterval(() => {
-        prisma.session.updateMany({ where: { id: sessionId, runnerId: ownerId() }, data: { runnerHeartbeatAt: new Date() } }).catch(() => undefined);
-      }, HEARTBEAT_MS);
-      beat.unref();
+      startBeating(sessionId);
       while (current) {
         await (announced ?? announceEvents(current.batch));
         announced = null;
@@ -245,7 +262,7 @@ function beginRun(sessionId: string, start: () => Promise<Started | null>): { st
         current = await endTurn(sessionId, { type: 'session.status_idle', fields: { stop_reason: stop } });
       }
     } finally {
-      clearInterval(beat);
+      stopBeating(sessionId);
       running.delete(sessionId);
       finish();
       if (state.again && !turnGate().draining) void runSession(sessionId).catch((err) => logger.error({ err, sessionId }, 'session run failed'));
