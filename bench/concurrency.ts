@@ -51,6 +51,9 @@ function call(base: string, token: string, method: string, p: string, body?: unk
 
 interface Watch {
   ids: string[];
+  /** The turn's stop reason (from its session.status_idle) and the session.error frames seen. */
+  stop: string | null;
+  sessionErrors: number;
   running: Promise<number>;
   idle: Promise<number>;
   close: () => void;
@@ -63,6 +66,7 @@ function watch(base: string, token: string, sessionId: string): Promise<Watch> {
   const running = new Promise<number>((r) => (onRunning = r));
   const idle = new Promise<number>((r) => (onIdle = r));
   const ids: string[] = [];
+  const w = { stop: null as string | null, sessionErrors: 0 };
   return new Promise((resolve, reject) => {
     const req = http.get(`${base}/sessions/${sessionId}/events/stream`, { headers: { authorization: `Bearer ${token}` } }, (res) => {
       if (res.statusCode !== 200) return reject(new Error(`stream answered ${res.statusCode}`));
@@ -79,11 +83,15 @@ function watch(base: string, token: string, sessionId: string): Promise<Watch> {
           if (id) ids.push(id);
           const type = /^event: (.+)$/m.exec(frame)?.[1];
           if (type === 'session.status_running') onRunning(at);
-          if (type === 'session.status_idle' && ids.length > 1) onIdle(at);
+          if (type === 'session.error') w.sessionErrors++;
+          if (type === 'session.status_idle' && ids.length > 1) {
+            w.stop = (JSON.parse(/^data: (.+)$/m.exec(frame)?.[1] ?? '{}') as { stop_reason?: { type?: string } }).stop_reason?.type ?? '?';
+            onIdle(at);
+          }
         }
       });
       res.on('error', () => undefined);
-      resolve({ ids, running, idle, close: () => req.destroy() });
+      resolve(Object.assign(w, { ids, running, idle, close: () => req.destroy() }) as Watch);
     });
     req.on('error', reject);
   });
@@ -141,6 +149,7 @@ async function level(server: ChildServer, fake: FakeProvider, token: string, age
   for (let i = 0; i < c; i++) fake.enqueue({ kind: 'text', text, chunks: WORDS, delayMs: PROVIDER_MS / WORDS });
   fake.requests.length = 0;
   const before = await snapshot(server, countsFile);
+  const outputAt = server.output().length;
   const cpu0 = cpuOf(server.process.pid!);
   const rss0 = Number(/VmRSS:\s+(\d+)/.exec(fs.readFileSync(`/proc/${server.process.pid}/status`, 'utf8'))![1]) / 1024;
   const t0 = performance.now();
@@ -172,12 +181,20 @@ async function level(server: ChildServer, fake: FakeProvider, token: string, age
   }
   streams.forEach((s) => s.close());
   const errors = answers.filter((a) => a.status !== 202).length;
+  const notEndTurn = streams.filter((w) => w.stop !== 'end_turn').length;
+  const sessionErrors = streams.reduce((n, w) => n + w.sessionErrors, 0);
+  // Errors the service logged meanwhile (pino's JSON lines, level ≥ 50), by message.
+  const logged = new Map<string, number>();
+  for (const line of server.output().slice(outputAt).split('\n')) {
+    const m = /^\{"level":(\d+).*"msg":"([^"]*)"/.exec(line);
+    if (m && Number(m[1]) >= 50) logged.set(m[2]!, (logged.get(m[2]!) ?? 0) + 1);
+  }
   const memory = {
     idleSession: { rss: (idleSessions.rss - bare.rss) / c, heap: (idleSessions.heapUsed - bare.heapUsed) / c },
     openStream: { rss: (before.rss - idleSessions.rss) / c, heap: (before.heapUsed - idleSessions.heapUsed) / c },
   };
   const statements = { total: (totalOf(after) - totalOf(before)) / c, kinds: perTurn(before, after, c) };
-  return { c, firsts, idles, wall, cpu, rss0, rss, errors, mismatches, memory, statements };
+  return { c, firsts, idles, wall, cpu, rss0, rss, errors, mismatches, memory, statements, notEndTurn, sessionErrors, logged };
 }
 
 async function main() {
@@ -217,16 +234,17 @@ async function main() {
     const agentRes = await call(server.base, token, 'POST', '/agents', { displayName: 'bench' });
     const agentId = agentRes.body.agent.id as string;
     console.log(
-      `| C | first frame p50 / p99 | send → idle p50 / p99 | overhead p99 (− ${PROVIDER_MS} ms) | turns/s | service CPU per turn | statements per turn | RSS | per 100 idle sessions (RSS / heap) | per 100 open streams (RSS / heap) | errors | stream ≠ history |`,
+      `| C | first frame p50 / p99 | send → idle p50 / p99 | overhead p99 (− ${PROVIDER_MS} ms) | turns/s | service CPU per turn | statements per turn | RSS | per 100 idle sessions (RSS / heap) | per 100 open streams (RSS / heap) | errors | stream ≠ history | not end_turn / session.error / errors logged |`,
     );
-    console.log('|---|---|---|---|---|---|---|---|---|---|---|---|');
+    console.log('|---|---|---|---|---|---|---|---|---|---|---|---|---|');
     const kinds: string[] = [];
     const mb = (bytes: number) => `${((bytes * 100) / 2 ** 20).toFixed(1)}`;
     for (const c of LEVELS) {
       const r = await level(server, fake, token, agentId, c, countsFile);
       console.log(
-        `| ${c} | ${pct(r.firsts, 50).toFixed(0)} / ${pct(r.firsts, 99).toFixed(0)} ms | ${(pct(r.idles, 50) / 1000).toFixed(2)} / ${(pct(r.idles, 99) / 1000).toFixed(2)} s | ${((pct(r.idles, 99) - PROVIDER_MS) / 1000).toFixed(2)} s | ${(c / (r.wall / 1000)).toFixed(1)} | ${(r.cpu / c).toFixed(1)} ms | ${r.statements.total.toFixed(1)} | ${r.rss.toFixed(0)} MB | ${mb(r.memory.idleSession.rss)} / ${mb(r.memory.idleSession.heap)} MB | ${mb(r.memory.openStream.rss)} / ${mb(r.memory.openStream.heap)} MB | ${r.errors} | ${r.mismatches} |`,
+        `| ${c} | ${pct(r.firsts, 50).toFixed(0)} / ${pct(r.firsts, 99).toFixed(0)} ms | ${(pct(r.idles, 50) / 1000).toFixed(2)} / ${(pct(r.idles, 99) / 1000).toFixed(2)} s | ${((pct(r.idles, 99) - PROVIDER_MS) / 1000).toFixed(2)} s | ${(c / (r.wall / 1000)).toFixed(1)} | ${(r.cpu / c).toFixed(1)} ms | ${r.statements.total.toFixed(1)} | ${r.rss.toFixed(0)} MB | ${mb(r.memory.idleSession.rss)} / ${mb(r.memory.idleSession.heap)} MB | ${mb(r.memory.openStream.rss)} / ${mb(r.memory.openStream.heap)} MB | ${r.errors} | ${r.mismatches} | ${r.notEndTurn} / ${r.sessionErrors} / ${[...r.logged.values()].reduce((a, b) => a + b, 0)} |`,
       );
+      for (const [msg, n] of r.logged) console.error(`C=${c}: the service logged "${msg}" ${n}×`);
       kinds.push(`C=${c}: ${r.statements.kinds.map(([k, n]) => `${k} ${n.toFixed(2)}`).join(', ')}`);
     }
     if (process.env.BENCH_STATEMENTS) console.log(`\nstatements per turn by kind:\n${kinds.join('\n')}`);
