@@ -12,6 +12,7 @@ import { handOverLocalBatch } from './local-batches.js';
 import { nudgeDispatchers } from '../webhooks/outbox.js';
 import { SESSION_WEBHOOK_EVENTS } from '../webhooks/catalog.js';
 import { withErrorParts } from './status-parts.js';
+import { commitQueue } from './commit-queue.js';
 import type { NewEvent, SessionEvent, StoredEvent } from './types.js';
 
 export type { NewEvent, SessionEvent, StoredEvent } from './types.js';
@@ -117,13 +118,17 @@ export async function announceEvents(batch: StoredBatch): Promise<void> {
   await pubsub().publish(sessionChannel(batch.sessionId), `${stored[0]!.seq}-${stored[stored.length - 1]!.seq}`);
 }
 
+// Commits of many sessions share statements under load (commit-queue.ts).
+const commits = commitQueue((sessionId, events) => storeEvents(prisma, sessionId, events));
+
 /**
- * Stores (one statement: its own transaction) and announces. Each session.error gets its
- * agent.status `error` part right after it (status-parts.ts); the answer is the events given.
+ * Stores (one statement, its own transaction, possibly shared with other sessions' commits of
+ * the same moment: commit-queue.ts) and announces. Each session.error gets its agent.status
+ * `error` part right after it (status-parts.ts); the answer is the events given.
  */
 export async function commitEvents(sessionId: string, events: NewEvent[]): Promise<StoredEvent[]> {
   const expanded = withErrorParts(events);
-  const batch = await storeEvents(prisma, sessionId, expanded.events);
+  const batch = expanded.events.length ? await commits.store(sessionId, expanded.events) : await storeEvents(prisma, sessionId, []);
   await announceEvents(batch);
   return expanded.events === events ? batch.stored : expanded.positions.map((i) => batch.stored[i]!);
 }

@@ -6,7 +6,7 @@ import { prisma } from '../db/client.js';
 import { ownerId, previousLivesPrefix } from '../services/instance.js';
 import { commitEvent, commitEvents, storeEvents, announceEvents, type StoredBatch, type NewEvent, type StoredEvent } from '../events/store.js';
 import { Prisma } from '../generated/prisma/client.js';
-import { pubsub } from '../events/pubsub.js';
+import { pubsub, type PubSub } from '../events/pubsub.js';
 import { logger } from '../logger.js';
 import { runTurn, type StopReason } from './turn-context.js';
 import { moveOf, movableFrom, transition } from './session-state-machine.js';
@@ -15,7 +15,61 @@ import { finishUnfinishedStreams } from './unfinished-streams.js';
 
 const HEARTBEAT_MS = 5_000;
 
-export const interruptChannel = (sessionId: string) => `interrupt:${sessionId}`;
+// One heartbeat for every session this process runs: one statement per interval for all of
+// them (many concurrent turns), not one per session. Runs only while a session is claimed here.
+const beating = new Set<string>();
+let beat: NodeJS.Timeout | null = null;
+
+function startBeating(sessionId: string): void {
+  beating.add(sessionId);
+  if (beat) return;
+  beat = setInterval(() => {
+    prisma.session.updateMany({ where: { id: { in: [...beating] }, runnerId: ownerId() }, data: { runnerHeartbeatAt: new Date() } }).catch(() => undefined);
+  }, HEARTBEAT_MS);
+  beat.unref();
+}
+
+function stopBeating(sessionId: string): void {
+  beating.delete(sessionId);
+  if (beating.size || !beat) return;
+  clearInterval(beat);
+  beat = null;
+}
+
+/**
+ * Interrupts of every session reach each process on ONE channel, the message naming the session
+ * (`<sessionId> <by>`): a process listens once, instead of a subscription (two Redis round
+ * trips) per run of a session; the run it names, if live here, is aborted.
+ */
+const INTERRUPTS = 'interrupts';
+
+/** Asks the process running the session's turn (any process) to interrupt it. */
+export async function publishInterrupt(sessionId: string, by: string): Promise<void> {
+  await pubsub().publish(INTERRUPTS, `${sessionId} ${by}`);
+}
+
+// Per pub/sub part (a test composes several in turn): its subscription, made at the first run.
+const interruptListeners = new WeakMap<PubSub, Promise<unknown>>();
+
+/** Listening for interrupts (once per pub/sub part); resolves when the subscription is in place. */
+function listenForInterrupts(): Promise<unknown> {
+  const bus = pubsub();
+  let listening = interruptListeners.get(bus);
+  if (!listening) {
+    listening = bus
+      .subscribe(INTERRUPTS, (message) => {
+        const sessionId = message.slice(0, message.indexOf(' '));
+        running.get(sessionId)?.controller?.abort(new Error('interrupted'));
+      })
+      .catch((err) => {
+        // Without it turns still run; only an interrupt cannot reach them. The next run tries again.
+        logger.warn({ err }, 'interrupt subscription failed');
+        interruptListeners.delete(bus);
+      });
+    interruptListeners.set(bus, listening);
+  }
+  return listening;
+}
 
 // `again`: a run was asked for while this one was claiming or ending (its claim may have missed
 // the new input, its release may have committed before it was stored): run once more after.
@@ -166,16 +220,10 @@ function beginRun(sessionId: string, start: () => Promise<Started | null>): { st
     onStartFailed = reject;
   });
   started.catch(() => undefined); // a failed start is reported through `finished`
-  // Interrupts are listened to from before the turn starts; the subscription's round trip
-  // overlaps the claim's. (Without it the turn still runs; only an interrupt cannot reach it.)
-  const subscribed = pubsub()
-    .subscribe(interruptChannel(sessionId), () => state.controller?.abort(new Error('interrupted')))
-    .catch((err) => {
-      logger.warn({ err, sessionId }, 'interrupt subscription failed');
-      return async () => undefined;
-    });
+  // Interrupts are listened to from before the turn starts (the process's one subscription; at
+  // the first run its round trip overlaps the claim's).
+  const subscribed = listenForInterrupts();
   const finished = (async () => {
-    let beat: NodeJS.Timeout | undefined;
     try {
       let first: Started | null;
       try {
@@ -190,10 +238,7 @@ function beginRun(sessionId: string, start: () => Promise<Started | null>): { st
       onStart(first);
       if (!first) return;
       let current: Started | null = first;
-      beat = setInterval(() => {
-        prisma.session.updateMany({ where: { id: sessionId, runnerId: ownerId() }, data: { runnerHeartbeatAt: new Date() } }).catch(() => undefined);
-      }, HEARTBEAT_MS);
-      beat.unref();
+      startBeating(sessionId);
       while (current) {
         await (announced ?? announceEvents(current.batch));
         announced = null;
@@ -218,10 +263,9 @@ function beginRun(sessionId: string, start: () => Promise<Started | null>): { st
         current = await endTurn(sessionId, { type: 'session.status_idle', fields: { stop_reason: stop } });
       }
     } finally {
-      clearInterval(beat);
+      stopBeating(sessionId);
       running.delete(sessionId);
       finish();
-      await (await subscribed)();
       if (state.again && !turnGate().draining) void runSession(sessionId).catch((err) => logger.error({ err, sessionId }, 'session run failed'));
     }
   })();

@@ -6,11 +6,10 @@ import { AppError } from '../errors.js';
 import type { Viewer } from '../auth/viewer.js';
 import type { SendEventsBody, LegacySendBody } from '../events/content.js';
 import { commitEvents, commitEvent, type SessionEvent, type NewEvent } from '../events/store.js';
-import { pubsub } from '../events/pubsub.js';
 import { resolveSession, statusOf } from './sessions.js';
 import { assertAllowed } from '../runtime/session-state-machine.js';
 import { enqueueSessionRun } from '../runtime/queue.js';
-import { interruptChannel, storeInputsAndStartTurn } from '../runtime/runner.js';
+import { publishInterrupt, storeInputsAndStartTurn } from '../runtime/runner.js';
 import { service } from '../services/registry.js';
 import { Prisma } from '../generated/prisma/client.js';
 import type { Session } from '../generated/prisma/client.js';
@@ -78,7 +77,7 @@ export async function sendEvents(viewer: Viewer, idOrAgent: string, body: SendEv
     } else prepared.push({ type: e.type, fields: { content: e.content } });
   }
   const stored = await commitEvents(session.id, prepared);
-  if (body.events.some((e) => e.type === 'user.interrupt')) await pubsub().publish(interruptChannel(session.id), by);
+  if (body.events.some((e) => e.type === 'user.interrupt')) await publishInterrupt(session.id, by);
   if (hasInputs) await enqueueSessionRun(session.id);
   return stored.map((s) => s.event);
 }
@@ -89,7 +88,7 @@ export async function interruptSession(viewer: Viewer, idOrAgent: string): Promi
   if (session.status !== 'running') return 'no_turn';
   const by = who(viewer);
   await commitEvent(session.id, { type: 'user.interrupt', fields: { by } });
-  await pubsub().publish(interruptChannel(session.id), by);
+  await publishInterrupt(session.id, by);
   return 'interrupting';
 }
 

@@ -1,0 +1,100 @@
+// The event store's statement for several sessions at once (the commit queue's batches, many
+// turns streaming together): one INSERT for every session's events instead of one statement
+// per session. Same rows, numbering and webhook outbox rows as `storeEvents` (store.ts) for
+// each session alone; the session rows are locked in id order first, so two batches (of two
+// processes) that share sessions wait for each other instead of deadlocking.
+import { prisma } from '../db/client.js';
+import { sqlRows } from '../db/raw-query.js';
+import { newId } from '../ids.js';
+import { Prisma } from '../generated/prisma/client.js';
+import { SESSION_WEBHOOK_EVENTS } from '../webhooks/catalog.js';
+import type { NewEvent, SessionEvent } from './types.js';
+import type { StoredBatch } from './store.js';
+
+const WEBHOOK_TYPES = [...SESSION_WEBHOOK_EVENTS];
+
+/** One session's events of a batch, in order (one session appears once). */
+export interface SessionEvents {
+  sessionId: string;
+  events: NewEvent[];
+}
+
+/**
+ * Stores every group's events in ONE statement (its own transaction). The answer has a batch per
+ * stored session; a session missing from it was deleted meanwhile (nothing of it stored).
+ */
+export async function storeEventsOfSessions(groups: SessionEvents[]): Promise<Map<string, StoredBatch>> {
+  const sorted = [...groups].sort((a, b) => (a.sessionId < b.sessionId ? -1 : a.sessionId > b.sessionId ? 1 : 0));
+  const iso = new Date().toISOString();
+  const sessionIds: string[] = [];
+  const ids: string[] = [];
+  const types: string[] = [];
+  const bodies: string[] = [];
+  const turns: (number | null)[] = [];
+  const ords: number[] = [];
+  for (const { sessionId, events } of sorted) {
+    events.forEach((e, i) => {
+      const id = newId('evt');
+      sessionIds.push(sessionId);
+      ids.push(id);
+      types.push(e.type);
+      bodies.push(JSON.stringify({ id, type: e.type, sessionId, at: iso, ...e.fields }));
+      turns.push(e.turn ?? null);
+      ords.push(i + 1);
+    });
+  }
+  const rows = await sqlRows<{ sessionId: string; seq: number; payload: SessionEvent; deliveries: bigint | number | string; turnCount: number }>(
+    prisma,
+    Prisma.sql`
+    WITH locked AS MATERIALIZED (
+      SELECT x."id" FROM "Session" x WHERE x."id" = ANY(${sorted.map((g) => g.sessionId)}::text[]) ORDER BY x."id" FOR UPDATE
+    ), counts AS (
+      SELECT * FROM unnest(${sorted.map((g) => g.sessionId)}::text[], ${sorted.map((g) => g.events.length)}::int[]) AS c(session_id, n)
+    ), s AS (
+      UPDATE "Session" x SET "eventSeq" = x."eventSeq" + counts.n
+      FROM counts, locked WHERE x."id" = counts.session_id AND locked."id" = x."id"
+      RETURNING x."id", x."eventSeq", x."agentId", x."universeId", x."turnCount", counts.n
+    ), input AS (
+      SELECT * FROM unnest(${sessionIds}::text[], ${ids}::text[], ${types}::text[], ${bodies}::text[], ${turns}::int[], ${ords}::int[])
+        AS t(session_id, id, type, body, turn, ord)
+    ), ins AS (
+      INSERT INTO "SessionEvent" ("id", "sessionId", "seq", "type", "payload", "turn", "createdAt")
+      SELECT input.id, input.session_id, (s."eventSeq" - s.n + input.ord)::int, input.type,
+             input.body::jsonb || jsonb_build_object('agentId', s."agentId"), input.turn,
+             (${iso}::timestamptz AT TIME ZONE 'UTC')
+      FROM input JOIN s ON s."id" = input.session_id
+      RETURNING "id", "sessionId", "seq", "type", "payload"
+    ), webhook_events AS (
+      -- as in storeEvents: stored session events, and one session.requires_action per tool use
+      -- awaiting confirmation named by a requires_action stop
+      SELECT ins."id", ins."type", ins."sessionId" FROM ins WHERE ins."type" = ANY(${WEBHOOK_TYPES}::text[])
+      UNION ALL
+      SELECT tool.id, 'session.requires_action', ins."sessionId"
+        FROM ins, jsonb_array_elements_text(ins."payload"->'stop_reason'->'event_ids') AS tool(id)
+       WHERE ins."type" = 'session.status_idle' AND ins."payload"->'stop_reason'->>'type' = 'requires_action'
+    ), hooks AS (
+      INSERT INTO "WebhookDelivery" ("id", "endpointId", "eventId", "eventType", "body", "nextAttemptAt", "updatedAt")
+      SELECT 'whdl_' || substr(md5(w."id" || e."id"), 1, 26), e."id", w."id", w."type",
+             json_build_object('id', w."id", 'type', w."type", 'created_at', ${iso}::text, 'data', json_build_object('type', 'session', 'id', w."sessionId"))::text,
+             now(), now()
+      FROM webhook_events w JOIN s ON s."id" = w."sessionId"
+      JOIN "WebhookEndpoint" e ON e."universeId" = s."universeId" AND e."status" = 'active' AND w."type" = ANY(e."events")
+      ON CONFLICT DO NOTHING
+      RETURNING 1
+    )
+    SELECT ins."sessionId", ins."seq", ins."payload", (SELECT count(*) FROM hooks) AS "deliveries", s."turnCount"
+      FROM ins JOIN s ON s."id" = ins."sessionId" ORDER BY ins."sessionId", ins."seq"`,
+  );
+  const batches = new Map<string, StoredBatch>();
+  // Every delivery of the statement is counted once, on the first batch (the caller nudges the dispatchers).
+  const deliveries = rows.length ? Number(rows[0]!.deliveries) : 0;
+  for (const r of rows) {
+    let batch = batches.get(r.sessionId);
+    if (!batch) {
+      batch = { sessionId: r.sessionId, stored: [], deliveries: batches.size === 0 ? deliveries : 0, turnCount: Number(r.turnCount) };
+      batches.set(r.sessionId, batch);
+    }
+    batch.stored.push({ seq: Number(r.seq), event: r.payload });
+  }
+  return batches;
+}
