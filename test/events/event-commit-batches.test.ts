@@ -3,10 +3,10 @@
 // committed, each caller gets its own events back, webhook outbox rows are written as for a
 // session alone, and a session deleted meanwhile fails its own commits only.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestServer, type TestServer } from './helpers/server.js';
-import { createAgent } from './helpers/agents.js';
-import { prisma } from '../src/db/client.js';
-import { commitEvents, eventsAfter, type NewEvent, type StoredEvent } from '../src/events/store.js';
+import { startTestServer, type TestServer } from '../helpers/server.js';
+import { createAgent } from '../helpers/agents.js';
+import { prisma } from '../../src/db/client.js';
+import { commitEvents, eventsAfter, type NewEvent, type StoredEvent } from '../../src/events/store.js';
 
 let s: TestServer;
 beforeAll(async () => {
