@@ -14,14 +14,15 @@ export async function hold(universeId: string, nano: bigint): Promise<boolean> {
 
 /** Releases a hold and charges the actual cost (one atomic update plus a ledger line). */
 export async function settle(universeId: string, held: bigint, cost: bigint, ref: { sessionId: string; usageId: string | null }): Promise<void> {
-  await prisma.$transaction([
-    prisma.$executeRaw`
+  // One statement (no BEGIN/COMMIT round trips): under hundreds of concurrent turns a two-statement
+  // transaction waits for a pooled connection between its parts and can time out, leaving the hold.
+  const entryId = newId('msg').replace('msg_', 'wal_');
+  await prisma.$executeRaw`
+    WITH charged AS (
       UPDATE "Universe" SET "heldNanoUsd" = "heldNanoUsd" - ${held}, "balanceNanoUsd" = "balanceNanoUsd" - ${cost}
-      WHERE "id" = ${universeId}`,
-    prisma.walletEntry.create({
-      data: { id: newId('msg').replace('msg_', 'wal_'), universeId, kind: 'charge', amountNanoUsd: -cost, sessionId: ref.sessionId, usageId: ref.usageId },
-    }),
-  ]);
+      WHERE "id" = ${universeId} RETURNING "id")
+    INSERT INTO "WalletEntry" ("id", "universeId", "kind", "amountNanoUsd", "sessionId", "usageId", "createdAt")
+    SELECT ${entryId}, "id", 'charge', ${-cost}, ${ref.sessionId}, ${ref.usageId}, now() FROM charged`;
 }
 
 export async function grant(universeId: string, cents: bigint, note: string | null): Promise<void> {
