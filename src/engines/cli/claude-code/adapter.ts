@@ -7,6 +7,7 @@
 // endpoint (ANTHROPIC_BASE_URL) with the session credential, which an `apiKeyHelper` reads from
 // AGENT_SERVICE_TOKEN (never written anywhere). Its permission prompts are off: the session's
 // sandbox is the boundary (IS_SANDBOX=1 tells it so when the sandbox runs it as root).
+import { effortFor, OFF } from '../../../catalog/reasoning-effort.js';
 import type { StopReason } from '../../../events/types.js';
 import { jsonLine, type CliOutputMapper, type EngineAdapter, type EngineEvent, type SessionErrorDetail } from '../core/adapter.js';
 import { contentText, gatewayUrls, stoppedForBudget, TextStream, ToolCalls } from '../core/cli-events.js';
@@ -18,26 +19,12 @@ export const CLAUDE_CODE_VERSION = '2.1.330';
 
 /**
  * Our reasoningEffort scale onto Claude Code's `--effort` (low, medium, high, xhigh, max — the
- * values the spec allows for claude_code); none/off turn thinking off, null keeps its default.
+ * values the spec allows for claude_code; src/catalog/reasoning-effort.ts); none/off turn
+ * thinking off, null keeps its default.
  */
 export function claudeEffort(effort: string | null): { effort: string | null; thinkingOff: boolean } {
-  switch (effort) {
-    case 'none':
-    case 'off':
-      return { effort: null, thinkingOff: true };
-    case 'minimal':
-    case 'low':
-      return { effort: 'low', thinkingOff: false };
-    case 'medium':
-    case 'high':
-    case 'xhigh':
-    case 'max':
-      return { effort, thinkingOff: false };
-    case 'ultra':
-      return { effort: 'max', thinkingOff: false };
-    default:
-      return { effort: null, thinkingOff: false };
-  }
+  const value = effortFor('claude_code', effort);
+  return value === OFF ? { effort: null, thinkingOff: true } : { effort: value, thinkingOff: false };
 }
 
 /** The relay as an HTTP MCP server of Claude Code; `${VAR}` is expanded by Claude Code itself. */

@@ -4,6 +4,7 @@
 // turn.failed); `codex exec resume <thread_id>` continues a conversation. It talks to the
 // gateway's OpenAI Responses endpoint as a custom model provider whose key is
 // AGENT_SERVICE_TOKEN. Codex's own sandbox is off: the session's sandbox is the boundary.
+import { effortFor } from '../../../catalog/reasoning-effort.js';
 import { newId } from '../../../ids.js';
 import type { StopReason } from '../../../events/types.js';
 import { jsonLine, type CliOutputMapper, type EngineAdapter, type EngineEvent, type SessionErrorDetail } from '../core/adapter.js';
@@ -12,27 +13,8 @@ import { cliMcpToolName, MCP_RELAY_SERVER, type McpRelay } from '../core/mcp-rel
 /** The platform's codex version (an agent's harnessVersion pins another). */
 export const CODEX_VERSION = '0.169.0';
 
-/** Our reasoningEffort scale onto codex's `model_reasoning_effort`. */
-export function codexReasoningEffort(effort: string | null): string | null {
-  switch (effort) {
-    case null:
-      return null;
-    case 'none':
-    case 'off':
-    case 'minimal':
-      return 'minimal';
-    case 'low':
-    case 'medium':
-    case 'high':
-      return effort;
-    case 'xhigh':
-    case 'max':
-    case 'ultra':
-      return 'high';
-    default:
-      return null;
-  }
-}
+/** Our reasoningEffort scale onto codex's `model_reasoning_effort` (the table in src/catalog/reasoning-effort.ts). */
+export const codexReasoningEffort = (effort: string | null): string | null => effortFor('codex', effort);
 
 /** A TOML basic string (JSON's escapes are TOML's). */
 const toml = (s: string) => JSON.stringify(s);

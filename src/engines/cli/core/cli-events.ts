@@ -3,6 +3,7 @@
 // results under one index), the gateway's base URLs for each provider API, and how a turn that
 // the gateway stopped for the budget reads in a CLI's words.
 import { modelInfo } from '../../../catalog/catalog.js';
+import { effortFor, OFF } from '../../../catalog/reasoning-effort.js';
 import { newId } from '../../../ids.js';
 import type { EngineEvent } from './adapter.js';
 
@@ -128,12 +129,10 @@ export function providerOf(model: string): 'anthropic' | 'openai' {
 
 /**
  * Our reasoningEffort scale onto a CLI whose levels run minimal … xhigh (pi's `--thinking`,
- * opencode's OpenAI variants): none/off → the CLI's own word for no reasoning, max/ultra → xhigh,
- * null or an unknown value → null (the CLI's default).
+ * opencode's OpenAI variants; src/catalog/reasoning-effort.ts): none/off → the CLI's own word
+ * for no reasoning, max/ultra → xhigh, null or an unknown value → null (the CLI's default).
  */
 export function xhighScaleEffort(effort: string | null, offWord: string): string | null {
-  if (effort === 'none' || effort === 'off') return offWord;
-  if (effort === 'max' || effort === 'ultra') return 'xhigh';
-  return effort !== null && XHIGH_SCALE.has(effort) ? effort : null;
+  const value = effortFor('xhigh_scale', effort);
+  return value === OFF ? offWord : value;
 }
-const XHIGH_SCALE = new Set(['minimal', 'low', 'medium', 'high', 'xhigh']);

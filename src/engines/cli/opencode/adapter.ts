@@ -9,6 +9,7 @@
 // language servers at start.
 import type { StopReason } from '../../../events/types.js';
 import { jsonLine, type CliOutputMapper, type EngineAdapter, type EngineEvent, type SessionErrorDetail } from '../core/adapter.js';
+import { effortFor } from '../../../catalog/reasoning-effort.js';
 import { gatewayUrls, providerOf, stoppedForBudget, TextStream, ToolCalls, xhighScaleEffort } from '../core/cli-events.js';
 import { cliMcpToolName, MCP_RELAY_SERVER, type McpRelay } from '../core/mcp-relay.js';
 import { toolResult, type ToolKind } from '../core/tool-results.js';
@@ -23,15 +24,12 @@ export const OPENCODE_VERSION = '1.18.33';
 /**
  * Our reasoningEffort onto opencode's `--variant` (its per-provider reasoning presets): OpenAI
  * models take the effort names (none … xhigh); Claude models have `high` and `max` thinking
- * budgets, and run without extended thinking below high. null keeps opencode's default.
+ * budgets, and run without extended thinking below high. null keeps opencode's default (the
+ * table: src/catalog/reasoning-effort.ts).
  */
 export function opencodeVariant(model: string, effort: string | null): string | null {
   if (effort === null) return null;
-  if (providerOf(model) === 'anthropic') {
-    if (effort === 'high') return 'high';
-    if (effort === 'xhigh' || effort === 'max' || effort === 'ultra') return 'max';
-    return null;
-  }
+  if (providerOf(model) === 'anthropic') return effortFor('opencode_claude', effort);
   return xhighScaleEffort(effort, 'none');
 }
 
