@@ -7,10 +7,11 @@
 // endpoint (ANTHROPIC_BASE_URL) with the session credential, which an `apiKeyHelper` reads from
 // AGENT_SERVICE_TOKEN (never written anywhere). Its permission prompts are off: the session's
 // sandbox is the boundary (IS_SANDBOX=1 tells it so when the sandbox runs it as root).
+import { BUDGET_STOP, stoppedForBudget } from '../../../gateway/budget-stop.js';
 import { effortFor, OFF } from '../../../catalog/reasoning-effort.js';
 import type { StopReason } from '../../../events/types.js';
 import { jsonLine, type CliOutputMapper, type EngineAdapter, type EngineEvent, type SessionErrorDetail } from '../core/adapter.js';
-import { contentText, gatewayUrls, stoppedForBudget, TextStream, ToolCalls } from '../core/cli-events.js';
+import { contentText, gatewayUrls, TextStream, ToolCalls } from '../core/cli-events.js';
 import { cliMcpToolName, MCP_RELAY_SERVER, type McpRelay } from '../core/mcp-relay.js';
 import { toolResult, type ToolKind } from '../core/tool-results.js';
 
@@ -236,7 +237,7 @@ export function claudeCodeMapper(): CliOutputMapper {
               .join('; ') || `the turn ended with ${String(result.subtype)}`
           : null;
       const failure = said ?? apiError;
-      if (stoppedForBudget(failure) || stoppedForBudget(apiError)) return { stop: { type: 'budget_reached' }, error: null };
+      if (stoppedForBudget(failure) || stoppedForBudget(apiError)) return { stop: BUDGET_STOP, error: null };
       const error: SessionErrorDetail = {
         type: 'engine_error',
         message: failure ? `claude_code: ${failure}` : `claude_code exited with code ${exitCode ?? 'none (killed)'} without finishing the turn`,

@@ -5,6 +5,7 @@
 // gateway's OpenAI Responses endpoint as a custom model provider whose key is
 // AGENT_SERVICE_TOKEN. Codex's own sandbox is off: the session's sandbox is the boundary.
 import { effortFor } from '../../../catalog/reasoning-effort.js';
+import { BUDGET_STOP, stoppedForBudget } from '../../../gateway/budget-stop.js';
 import { newId } from '../../../ids.js';
 import type { StopReason } from '../../../events/types.js';
 import { jsonLine, type CliOutputMapper, type EngineAdapter, type EngineEvent, type SessionErrorDetail } from '../core/adapter.js';
@@ -222,9 +223,8 @@ export function codexMapper(): CliOutputMapper {
       }
     },
     finish(exitCode) {
-      const budget = failure?.includes('budget_reached') ?? false;
       if (outcome === 'completed' && exitCode === 0) return { stop: { type: 'end_turn' }, error: null };
-      if (budget) return { stop: { type: 'budget_reached' }, error: null };
+      if (stoppedForBudget(failure)) return { stop: BUDGET_STOP, error: null };
       const error: SessionErrorDetail = {
         type: 'engine_error',
         message: failure ? `codex: ${failure}` : `codex exited with code ${exitCode ?? 'none (killed)'} without finishing the turn`,

@@ -1,7 +1,6 @@
 // Small builders shared by the CLI engines' output mappers: the session events hermes produces
 // (streamed message and reasoning chunks followed by the complete text, tool calls and their
-// results under one index), the gateway's base URLs for each provider API, and how a turn that
-// the gateway stopped for the budget reads in a CLI's words.
+// results under one index), the gateway's base URLs for each provider API.
 import { modelInfo } from '../../../catalog/catalog.js';
 import { effortFor, OFF } from '../../../catalog/reasoning-effort.js';
 import { newId } from '../../../ids.js';
@@ -104,13 +103,6 @@ export function contentText(content: unknown): string {
   if (!Array.isArray(content)) return content === undefined || content === null ? '' : JSON.stringify(content);
   return content.map((b: any) => (typeof b === 'string' ? b : b?.type === 'text' ? String(b.text ?? '') : b?.type ? `[${b.type}]` : '')).join('');
 }
-
-/**
- * Whether a CLI's words about a failed call say the gateway stopped it for the session's budget:
- * the gateway's code `budget_reached` (its in-stream error), or its message (the 402 answer,
- * which CLIs print without the code).
- */
-export const stoppedForBudget = (text: string | null | undefined) => !!text && /budget_reached|session's budget is reached/.test(text);
 
 /**
  * The gateway's base URL for each provider API, from the one an engine is given (the root

@@ -14,10 +14,11 @@
 // does the MCP relay's `Authorization` header. Tools run in /workspace (`agents.defaults.cwd`);
 // its own agent workspace (where it reads AGENTS.md, here the agent's prompt) and its state stay
 // under `home`.
+import { BUDGET_STOP, stoppedForBudget } from '../../../gateway/budget-stop.js';
 import { randomUUID } from 'node:crypto';
 import type { StopReason } from '../../../events/types.js';
 import type { CliOutputMapper, EngineAdapter, EngineEvent, SessionErrorDetail } from '../core/adapter.js';
-import { gatewayUrls, providerOf, stoppedForBudget, TextStream, ToolCalls } from '../core/cli-events.js';
+import { gatewayUrls, providerOf, TextStream, ToolCalls } from '../core/cli-events.js';
 import { MCP_RELAY_SERVER, type McpRelay } from '../core/mcp-relay.js';
 import { openclawEventOf, OpenclawEvents } from './events.js';
 import { OPENCLAW_EVENTS_PLUGIN, openclawEventsPluginConfig, openclawEventsPluginFiles } from './plugin.js';
@@ -268,7 +269,7 @@ export function openclawMapper(): CliOutputMapper {
       const failure: string | null =
         s?.ok === false ? String(s.error?.message ?? s.error?.type ?? 'error') : meta.error ? String(meta.error.message ?? meta.error) : null;
       if (s && !failure && exitCode === 0 && !meta.aborted && meta.stopReason !== 'error') return { stop: { type: 'end_turn' }, error: null };
-      if (stoppedForBudget(failure) || stoppedForBudget(JSON.stringify(s?.payloads ?? ''))) return { stop: { type: 'budget_reached' }, error: null };
+      if (stoppedForBudget(failure) || stoppedForBudget(JSON.stringify(s?.payloads ?? ''))) return { stop: BUDGET_STOP, error: null };
       const error: SessionErrorDetail = {
         type: 'engine_error',
         message: failure ? `openclaw: ${failure}` : `openclaw exited with code ${exitCode ?? 'none (killed)'} without finishing the turn`,

@@ -7,10 +7,11 @@
 // is never written). A fixed `--title` keeps it from spending a model call on a session title;
 // `--pure` and the OPENCODE_DISABLE_* switches keep it from fetching plugins, model lists or
 // language servers at start.
+import { BUDGET_STOP, stoppedForBudget } from '../../../gateway/budget-stop.js';
 import type { StopReason } from '../../../events/types.js';
 import { jsonLine, type CliOutputMapper, type EngineAdapter, type EngineEvent, type SessionErrorDetail } from '../core/adapter.js';
 import { effortFor } from '../../../catalog/reasoning-effort.js';
-import { gatewayUrls, providerOf, stoppedForBudget, TextStream, ToolCalls, xhighScaleEffort } from '../core/cli-events.js';
+import { gatewayUrls, providerOf, TextStream, ToolCalls, xhighScaleEffort } from '../core/cli-events.js';
 import { cliMcpToolName, MCP_RELAY_SERVER, type McpRelay } from '../core/mcp-relay.js';
 import { toolResult, type ToolKind } from '../core/tool-results.js';
 import { opencodeServerTurn } from './server.js';
@@ -205,7 +206,7 @@ export function opencodeMapper(): CliOutputMapper {
     },
     finish(exitCode) {
       if (!failure && exitCode === 0 && lastReason !== null && lastReason !== 'error') return { stop: { type: 'end_turn' }, error: null };
-      if (stoppedForBudget(failure)) return { stop: { type: 'budget_reached' }, error: null };
+      if (stoppedForBudget(failure)) return { stop: BUDGET_STOP, error: null };
       const error: SessionErrorDetail = {
         type: 'engine_error',
         message: failure ? `opencode: ${failure}` : `opencode exited with code ${exitCode ?? 'none (killed)'} without finishing the turn`,

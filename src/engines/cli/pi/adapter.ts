@@ -6,9 +6,10 @@
 // pointed at the gateway in `$PI_CODING_AGENT_DIR/models.json`, whose `apiKey` names the
 // variable AGENT_SERVICE_TOKEN (pi reads the key from it; the value is never written).
 // claude-* models go to the Anthropic Messages route, gpt-* to OpenAI Responses.
+import { BUDGET_STOP, stoppedForBudget } from '../../../gateway/budget-stop.js';
 import type { StopReason } from '../../../events/types.js';
 import { jsonLine, type CliOutputMapper, type EngineAdapter, type EngineEvent, type SessionErrorDetail } from '../core/adapter.js';
-import { contentText, gatewayUrls, providerOf, stoppedForBudget, TextStream, ToolCalls, xhighScaleEffort } from '../core/cli-events.js';
+import { contentText, gatewayUrls, providerOf, TextStream, ToolCalls, xhighScaleEffort } from '../core/cli-events.js';
 import { toolResult } from '../core/tool-results.js';
 
 /** The platform's pi version (an agent's harnessVersion pins another). */
@@ -169,7 +170,7 @@ export function piMapper(): CliOutputMapper {
     },
     finish(exitCode) {
       if (ended && exitCode === 0 && lastStop !== 'error' && lastStop !== 'aborted') return { stop: { type: 'end_turn' }, error: null };
-      if (stoppedForBudget(lastError)) return { stop: { type: 'budget_reached' }, error: null };
+      if (stoppedForBudget(lastError)) return { stop: BUDGET_STOP, error: null };
       const error: SessionErrorDetail = {
         type: 'engine_error',
         message: lastError ? `pi: ${lastError}` : `pi exited with code ${exitCode ?? 'none (killed)'} without finishing the turn`,
