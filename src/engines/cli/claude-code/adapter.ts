@@ -7,10 +7,9 @@
 // endpoint (ANTHROPIC_BASE_URL) with the session credential, which an `apiKeyHelper` reads from
 // AGENT_SERVICE_TOKEN (never written anywhere). Its permission prompts are off: the session's
 // sandbox is the boundary (IS_SANDBOX=1 tells it so when the sandbox runs it as root).
-import { BUDGET_STOP, stoppedForBudget } from '../../../gateway/budget-stop.js';
 import { effortFor, OFF } from '../../../catalog/reasoning-effort.js';
-import type { StopReason } from '../../../events/types.js';
-import { jsonLine, type CliOutputMapper, type EngineAdapter, type EngineEvent, type SessionErrorDetail } from '../core/adapter.js';
+import type { CliOutputMapper, EngineAdapter, EngineEvent } from '../core/adapter.js';
+import { jsonLinesMapper } from '../core/json-lines-mapper.js';
 import { contentText, gatewayUrls, TextStream, ToolCalls } from '../core/cli-events.js';
 import { cliMcpToolName, MCP_RELAY_SERVER, type McpRelay } from '../core/mcp-relay.js';
 import { toolResult, type ToolKind } from '../core/tool-results.js';
@@ -178,13 +177,9 @@ export function claudeCodeMapper(): CliOutputMapper {
     return out;
   };
 
-  return {
-    get resumeId() {
-      return resumeId;
-    },
-    line(text) {
-      const ev = jsonLine(text);
-      if (!ev) return [];
+  return jsonLinesMapper('claude_code', {
+    resumeId: () => resumeId,
+    event(ev) {
       if (typeof ev.session_id === 'string' && (ev.type === 'system' || ev.type === 'result')) resumeId = ev.session_id;
       // A sub-agent's own work (Task tool) stays inside its call: its result is the call's result.
       if (ev.parent_tool_use_id) return [];
@@ -225,9 +220,8 @@ export function claudeCodeMapper(): CliOutputMapper {
           return [];
       }
     },
-    finish(exitCode) {
+    outcome() {
       const succeeded = !!result && !result.is_error && result.subtype === 'success';
-      if (succeeded && exitCode === 0) return { stop: { type: 'end_turn' }, error: null };
       // What went wrong, in Claude Code's words: the result's text (`API Error: …`), its
       // `errors` (error_during_execution, error_max_turns), or a failed call it reported.
       const said =
@@ -236,15 +230,7 @@ export function claudeCodeMapper(): CliOutputMapper {
               .filter(Boolean)
               .join('; ') || `the turn ended with ${String(result.subtype)}`
           : null;
-      const failure = said ?? apiError;
-      if (stoppedForBudget(failure) || stoppedForBudget(apiError)) return { stop: BUDGET_STOP, error: null };
-      const error: SessionErrorDetail = {
-        type: 'engine_error',
-        message: failure ? `claude_code: ${failure}` : `claude_code exited with code ${exitCode ?? 'none (killed)'} without finishing the turn`,
-        retry_status: 'exhausted',
-      };
-      const stop: StopReason = { type: 'retries_exhausted' };
-      return { stop, error };
+      return { finished: succeeded, failure: said ?? apiError, budgetHints: [apiError] };
     },
-  };
+  });
 }

@@ -5,10 +5,9 @@
 // gateway's OpenAI Responses endpoint as a custom model provider whose key is
 // AGENT_SERVICE_TOKEN. Codex's own sandbox is off: the session's sandbox is the boundary.
 import { effortFor } from '../../../catalog/reasoning-effort.js';
-import { BUDGET_STOP, stoppedForBudget } from '../../../gateway/budget-stop.js';
 import { newId } from '../../../ids.js';
-import type { StopReason } from '../../../events/types.js';
-import { jsonLine, type CliOutputMapper, type EngineAdapter, type EngineEvent, type SessionErrorDetail } from '../core/adapter.js';
+import type { CliOutputMapper, EngineAdapter, EngineEvent } from '../core/adapter.js';
+import { jsonLinesMapper } from '../core/json-lines-mapper.js';
 import { cliMcpToolName, MCP_RELAY_SERVER, type McpRelay } from '../core/mcp-relay.js';
 
 /** The platform's codex version (an agent's harnessVersion pins another). */
@@ -150,13 +149,9 @@ export function codexMapper(): CliOutputMapper {
     };
   };
 
-  return {
-    get resumeId() {
-      return resumeId;
-    },
-    line(text) {
-      const ev = jsonLine(text);
-      if (!ev) return [];
+  return jsonLinesMapper('codex', {
+    resumeId: () => resumeId,
+    event(ev) {
       switch (ev.type) {
         case 'thread.started':
           if (typeof ev.thread_id === 'string') resumeId = ev.thread_id;
@@ -222,16 +217,6 @@ export function codexMapper(): CliOutputMapper {
           return [];
       }
     },
-    finish(exitCode) {
-      if (outcome === 'completed' && exitCode === 0) return { stop: { type: 'end_turn' }, error: null };
-      if (stoppedForBudget(failure)) return { stop: BUDGET_STOP, error: null };
-      const error: SessionErrorDetail = {
-        type: 'engine_error',
-        message: failure ? `codex: ${failure}` : `codex exited with code ${exitCode ?? 'none (killed)'} without finishing the turn`,
-        retry_status: 'exhausted',
-      };
-      const stop: StopReason = { type: 'retries_exhausted' };
-      return { stop, error };
-    },
-  };
+    outcome: () => ({ finished: outcome === 'completed', failure }),
+  });
 }

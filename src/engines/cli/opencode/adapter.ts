@@ -7,9 +7,8 @@
 // is never written). A fixed `--title` keeps it from spending a model call on a session title;
 // `--pure` and the OPENCODE_DISABLE_* switches keep it from fetching plugins, model lists or
 // language servers at start.
-import { BUDGET_STOP, stoppedForBudget } from '../../../gateway/budget-stop.js';
-import type { StopReason } from '../../../events/types.js';
-import { jsonLine, type CliOutputMapper, type EngineAdapter, type EngineEvent, type SessionErrorDetail } from '../core/adapter.js';
+import type { CliOutputMapper, EngineAdapter, EngineEvent } from '../core/adapter.js';
+import { jsonLinesMapper } from '../core/json-lines-mapper.js';
 import { effortFor } from '../../../catalog/reasoning-effort.js';
 import { gatewayUrls, providerOf, TextStream, ToolCalls, xhighScaleEffort } from '../core/cli-events.js';
 import { cliMcpToolName, MCP_RELAY_SERVER, type McpRelay } from '../core/mcp-relay.js';
@@ -175,13 +174,9 @@ export function opencodeMapper(): CliOutputMapper {
     return out;
   };
 
-  return {
-    get resumeId() {
-      return resumeId;
-    },
-    line(text) {
-      const ev = jsonLine(text);
-      if (!ev) return [];
+  return jsonLinesMapper('opencode', {
+    resumeId: () => resumeId,
+    event(ev) {
       if (typeof ev.sessionID === 'string') resumeId = ev.sessionID;
       const part: Record<string, any> = ev.part ?? {};
       switch (ev.type) {
@@ -204,16 +199,6 @@ export function opencodeMapper(): CliOutputMapper {
           return [];
       }
     },
-    finish(exitCode) {
-      if (!failure && exitCode === 0 && lastReason !== null && lastReason !== 'error') return { stop: { type: 'end_turn' }, error: null };
-      if (stoppedForBudget(failure)) return { stop: BUDGET_STOP, error: null };
-      const error: SessionErrorDetail = {
-        type: 'engine_error',
-        message: failure ? `opencode: ${failure}` : `opencode exited with code ${exitCode ?? 'none (killed)'} without finishing the turn`,
-        retry_status: 'exhausted',
-      };
-      const stop: StopReason = { type: 'retries_exhausted' };
-      return { stop, error };
-    },
-  };
+    outcome: () => ({ finished: !failure && lastReason !== null && lastReason !== 'error', failure }),
+  });
 }
