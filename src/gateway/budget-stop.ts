@@ -18,5 +18,5 @@ export const BUDGET_STOP = { type: 'budget_reached' } as const;
 export function stoppedForBudget(seen: unknown): boolean {
   if (seen instanceof BudgetReachedError) return true;
   if (typeof seen === 'string') return /budget_reached|session's budget is reached/.test(seen);
-  return !!seen && typeof seen === 'object' && 'budgetReachedAt' in seen && seen.budgetReachedAt instanceof Date;
+  return !!seen && typeof seen === 'object' && 'budgetReachedAt' in seen && !!seen.budgetReachedAt;
 }
