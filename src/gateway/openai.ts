@@ -1,4 +1,5 @@
 // OpenAI Chat Completions, streaming. OPENAI_BASE_URL is read with /v1, as the SDK does.
+import { effortFor } from '../catalog/reasoning-effort.js';
 import { parseSse } from './sse.js';
 import { networkError, parseStreamJson, providerErrorFrom, streamError, truncatedError } from './http-errors.js';
 import { emptyUsage, parseToolInput, ProviderError, type ChatMessage, type ModelEvent, type ModelRequest, type ProviderCredential } from './types.js';
@@ -12,31 +13,14 @@ export function isOpenAIReasoningModel(model: string): boolean {
 /**
  * `reasoning_effort` for a model, or null to leave it out. Only reasoning models take it (a
  * non-reasoning model answers 400), and the accepted values differ by family: o-series
- * low/medium/high; gpt-5 minimal..high; gpt-5.1+ none/low/medium/high. Our wider scale folds in.
+ * low/medium/high; gpt-5 minimal..high; gpt-5.1+ none/low/medium/high. Our wider scale folds in
+ * (src/catalog/reasoning-effort.ts).
  */
 export function openaiReasoningEffort(model: string, effort: string | null | undefined): string | null {
   if (!effort || !isOpenAIReasoningModel(model)) return null;
   const m = model.toLowerCase();
-  const oSeries = /^o\d/.test(m);
   if (/^gpt-5(\.\d+)?-pro/.test(m)) return 'high'; // the pro models accept only high
-  const newer = /^gpt-5\.\d/.test(m);
-  switch (effort) {
-    case 'none':
-    case 'off':
-      return oSeries ? 'low' : newer ? 'none' : 'minimal';
-    case 'minimal':
-      return oSeries || newer ? 'low' : 'minimal';
-    case 'low':
-    case 'medium':
-    case 'high':
-      return effort;
-    case 'xhigh':
-    case 'max':
-    case 'ultra':
-      return 'high';
-    default:
-      return null;
-  }
+  return effortFor(/^o\d/.test(m) ? 'openai_o' : /^gpt-5\.\d/.test(m) ? 'openai_gpt5x' : 'openai_gpt5', effort);
 }
 
 function toOpenAIMessages(system: string, messages: ChatMessage[]): Record<string, unknown>[] {

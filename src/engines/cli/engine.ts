@@ -8,6 +8,7 @@
 // within a second; a budget stopped by the gateway ends the turn `budget_reached`. The CLI
 // never holds a provider key: only the session credential.
 import { prisma } from '../../db/client.js';
+import { BUDGET_STOP, stoppedForBudget } from '../../gateway/budget-stop.js';
 import { currentHarness } from '../../catalog/catalog.js';
 import type { CliProcess, CliTurn, EngineAdapter } from './core/adapter.js';
 import { type Engine, type StopReason, type TurnContext, toolServerUnavailable, turnFailed } from '../engine.js';
@@ -156,8 +157,7 @@ async function runInstalled(
     stderrTail = () => proc.stderrTail();
     // Once it exits: did the gateway stop it for the budget? (the turn's stop reason then)
     const exited = proc.exited.then(async (code) => {
-      const s = await prisma.session.findUnique({ where: { id: session.id }, select: { budgetReachedAt: true } });
-      budgetReached = !!s?.budgetReachedAt;
+      budgetReached = stoppedForBudget(await prisma.session.findUnique({ where: { id: session.id }, select: { budgetReachedAt: true } }));
       return code;
     });
     return { ...proc, lines: proc.lines, exited, kill: (sig) => proc.kill(sig) };
@@ -170,7 +170,7 @@ async function runInstalled(
     },
     line: (text) => inner.line(text),
     finish(exitCode) {
-      if (budgetReached) return { stop: { type: 'budget_reached' }, error: null };
+      if (budgetReached) return { stop: BUDGET_STOP, error: null };
       const end = inner.finish(exitCode);
       // The CLI's own last words make a failure explainable (never a key: the CLI holds none).
       const tail = stderrTail().trim().split('\n').slice(-STDERR_LINES_IN_ERRORS).join('\n');

@@ -13,8 +13,7 @@ import { StreamCoalescer } from './coalescer.js';
 export type { StopReason } from '../../events/types.js';
 import type { StopReason } from '../../events/types.js';
 
-export { BudgetReachedError } from '../../gateway/types.js';
-import { BudgetReachedError } from '../../gateway/types.js';
+import { BUDGET_STOP, stoppedForBudget } from '../../gateway/budget-stop.js';
 
 export interface HermesTurn {
   request: Omit<ModelRequest, 'messages' | 'tools'>;
@@ -120,7 +119,7 @@ export async function runHermesTurn(t: HermesTurn): Promise<StopReason> {
         break;
       } catch (err) {
         if (t.signal.aborted) return { type: 'end_turn' };
-        if (err instanceof BudgetReachedError) return { type: 'budget_reached' };
+        if (stoppedForBudget(err)) return BUDGET_STOP;
         const pe = err instanceof ProviderError ? err : null;
         const retry = !!pe?.retryable && attempt < t.maxAttempts;
         await t.emit({

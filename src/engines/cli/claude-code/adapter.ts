@@ -7,9 +7,10 @@
 // endpoint (ANTHROPIC_BASE_URL) with the session credential, which an `apiKeyHelper` reads from
 // AGENT_SERVICE_TOKEN (never written anywhere). Its permission prompts are off: the session's
 // sandbox is the boundary (IS_SANDBOX=1 tells it so when the sandbox runs it as root).
-import type { StopReason } from '../../../events/types.js';
-import { jsonLine, type CliOutputMapper, type EngineAdapter, type EngineEvent, type SessionErrorDetail } from '../core/adapter.js';
-import { contentText, gatewayUrls, stoppedForBudget, TextStream, ToolCalls } from '../core/cli-events.js';
+import { effortFor, OFF } from '../../../catalog/reasoning-effort.js';
+import type { CliOutputMapper, EngineAdapter, EngineEvent } from '../core/adapter.js';
+import { jsonLinesMapper } from '../core/json-lines-mapper.js';
+import { contentText, gatewayUrls, TextStream, ToolCalls } from '../core/cli-events.js';
 import { cliMcpToolName, MCP_RELAY_SERVER, type McpRelay } from '../core/mcp-relay.js';
 import { toolResult, type ToolKind } from '../core/tool-results.js';
 
@@ -18,26 +19,12 @@ export const CLAUDE_CODE_VERSION = '2.1.330';
 
 /**
  * Our reasoningEffort scale onto Claude Code's `--effort` (low, medium, high, xhigh, max — the
- * values the spec allows for claude_code); none/off turn thinking off, null keeps its default.
+ * values the spec allows for claude_code; src/catalog/reasoning-effort.ts); none/off turn
+ * thinking off, null keeps its default.
  */
 export function claudeEffort(effort: string | null): { effort: string | null; thinkingOff: boolean } {
-  switch (effort) {
-    case 'none':
-    case 'off':
-      return { effort: null, thinkingOff: true };
-    case 'minimal':
-    case 'low':
-      return { effort: 'low', thinkingOff: false };
-    case 'medium':
-    case 'high':
-    case 'xhigh':
-    case 'max':
-      return { effort, thinkingOff: false };
-    case 'ultra':
-      return { effort: 'max', thinkingOff: false };
-    default:
-      return { effort: null, thinkingOff: false };
-  }
+  const value = effortFor('claude_code', effort);
+  return value === OFF ? { effort: null, thinkingOff: true } : { effort: value, thinkingOff: false };
 }
 
 /** The relay as an HTTP MCP server of Claude Code; `${VAR}` is expanded by Claude Code itself. */
@@ -190,13 +177,9 @@ export function claudeCodeMapper(): CliOutputMapper {
     return out;
   };
 
-  return {
-    get resumeId() {
-      return resumeId;
-    },
-    line(text) {
-      const ev = jsonLine(text);
-      if (!ev) return [];
+  return jsonLinesMapper('claude_code', {
+    resumeId: () => resumeId,
+    event(ev) {
       if (typeof ev.session_id === 'string' && (ev.type === 'system' || ev.type === 'result')) resumeId = ev.session_id;
       // A sub-agent's own work (Task tool) stays inside its call: its result is the call's result.
       if (ev.parent_tool_use_id) return [];
@@ -237,9 +220,8 @@ export function claudeCodeMapper(): CliOutputMapper {
           return [];
       }
     },
-    finish(exitCode) {
+    outcome() {
       const succeeded = !!result && !result.is_error && result.subtype === 'success';
-      if (succeeded && exitCode === 0) return { stop: { type: 'end_turn' }, error: null };
       // What went wrong, in Claude Code's words: the result's text (`API Error: …`), its
       // `errors` (error_during_execution, error_max_turns), or a failed call it reported.
       const said =
@@ -248,15 +230,7 @@ export function claudeCodeMapper(): CliOutputMapper {
               .filter(Boolean)
               .join('; ') || `the turn ended with ${String(result.subtype)}`
           : null;
-      const failure = said ?? apiError;
-      if (stoppedForBudget(failure) || stoppedForBudget(apiError)) return { stop: { type: 'budget_reached' }, error: null };
-      const error: SessionErrorDetail = {
-        type: 'engine_error',
-        message: failure ? `claude_code: ${failure}` : `claude_code exited with code ${exitCode ?? 'none (killed)'} without finishing the turn`,
-        retry_status: 'exhausted',
-      };
-      const stop: StopReason = { type: 'retries_exhausted' };
-      return { stop, error };
+      return { finished: succeeded, failure: said ?? apiError, budgetHints: [apiError] };
     },
-  };
+  });
 }

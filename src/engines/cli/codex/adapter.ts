@@ -4,35 +4,17 @@
 // turn.failed); `codex exec resume <thread_id>` continues a conversation. It talks to the
 // gateway's OpenAI Responses endpoint as a custom model provider whose key is
 // AGENT_SERVICE_TOKEN. Codex's own sandbox is off: the session's sandbox is the boundary.
+import { effortFor } from '../../../catalog/reasoning-effort.js';
 import { newId } from '../../../ids.js';
-import type { StopReason } from '../../../events/types.js';
-import { jsonLine, type CliOutputMapper, type EngineAdapter, type EngineEvent, type SessionErrorDetail } from '../core/adapter.js';
+import type { CliOutputMapper, EngineAdapter, EngineEvent } from '../core/adapter.js';
+import { jsonLinesMapper } from '../core/json-lines-mapper.js';
 import { cliMcpToolName, MCP_RELAY_SERVER, type McpRelay } from '../core/mcp-relay.js';
 
 /** The platform's codex version (an agent's harnessVersion pins another). */
 export const CODEX_VERSION = '0.169.0';
 
-/** Our reasoningEffort scale onto codex's `model_reasoning_effort`. */
-export function codexReasoningEffort(effort: string | null): string | null {
-  switch (effort) {
-    case null:
-      return null;
-    case 'none':
-    case 'off':
-    case 'minimal':
-      return 'minimal';
-    case 'low':
-    case 'medium':
-    case 'high':
-      return effort;
-    case 'xhigh':
-    case 'max':
-    case 'ultra':
-      return 'high';
-    default:
-      return null;
-  }
-}
+/** Our reasoningEffort scale onto codex's `model_reasoning_effort` (the table in src/catalog/reasoning-effort.ts). */
+export const codexReasoningEffort = (effort: string | null): string | null => effortFor('codex', effort);
 
 /** A TOML basic string (JSON's escapes are TOML's). */
 const toml = (s: string) => JSON.stringify(s);
@@ -167,13 +149,9 @@ export function codexMapper(): CliOutputMapper {
     };
   };
 
-  return {
-    get resumeId() {
-      return resumeId;
-    },
-    line(text) {
-      const ev = jsonLine(text);
-      if (!ev) return [];
+  return jsonLinesMapper('codex', {
+    resumeId: () => resumeId,
+    event(ev) {
       switch (ev.type) {
         case 'thread.started':
           if (typeof ev.thread_id === 'string') resumeId = ev.thread_id;
@@ -239,17 +217,6 @@ export function codexMapper(): CliOutputMapper {
           return [];
       }
     },
-    finish(exitCode) {
-      const budget = failure?.includes('budget_reached') ?? false;
-      if (outcome === 'completed' && exitCode === 0) return { stop: { type: 'end_turn' }, error: null };
-      if (budget) return { stop: { type: 'budget_reached' }, error: null };
-      const error: SessionErrorDetail = {
-        type: 'engine_error',
-        message: failure ? `codex: ${failure}` : `codex exited with code ${exitCode ?? 'none (killed)'} without finishing the turn`,
-        retry_status: 'exhausted',
-      };
-      const stop: StopReason = { type: 'retries_exhausted' };
-      return { stop, error };
-    },
-  };
+    outcome: () => ({ finished: outcome === 'completed', failure }),
+  });
 }

@@ -2,13 +2,13 @@
 // how to start or resume a turn of the engine's CLI, and how its structured output (one JSON
 // object a line) becomes the session events hermes also produces. The runner that spawns the
 // CLI in the sandbox, feeds it lines and interrupts it is engine-independent (run-cli.ts).
-import type { EventFields, SessionEventType, StopReason } from '../../../events/types.js';
+import type { EngineEvent, EventFields, StopReason } from '../../../events/types.js';
 import type { McpRelay } from './mcp-relay.js';
 import type { SandboxMount } from '../../../sandbox/driver.js';
 import type { EngineServer, EngineServerSpec } from './engine-server.js';
 
-/** One session event as an engine produces it (the store adds id, session, agent and time). */
-export type EngineEvent = { [T in SessionEventType]: { type: T; fields: EventFields<T> } }[SessionEventType];
+/** One session event as an engine produces it (events/types.ts): what every mapper returns. */
+export type { EngineEvent };
 
 export type SessionErrorDetail = EventFields<'session.error'>['error'];
 

@@ -1,8 +1,8 @@
 // Small builders shared by the CLI engines' output mappers: the session events hermes produces
 // (streamed message and reasoning chunks followed by the complete text, tool calls and their
-// results under one index), the gateway's base URLs for each provider API, and how a turn that
-// the gateway stopped for the budget reads in a CLI's words.
+// results under one index), the gateway's base URLs for each provider API.
 import { modelInfo } from '../../../catalog/catalog.js';
+import { effortFor, OFF } from '../../../catalog/reasoning-effort.js';
 import { newId } from '../../../ids.js';
 import type { EngineEvent } from './adapter.js';
 
@@ -105,13 +105,6 @@ export function contentText(content: unknown): string {
 }
 
 /**
- * Whether a CLI's words about a failed call say the gateway stopped it for the session's budget:
- * the gateway's code `budget_reached` (its in-stream error), or its message (the 402 answer,
- * which CLIs print without the code).
- */
-export const stoppedForBudget = (text: string | null | undefined) => !!text && /budget_reached|session's budget is reached/.test(text);
-
-/**
  * The gateway's base URL for each provider API, from the one an engine is given (the root
  * `…/gateway`, or an API's own base such as `…/gateway/anthropic` or `…/gateway/openai/v1`).
  */
@@ -128,12 +121,10 @@ export function providerOf(model: string): 'anthropic' | 'openai' {
 
 /**
  * Our reasoningEffort scale onto a CLI whose levels run minimal … xhigh (pi's `--thinking`,
- * opencode's OpenAI variants): none/off → the CLI's own word for no reasoning, max/ultra → xhigh,
- * null or an unknown value → null (the CLI's default).
+ * opencode's OpenAI variants; src/catalog/reasoning-effort.ts): none/off → the CLI's own word
+ * for no reasoning, max/ultra → xhigh, null or an unknown value → null (the CLI's default).
  */
 export function xhighScaleEffort(effort: string | null, offWord: string): string | null {
-  if (effort === 'none' || effort === 'off') return offWord;
-  if (effort === 'max' || effort === 'ultra') return 'xhigh';
-  return effort !== null && XHIGH_SCALE.has(effort) ? effort : null;
+  const value = effortFor('xhigh_scale', effort);
+  return value === OFF ? offWord : value;
 }
-const XHIGH_SCALE = new Set(['minimal', 'low', 'medium', 'high', 'xhigh']);

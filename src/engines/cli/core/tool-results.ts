@@ -1,4 +1,4 @@
-// A CLI's tool result in the shape hermes records (src/engines/hermes/tools.ts, src/tools/mcp/
+// A CLI's tool result in the shape hermes records (src/tools/sandbox-tools.ts, src/tools/mcp/
 // servers.ts) and the codex adapter maps to, so a client reads one shape whatever the engine:
 // - a relayed MCP tool or capability: `{content: [blocks]}`, plus `error` (its text) when it failed;
 // - a shell command: `{exit_code, output}`, status error when it exited non-zero (as hermes' bash);

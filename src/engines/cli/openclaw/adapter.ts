@@ -15,9 +15,9 @@
 // its own agent workspace (where it reads AGENTS.md, here the agent's prompt) and its state stay
 // under `home`.
 import { randomUUID } from 'node:crypto';
-import type { StopReason } from '../../../events/types.js';
-import type { CliOutputMapper, EngineAdapter, EngineEvent, SessionErrorDetail } from '../core/adapter.js';
-import { gatewayUrls, providerOf, stoppedForBudget, TextStream, ToolCalls } from '../core/cli-events.js';
+import type { CliOutputMapper, EngineAdapter, EngineEvent } from '../core/adapter.js';
+import { jsonLinesMapper } from '../core/json-lines-mapper.js';
+import { gatewayUrls, providerOf, TextStream, ToolCalls } from '../core/cli-events.js';
 import { MCP_RELAY_SERVER, type McpRelay } from '../core/mcp-relay.js';
 import { openclawEventOf, OpenclawEvents } from './events.js';
 import { OPENCLAW_EVENTS_PLUGIN, openclawEventsPluginConfig, openclawEventsPluginFiles } from './plugin.js';
@@ -236,11 +236,9 @@ export function openclawMapper(): CliOutputMapper {
     return out;
   };
 
-  return {
-    get resumeId() {
-      return resumeId;
-    },
-    line(text) {
+  return jsonLinesMapper('openclaw', {
+    resumeId: () => resumeId,
+    text(text) {
       // The plugin's event lines come while the run goes (also between the summary's lines).
       const ev = openclawEventOf(text);
       if (ev) return events.event(ev);
@@ -262,20 +260,13 @@ export function openclawMapper(): CliOutputMapper {
       summary = parsed as Record<string, any>;
       return summary.ok === false ? events.close() : fromSummary(summary);
     },
-    finish(exitCode) {
+    outcome() {
       const s = summary;
       const meta = s?.meta ?? {};
       const failure: string | null =
         s?.ok === false ? String(s.error?.message ?? s.error?.type ?? 'error') : meta.error ? String(meta.error.message ?? meta.error) : null;
-      if (s && !failure && exitCode === 0 && !meta.aborted && meta.stopReason !== 'error') return { stop: { type: 'end_turn' }, error: null };
-      if (stoppedForBudget(failure) || stoppedForBudget(JSON.stringify(s?.payloads ?? ''))) return { stop: { type: 'budget_reached' }, error: null };
-      const error: SessionErrorDetail = {
-        type: 'engine_error',
-        message: failure ? `openclaw: ${failure}` : `openclaw exited with code ${exitCode ?? 'none (killed)'} without finishing the turn`,
-        retry_status: 'exhausted',
-      };
-      const stop: StopReason = { type: 'retries_exhausted' };
-      return { stop, error };
+      const finished = !!s && !failure && !meta.aborted && meta.stopReason !== 'error';
+      return { finished, failure, budgetHints: [JSON.stringify(s?.payloads ?? '')] };
     },
-  };
+  });
 }

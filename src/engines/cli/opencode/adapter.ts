@@ -7,9 +7,10 @@
 // is never written). A fixed `--title` keeps it from spending a model call on a session title;
 // `--pure` and the OPENCODE_DISABLE_* switches keep it from fetching plugins, model lists or
 // language servers at start.
-import type { StopReason } from '../../../events/types.js';
-import { jsonLine, type CliOutputMapper, type EngineAdapter, type EngineEvent, type SessionErrorDetail } from '../core/adapter.js';
-import { gatewayUrls, providerOf, stoppedForBudget, TextStream, ToolCalls, xhighScaleEffort } from '../core/cli-events.js';
+import type { CliOutputMapper, EngineAdapter, EngineEvent } from '../core/adapter.js';
+import { jsonLinesMapper } from '../core/json-lines-mapper.js';
+import { effortFor } from '../../../catalog/reasoning-effort.js';
+import { gatewayUrls, providerOf, TextStream, ToolCalls, xhighScaleEffort } from '../core/cli-events.js';
 import { cliMcpToolName, MCP_RELAY_SERVER, type McpRelay } from '../core/mcp-relay.js';
 import { toolResult, type ToolKind } from '../core/tool-results.js';
 import { opencodeServerTurn } from './server.js';
@@ -23,15 +24,12 @@ export const OPENCODE_VERSION = '1.18.33';
 /**
  * Our reasoningEffort onto opencode's `--variant` (its per-provider reasoning presets): OpenAI
  * models take the effort names (none … xhigh); Claude models have `high` and `max` thinking
- * budgets, and run without extended thinking below high. null keeps opencode's default.
+ * budgets, and run without extended thinking below high. null keeps opencode's default (the
+ * table: src/catalog/reasoning-effort.ts).
  */
 export function opencodeVariant(model: string, effort: string | null): string | null {
   if (effort === null) return null;
-  if (providerOf(model) === 'anthropic') {
-    if (effort === 'high') return 'high';
-    if (effort === 'xhigh' || effort === 'max' || effort === 'ultra') return 'max';
-    return null;
-  }
+  if (providerOf(model) === 'anthropic') return effortFor('opencode_claude', effort);
   return xhighScaleEffort(effort, 'none');
 }
 
@@ -176,13 +174,9 @@ export function opencodeMapper(): CliOutputMapper {
     return out;
   };
 
-  return {
-    get resumeId() {
-      return resumeId;
-    },
-    line(text) {
-      const ev = jsonLine(text);
-      if (!ev) return [];
+  return jsonLinesMapper('opencode', {
+    resumeId: () => resumeId,
+    event(ev) {
       if (typeof ev.sessionID === 'string') resumeId = ev.sessionID;
       const part: Record<string, any> = ev.part ?? {};
       switch (ev.type) {
@@ -205,16 +199,6 @@ export function opencodeMapper(): CliOutputMapper {
           return [];
       }
     },
-    finish(exitCode) {
-      if (!failure && exitCode === 0 && lastReason !== null && lastReason !== 'error') return { stop: { type: 'end_turn' }, error: null };
-      if (stoppedForBudget(failure)) return { stop: { type: 'budget_reached' }, error: null };
-      const error: SessionErrorDetail = {
-        type: 'engine_error',
-        message: failure ? `opencode: ${failure}` : `opencode exited with code ${exitCode ?? 'none (killed)'} without finishing the turn`,
-        retry_status: 'exhausted',
-      };
-      const stop: StopReason = { type: 'retries_exhausted' };
-      return { stop, error };
-    },
-  };
+    outcome: () => ({ finished: !failure && lastReason !== null && lastReason !== 'error', failure }),
+  });
 }

@@ -6,9 +6,9 @@
 // pointed at the gateway in `$PI_CODING_AGENT_DIR/models.json`, whose `apiKey` names the
 // variable AGENT_SERVICE_TOKEN (pi reads the key from it; the value is never written).
 // claude-* models go to the Anthropic Messages route, gpt-* to OpenAI Responses.
-import type { StopReason } from '../../../events/types.js';
-import { jsonLine, type CliOutputMapper, type EngineAdapter, type EngineEvent, type SessionErrorDetail } from '../core/adapter.js';
-import { contentText, gatewayUrls, providerOf, stoppedForBudget, TextStream, ToolCalls, xhighScaleEffort } from '../core/cli-events.js';
+import type { CliOutputMapper, EngineAdapter, EngineEvent } from '../core/adapter.js';
+import { jsonLinesMapper } from '../core/json-lines-mapper.js';
+import { contentText, gatewayUrls, providerOf, TextStream, ToolCalls, xhighScaleEffort } from '../core/cli-events.js';
 import { toolResult } from '../core/tool-results.js';
 
 /** The platform's pi version (an agent's harnessVersion pins another). */
@@ -112,13 +112,9 @@ export function piMapper(): CliOutputMapper {
     }
   };
 
-  return {
-    get resumeId() {
-      return resumeId;
-    },
-    line(text) {
-      const ev = jsonLine(text);
-      if (!ev) return [];
+  return jsonLinesMapper('pi', {
+    resumeId: () => resumeId,
+    event(ev) {
       switch (ev.type) {
         case 'session':
           if (typeof ev.id === 'string') resumeId = ev.id;
@@ -167,16 +163,6 @@ export function piMapper(): CliOutputMapper {
           return [];
       }
     },
-    finish(exitCode) {
-      if (ended && exitCode === 0 && lastStop !== 'error' && lastStop !== 'aborted') return { stop: { type: 'end_turn' }, error: null };
-      if (stoppedForBudget(lastError)) return { stop: { type: 'budget_reached' }, error: null };
-      const error: SessionErrorDetail = {
-        type: 'engine_error',
-        message: lastError ? `pi: ${lastError}` : `pi exited with code ${exitCode ?? 'none (killed)'} without finishing the turn`,
-        retry_status: 'exhausted',
-      };
-      const stop: StopReason = { type: 'retries_exhausted' };
-      return { stop, error };
-    },
-  };
+    outcome: () => ({ finished: ended && lastStop !== 'error' && lastStop !== 'aborted', failure: lastError }),
+  });
 }
