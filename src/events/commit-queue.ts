@@ -6,7 +6,7 @@
 // stored in the order they were asked for (a session with a statement in flight waits for it);
 // each caller's promise settles when its events are committed, as with a statement of its own.
 import type { NewEvent } from './types.js';
-import type { StoredBatch } from './store.js';
+import type { StoredBatch } from './types.js';
 import { storeEventsOfSessions, type SessionEvents } from './store-many.js';
 import { AppError } from '../errors.js';
 import { logger } from '../logger.js';

@@ -9,7 +9,7 @@ import { newId } from '../ids.js';
 import { Prisma } from '../generated/prisma/client.js';
 import { SESSION_WEBHOOK_EVENTS } from '../webhooks/catalog.js';
 import type { NewEvent, SessionEvent } from './types.js';
-import type { StoredBatch } from './store.js';
+import type { StoredBatch } from './types.js';
 
 const WEBHOOK_TYPES = [...SESSION_WEBHOOK_EVENTS];
 

@@ -13,23 +13,14 @@ import { nudgeDispatchers } from '../webhooks/outbox.js';
 import { SESSION_WEBHOOK_EVENTS } from '../webhooks/catalog.js';
 import { withErrorParts } from './status-parts.js';
 import { commitQueue } from './commit-queue.js';
-import type { NewEvent, SessionEvent, StoredEvent } from './types.js';
+import type { NewEvent, SessionEvent, StoredBatch, StoredEvent } from './types.js';
 
-export type { NewEvent, SessionEvent, StoredEvent } from './types.js';
+export type { NewEvent, SessionEvent, StoredBatch, StoredEvent } from './types.js';
 
 export const sessionChannel = (sessionId: string) => `session:${sessionId}`;
 
 /** What storing touches: the client or an interactive transaction (raw SQL on either). */
 export type EventTx = Pick<typeof prisma, '$queryRaw'>;
-
-export interface StoredBatch {
-  sessionId: string;
-  stored: StoredEvent[];
-  /** Webhook deliveries queued with the events. */
-  deliveries: number;
-  /** The session's turn count after the statement (null when nothing was stored). */
-  turnCount: number | null;
-}
 
 const WEBHOOK_TYPES = [...SESSION_WEBHOOK_EVENTS];
 

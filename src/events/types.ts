@@ -92,3 +92,13 @@ export interface StoredEvent {
 
 /** user.message and system.message appear only in history, never on the live stream. */
 export const HISTORY_ONLY_TYPES: ReadonlySet<string> = new Set(['user.message', 'system.message']);
+
+/** What one statement stored for one session (events/store.ts, events/store-many.ts). */
+export interface StoredBatch {
+  sessionId: string;
+  stored: StoredEvent[];
+  /** Webhook deliveries queued with the events. */
+  deliveries: number;
+  /** The session's turn count after the statement (null when nothing was stored). */
+  turnCount: number | null;
+}
