@@ -27,8 +27,11 @@ export function resourceView(r: SessionResource): SessionResourceView {
   return { ...base, type: 'github_repository', url: r.url ?? '', ...(checkout ? { checkout } : {}) };
 }
 
+/** Set only on memory_store mounts. */
+type MountFields = 'memoryStoreId' | 'access' | 'instructions' | 'memorySnapshot';
+
 interface Planned {
-  row: Omit<SessionResource, 'createdAt' | 'updatedAt' | 'syncedAt'>;
+  row: Omit<SessionResource, 'createdAt' | 'updatedAt' | 'syncedAt' | MountFields> & Partial<Pick<SessionResource, MountFields>>;
   sourceFileId?: string;
 }
 
