@@ -8,6 +8,7 @@ import { Prisma } from '../generated/prisma/client.js';
 import { pubsub } from '../events/pubsub.js';
 import { logger } from '../logger.js';
 import { runTurn, type StopReason } from './turn.js';
+import { syncMemoryMountsBack } from '../memory/mount.js';
 import { moveOf, movableFrom, transition } from '../sessions/state-machine.js';
 import { service } from '../services/registry.js';
 import { finishUnfinishedStreams } from './unfinished-streams.js';
@@ -214,6 +215,7 @@ function beginRun(sessionId: string, start: () => Promise<Started | null>): { st
           stop = { type: 'retries_exhausted' };
         }
         state.controller = null;
+        await syncMemoryMountsBack(sessionId, current.turn); // memory stores: the turn's writes become versions (never throws)
         current = await endTurn(sessionId, { type: 'session.status_idle', fields: { stop_reason: stop } });
       }
     } finally {

@@ -16,6 +16,7 @@ import { syncResources } from '../resources/resources.js';
 import { installedSkillsOf } from '../skills/materialize.js';
 import { sessionToolbox } from '../tools/toolbox.js';
 import { settlePendingCalls } from '../tools/confirmations.js';
+import { memoryMountNotes } from '../memory/prompt.js';
 
 export type { StopReason };
 
@@ -33,11 +34,12 @@ export async function runTurn(sessionId: string, turn: number, signal: AbortSign
   if (session.agentType !== 'hermes') return runCliEngineTurn({ session, agent, turn, signal, emit });
 
   // Independent reads together: one round trip's wait instead of two.
-  const [prompt, placed] = await Promise.all([
+  const [prompt, placed, memoryStores] = await Promise.all([
     agent && session.promptVersion
       ? prisma.promptVersion.findUnique({ where: { agentId_version: { agentId: agent.id, version: session.promptVersion } } })
       : null,
     sandboxDriver().get(sessionId),
+    memoryMountNotes(sessionId),
   ]);
   const sandbox = placed ?? (await newTurnSandbox(session, emit));
   try {
@@ -86,6 +88,7 @@ export async function runTurn(sessionId: string, turn: number, signal: AbortSign
         sessionInstructions: session.instructions as { name: string; content: string }[],
         skills,
         customData: (agent?.customData ?? []) as { name: string; kind: string; description?: string | null; uri?: string | null }[],
+        memoryStores,
       }),
       reasoningEffort: effort,
       maxTokens: 8192,

@@ -81,6 +81,8 @@ interface SessionState {
   memoryMb: number | null;
   /** The session environment's prepared packages (bound read-only for every command). */
   environment?: SandboxSpec['environment'];
+  /** Directories under /workspace bound read-only over themselves (read_only memory mounts). */
+  readOnly?: string[];
 }
 
 /** `/workspace/x` in a command's text → the host directory (the unjailed fallback only). */
@@ -100,6 +102,7 @@ class LocalSandbox implements Sandbox {
     private readonly state: SessionState,
     private readonly way: { egress: SandboxEgress; socket: string | null; loopbackPort: number | null } | null,
     private readonly cgroup: SessionCgroup | null,
+    private readonly saveState: (state: SessionState) => Promise<void>,
   ) {}
 
   get egressEndpoint(): string | null {
@@ -163,6 +166,8 @@ class LocalSandbox implements Sandbox {
       extraEnv = withEnvironmentPaths(environment, extraEnv);
       mounts = [...mounts, { host: environment.hostDir, inside: environment.inside }];
     }
+    // Read-only directories of the workspace: bound over themselves after /workspace.
+    for (const inside of this.state.readOnly ?? []) mounts = [...mounts, { host: resolveInside(this.hostWorkspace, inside, { keepLast: true }), inside }];
     const out = this.outbound();
     const cwdInside = rel ? `${WORKSPACE}/${rel}` : WORKSPACE;
     const binds: [string, string][] = [...out.binds, ...mounts.map((m): [string, string] => [m.host, m.inside])];
@@ -221,6 +226,12 @@ class LocalSandbox implements Sandbox {
 
   remove(p: string): Promise<void> {
     return removeContained(this.hostWorkspace, p);
+  }
+
+  async setReadOnlyPaths(paths: string[]): Promise<void> {
+    for (const p of paths) await fsp.mkdir(resolveInside(this.hostWorkspace, p, { keepLast: true }), { recursive: true });
+    this.state.readOnly = paths;
+    await this.saveState(this.state);
   }
 
   async importTree(hostDir: string, p: string): Promise<void> {
@@ -318,7 +329,8 @@ export function createLocalDriver(opts: LocalDriverOptions): SandboxDriver {
           `vcpus and memoryMb are not enforced for local sandboxes here (${cgroupSupport() ? 'the cgroup could not be made' : 'no writable cgroup hierarchy'}); use the kubernetes driver or run the service where it may create cgroups`,
         );
     }
-    const sb = new LocalSandbox(sessionId, path.join(sessionDir(sessionId), 'workspace'), iso, state, way, cgroup);
+    const save = (st: SessionState) => fsp.writeFile(specFile(sessionId), JSON.stringify(st), { mode: 0o600 });
+    const sb = new LocalSandbox(sessionId, path.join(sessionDir(sessionId), 'workspace'), iso, state, way, cgroup, save);
     sandboxes.set(sessionId, sb);
     return sb;
   };
@@ -335,6 +347,7 @@ export function createLocalDriver(opts: LocalDriverOptions): SandboxDriver {
         vcpus: spec.vcpus ?? saved?.vcpus ?? null,
         memoryMb: spec.memoryMb ?? saved?.memoryMb ?? null,
         environment: spec.environment !== undefined ? spec.environment : (saved?.environment ?? null),
+        readOnly: saved?.readOnly ?? [],
       };
       if (!saved || JSON.stringify(saved) !== JSON.stringify(state)) await fsp.writeFile(specFile(spec.sessionId), JSON.stringify(state), { mode: 0o600 });
       return attach(spec.sessionId, state);
@@ -359,7 +372,7 @@ export function createLocalDriver(opts: LocalDriverOptions): SandboxDriver {
 async function readState(file: string): Promise<SessionState | null> {
   try {
     const raw = JSON.parse(await fsp.readFile(file, 'utf8')) as Partial<SessionState>;
-    return { env: raw.env ?? {}, vcpus: raw.vcpus ?? null, memoryMb: raw.memoryMb ?? null, environment: raw.environment ?? null };
+    return { env: raw.env ?? {}, vcpus: raw.vcpus ?? null, memoryMb: raw.memoryMb ?? null, environment: raw.environment ?? null, readOnly: raw.readOnly ?? [] };
   } catch {
     return null;
   }

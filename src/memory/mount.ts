@@ -1,0 +1,229 @@
+// Memory stores mounted into a session (issue #30): planned at session create (at most 8, the
+// mount path chosen here: /workspace/memory/<store name>), written into the sandbox before every
+// turn, and read back after every turn: what the agent changed becomes new versions by the
+// session, in one transaction; a file breaking the limits is a session.error naming its path
+// while the rest is kept. A read_only mount is bound read-only by the jail; anything changed
+// there anyway is reported and not kept.
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { prisma } from '../db/client.js';
+import { AppError } from '../errors.js';
+import { logger } from '../logger.js';
+import { commitEvents } from '../events/store.js';
+import type { NewEvent } from '../events/types.js';
+import type { Prisma, SessionResource } from '../generated/prisma/client.js';
+import type { Sandbox } from '../sandbox/driver.js';
+import { sandboxDriver } from '../runtime/sandboxes.js';
+import type { ResourceInput, SessionResourceView } from '../resources/contract.js';
+import { applyChange } from './memories.js';
+import { MAX_CONTENT_BYTES, MAX_STORES_PER_SESSION, pathProblem, sha256 } from './paths.js';
+import { memoryStoreForMount } from './stores.js';
+
+export const MEMORY_ROOT = '/workspace/memory';
+
+type MemoryInput = Extract<ResourceInput, { type: 'memory_store' }>;
+/** {memory path: content_sha256} of what the sandbox was last given. */
+type Snapshot = Record<string, string>;
+
+/** 400 for more than 8 stores or one store twice. */
+export function checkMemoryMountCount(inputs: ResourceInput[]): void {
+  const ids = inputs.filter((i): i is MemoryInput => i.type === 'memory_store').map((i) => i.memory_store_id);
+  if (ids.length > MAX_STORES_PER_SESSION) {
+    throw new AppError('too_many_resources', `a session mounts at most ${MAX_STORES_PER_SESSION} memory stores (they cannot be added later either)`);
+  }
+  if (new Set(ids).size !== ids.length) throw new AppError('invalid_request', 'a memory store is listed twice');
+}
+
+/** The store name as a directory name: lower case letters, digits, `-`, `_` and `.`. */
+function slugOf(name: string): string {
+  return name
+    .toLowerCase()
+    .normalize('NFKD')
+    .replace(/[^a-z0-9._-]+/g, '-')
+    .replace(/^[-.]+|[-.]+$/g, '')
+    .slice(0, 64);
+}
+
+const overlaps = (a: string, b: string) => a === b || a.startsWith(`${b}/`) || b.startsWith(`${a}/`);
+
+/** The session-resource row of one mount: the store checked, a mount path no other resource uses. */
+export async function planMemoryMount(universeId: string, sessionId: string, id: string, input: MemoryInput, taken: string[]) {
+  const store = await memoryStoreForMount(universeId, input.memory_store_id);
+  const slug = slugOf(store.name);
+  const candidates = [slug && `${MEMORY_ROOT}/${slug}`, slug && `${MEMORY_ROOT}/${slug}-${store.id.slice(-6)}`, `${MEMORY_ROOT}/${store.id}`];
+  const mountPath = candidates.find((c) => c && !taken.some((t) => overlaps(t, c)));
+  if (!mountPath) throw new AppError('invalid_request', `no mount path is free for memory store ${store.id}`);
+  return {
+    id,
+    sessionId,
+    type: 'memory_store',
+    fileId: null,
+    url: null,
+    mountPath,
+    checkout: null,
+    tokenSealed: null,
+    memoryStoreId: store.id,
+    access: input.access,
+    instructions: input.instructions ?? null,
+  };
+}
+
+export function memoryMountView(r: SessionResource, base: { id: string; mount_path: string; created_at: string; updated_at: string }): SessionResourceView {
+  return {
+    ...base,
+    type: 'memory_store',
+    memory_store_id: r.memoryStoreId ?? '',
+    access: r.access === 'read_only' ? 'read_only' : 'read_write',
+    instructions: r.instructions,
+  };
+}
+
+const mountsOf = (sessionId: string) => prisma.sessionResource.findMany({ where: { sessionId, type: 'memory_store' }, orderBy: { createdAt: 'asc' } });
+
+/** The memory path of a file at `rel` (relative to the mount). */
+const memoryPathOf = (rel: string) => `/${rel.split(path.sep).join('/')}`;
+
+/** Writes every mounted store's memories into its directory (replacing it); read_only ones bound read-only. */
+export async function syncMemoryMountsIn(sessionId: string, sandbox: Sandbox): Promise<void> {
+  const mounts = await mountsOf(sessionId);
+  if (!mounts.length) return;
+  for (const m of mounts) {
+    const memories = await prisma.memory.findMany({ where: { storeId: m.memoryStoreId! }, select: { path: true, content: true, contentSha256: true } });
+    await sandbox.remove(m.mountPath).catch(() => undefined);
+    const snapshot: Snapshot = {};
+    for (const memory of memories) {
+      await sandbox.writeFile(`${m.mountPath}${memory.path}`, memory.content);
+      snapshot[memory.path] = memory.contentSha256;
+    }
+    if (!memories.length) await sandbox.exec(`mkdir -p '${m.mountPath}'`);
+    await prisma.sessionResource.update({ where: { id: m.id }, data: { memorySnapshot: snapshot, syncedAt: new Date() } });
+  }
+  await sandbox.setReadOnlyPaths?.(mounts.filter((m) => m.access === 'read_only').map((m) => m.mountPath));
+}
+
+interface FoundFile {
+  path: string;
+  bytes: Buffer;
+}
+
+/** Regular files under the mount (symbolic links and other kinds are not followed), from the host directory. */
+async function filesUnder(root: string): Promise<FoundFile[]> {
+  const out: FoundFile[] = [];
+  const walk = async (dir: string) => {
+    const entries = await fs.readdir(dir, { withFileTypes: true }).catch(() => []);
+    for (const e of entries) {
+      const full = path.join(dir, e.name);
+      if (e.isDirectory()) await walk(full);
+      else if (e.isFile()) {
+        const handle = await fs.open(full, 'r');
+        try {
+          const buf = Buffer.alloc(MAX_CONTENT_BYTES + 1);
+          const { bytesRead } = await handle.read(buf, 0, buf.length, 0);
+          out.push({ path: memoryPathOf(path.relative(root, full)), bytes: buf.subarray(0, bytesRead) });
+        } finally {
+          await handle.close();
+        }
+      }
+    }
+  };
+  await walk(root);
+  return out;
+}
+
+/** The same through the sandbox's commands (a driver without a host directory: a pod). */
+async function filesThroughSandbox(sandbox: Sandbox, mountPath: string): Promise<FoundFile[]> {
+  const listed = await sandbox.exec(`cd '${mountPath}' 2>/dev/null && find . -type f -print0`, { maxOutputBytes: 16 * 1024 * 1024 });
+  const out: FoundFile[] = [];
+  for (const rel of listed.stdout.split('\0').filter(Boolean)) {
+    const p = rel.replace(/^\.\//, '/');
+    out.push({ path: p, bytes: await sandbox.readFile(`${mountPath}${p}`, { maxBytes: MAX_CONTENT_BYTES + 1 }) });
+  }
+  return out;
+}
+
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+/** Why a file cannot become a memory, or null. */
+function refusal(f: FoundFile): string | null {
+  const problem = pathProblem(f.path);
+  if (problem) return problem;
+  if (f.bytes.length > MAX_CONTENT_BYTES) return `content is larger than ${MAX_CONTENT_BYTES} bytes`;
+  try {
+    utf8.decode(f.bytes);
+  } catch {
+    return 'content is not UTF-8 text';
+  }
+  return null;
+}
+
+/**
+ * After a turn: every read_write mount's directory is compared with what the sandbox was given;
+ * the differences are stored as versions by the session in one transaction. Never throws (a
+ * failure is logged and reported as a session.error): the turn's end must not depend on it.
+ */
+export async function syncMemoryMountsBack(sessionId: string, turn?: number): Promise<void> {
+  const errors: string[] = [];
+  try {
+    const mounts = await mountsOf(sessionId);
+    if (!mounts.length) return;
+    const sandbox = await sandboxDriver().get(sessionId);
+    if (!sandbox) return;
+    const changes: { mount: SessionResource; path: string; content: string | null }[] = [];
+    const snapshots = new Map<string, Snapshot>();
+    for (const m of mounts) {
+      const before = (m.memorySnapshot ?? {}) as Snapshot;
+      const after: Snapshot = { ...before };
+      snapshots.set(m.id, after);
+      const found = sandbox.hostWorkspace
+        ? await filesUnder(path.join(sandbox.hostWorkspace, m.mountPath.slice('/workspace/'.length)))
+        : await filesThroughSandbox(sandbox, m.mountPath);
+      const seen = new Set<string>();
+      for (const f of found) {
+        seen.add(f.path);
+        const hash = sha256(f.bytes.toString('utf8'));
+        if (before[f.path] === hash && f.bytes.length <= MAX_CONTENT_BYTES) continue;
+        if (m.access === 'read_only') {
+          errors.push(`${m.mountPath}${f.path}: the memory store is mounted read_only; the change is not kept`);
+          continue;
+        }
+        const why = refusal(f);
+        if (why) {
+          errors.push(`${m.mountPath}${f.path}: not kept as a memory: ${why}`);
+          continue;
+        }
+        changes.push({ mount: m, path: f.path, content: f.bytes.toString('utf8') });
+        after[f.path] = hash;
+      }
+      for (const p of Object.keys(before)) {
+        if (seen.has(p)) continue;
+        if (m.access === 'read_only') {
+          errors.push(`${m.mountPath}${p}: the memory store is mounted read_only; the deletion is not kept`);
+          continue;
+        }
+        changes.push({ mount: m, path: p, content: null });
+        delete after[p];
+      }
+    }
+    if (changes.length) {
+      const actor = { type: 'session' as const, session_id: sessionId };
+      await prisma.$transaction(async (tx) => {
+        for (const c of changes) await applyChange(tx, c.mount.memoryStoreId!, c.path, c.content, actor);
+        for (const m of mounts) {
+          if (m.access !== 'read_only')
+            await tx.sessionResource.update({ where: { id: m.id }, data: { memorySnapshot: snapshots.get(m.id) as Prisma.InputJsonValue } });
+        }
+      });
+      logger.info({ sessionId, changes: changes.length }, 'memory writes stored');
+    }
+  } catch (err) {
+    logger.error({ err, sessionId }, 'memory read-back failed');
+    errors.push(`the memory stores could not be read back: ${(err as Error).message}`);
+  }
+  if (!errors.length) return;
+  const events: NewEvent[] = errors.map((message) => ({
+    type: 'session.error',
+    fields: { error: { type: 'memory_write_refused', message, retry_status: 'exhausted' } },
+    ...(turn !== undefined ? { turn } : {}),
+  })) as NewEvent[];
+  await commitEvents(sessionId, events).catch((err) => logger.error({ err, sessionId }, 'memory errors could not be stored'));
+}
