@@ -1,11 +1,16 @@
 // Memory stores over HTTP (issue #30): stores CRUD, memories by path with prefix/depth/paging,
 // limits (content size, bad paths) as 400 envelopes, optimistic concurrency (a stale hash is
 // 409), versions with the user actor, restore, redact (content and path null, row kept),
-// universe isolation (another universe's store is 404), and GraphQL from the same schemas.
+// universe isolation (another universe's store is 404), GraphQL from the same schemas, and the
+// memory.created/updated/deleted webhook events queued with each change.
+process.env.OUTBOUND_ALLOW ??= '127.0.0.0/8,::1'; // the webhook receiver is on loopback
 import { createHash } from 'node:crypto';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from './helpers/server.js';
 import { expectError } from './helpers/agents.js';
+import { waitFor } from './helpers/sessions.js';
 
 let s: TestServer;
 beforeAll(async () => {
@@ -233,5 +238,34 @@ describe('GraphQL', () => {
     );
     expect(read.body.data.memory.content).toBe('hi');
     expect(read.body.data.memoryVersions.edges[0].node).toMatchObject({ operation: 'created', actor: { type: 'user' } });
+  });
+});
+
+describe('webhooks', () => {
+  it('memory.created, memory.updated and memory.deleted go to a subscribed endpoint', async () => {
+    const received: { type: string; data: { type: string; id: string } }[] = [];
+    const receiver = http.createServer((req, res) => {
+      let body = '';
+      req.on('data', (c) => (body += c));
+      req.on('end', () => {
+        received.push(JSON.parse(body));
+        res.end('ok');
+      });
+    });
+    await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
+    try {
+      const url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
+      const endpoint = await s.api('POST', '/webhooks', { body: { url, events: ['memory.created', 'memory.updated', 'memory.deleted'] } });
+      expect(endpoint.status, JSON.stringify(endpoint.body)).toBe(201);
+      const st = await store();
+      const m = await memory(st.id, '/hooked.md', 'one');
+      await s.api('PATCH', `/memory-stores/${st.id}/memories/${m.id}`, { body: { content: 'two', expected_content_sha256: hash('one') } });
+      await s.api('DELETE', `/memory-stores/${st.id}/memories/${m.id}`);
+      await waitFor(async () => received.length >= 3, 15_000, 'three deliveries');
+      expect(received.map((e) => e.type).sort()).toEqual(['memory.created', 'memory.deleted', 'memory.updated']);
+      expect(received.every((e) => e.data.type === 'memory' && e.data.id === m.id)).toBe(true);
+    } finally {
+      await new Promise<void>((r) => receiver.close(() => r()));
+    }
   });
 });

@@ -10,8 +10,18 @@ import type { Memory, MemoryStore, MemoryVersion, Prisma } from '../generated/pr
 import type { CreateMemoryBody, MemoryActor, MemoryOperation, PatchMemoryBody } from './contract.js';
 import { sha256 } from './paths.js';
 import { findMemoryStore } from './stores.js';
+import { nudgeDispatchers, queueResourceEvent } from '../webhooks/outbox.js';
 
 type Tx = Prisma.TransactionClient;
+
+const WEBHOOK_TYPE = { created: 'memory.created', modified: 'memory.updated', deleted: 'memory.deleted' } as const;
+
+/** Every memory change runs here: one transaction, then the webhook dispatchers are woken. */
+export async function memoryTransaction<T>(change: (tx: Tx) => Promise<T>): Promise<T> {
+  const value = await prisma.$transaction(change);
+  nudgeDispatchers();
+  return value;
+}
 
 const memoryNotFound = () => new AppError('not_found', 'memory not found');
 const versionNotFound = () => new AppError('not_found', 'memory version not found');
@@ -26,6 +36,9 @@ async function versionRow(
   state: { path: string; content: string | null },
   actor: MemoryActor,
 ): Promise<MemoryVersion> {
+  // The webhook event goes out with the change (same transaction); dispatchers are nudged after commit.
+  const store = await tx.memoryStore.findUniqueOrThrow({ where: { id: memory.storeId }, select: { universeId: true } });
+  await queueResourceEvent(tx, store.universeId, WEBHOOK_TYPE[operation], { type: 'memory', id: memory.id });
   return tx.memoryVersion.create({
     data: {
       id: newId('memver'),
@@ -89,7 +102,7 @@ export async function findMemoryByPath(viewer: Viewer, storeId: string, path: st
 export async function createMemory(viewer: Viewer, storeId: string, body: CreateMemoryBody): Promise<Memory> {
   const store = await writableStore(viewer, storeId);
   try {
-    return await prisma.$transaction(async (tx) => {
+    return await memoryTransaction(async (tx) => {
       const memory = await tx.memory.create({ data: { id: newId('mem'), storeId: store.id, path: body.path, ...contentFields(body.content) } });
       await versionRow(tx, memory, 'created', body, userActor(viewer));
       return memory;
@@ -104,7 +117,7 @@ export async function createMemory(viewer: Viewer, storeId: string, body: Create
 export async function updateMemory(viewer: Viewer, storeId: string, memoryId: string, body: PatchMemoryBody): Promise<Memory> {
   await writableStore(viewer, storeId);
   try {
-    return await prisma.$transaction(async (tx) => {
+    return await memoryTransaction(async (tx) => {
       // The row is locked for the transaction: a session's read-back waits, then wins as the later write.
       const rows = await tx.$queryRaw<{ id: string }[]>`SELECT id FROM "Memory" WHERE id = ${memoryId} AND "storeId" = ${storeId} FOR UPDATE`;
       if (!rows.length) throw memoryNotFound();
@@ -127,7 +140,7 @@ export async function updateMemory(viewer: Viewer, storeId: string, memoryId: st
 
 export async function deleteMemory(viewer: Viewer, storeId: string, memoryId: string, expectedSha256: string | null): Promise<Memory> {
   await writableStore(viewer, storeId);
-  return prisma.$transaction(async (tx) => {
+  return memoryTransaction(async (tx) => {
     const current = await tx.memory.findFirst({ where: { id: memoryId, storeId } });
     if (!current) throw memoryNotFound();
     if (expectedSha256 && current.contentSha256 !== expectedSha256) {
@@ -217,7 +230,7 @@ export async function restoreVersion(viewer: Viewer, storeId: string, versionId:
     throw new AppError('invalid_request', 'the version records a deletion: restore a version that has content');
   const { content, path } = version;
   try {
-    return await prisma.$transaction(async (tx) => {
+    return await memoryTransaction(async (tx) => {
       const current = await tx.memory.findUnique({ where: { id: version.memoryId } });
       if (current) {
         const updated = await tx.memory.update({ where: { id: current.id }, data: { path, ...contentFields(content) } });

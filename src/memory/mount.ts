@@ -15,7 +15,7 @@ import type { Prisma, SessionResource } from '../generated/prisma/client.js';
 import type { Sandbox } from '../sandbox/driver.js';
 import { sandboxDriver } from '../runtime/sandboxes.js';
 import type { ResourceInput, SessionResourceView } from '../resources/contract.js';
-import { applyChange } from './memories.js';
+import { applyChange, memoryTransaction } from './memories.js';
 import { MAX_CONTENT_BYTES, MAX_STORES_PER_SESSION, pathProblem, sha256 } from './paths.js';
 import { memoryStoreForMount } from './stores.js';
 
@@ -206,7 +206,7 @@ export async function syncMemoryMountsBack(sessionId: string, turn?: number): Pr
     }
     if (changes.length) {
       const actor = { type: 'session' as const, session_id: sessionId };
-      await prisma.$transaction(async (tx) => {
+      await memoryTransaction(async (tx) => {
         for (const c of changes) await applyChange(tx, c.mount.memoryStoreId!, c.path, c.content, actor);
         for (const m of mounts) {
           if (m.access !== 'read_only')
