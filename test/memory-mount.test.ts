@@ -113,13 +113,22 @@ describe('read_only', () => {
         name: 'bash',
         input: { command: 'echo -n changed > /workspace/memory/readonly/keep.md; echo -n new > /workspace/memory/readonly/new.md' },
       },
+      { kind: 'tool_call', name: 'write_file', input: { path: '/workspace/memory/readonly/keep.md', content: 'by the file tool' } },
+      { kind: 'tool_call', name: 'bash', input: { command: 'ln -s /workspace/memory/readonly /workspace/ro-link' } },
+      { kind: 'tool_call', name: 'write_file', input: { path: '/workspace/ro-link/keep.md', content: 'through a link' } },
       { kind: 'text', text: 'tried' },
     );
     await sendText(s, session.id, 'try to write');
     const events = await waitForEvents(s, session.id, 'session.status_idle');
-    const bash = events.find((e) => e.type === 'agent.tool_result').part;
-    expect(bash.status).toBe('error');
-    expect(bash.result.stderr).toMatch(/Read-only file system/);
+    const results = events.filter((e) => e.type === 'agent.tool_result').map((e) => e.part);
+    expect(results[0].status).toBe('error');
+    expect(results[0].result.stderr).toMatch(/Read-only file system/);
+    // The file tools write from outside the jail: they are refused too, also through a symbolic link.
+    expect(results[1]).toMatchObject({ tool_name: 'write_file', status: 'error' });
+    expect(JSON.stringify(results[1].result)).toMatch(/read-only/);
+    expect(results[2]).toMatchObject({ tool_name: 'bash', status: 'ok' });
+    expect(results[3]).toMatchObject({ tool_name: 'write_file', status: 'error' });
+    expect(events.filter((e) => e.type === 'session.error')).toEqual([]);
     const memories = (await s.api('GET', `/memory-stores/${st.id}/memories`)).body.data;
     expect(memories.map((m: any) => m.path)).toEqual(['/keep.md']);
     expect((await s.api('GET', `/memory-stores/${st.id}/memory?path=/keep.md`)).body.content).toBe('keep');

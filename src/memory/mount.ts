@@ -87,6 +87,8 @@ const memoryPathOf = (rel: string) => `/${rel.split(path.sep).join('/')}`;
 export async function syncMemoryMountsIn(sessionId: string, sandbox: Sandbox): Promise<void> {
   const mounts = await mountsOf(sessionId);
   if (!mounts.length) return;
+  // The service writes read_only mounts too: lifted while it does, bound again after.
+  await sandbox.setReadOnlyPaths?.([]);
   for (const m of mounts) {
     const memories = await prisma.memory.findMany({ where: { storeId: m.memoryStoreId! }, select: { path: true, content: true, contentSha256: true } });
     await sandbox.remove(m.mountPath).catch(() => undefined);

@@ -41,7 +41,7 @@ import { shQuote, unshareArgs, unshareUsable } from './unshare-jail.js';
 import { spawnStreaming } from './stream-process.js';
 import { AGENT_DIR, agentFiles, forwarderKind, launchArgs, type ForwarderKind } from './launcher.js';
 import { cgroupSupport, joinArgs, sessionCgroup, type SessionCgroup } from './cgroups.js';
-import { relativeToWorkspace, resolveInside } from './paths.js';
+import { isInside, relativeToWorkspace, resolveInside } from './paths.js';
 import { runProcess, type RunningProcess } from './process.js';
 import { withEnvironmentPaths } from './environment-mount.js';
 
@@ -216,8 +216,21 @@ class LocalSandbox implements Sandbox {
     return readContained(this.hostWorkspace, p, opts.maxBytes);
   }
 
-  writeFile(p: string, data: Buffer | string, opts: { mode?: number; readOnly?: boolean } = {}): Promise<void> {
+  async writeFile(p: string, data: Buffer | string, opts: { mode?: number; readOnly?: boolean } = {}): Promise<void> {
+    this.refuseReadOnly(p);
     return writeContained(this.hostWorkspace, p, data, opts);
+  }
+
+  /** Host-side writes (the file tools) honour the read-only directories too, through symlinks. */
+  private refuseReadOnly(p: string): void {
+    const dirs = this.state.readOnly ?? [];
+    if (!dirs.length) return;
+    const target = resolveInside(this.hostWorkspace, p);
+    for (const inside of dirs) {
+      if (isInside(resolveInside(this.hostWorkspace, inside), target)) {
+        throw Object.assign(new Error(`${inside} is mounted read-only`), { code: 'EROFS' });
+      }
+    }
   }
 
   stat(p: string): Promise<FileStat | null> {
