@@ -83,10 +83,15 @@ const mountsOf = (sessionId: string) => prisma.sessionResource.findMany({ where:
 /** The memory path of a file at `rel` (relative to the mount). */
 const memoryPathOf = (rel: string) => `/${rel.split(path.sep).join('/')}`;
 
-/** Writes every mounted store's memories into its directory (replacing it); read_only ones bound read-only. */
+/**
+ * Writes every mounted store's memories into its directory (replacing it), after reading back
+ * what is there; read_only ones bound read-only.
+ */
 export async function syncMemoryMountsIn(sessionId: string, sandbox: Sandbox): Promise<void> {
   const mounts = await mountsOf(sessionId);
   if (!mounts.length) return;
+  // Writes a turn made but never read back (the process was killed mid-turn) are stored first.
+  await syncMemoryMountsBack(sessionId, undefined, sandbox);
   // The service writes read_only mounts too: lifted while it does, bound again after.
   await sandbox.setReadOnlyPaths?.([]);
   for (const m of mounts) {
@@ -163,12 +168,12 @@ function refusal(f: FoundFile): string | null {
  * the differences are stored as versions by the session in one transaction. Never throws (a
  * failure is logged and reported as a session.error): the turn's end must not depend on it.
  */
-export async function syncMemoryMountsBack(sessionId: string, turn?: number): Promise<void> {
+export async function syncMemoryMountsBack(sessionId: string, turn?: number, placed?: Sandbox): Promise<void> {
   const errors: string[] = [];
   try {
     const mounts = await mountsOf(sessionId);
     if (!mounts.length) return;
-    const sandbox = await sandboxDriver().get(sessionId);
+    const sandbox = placed ?? (await sandboxDriver().get(sessionId));
     if (!sandbox) return;
     const changes: { mount: SessionResource; path: string; content: string | null }[] = [];
     const snapshots = new Map<string, Snapshot>();
