@@ -5,6 +5,7 @@
 import { useState, type FormEvent } from 'react';
 import { doc, gql } from '../../shared/graphql.js';
 import { when } from '../lib/format.js';
+import { href } from '../lib/router.js';
 import { useAction, useAsync } from '../lib/use-async.js';
 import { Badge, ConfirmButton, Empty, ErrorNote, Field, Loading, Notice } from '../ui.js';
 import { ResourcePage, text, type FieldSpec, type Values } from '../resource.js';
@@ -264,5 +265,40 @@ export function MemoryStoresPage() {
       detail={{ label: 'Memories', render: (s) => <Memories key={s.id} store={s} /> }}
       hidden={{ test: (s) => !!s.archivedAt, label: 'Show archived memory stores' }}
     />
+  );
+}
+
+// ---- on a session's page: the memory stores it mounts ----
+
+interface Mount {
+  type: string;
+  id: string;
+  memoryStoreId?: string;
+  mountPath?: string;
+  access?: string;
+}
+const MOUNTS = doc`query SessionMemoryMounts($id: String!) { sessionResources(sessionId: $id) { data { ... on MemoryStoreResource { type id memoryStoreId mountPath access } } } }`;
+
+/** The session's mounted memory stores (nothing when it has none). */
+export function SessionMemoryMounts({ sessionId }: { sessionId: string }) {
+  const mounts = useAsync(
+    () => gql<{ sessionResources: { data: Mount[] } }>(MOUNTS, { id: sessionId }).then((d) => d.sessionResources.data.filter((r) => r.type === 'memory_store')),
+    [sessionId],
+  );
+  if (!mounts.data?.length) return null;
+  return (
+    <section className="card compact" aria-label="Memory stores">
+      <h2>Memory stores</h2>
+      <ul>
+        {mounts.data.map((m) => (
+          <li key={m.id}>
+            <code>{m.mountPath}</code> · {m.access === 'read_only' ? 'read only' : 'read and write'} ·{' '}
+            <a href={href('memory-stores')}>
+              <code>{m.memoryStoreId}</code>
+            </a>
+          </li>
+        ))}
+      </ul>
+    </section>
   );
 }
