@@ -105,7 +105,7 @@ const memoryRoutes = [
     scope: 'read',
     summary: 'Memories of the store by path, without content',
     query: z.strictObject({
-      path_prefix: z.string().min(1).max(1024).default('/').describe('Only paths starting with it; default /'),
+      path_prefix: z.string().min(1).max(1024).regex(/^\//, 'must start with /').default('/').describe('Only paths starting with it; default /'),
       depth: z.coerce.number().int().min(1).max(1024).optional().describe("At most this many segments below the prefix's directory; default unlimited"),
       limit: z.coerce.number().int().min(1).max(1000).default(100).describe('1 to 1000, default 100'),
       page: z.string().max(2000).optional().describe('the next_page of the previous answer'),

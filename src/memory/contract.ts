@@ -3,7 +3,7 @@
 // GraphQL types and the domain.
 import { z } from 'zod';
 import { dateTime } from '../contract/zod-walk.js';
-import { MAX_CONTENT_BYTES, MAX_PATH_BYTES, pathProblem } from './paths.js';
+import { MAX_CONTENT_BYTES, MAX_PATH_BYTES, MEMORY_PATH_PATTERN } from './paths.js';
 
 const metadataInput = z.record(z.string().max(256), z.unknown()).describe('Client metadata (free-form)');
 
@@ -28,15 +28,15 @@ export type PatchMemoryStoreBody = z.output<typeof patchMemoryStoreBody>;
 /** A memory path: `/` then segments, no `.`/`..`/empty segments, no control characters. */
 export const memoryPath = z
   .string()
-  .min(1)
-  .superRefine((p, ctx) => {
-    const problem = pathProblem(p);
-    if (problem) ctx.addIssue({ code: 'custom', message: problem });
-  })
+  .min(2)
+  .max(MAX_PATH_BYTES)
+  .regex(new RegExp(MEMORY_PATH_PATTERN), 'must start with / and have no ., .. or empty segments and no control characters')
+  .refine((p) => Buffer.byteLength(p, 'utf8') <= MAX_PATH_BYTES, `path is longer than ${MAX_PATH_BYTES} bytes`)
   .describe(`Starts with /; at most ${MAX_PATH_BYTES} bytes; no ., .. or empty segments, no control characters`);
 
 const memoryContent = z
   .string()
+  .max(MAX_CONTENT_BYTES)
   .refine((c) => Buffer.byteLength(c, 'utf8') <= MAX_CONTENT_BYTES, `content is larger than ${MAX_CONTENT_BYTES} bytes`)
   .describe(`UTF-8 text, at most ${MAX_CONTENT_BYTES} bytes (100 KiB)`);
 

@@ -7,6 +7,12 @@ export const MAX_PATH_BYTES = 1024;
 export const MAX_CONTENT_BYTES = 100 * 1024;
 export const MAX_STORES_PER_SESSION = 8;
 
+// The same rule as a pattern (for the OpenAPI document): segments that are not `.` or `..`,
+// without `/` or control characters. The byte length is checked by `pathProblem`.
+const SEGMENT_CHAR = '[^/\\u0000-\\u001f\\u007f-\\u009f]';
+const NOT_DOT = '[^/.\\u0000-\\u001f\\u007f-\\u009f]';
+export const MEMORY_PATH_PATTERN = `^(?:/(?:${NOT_DOT}${SEGMENT_CHAR}*|\\.${NOT_DOT}${SEGMENT_CHAR}*|\\.\\.${SEGMENT_CHAR}+))+$`;
+
 /** Why `p` is not a memory path, or null when it is one. */
 export function pathProblem(p: string): string | null {
   if (!p.startsWith('/')) return 'path must start with /';
