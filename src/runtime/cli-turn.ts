@@ -28,6 +28,7 @@ import { sandboxDriver } from './sandboxes.js';
 import { newTurnSandbox } from './turn-sandbox.js';
 import { syncResources } from '../resources/resources.js';
 import { installedSkills } from '../skills/materialize.js';
+import { memoryMountNotes } from '../memory/prompt.js';
 import { engineHome } from '../engines/cli/engine-home.js';
 import type { Sandbox } from '../sandbox/driver.js';
 import { logger } from '../logger.js';
@@ -137,6 +138,7 @@ async function runInstalled(ctx: CliTurnContext & { adapter: EngineAdapter; engi
       sessionInstructions: session.instructions as { name: string; content: string }[],
       skills: promptSkills,
       customData: (agent?.customData ?? []) as { name: string; kind: string; description?: string | null; uri?: string | null }[],
+      memoryStores: await memoryMountNotes(session.id),
     }),
     model: session.llm,
     reasoningEffort: session.reasoningEffort ?? agent?.reasoningEffort ?? null,
