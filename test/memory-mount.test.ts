@@ -102,6 +102,22 @@ describe('a mounted store across sessions', () => {
   });
 });
 
+describe('a missing directory', () => {
+  it('removing the whole mount deletes nothing; the next turn has it back', async () => {
+    const st = await store('gone');
+    await s.api('POST', `/memory-stores/${st.id}/memories`, { body: { path: '/stay.md', content: 'stay' } });
+    const { session } = await readySession(s, {}, { resources: [mount(st.id)] });
+    fake.enqueue({ kind: 'tool_call', name: 'bash', input: { command: 'rm -rf /workspace/memory/gone' } }, { kind: 'text', text: 'removed' });
+    await sendText(s, session.id, 'remove it');
+    await waitForEvents(s, session.id, 'session.status_idle');
+    expect((await s.api('GET', `/memory-stores/${st.id}/memories`)).body.data.map((m: any) => m.path)).toEqual(['/stay.md']);
+    fake.enqueue({ kind: 'tool_call', name: 'bash', input: { command: 'cat /workspace/memory/gone/stay.md' } }, { kind: 'text', text: 'back' });
+    await sendText(s, session.id, 'look again');
+    const events = await waitForEvents(s, session.id, 'session.status_idle', 2);
+    expect(events.filter((e) => e.type === 'agent.tool_result').at(-1).part.result.stdout).toBe('stay');
+  });
+});
+
 describe('read_only', () => {
   it('the jail refuses writes; nothing reaches the store', async () => {
     const st = await store('readonly');

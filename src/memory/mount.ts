@@ -181,6 +181,9 @@ export async function syncMemoryMountsBack(sessionId: string, turn?: number, pla
       const before = (m.memorySnapshot ?? {}) as Snapshot;
       const after: Snapshot = { ...before };
       snapshots.set(m.id, after);
+      // Not placed in this sandbox (a new or replacement one, or the whole directory removed):
+      // nothing to read back; a missing directory never deletes the store's memories.
+      if (!m.syncedAt || !(await sandbox.stat(m.mountPath).catch(() => null))?.isDirectory) continue;
       const found = sandbox.hostWorkspace
         ? await filesUnder(path.join(sandbox.hostWorkspace, m.mountPath.slice('/workspace/'.length)))
         : await filesThroughSandbox(sandbox, m.mountPath);
