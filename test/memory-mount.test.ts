@@ -99,6 +99,21 @@ describe('a mounted store across sessions', () => {
     expect((await s.api('GET', `/memory-stores/${st.id}/memory?path=/a.md`)).body.content).toBe('a2');
     const ops = (await s.api('GET', `/memory-stores/${st.id}/versions?limit=100`)).body.data.filter((v: any) => v.actor.type === 'session');
     expect(ops.map((v: any) => `${v.operation} ${v.path}`).sort()).toEqual(['created /c.md', 'deleted /b.md', 'modified /a.md']);
+
+    // Changes made outside the session reach its next turn (only those are written in); a path
+    // that cannot be a file next to another (/c.md/x under the file /c.md) is left out, the turn runs.
+    const a = (await s.api('GET', `/memory-stores/${st.id}/memory?path=/a.md`)).body;
+    await s.api('PATCH', `/memory-stores/${st.id}/memories/${a.id}`, { body: { content: 'a3', expected_content_sha256: a.content_sha256 } });
+    const c = (await s.api('GET', `/memory-stores/${st.id}/memory?path=/c.md`)).body;
+    await s.api('DELETE', `/memory-stores/${st.id}/memories/${c.id}`);
+    await s.api('POST', `/memory-stores/${st.id}/memories`, { body: { path: '/d.md', content: 'd' } });
+    await s.api('POST', `/memory-stores/${st.id}/memories`, { body: { path: '/d.md/x', content: 'x' } });
+    fake.enqueue({ kind: 'tool_call', name: 'bash', input: { command: 'cd /workspace/memory/work && ls && cat a.md' } }, { kind: 'text', text: 'seen' });
+    await sendText(s, session.id, 'look');
+    const next = await waitForEvents(s, session.id, 'session.status_idle', 2);
+    expect(next.filter((e) => e.type === 'agent.tool_result').at(-1).part.result.stdout).toBe('a.md\nd.md\na3');
+    const paths2 = (await s.api('GET', `/memory-stores/${st.id}/memories`)).body.data.map((m: any) => m.path);
+    expect(paths2).toEqual(['/a.md', '/d.md', '/d.md/x']);
   });
 });
 

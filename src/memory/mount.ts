@@ -84,25 +84,37 @@ const mountsOf = (sessionId: string) => prisma.sessionResource.findMany({ where:
 const memoryPathOf = (rel: string) => `/${rel.split(path.sep).join('/')}`;
 
 /**
- * Writes every mounted store's memories into its directory (replacing it), after reading back
- * what is there; read_only ones bound read-only.
+ * Brings every mounted store's directory up to the store, after reading back what is there: a
+ * directory that holds exactly what it was last given gets only the store's changes since; any
+ * other is replaced. read_only ones are bound read-only again after.
  */
 export async function syncMemoryMountsIn(sessionId: string, sandbox: Sandbox): Promise<void> {
-  const mounts = await mountsOf(sessionId);
-  if (!mounts.length) return;
+  if (!(await prisma.sessionResource.count({ where: { sessionId, type: 'memory_store' } }))) return;
   // Writes a turn made but never read back (the process was killed mid-turn) are stored first.
-  await syncMemoryMountsBack(sessionId, undefined, sandbox);
+  const clean = await syncMemoryMountsBack(sessionId, undefined, sandbox);
+  const mounts = await mountsOf(sessionId);
   // The service writes read_only mounts too: lifted while it does, bound again after.
   await sandbox.setReadOnlyPaths?.([]);
   for (const m of mounts) {
-    const memories = await prisma.memory.findMany({ where: { storeId: m.memoryStoreId! }, select: { path: true, content: true, contentSha256: true } });
-    await sandbox.remove(m.mountPath).catch(() => undefined);
-    const snapshot: Snapshot = {};
-    for (const memory of memories) {
-      await sandbox.writeFile(`${m.mountPath}${memory.path}`, memory.content);
-      snapshot[memory.path] = memory.contentSha256;
+    const storeId = m.memoryStoreId!;
+    const current = await prisma.memory.findMany({ where: { storeId }, select: { path: true, contentSha256: true } });
+    const snapshot: Snapshot = Object.fromEntries(current.map((c) => [c.path, c.contentSha256]));
+    const given = clean.has(m.id) ? ((m.memorySnapshot ?? {}) as Snapshot) : null;
+    if (!given) await sandbox.remove(m.mountPath).catch(() => undefined);
+    const stale = current.filter((c) => given?.[c.path] !== c.contentSha256).map((c) => c.path);
+    for (let i = 0; i < stale.length; i += 200) {
+      const batch = await prisma.memory.findMany({ where: { storeId, path: { in: stale.slice(i, i + 200) } }, select: { path: true, content: true } });
+      for (const memory of batch) {
+        // `/a` and `/a/b.md` cannot both be files: the one that cannot be placed is left out (and
+        // out of the snapshot, so the read-back does not take it for a deletion).
+        await sandbox.writeFile(`${m.mountPath}${memory.path}`, memory.content).catch((err: Error) => {
+          logger.warn({ sessionId, store: storeId, path: memory.path, err: err.message }, 'memory not placed in the sandbox');
+          delete snapshot[memory.path];
+        });
+      }
     }
-    if (!memories.length) await sandbox.exec(`mkdir -p '${m.mountPath}'`);
+    for (const p of Object.keys(given ?? {})) if (!(p in snapshot)) await sandbox.remove(`${m.mountPath}${p}`).catch(() => undefined);
+    if (!given && !current.length) await sandbox.exec(`mkdir -p '${m.mountPath}'`);
     await prisma.sessionResource.update({ where: { id: m.id }, data: { memorySnapshot: snapshot, syncedAt: new Date() } });
   }
   await sandbox.setReadOnlyPaths?.(mounts.filter((m) => m.access === 'read_only').map((m) => m.mountPath));
@@ -168,13 +180,15 @@ function refusal(f: FoundFile): string | null {
  * the differences are stored as versions by the session in one transaction. Never throws (a
  * failure is logged and reported as a session.error): the turn's end must not depend on it.
  */
-export async function syncMemoryMountsBack(sessionId: string, turn?: number, placed?: Sandbox): Promise<void> {
+export async function syncMemoryMountsBack(sessionId: string, turn?: number, placed?: Sandbox): Promise<Set<string>> {
   const errors: string[] = [];
+  // Mounts whose directory now holds exactly their snapshot (a write-in need only apply the store's changes).
+  const clean = new Set<string>();
   try {
     const mounts = await mountsOf(sessionId);
-    if (!mounts.length) return;
+    if (!mounts.length) return clean;
     const sandbox = placed ?? (await sandboxDriver().get(sessionId));
-    if (!sandbox) return;
+    if (!sandbox) return clean;
     const changes: { mount: SessionResource; path: string; content: string | null }[] = [];
     const snapshots = new Map<string, Snapshot>();
     for (const m of mounts) {
@@ -184,6 +198,7 @@ export async function syncMemoryMountsBack(sessionId: string, turn?: number, pla
       // Not placed in this sandbox (a new or replacement one, or the whole directory removed):
       // nothing to read back; a missing directory never deletes the store's memories.
       if (!m.syncedAt || !(await sandbox.stat(m.mountPath).catch(() => null))?.isDirectory) continue;
+      const errorsBefore = errors.length;
       const found = sandbox.hostWorkspace
         ? await filesUnder(path.join(sandbox.hostWorkspace, m.mountPath.slice('/workspace/'.length)))
         : await filesThroughSandbox(sandbox, m.mountPath);
@@ -213,6 +228,7 @@ export async function syncMemoryMountsBack(sessionId: string, turn?: number, pla
         changes.push({ mount: m, path: p, content: null });
         delete after[p];
       }
+      if (errors.length === errorsBefore) clean.add(m.id);
     }
     if (changes.length) {
       const actor = { type: 'session' as const, session_id: sessionId };
@@ -227,13 +243,15 @@ export async function syncMemoryMountsBack(sessionId: string, turn?: number, pla
     }
   } catch (err) {
     logger.error({ err, sessionId }, 'memory read-back failed');
+    clean.clear();
     errors.push(`the memory stores could not be read back: ${(err as Error).message}`);
   }
-  if (!errors.length) return;
+  if (!errors.length) return clean;
   const events: NewEvent[] = errors.map((message) => ({
     type: 'session.error',
     fields: { error: { type: 'memory_write_refused', message, retry_status: 'exhausted' } },
     ...(turn !== undefined ? { turn } : {}),
   })) as NewEvent[];
   await commitEvents(sessionId, events).catch((err) => logger.error({ err, sessionId }, 'memory errors could not be stored'));
+  return clean;
 }
