@@ -54,7 +54,7 @@ describe.skipIf(!chromiumInstalled)('the memory stores page in Chromium (skipped
     const store = ((await s.api('GET', '/memory-stores')).body.data as { id: string; name: string }[]).find((x) => x.name === 'prefs')!;
 
     await row('prefs').getByRole('button', { name: 'Memories' }).click();
-    await page.getByLabel('Path').fill('/preferences/style.md');
+    await page.getByLabel('Path', { exact: true }).fill('/preferences/style.md');
     await page.getByLabel('Memory content').fill('tabs');
     await page.getByRole('button', { name: 'Add memory' }).click();
     await page.getByRole('button', { name: '/preferences/style.md' }).click();
@@ -80,6 +80,7 @@ describe.skipIf(!chromiumInstalled)('the memory stores page in Chromium (skipped
     await expectCount(versions.locator('li'), 3);
     await versions.locator('li').last().getByRole('button', { name: 'Restore' }).click();
     await expect.poll(async () => (await s.api('GET', `/memory-stores/${store.id}/memories/${memory.id}`)).body.content).toBe('tabs');
+    await expectCount(versions.locator('li'), 4); // the restore is the newest version now
     await versions.locator('li').nth(1).getByRole('button', { name: 'Redact', exact: true }).click();
     await versions.locator('li').nth(1).getByRole('button', { name: 'Redact this version' }).click();
     await expectContains(versions.locator('li').nth(1), 'redacted');

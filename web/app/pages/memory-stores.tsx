@@ -157,7 +157,14 @@ function MemoryEditor({ store, id, onChanged }: { store: string; id: string; onC
           <ConfirmButton label="Delete memory" confirmLabel={`Delete ${m.path}`} busy={remove.busy} onConfirm={() => void remove.run(m)} />
         </div>
       </form>
-      <Versions store={store} memory={id} onChanged={() => memory.reload()} />
+      <Versions
+        store={store}
+        memory={id}
+        onChanged={() => {
+          memory.reload();
+          onChanged();
+        }}
+      />
     </div>
   );
 }
@@ -181,18 +188,20 @@ function Memories({ store }: { store: Store }) {
     <>
       <ErrorNote error={memories.error} />
       {memories.data && !memories.data.length ? <Empty>No memories yet.</Empty> : null}
-      <ul className="memory-tree" aria-label="Memories by path">
-        {(memories.data ?? []).map((m) => (
-          <li key={m.id} style={{ paddingLeft: `${depthOf(m.path)}em` }}>
-            <button type="button" className="link" aria-expanded={open === m.id} onClick={() => setOpen(open === m.id ? null : m.id)}>
-              {m.path}
-            </button>{' '}
-            <small className="muted">
-              {m.sizeBytes} bytes · {when(m.updatedAt)}
-            </small>
-          </li>
-        ))}
-      </ul>
+      {memories.data?.length ? (
+        <ul className="memory-tree" aria-label="Memories by path">
+          {(memories.data ?? []).map((m) => (
+            <li key={m.id} style={{ paddingLeft: `${depthOf(m.path)}em` }}>
+              <button type="button" className="link" aria-expanded={open === m.id} onClick={() => setOpen(open === m.id ? null : m.id)}>
+                {m.path}
+              </button>{' '}
+              <small className="muted">
+                {m.sizeBytes} bytes · {when(m.updatedAt)}
+              </small>
+            </li>
+          ))}
+        </ul>
+      ) : null}
       {open ? (
         <MemoryEditor
           key={open}
