@@ -87,6 +87,18 @@ describe.skipIf(!chromiumInstalled)('the memory stores page in Chromium (skipped
     await screenshot(page, '36-memory-stores');
     expect(await seriousViolations(page)).toEqual([]);
 
+    // A session that mounts the store lists it on its page.
+    const agent = (await s.api('POST', '/agents', { body: {} })).body.agent;
+    const session = (
+      await s.api('POST', '/sessions', { body: { agent: agent.id, resources: [{ type: 'memory_store', memory_store_id: store.id, access: 'read_only' }] } })
+    ).body.session;
+    await page.goto(`${s.url}/#/sessions/${session.id}`);
+    const mounts = page.getByRole('region', { name: 'Memory stores' });
+    await expectContains(mounts, '/workspace/memory/prefs');
+    await expectContains(mounts, 'read only');
+    expect(await seriousViolations(page)).toEqual([]);
+
+    await page.locator('nav.nav').getByRole('link', { name: 'Memory stores', exact: true }).click();
     await row('prefs').getByRole('button', { name: 'Archive', exact: true }).click();
     await row('prefs')
       .getByRole('button', { name: /^Archive / })
