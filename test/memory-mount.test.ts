@@ -133,6 +133,29 @@ describe('a missing directory', () => {
   });
 });
 
+describe('an archived store', () => {
+  it('a session that mounts it still reads it; its writes are refused', async () => {
+    const st = await store('archived-later');
+    await s.api('POST', `/memory-stores/${st.id}/memories`, { body: { path: '/old.md', content: 'old' } });
+    const { session } = await readySession(s, {}, { resources: [mount(st.id)] });
+    await s.api('POST', `/memory-stores/${st.id}/archive`);
+    fake.enqueue(
+      {
+        kind: 'tool_call',
+        name: 'bash',
+        input: { command: 'cat /workspace/memory/archived-later/old.md; echo -n x > /workspace/memory/archived-later/new.md' },
+      },
+      { kind: 'text', text: 'ok' },
+    );
+    await sendText(s, session.id, 'read and write');
+    const events = await waitForEvents(s, session.id, 'session.status_idle');
+    const bash = events.find((e) => e.type === 'agent.tool_result').part;
+    expect(bash.result.stdout).toBe('old');
+    expect(bash.result.stderr).toMatch(/Read-only file system/);
+    expect((await s.api('GET', `/memory-stores/${st.id}/memories`)).body.data.map((m: any) => m.path)).toEqual(['/old.md']);
+  });
+});
+
 describe('read_only', () => {
   it('the jail refuses writes; nothing reaches the store', async () => {
     const st = await store('readonly');

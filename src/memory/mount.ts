@@ -78,7 +78,18 @@ export function memoryMountView(r: SessionResource, base: { id: string; mount_pa
   };
 }
 
-const mountsOf = (sessionId: string) => prisma.sessionResource.findMany({ where: { sessionId, type: 'memory_store' }, orderBy: { createdAt: 'asc' } });
+/** The session's mounts, each with whether it is writable (read_write, and its store not archived since). */
+async function mountsOf(sessionId: string): Promise<(SessionResource & { writable: boolean })[]> {
+  const mounts = await prisma.sessionResource.findMany({ where: { sessionId, type: 'memory_store' }, orderBy: { createdAt: 'asc' } });
+  if (!mounts.length) return [];
+  const archived = await prisma.memoryStore.findMany({
+    where: { id: { in: mounts.map((m) => m.memoryStoreId!) }, archivedAt: { not: null } },
+    select: { id: true },
+  });
+  const gone = new Set(archived.map((a) => a.id));
+  return mounts.map((m) => ({ ...m, writable: m.access !== 'read_only' && !gone.has(m.memoryStoreId!) }));
+}
+const refusedWhy = (m: SessionResource) => (m.access === 'read_only' ? 'the memory store is mounted read_only' : 'the memory store is archived');
 
 /** The memory path of a file at `rel` (relative to the mount). */
 const memoryPathOf = (rel: string) => `/${rel.split(path.sep).join('/')}`;
@@ -117,7 +128,7 @@ export async function syncMemoryMountsIn(sessionId: string, sandbox: Sandbox): P
     if (!given && !current.length) await sandbox.exec(`mkdir -p '${m.mountPath}'`);
     await prisma.sessionResource.update({ where: { id: m.id }, data: { memorySnapshot: snapshot, syncedAt: new Date() } });
   }
-  await sandbox.setReadOnlyPaths?.(mounts.filter((m) => m.access === 'read_only').map((m) => m.mountPath));
+  await sandbox.setReadOnlyPaths?.(mounts.filter((m) => !m.writable).map((m) => m.mountPath));
 }
 
 interface FoundFile {
@@ -207,8 +218,8 @@ export async function syncMemoryMountsBack(sessionId: string, turn?: number, pla
         seen.add(f.path);
         const hash = sha256(f.bytes.toString('utf8'));
         if (before[f.path] === hash && f.bytes.length <= MAX_CONTENT_BYTES) continue;
-        if (m.access === 'read_only') {
-          errors.push(`${m.mountPath}${f.path}: the memory store is mounted read_only; the change is not kept`);
+        if (!m.writable) {
+          errors.push(`${m.mountPath}${f.path}: ${refusedWhy(m)}; the change is not kept`);
           continue;
         }
         const why = refusal(f);
@@ -221,8 +232,8 @@ export async function syncMemoryMountsBack(sessionId: string, turn?: number, pla
       }
       for (const p of Object.keys(before)) {
         if (seen.has(p)) continue;
-        if (m.access === 'read_only') {
-          errors.push(`${m.mountPath}${p}: the memory store is mounted read_only; the deletion is not kept`);
+        if (!m.writable) {
+          errors.push(`${m.mountPath}${p}: ${refusedWhy(m)}; the deletion is not kept`);
           continue;
         }
         changes.push({ mount: m, path: p, content: null });
@@ -235,8 +246,7 @@ export async function syncMemoryMountsBack(sessionId: string, turn?: number, pla
       await memoryTransaction(async (tx) => {
         for (const c of changes) await applyChange(tx, c.mount.memoryStoreId!, c.path, c.content, actor);
         for (const m of mounts) {
-          if (m.access !== 'read_only')
-            await tx.sessionResource.update({ where: { id: m.id }, data: { memorySnapshot: snapshots.get(m.id) as Prisma.InputJsonValue } });
+          if (m.writable) await tx.sessionResource.update({ where: { id: m.id }, data: { memorySnapshot: snapshots.get(m.id) as Prisma.InputJsonValue } });
         }
       });
       logger.info({ sessionId, changes: changes.length }, 'memory writes stored');
