@@ -37,7 +37,10 @@ export type IdPrefix =
   | 'whdl'
   | 'msg'
   | 'vault'
-  | 'env';
+  | 'env'
+  | 'memstore'
+  | 'mem'
+  | 'memver';
 
 export function newId(prefix: IdPrefix): string {
   return `${prefix}_${nextUlid().toLowerCase()}`;

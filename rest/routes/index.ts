@@ -12,6 +12,7 @@ import { channelRoutes } from './channels.js';
 import { toolPolicyRoutes } from './tool-policy.js';
 import { vaultRoutes } from './vaults.js';
 import { environmentRoutes } from './environments.js';
+import { memoryStoreRoutes } from './memory-stores.js';
 
 export const routes: RestRoute[] = [
   ...identityRoutes,
@@ -27,4 +28,5 @@ export const routes: RestRoute[] = [
   ...toolPolicyRoutes,
   ...environmentRoutes,
   ...vaultRoutes,
+  ...memoryStoreRoutes,
 ];

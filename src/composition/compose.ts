@@ -11,6 +11,7 @@
 // `stop()` removes the spare sandboxes, stops the engine servers (CLIs kept running in sandboxes)
 // and the sandboxes (the queue, pub/sub, scheduler, Redis connections and database are stopped
 // or closed by stopService, in its order) and ends the composition.
+import { syncMemoryMountsBack } from '../memory/mount.js';
 import { settings, type Config } from '../config.js';
 import { redisPubSub, memoryPubSub } from '../events/pubsub.js';
 import { bullQueue, inProcessQueue } from '../runtime/queue.js';
@@ -71,7 +72,7 @@ export async function composeServices(cfg: Config, opts: ComposeOptions): Promis
       sandboxEgress: sandboxes.egress,
       egressCa: sandboxes.egress.ca,
       sandboxDriver: sandboxes.driver,
-      sandboxFilling: { syncResources, materializeSkills },
+      sandboxFilling: { syncResources, materializeSkills, syncMemoryBack: syncMemoryMountsBack },
       redis,
       pubsub: redis ? redisPubSub(redis.shared, redis.dedicated()) : memoryPubSub(),
       turnQueue: redis ? bullQueue(runSession, redis.dedicated(), cfg.turnWorker ? redis.dedicated() : null, cfg.queuePrefix) : inProcessQueue(runSession),

@@ -14,5 +14,6 @@ import './skills.js';
 import './channels.js';
 import './environments.js';
 import './vaults.js';
+import './memory.js';
 
 export const schema = builder.toSchema({ sortSchema: true });

@@ -11,7 +11,8 @@ export const checkout = z.discriminatedUnion('type', [branchCheckout, commitChec
 
 export const fileResourceInput = z
   .strictObject({
-    type: z.literal('file'),
+    // The add route takes only files: its 400 says why another type is refused.
+    type: z.literal('file', { error: 'only file resources can be added to a session; repositories and memory stores attach at session create only' }),
     file_id: z.string().min(1).max(128).describe('An upload (`file_…`); copied read-only into the sandbox'),
     mount_path: z.string().min(1).max(4096).nullish().describe('Under /workspace; default /workspace/<file_id>'),
   })
@@ -27,7 +28,18 @@ export const repositoryResourceInput = z
   })
   .meta({ id: 'RepositoryResourceInput' });
 
-export const resourceInput = z.discriminatedUnion('type', [fileResourceInput, repositoryResourceInput]).meta({ id: 'ResourceInput' });
+const memoryStoreAccess = z.enum(['read_write', 'read_only']).meta({ id: 'MemoryStoreAccess' });
+
+export const memoryStoreResourceInput = z
+  .strictObject({
+    type: z.literal('memory_store'),
+    memory_store_id: z.string().min(1).max(128).describe('A memory store (`memstore_…`) of the universe, not archived; mounted as a directory'),
+    access: memoryStoreAccess.default('read_write').describe('read_only: the jail refuses writes'),
+    instructions: z.string().max(4096).nullish().describe('How the agent should use the store; shown in its system prompt'),
+  })
+  .meta({ id: 'MemoryStoreResourceInput', description: 'Only at session create: at most 8 per session; they cannot be added later' });
+
+export const resourceInput = z.discriminatedUnion('type', [fileResourceInput, repositoryResourceInput, memoryStoreResourceInput]).meta({ id: 'ResourceInput' });
 export type ResourceInput = z.output<typeof resourceInput>;
 
 export const rotateTokenBody = z.strictObject({ authorization_token: z.string().min(1).max(1024) }).meta({ id: 'RotateResourceTokenInput' });
@@ -52,7 +64,18 @@ export const repositoryResource = z
     ...timestamps,
   })
   .meta({ id: 'RepositoryResource' });
-export const sessionResource = z.discriminatedUnion('type', [fileResource, repositoryResource]).meta({ id: 'SessionResource' });
+export const memoryStoreResource = z
+  .strictObject({
+    type: z.literal('memory_store'),
+    id: z.string(),
+    memory_store_id: z.string(),
+    access: memoryStoreAccess,
+    instructions: z.string().nullable(),
+    mount_path: z.string().describe('Chosen by the service: /workspace/memory/<store name>'),
+    ...timestamps,
+  })
+  .meta({ id: 'MemoryStoreResource' });
+export const sessionResource = z.discriminatedUnion('type', [fileResource, repositoryResource, memoryStoreResource]).meta({ id: 'SessionResource' });
 export type SessionResourceView = z.output<typeof sessionResource>;
 
 export const resourcePage = z.strictObject({ data: z.array(sessionResource), next_page: z.string().nullable() }).meta({ id: 'SessionResourcePage' });

@@ -13,6 +13,8 @@ import { decodePageToken, encodePageToken } from '../pagination/page-token.js';
 
 export async function addResource(viewer: Viewer, sessionRef: string, body: ResourceInput) {
   const session = await resolveSession(viewer, sessionRef);
+  if (body.type === 'memory_store')
+    throw new AppError('invalid_request', 'memory stores mount at session create only; they cannot be added to a session later');
   if (body.type !== 'file') throw new AppError('invalid_request', 'repositories attach at session create and stay for its lifetime; add file resources here');
   if (session.status === 'terminated') throw new AppError('session_archived', 'the session is archived');
   const existing = await prisma.sessionResource.findMany({ where: { sessionId: session.id } });
@@ -60,7 +62,7 @@ export async function rotateToken(viewer: Viewer, sessionRef: string, rid: strin
 
 export async function deleteResource(viewer: Viewer, sessionRef: string, rid: string) {
   const r = await getResource(viewer, sessionRef, rid);
-  if (r.type !== 'file') throw new AppError('invalid_request', "repository resources stay for the session's lifetime");
+  if (r.type !== 'file') throw new AppError('invalid_request', "repository and memory store resources stay for the session's lifetime");
   await prisma.sessionResource.delete({ where: { id: r.id } });
   if (r.fileId) await prisma.file.updateMany({ where: { id: r.fileId }, data: { deletedAt: new Date() } });
   // Unlinked from the sandbox now, so the next turn cannot see it.

@@ -18,17 +18,22 @@ import { logger } from '../logger.js';
 import { agentSecretRules, assertNoConflict, EgressHeaderConflictError } from '../egress/session-policy.js';
 import { repositoryRule } from '../egress/declarations.js';
 import { hostKeyOfUrl } from '../egress/policy.js';
+import { checkMemoryMountCount, memoryMountView, planMemoryMount, syncMemoryMountsIn } from '../memory/mount.js';
 
 /** A stored resource as the spec shows it (the token is never part of it). */
 export function resourceView(r: SessionResource): SessionResourceView {
   const base = { id: r.id, mount_path: r.mountPath, created_at: r.createdAt.toISOString(), updated_at: r.updatedAt.toISOString() };
   if (r.type === 'file') return { ...base, type: 'file', file_id: r.fileId ?? '' };
+  if (r.type === 'memory_store') return memoryMountView(r, base);
   const checkout = r.checkout as SessionResourceView extends infer V ? (V extends { checkout?: infer C } ? C : never) : never;
   return { ...base, type: 'github_repository', url: r.url ?? '', ...(checkout ? { checkout } : {}) };
 }
 
+/** Set only on memory_store mounts. */
+type MountFields = 'memoryStoreId' | 'access' | 'instructions' | 'memorySnapshot';
+
 interface Planned {
-  row: Omit<SessionResource, 'createdAt' | 'updatedAt' | 'syncedAt'>;
+  row: Omit<SessionResource, 'createdAt' | 'updatedAt' | 'syncedAt' | MountFields> & Partial<Pick<SessionResource, MountFields>>;
   sourceFileId?: string;
 }
 
@@ -52,10 +57,15 @@ export async function planResources(
   const tokensByHost = new Map<string, string>();
   for (const r of existing) if (r.type === 'github_repository' && r.tokenSealed) tokensByHost.set(new URL(r.url!).host, open(r.tokenSealed));
   const planned: Planned[] = [];
+  checkMemoryMountCount(inputs);
   for (const input of inputs) {
     let mountPath: string;
     const id = newId('sesrsc');
-    if (input.type === 'file') {
+    if (input.type === 'memory_store') {
+      const row = await planMemoryMount(universeId, sessionId, id, input, mounts);
+      mounts.push(row.mountPath);
+      planned.push({ row });
+    } else if (input.type === 'file') {
       const upload = await prisma.file.findFirst({
         where: { id: input.file_id, universeId, sessionId: null, deletedAt: null, OR: [{ expiresAt: null }, { expiresAt: { gt: new Date() } }] },
       });
@@ -117,7 +127,7 @@ export async function insertPlanned(planned: Planned[]): Promise<SessionResource
 
 /** Gives the sandbox every resource it has not received yet (before a turn, after provisioning). */
 export async function syncResources(sessionId: string, sandbox: Sandbox): Promise<void> {
-  const pending = await prisma.sessionResource.findMany({ where: { sessionId, syncedAt: null }, orderBy: { createdAt: 'asc' } });
+  const pending = await prisma.sessionResource.findMany({ where: { sessionId, syncedAt: null, type: { not: 'memory_store' } }, orderBy: { createdAt: 'asc' } });
   for (const r of pending) {
     if (r.type === 'file') {
       const f = await prisma.file.findUnique({ where: { id: r.fileId! } });
@@ -129,6 +139,8 @@ export async function syncResources(sessionId: string, sandbox: Sandbox): Promis
     await prisma.sessionResource.update({ where: { id: r.id }, data: { syncedAt: new Date() } });
     logger.info({ sessionId, resource: r.id, type: r.type }, 'session resource materialised');
   }
+  // Memory stores are written in before every turn: other sessions' writes since the last one.
+  await syncMemoryMountsIn(sessionId, sandbox);
 }
 
 /**

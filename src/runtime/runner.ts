@@ -10,6 +10,7 @@ import { pubsub, type PubSub } from '../events/pubsub.js';
 import { logger } from '../logger.js';
 import { runTurn, type StopReason } from './turn-context.js';
 import { moveOf, movableFrom, transition } from './session-state-machine.js';
+import { sandboxFilling } from './sandbox-filling.js';
 import { service } from '../services/registry.js';
 import { finishUnfinishedStreams } from './unfinished-streams.js';
 
@@ -260,6 +261,7 @@ function beginRun(sessionId: string, start: () => Promise<Started | null>): { st
           stop = { type: 'retries_exhausted' };
         }
         state.controller = null;
+        await sandboxFilling().syncMemoryBack(sessionId, current.turn); // memory stores: the turn's writes become versions (never throws)
         current = await endTurn(sessionId, { type: 'session.status_idle', fields: { stop_reason: stop } });
       }
     } finally {

@@ -106,6 +106,12 @@ export interface Sandbox {
   writeFile(path: string, data: Buffer | string, opts?: { mode?: number; readOnly?: boolean }): Promise<void>;
   stat(path: string): Promise<FileStat | null>;
   remove(path: string): Promise<void>;
+  /**
+   * Directories under /workspace that commands see read-only from now on (a read_only memory
+   * store mount), replacing the previous list; the jail binds them read-only over themselves.
+   * Optional: a driver without it cannot enforce read-only mounts.
+   */
+  setReadOnlyPaths?(paths: string[]): Promise<void>;
   /** Copies a host directory tree to `path` (replacing it): how clones made outside get in. */
   importTree(hostDir: string, path: string): Promise<void>;
   /** The egress endpoint as commands inside see it (`http://127.0.0.1:3128` in a network namespace), null without egress. */

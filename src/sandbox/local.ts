@@ -42,7 +42,7 @@ import { shQuote, unshareArgs, unshareUsable } from './unshare-jail.js';
 import { spawnStreaming } from './stream-process.js';
 import { AGENT_DIR, agentFiles, forwarderKind, launchArgs, type ForwarderKind } from './launcher.js';
 import { cgroupSupport, joinArgs, sessionCgroup, type SessionCgroup } from './cgroups.js';
-import { relativeToWorkspace, resolveInside } from './paths.js';
+import { isInside, relativeToWorkspace, resolveInside } from './paths.js';
 import { runProcess, type RunningProcess } from './process.js';
 import { withEnvironmentPaths } from './environment-mount.js';
 
@@ -82,6 +82,8 @@ interface SessionState {
   memoryMb: number | null;
   /** The session environment's prepared packages (bound read-only for every command). */
   environment?: SandboxSpec['environment'];
+  /** Directories under /workspace bound read-only over themselves (read_only memory mounts). */
+  readOnly?: string[];
 }
 
 /** `/workspace/x` in a command's text → the host directory (the unjailed fallback only). */
@@ -101,6 +103,7 @@ class LocalSandbox implements Sandbox {
     private readonly state: SessionState,
     private readonly way: { egress: SandboxEgress; socket: string | null; loopbackPort: number | null } | null,
     private readonly cgroup: SessionCgroup | null,
+    private readonly saveState: (state: SessionState) => Promise<void>,
   ) {}
 
   get egressEndpoint(): string | null {
@@ -164,6 +167,8 @@ class LocalSandbox implements Sandbox {
       extraEnv = withEnvironmentPaths(environment, extraEnv);
       mounts = [...mounts, { host: environment.hostDir, inside: environment.inside }];
     }
+    // Read-only directories of the workspace: bound over themselves after /workspace.
+    for (const inside of this.state.readOnly ?? []) mounts = [...mounts, { host: resolveInside(this.hostWorkspace, inside, { keepLast: true }), inside }];
     const out = this.outbound();
     const cwdInside = rel ? `${WORKSPACE}/${rel}` : WORKSPACE;
     const binds: [string, string][] = [...out.binds, ...mounts.map((m): [string, string] => [m.host, m.inside])];
@@ -212,8 +217,21 @@ class LocalSandbox implements Sandbox {
     return readContained(this.hostWorkspace, p, opts.maxBytes);
   }
 
-  writeFile(p: string, data: Buffer | string, opts: { mode?: number; readOnly?: boolean } = {}): Promise<void> {
+  async writeFile(p: string, data: Buffer | string, opts: { mode?: number; readOnly?: boolean } = {}): Promise<void> {
+    this.refuseReadOnly(p);
     return writeContained(this.hostWorkspace, p, data, opts);
+  }
+
+  /** Host-side writes (the file tools) honour the read-only directories too, through symlinks. */
+  private refuseReadOnly(p: string): void {
+    const dirs = this.state.readOnly ?? [];
+    if (!dirs.length) return;
+    const target = resolveInside(this.hostWorkspace, p);
+    for (const inside of dirs) {
+      if (isInside(resolveInside(this.hostWorkspace, inside), target)) {
+        throw Object.assign(new Error(`${inside} is mounted read-only`), { code: 'EROFS' });
+      }
+    }
   }
 
   stat(p: string): Promise<FileStat | null> {
@@ -222,6 +240,12 @@ class LocalSandbox implements Sandbox {
 
   remove(p: string): Promise<void> {
     return removeContained(this.hostWorkspace, p);
+  }
+
+  async setReadOnlyPaths(paths: string[]): Promise<void> {
+    for (const p of paths) await fsp.mkdir(resolveInside(this.hostWorkspace, p, { keepLast: true }), { recursive: true });
+    this.state.readOnly = paths;
+    await this.saveState(this.state);
   }
 
   async importTree(hostDir: string, p: string): Promise<void> {
@@ -319,7 +343,8 @@ export function createLocalDriver(opts: LocalDriverOptions): SandboxDriver {
           `vcpus and memoryMb are not enforced for local sandboxes here (${cgroupSupport() ? 'the cgroup could not be made' : 'no writable cgroup hierarchy'}); use the kubernetes driver or run the service where it may create cgroups`,
         );
     }
-    const sb = new LocalSandbox(sessionId, path.join(sessionDir(sessionId), 'workspace'), iso, state, way, cgroup);
+    const save = (st: SessionState) => fsp.writeFile(specFile(sessionId), JSON.stringify(st), { mode: 0o600 });
+    const sb = new LocalSandbox(sessionId, path.join(sessionDir(sessionId), 'workspace'), iso, state, way, cgroup, save);
     sandboxes.set(sessionId, sb);
     return sb;
   };
@@ -336,6 +361,7 @@ export function createLocalDriver(opts: LocalDriverOptions): SandboxDriver {
         vcpus: spec.vcpus ?? saved?.vcpus ?? null,
         memoryMb: spec.memoryMb ?? saved?.memoryMb ?? null,
         environment: spec.environment !== undefined ? spec.environment : (saved?.environment ?? null),
+        readOnly: saved?.readOnly ?? [],
       };
       if (!saved || JSON.stringify(saved) !== JSON.stringify(state)) await fsp.writeFile(specFile(spec.sessionId), JSON.stringify(state), { mode: 0o600 });
       return attach(spec.sessionId, state);
@@ -360,7 +386,7 @@ export function createLocalDriver(opts: LocalDriverOptions): SandboxDriver {
 async function readState(file: string): Promise<SessionState | null> {
   try {
     const raw = JSON.parse(await fsp.readFile(file, 'utf8')) as Partial<SessionState>;
-    return { env: raw.env ?? {}, vcpus: raw.vcpus ?? null, memoryMb: raw.memoryMb ?? null, environment: raw.environment ?? null };
+    return { env: raw.env ?? {}, vcpus: raw.vcpus ?? null, memoryMb: raw.memoryMb ?? null, environment: raw.environment ?? null, readOnly: raw.readOnly ?? [] };
   } catch {
     return null;
   }

@@ -40,9 +40,12 @@ function setupScript(newRoot: string, hostWorkspace: string, binds: [string, str
     );
   };
   for (const f of SYSTEM_FILES) if (fs.existsSync(f)) file(f, f);
-  for (const [host, inside] of binds) file(host, inside);
+  // Binds inside /workspace (read-only directories of it) go over the workspace, after it.
+  const inWorkspace = ([, inside]: [string, string]) => inside.startsWith(`${WORKSPACE}/`);
+  for (const bind of binds) if (!inWorkspace(bind)) file(bind[0], bind[1]);
+  lines.push(`mkdir -p "$R${WORKSPACE}"; mount --bind ${shQuote(hostWorkspace)} "$R${WORKSPACE}"`);
+  for (const bind of binds) if (inWorkspace(bind)) file(bind[0], bind[1]);
   lines.push(
-    `mkdir -p "$R${WORKSPACE}"; mount --bind ${shQuote(hostWorkspace)} "$R${WORKSPACE}"`,
     'mkdir -p "$R/tmp"; mount -t tmpfs -o mode=1777 tmpfs "$R/tmp"',
     'mkdir -p "$R/proc"; mount -t proc proc "$R/proc"',
     'mkdir -p "$R/dev"',

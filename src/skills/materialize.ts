@@ -18,11 +18,11 @@ import { cloneRepository } from '../resources/clone.js';
 import { skillsFolder } from '../engines/cli/core/engine-home.js';
 import type { ManifestEntry } from './skills.js';
 import { logger } from '../logger.js';
+import type { InstalledSkill } from '../engines/installed-skills.js';
 
 type Attachment = { type: 'skill'; skillId: string; version?: string } | { type: 'github'; url: string; ref?: string; tokenSecretRef?: string };
 
 /** A skill placed in the sandbox: its name, description and folder. */
-export type InstalledSkill = { name: string; description: string; path: string };
 
 const SAFE_FOLDER = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 
@@ -121,11 +121,3 @@ async function ensureFrontMatter(
   return { name, description };
 }
 
-export async function installedSkills(sessionId: string): Promise<InstalledSkill[]> {
-  return installedSkillsOf(await prisma.session.findUnique({ where: { id: sessionId }, select: { installedSkills: true } }));
-}
-
-/** The same, from a session row already read. */
-export function installedSkillsOf(session: { installedSkills: unknown } | null): InstalledSkill[] {
-  return (session?.installedSkills ?? []) as InstalledSkill[];
-}

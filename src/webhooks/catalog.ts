@@ -13,6 +13,9 @@ export const WEBHOOK_EVENT_TYPES = [
   'agent.updated',
   'agent.archived',
   'agent.deleted',
+  'memory.created',
+  'memory.updated',
+  'memory.deleted',
 ] as const;
 export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
 

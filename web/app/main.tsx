@@ -16,6 +16,7 @@ import { SessionsPage } from './pages/sessions.js';
 import { SessionPage } from './pages/session.js';
 import { WalletPage } from './pages/wallet.js';
 import { EnvironmentsPage } from './pages/environments.js';
+import { MemoryStoresPage } from './pages/memory-stores.js';
 import { VaultsPage } from './pages/vaults.js';
 import { RoutinesPage } from './pages/routines.js';
 import { WebhooksPage } from './pages/webhooks.js';
@@ -30,6 +31,7 @@ const NAV: [string, string][] = [
   ['agents', 'Agents'],
   ['sessions', 'Sessions'],
   ['environments', 'Environments'],
+  ['memory-stores', 'Memory stores'],
   ['vaults', 'Vaults'],
   ['routines', 'Routines'],
   ['webhooks', 'Webhooks'],
@@ -72,6 +74,8 @@ function Content({ route, me, onUniverses }: { route: string[]; me: Me | null; o
       return <SubscriptionsPage />;
     case 'environments':
       return <EnvironmentsPage />;
+    case 'memory-stores':
+      return <MemoryStoresPage />;
     case 'vaults':
       return <VaultsPage />;
     case 'channels':

@@ -25,8 +25,9 @@ import { uninstallableEngine } from './core/unavailable.js';
 import { cliSystemPrompt, turnPrompt } from './core/turn-input.js';
 import { EGRESS_ENDPOINT } from '../../egress/env.js';
 import { modelProvider } from '../../gateway/models.js';
-import { syncResources } from '../../resources/resources.js';
-import { installedSkills } from '../../skills/materialize.js';
+import { sandboxFilling } from '../../runtime/sandbox-filling.js';
+import { installedSkills } from '../installed-skills.js';
+import { memoryMountNotes } from '../memory-prompt.js';
 import { engineHome } from './core/engine-home.js';
 import type { Sandbox } from '../../sandbox/driver.js';
 import { logger } from '../../logger.js';
@@ -63,7 +64,7 @@ async function runCliEngineTurn(ctx: TurnContext): Promise<StopReason> {
   const sandbox = await ctx.sandbox();
   if (!sandbox.spawn) return turnFailed(emit, 'engine_unavailable', `the ${ctx.sandboxDriver} sandbox driver cannot start CLI engines`);
   try {
-    await syncResources(session.id, sandbox);
+    await sandboxFilling().syncResources(session.id, sandbox);
   } catch (err) {
     return turnFailed(emit, 'resource_unavailable', `a session resource could not be placed in the sandbox: ${(err as Error).message}`);
   }
@@ -115,6 +116,7 @@ async function runInstalled(
       sessionInstructions: session.instructions as { name: string; content: string }[],
       skills: promptSkills,
       customData: (agent?.customData ?? []) as { name: string; kind: string; description?: string | null; uri?: string | null }[],
+      memoryStores: await memoryMountNotes(session.id),
     }),
     model: session.llm,
     reasoningEffort: session.reasoningEffort ?? agent?.reasoningEffort ?? null,

@@ -5,8 +5,9 @@ import { settings } from '../../config.js';
 import { prisma } from '../../db/client.js';
 import { meteredModelStream } from '../../gateway/metering.js';
 import { modelProvider } from '../../gateway/models.js';
-import { syncResources } from '../../resources/resources.js';
-import { installedSkillsOf } from '../../skills/materialize.js';
+import { sandboxFilling } from '../../runtime/sandbox-filling.js';
+import { installedSkillsOf } from '../installed-skills.js';
+import { memoryMountNotes } from '../memory-prompt.js';
 import { settlePendingCalls } from '../../tools/confirmations.js';
 import { sessionToolbox } from '../../tools/toolbox.js';
 import { type Engine, type StopReason, type TurnContext, toolServerUnavailable, turnFailed } from '../engine.js';
@@ -20,14 +21,15 @@ async function runHermesEngineTurn(ctx: TurnContext): Promise<StopReason> {
   const { session, agent, turn, signal, emit, emitIn } = ctx;
   const sessionId = session.id;
   // Independent reads together: one round trip's wait instead of two.
-  const [prompt, sandbox] = await Promise.all([
+  const [prompt, sandbox, memoryStores] = await Promise.all([
     agent && session.promptVersion
       ? prisma.promptVersion.findUnique({ where: { agentId_version: { agentId: agent.id, version: session.promptVersion } } })
       : null,
     ctx.sandbox(),
+    memoryMountNotes(sessionId),
   ]);
   try {
-    await syncResources(sessionId, sandbox);
+    await sandboxFilling().syncResources(sessionId, sandbox);
   } catch (err) {
     return turnFailed(emit, 'resource_unavailable', `a session resource could not be placed in the sandbox: ${(err as Error).message}`);
   }
@@ -57,6 +59,7 @@ async function runHermesEngineTurn(ctx: TurnContext): Promise<StopReason> {
         sessionInstructions: session.instructions as { name: string; content: string }[],
         skills,
         customData: (agent?.customData ?? []) as { name: string; kind: string; description?: string | null; uri?: string | null }[],
+        memoryStores,
       }),
       reasoningEffort: effort,
       maxTokens: 8192,

@@ -1,5 +1,7 @@
 // The system prompt of a hermes turn: the engine's own short preamble, the agent's prompt
 // (the version active when the session started), then the agent's and session's instruction files.
+import { memoryPromptSection, type MemoryMountNote } from '../memory-prompt.js';
+
 interface InstructionFile {
   name: string;
   content: string;
@@ -14,6 +16,7 @@ export function systemPromptFor(input: {
   sessionInstructions: InstructionFile[];
   skills?: { name: string; description: string; path: string }[];
   customData?: { name: string; kind: string; description?: string | null; uri?: string | null }[];
+  memoryStores?: MemoryMountNote[];
 }): string {
   const parts = [PREAMBLE];
   if (input.agentPrompt) parts.push(input.agentPrompt);
@@ -33,5 +36,7 @@ export function systemPromptFor(input: {
       ].join('\n'),
     );
   }
+  const memory = memoryPromptSection(input.memoryStores);
+  if (memory) parts.push(memory);
   return parts.join('\n\n');
 }

@@ -10,6 +10,7 @@ import { cents, when } from '../lib/format.js';
 import { ErrorNote, Loading, Page } from '../ui.js';
 import { Timeline, type Item, type SessionEvent } from '../lib/timeline.js';
 import { HISTORY, LIVE, SESSION_FIELDS, budgetText, interrupt, sendMessage, statusBadge, type SessionRow } from './session-api.js';
+import { SessionMemoryMounts } from './memory-stores.js';
 
 interface Info {
   session: SessionRow;
@@ -267,6 +268,7 @@ export function SessionPage({ id }: { id: string }) {
           </div>
         </dl>
       ) : null}
+      <SessionMemoryMounts sessionId={id} />
       {phase.kind === 'history' ? <Loading what={`history (${phase.loaded} events so far)`} /> : null}
       {phase.kind === 'stopped' ? <ErrorNote error={phase.error} prefix="Live updates stopped" /> : null}
       <p className="visually-hidden" role="status">

@@ -1,0 +1,66 @@
+// kill -9 during a turn that wrote into a mounted memory store (issue #30): the write the tool
+// result reported done is in the sandbox's directory, not yet read back; after the restart the
+// next turn reads it back before writing the store in, so it becomes a version by the session
+// and nothing is lost. On PGlite (a data directory) and, when configured, PostgreSQL + Redis.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startFakeProvider, type FakeProvider } from './fake-provider/server.js';
+import { startChildServer, api, type ChildServer } from './helpers/child-server.js';
+import { CONFIGS, deploymentEnv, dropSchemas, freePort, say, waitForHistory } from './helpers/durability.js';
+
+let fake: FakeProvider;
+const children: ChildServer[] = [];
+
+beforeAll(async () => {
+  fake = await startFakeProvider();
+});
+afterAll(async () => {
+  await Promise.all(children.map((c) => c.kill('SIGKILL')));
+  await fake?.close();
+  await dropSchemas();
+});
+
+describe.each(CONFIGS)('kill -9 after a memory write ($name)', ({ postgres }) => {
+  it('the write reported done is stored after the restart, attributed to the session', async () => {
+    const port = await freePort();
+    const { env, token } = deploymentEnv({ postgres, providerUrl: fake.anthropicBaseUrl, extra: { PORT: String(port), RUNNER_STALE_MS: '600000' } });
+    const first = await startChildServer(env);
+    children.push(first);
+    const store = (await api(first.base, token, 'POST', '/memory-stores', { name: 'notes' })).body;
+    const agent = (await api(first.base, token, 'POST', '/agents', {})).body.agent;
+    const created = await api(first.base, token, 'POST', '/sessions', {
+      agent: agent.id,
+      resources: [{ type: 'memory_store', memory_store_id: store.id }],
+    });
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    const session = created.body.session;
+    for (let i = 0; i < 200; i++) {
+      if ((await api(first.base, token, 'GET', `/sessions/${session.id}`)).body.session.status === 'idle') break;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+
+    // The tool writes the note and reports it done; then the model call hangs: the turn never ends.
+    fake.enqueue(
+      { kind: 'tool_call', name: 'write_file', input: { path: '/workspace/memory/notes/preferences/x.md', content: 'written before the kill' } },
+      { kind: 'hang', text: 'thinking' },
+    );
+    expect((await say(first.base, token, session.id, 'remember this')).status).toBe(202);
+    const before = await waitForHistory(first.base, token, session.id, (ev) =>
+      ev.some((e) => e.type === 'agent.tool_result' && e.part.status === 'ok' && e.part.tool_name === 'write_file'),
+    );
+    expect(before.some((e) => e.type === 'session.status_idle' && e !== before[0])).toBe(false);
+    await first.kill('SIGKILL');
+
+    const second = await startChildServer(env);
+    children.push(second);
+    fake.enqueue({ kind: 'text', text: 'back' });
+    expect((await say(second.base, token, session.id, 'are you there?')).status).toBe(202);
+    await waitForHistory(second.base, token, session.id, (ev) => ev.some((e) => e.type === 'agent.message' && e.final && e.text === 'back'), 30_000);
+
+    const memory = await api(second.base, token, 'GET', `/memory-stores/${store.id}/memory?path=${encodeURIComponent('/preferences/x.md')}`);
+    expect(memory.status, JSON.stringify(memory.body)).toBe(200);
+    expect(memory.body.content).toBe('written before the kill');
+    const versions = (await api(second.base, token, 'GET', `/memory-stores/${store.id}/versions?memory_id=${memory.body.id}`)).body.data;
+    expect(versions).toEqual([expect.objectContaining({ operation: 'created', actor: { type: 'session', session_id: session.id } })]);
+    await second.kill('SIGTERM');
+  }, 120_000);
+});
