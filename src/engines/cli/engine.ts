@@ -8,19 +8,17 @@
 // within a second; a budget stopped by the gateway ends the turn `budget_reached`. The CLI
 // never holds a provider key: only the session credential.
 import { prisma } from '../../db/client.js';
-import { BUDGET_STOP, stoppedForBudget } from '../../gateway/budget-stop.js';
 import { currentHarness } from '../../catalog/catalog.js';
-import type { CliProcess, CliTurn, EngineAdapter } from './core/adapter.js';
+import type { CliTurn, EngineAdapter } from './core/adapter.js';
 import { type Engine, type StopReason, type TurnContext, toolServerUnavailable, turnFailed } from '../engine.js';
-import { engineServer } from './core/engine-server.js';
-import { cliEnvironment } from './core/environment.js';
 import { warmSandboxes } from '../../runtime/warm-sandboxes.js';
 import { engineAdapter } from './registry.js';
 import { mcpRelayFor } from './core/mcp-relay.js';
 import { sessionMcpTools } from '../../tools/mcp/servers.js';
 import type { StoredMcpServer } from '../../tools/mcp/auth.js';
 import { EngineInstallError, installEngine, type InstalledEngine } from './core/install.js';
-import { runCliTurn, type CliSpawner } from './core/run-cli.js';
+import { runCliTurn } from './core/run-cli.js';
+import { sandboxTurn } from './core/sandbox-turn.js';
 import { uninstallableEngine } from './core/unavailable.js';
 import { cliSystemPrompt, turnPrompt } from './core/turn-input.js';
 import { EGRESS_ENDPOINT } from '../../egress/env.js';
@@ -31,8 +29,6 @@ import { memoryMountNotes } from '../memory-prompt.js';
 import { engineHome } from './core/engine-home.js';
 import type { Sandbox } from '../../sandbox/driver.js';
 import { logger } from '../../logger.js';
-
-const STDERR_LINES_IN_ERRORS = 15;
 
 export const cliEngine: Engine = { runTurn: runCliEngineTurn };
 
@@ -126,60 +122,17 @@ async function runInstalled(
   };
   const invocation = adapter.invocation(cliTurn, { binPath: engine.binPath, home, gatewayBaseUrl });
 
-  let stderrTail = () => '';
-  let budgetReached = false;
-  const spawn: CliSpawner = async (inv, starting) => {
-    for (const [file, content] of Object.entries(inv.files)) await sandbox.writeFile(file, content);
-    const env = cliEnvironment(engine, home, inv);
-    let proc: CliProcess & { stderrTail(): string };
-    if (adapter.server && sandbox.hostWorkspace) {
-      // The CLI's server, kept running in the sandbox: a turn is a request to it.
-      const server = await engineServer(sandbox, adapter.server.spec(inv, { binPath: engine.binPath, home, env, mounts: engine.mounts }), starting);
-      const release = server.use();
-      try {
-        proc = { ...(await adapter.server.turn(server, cliTurn, starting)), stderrTail: () => server.process.stderrTail() };
-      } catch (err) {
-        release();
-        throw err;
-      }
-      void proc.exited.finally(() => {
-        release();
-        warmSandboxes().turnEnded(session.agentType, version);
-      });
-    } else {
-      proc = await sandbox.spawn!({
-        argv: inv.argv,
-        env,
-        stdin: inv.stdin,
-        mounts: engine.mounts,
-        // An interrupt while the sandbox is still receiving the engine (a pod's copy) gives up the start.
-        signal: starting,
-      });
-    }
-    stderrTail = () => proc.stderrTail();
-    // Once it exits: did the gateway stop it for the budget? (the turn's stop reason then)
-    const exited = proc.exited.then(async (code) => {
-      budgetReached = stoppedForBudget(await prisma.session.findUnique({ where: { id: session.id }, select: { budgetReachedAt: true } }));
-      return code;
-    });
-    return { ...proc, lines: proc.lines, exited, kill: (sig) => proc.kill(sig) };
-  };
-
-  const inner = adapter.mapper();
-  const mapper: typeof inner = {
-    get resumeId() {
-      return inner.resumeId;
-    },
-    line: (text) => inner.line(text),
-    finish(exitCode) {
-      if (budgetReached) return { stop: BUDGET_STOP, error: null };
-      const end = inner.finish(exitCode);
-      // The CLI's own last words make a failure explainable (never a key: the CLI holds none).
-      const tail = stderrTail().trim().split('\n').slice(-STDERR_LINES_IN_ERRORS).join('\n');
-      if (end.error && tail) end.error = { ...end.error, message: `${end.error.message}\n${session.agentType} stderr (last lines):\n${tail}`.slice(0, 4000) };
-      return end;
-    },
-  };
+  const { spawn, mapper } = sandboxTurn({
+    sessionId: session.id,
+    agentType: session.agentType,
+    sandbox,
+    adapter,
+    engine,
+    home,
+    cliTurn,
+    // A server's turn has answered: a spare sandbox asked for is made now.
+    onServerTurnEnded: () => warmSandboxes().turnEnded(session.agentType, version),
+  });
 
   let result: Awaited<ReturnType<typeof runCliTurn>>;
   try {
