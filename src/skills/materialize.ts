@@ -120,4 +120,3 @@ async function ensureFrontMatter(
   }
   return { name, description };
 }
-
