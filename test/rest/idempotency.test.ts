@@ -140,6 +140,8 @@ describe('the route table', () => {
     'resumeRoutine',
     'interruptSession',
     'rotateSessionResourceToken',
+    'archiveMemoryStore',
+    'redactMemoryVersion',
     // Deduplicated by their own ids (a platform's message id, a loopback message_id, the connect token).
     'receivePlatformInbound',
     'playLoopbackInbound',

@@ -8,9 +8,9 @@ import { createHash } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestServer, type TestServer } from './helpers/server.js';
-import { expectError } from './helpers/agents.js';
-import { waitFor } from './helpers/sessions.js';
+import { startTestServer, type TestServer } from '../helpers/server.js';
+import { expectError } from '../helpers/agents.js';
+import { waitFor } from '../helpers/sessions.js';
 
 let s: TestServer;
 beforeAll(async () => {

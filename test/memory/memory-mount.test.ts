@@ -4,10 +4,10 @@
 // cannot be written inside the jail; limits at session create (9 stores, archived, not addable
 // later); a file breaking the limits is a session.error naming its path, the rest kept.
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { startTestServer, type TestServer } from './helpers/server.js';
-import { startFakeProvider, type FakeProvider } from './fake-provider/server.js';
-import { readySession, sendText, waitForEvents } from './helpers/sessions.js';
-import { expectError } from './helpers/agents.js';
+import { startTestServer, type TestServer } from '../helpers/server.js';
+import { startFakeProvider, type FakeProvider } from '../fake-provider/server.js';
+import { readySession, sendText, waitForEvents } from '../helpers/sessions.js';
+import { expectError } from '../helpers/agents.js';
 
 let s: TestServer;
 let fake: FakeProvider;

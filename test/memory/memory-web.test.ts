@@ -3,7 +3,7 @@
 // restore the first one, redact one, archive the store; the page passes the axe audit.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Locator, Page } from 'playwright-core';
-import { startTestServer, type TestServer } from './helpers/server.js';
+import { startTestServer, type TestServer } from '../helpers/server.js';
 import {
   CHROMIUM_MISSING,
   chromiumInstalled,
@@ -15,8 +15,8 @@ import {
   seriousViolations,
   signIn,
   type OfflineContext,
-} from './helpers/browser.js';
-import { buildWeb } from '../scripts/build-web.mjs';
+} from '../helpers/browser.js';
+import { buildWeb } from '../../scripts/build-web.mjs';
 
 if (!chromiumInstalled) console.warn(CHROMIUM_MISSING);
 

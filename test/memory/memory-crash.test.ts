@@ -3,9 +3,9 @@
 // next turn reads it back before writing the store in, so it becomes a version by the session
 // and nothing is lost. On PGlite (a data directory) and, when configured, PostgreSQL + Redis.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startFakeProvider, type FakeProvider } from './fake-provider/server.js';
-import { startChildServer, api, type ChildServer } from './helpers/child-server.js';
-import { CONFIGS, deploymentEnv, dropSchemas, freePort, say, waitForHistory } from './helpers/durability.js';
+import { startFakeProvider, type FakeProvider } from '../fake-provider/server.js';
+import { startChildServer, api, type ChildServer } from '../helpers/child-server.js';
+import { CONFIGS, deploymentEnv, dropSchemas, freePort, say, waitForHistory } from '../helpers/durability.js';
 
 let fake: FakeProvider;
 const children: ChildServer[] = [];
