@@ -5,6 +5,8 @@ import { dateTime } from '../contract/zod-walk.js';
 import { contentBlock, userMessageEvent } from '../events/content.js';
 import { budgetInput } from '../sessions/contract.js';
 import { connectionCursor } from '../pagination/page-token.js';
+import { memoryStoreResourceInput } from '../resources/contract.js';
+import { MAX_STORES_PER_SESSION } from '../memory/paths.js';
 
 const ROUTINE_ERROR_TYPES = [
   'agent_archived_error',
@@ -28,6 +30,13 @@ const metadataKey = z.string().min(1).max(64);
 const metadata = z.record(metadataKey, z.string().max(512)).describe('String values; keys 1 to 64, values at most 512 characters');
 const metadataPatch = z.record(metadataKey, z.string().max(512).nullable()).describe('Key-merged; a null value deletes a key');
 
+// A memory store each fire's session mounts: the session resource's fields, without the default
+// of `access` (filled in when the routine is saved, so the stored target always names it).
+const routineMemoryStore = memoryStoreResourceInput
+  .omit({ type: true })
+  .extend({ access: memoryStoreResourceInput.shape.access.removeDefault().optional().describe('read_only: the jail refuses writes (default read_write)') })
+  .meta({ id: 'RoutineMemoryStore', description: "Mounted into each fire's new session as a memory_store resource" });
+
 // Targets and the stored budget have no defaults: one schema serves input and output alike.
 const newSessionTarget = z
   .strictObject({
@@ -35,6 +44,11 @@ const newSessionTarget = z
     agent: z.string().min(1).max(128).describe('The agent id'),
     environment_id: z.string().min(1).max(128).optional(),
     vault_ids: z.array(z.string().min(1).max(128)).max(10).optional(),
+    memory_stores: z
+      .array(routineMemoryStore)
+      .max(MAX_STORES_PER_SESSION)
+      .optional()
+      .describe('Each store once; checked when saved (404 unknown, 409 archived) and again at each fire (then run_rejected_error)'),
   })
   .meta({ id: 'NewSessionTarget', description: 'A fresh session per fire' });
 const sessionTarget = z

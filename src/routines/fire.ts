@@ -104,6 +104,13 @@ async function fireNewSession(routine: Routine, viewer: Viewer, target: NewSessi
   }
   const vaults = await checkVaultIds(routine.universeId, target.vault_ids ?? []);
   if (vaults.missing) throw new RunError('vault_not_found_error', `vault ${vaults.missing} not found`).withAgent(ref);
+  const memoryStores = target.memory_stores ?? [];
+  const memoryProblem = await memoryStoreProblem(
+    routine.universeId,
+    memoryStores.map((m) => m.memory_store_id),
+  );
+  // The spec's run errors have no memory store type: like any other referent, run_rejected_error (pauses).
+  if (memoryProblem) throw new RunError('run_rejected_error', memoryProblem).withAgent(ref);
   try {
     const session = await createSession(viewer, {
       agent: agent.id,
@@ -111,6 +118,16 @@ async function fireNewSession(routine: Routine, viewer: Viewer, target: NewSessi
       metadata: { routine_id: routine.id },
       ...(vaults.ids.length ? { vault_ids: vaults.ids } : {}),
       ...(target.environment_id ? { environment_id: target.environment_id } : {}),
+      ...(memoryStores.length
+        ? {
+            resources: memoryStores.map((m) => ({
+              type: 'memory_store' as const,
+              memory_store_id: m.memory_store_id,
+              access: m.access ?? 'read_write',
+              instructions: m.instructions ?? null,
+            })),
+          }
+        : {}),
       initial_events: storedInitialEvents(routine),
       ...(routine.budgetCents !== null ? { budget: { type: 'limit', max_list_cost: { amount: routine.budgetCents.toString(), currency: 'USD' } } } : {}),
     });
@@ -118,6 +135,18 @@ async function fireNewSession(routine: Routine, viewer: Viewer, target: NewSessi
   } catch (err) {
     throw (await asRunError(err, { kind: 'agent', id: agent.id, environmentId: target.environment_id, vaultIds: vaults.ids })).withAgent(ref);
   }
+}
+
+/** Why the fire's session cannot mount these stores (one gone or archived since the routine was saved), or null. */
+async function memoryStoreProblem(universeId: string, ids: string[]): Promise<string | null> {
+  if (!ids.length) return null;
+  const found = await prisma.memoryStore.findMany({ where: { id: { in: ids }, universeId }, select: { id: true, archivedAt: true } });
+  for (const id of ids) {
+    const store = found.find((s) => s.id === id);
+    if (!store) return `memory store ${id} not found`;
+    if (store.archivedAt) return `memory store ${id} is archived; new sessions cannot mount it`;
+  }
+  return null;
 }
 
 async function fireIntoSession(routine: Routine, viewer: Viewer, target: SessionTargetValue): Promise<Fired> {

@@ -5,7 +5,9 @@ import { AppError } from '../errors.js';
 import { newId } from '../ids.js';
 import type { Viewer } from '../auth/viewer.js';
 import { Prisma, type Routine } from '../generated/prisma/client.js';
-import type { CreateRoutineBody, PatchRoutineBody } from './contract.js';
+import type { CreateRoutineBody, PatchRoutineBody, RoutineTarget } from './contract.js';
+import { checkMemoryMountCount } from '../memory/mount.js';
+import { memoryStoreForMount } from '../memory/stores.js';
 import { nextRun, validateSchedule } from './cron.js';
 import { routineScheduler } from './scheduling.js';
 
@@ -30,8 +32,21 @@ function nextFor(r: { cronExpression: string | null; cronTimezone: string | null
 
 const archivedConflict = () => new AppError('conflict', 'the routine is archived');
 
+/**
+ * A target as saved: its memory stores checked as session create checks them (each once, of the
+ * universe: 404; not archived: 409), `access` and `instructions` filled in. The fire checks them again.
+ */
+async function savedTarget(universeId: string, target: RoutineTarget): Promise<RoutineTarget> {
+  if (target.type !== 'new_session' || !target.memory_stores) return target;
+  const stores = target.memory_stores.map((m) => ({ ...m, access: m.access ?? ('read_write' as const), instructions: m.instructions ?? null }));
+  checkMemoryMountCount(stores.map((m) => ({ type: 'memory_store' as const, ...m })));
+  for (const m of stores) await memoryStoreForMount(universeId, m.memory_store_id);
+  return { ...target, memory_stores: stores };
+}
+
 export async function createRoutine(viewer: Viewer, body: CreateRoutineBody): Promise<Routine> {
   if (body.schedule) validateSchedule(body.schedule.expression, body.schedule.timezone);
+  const target = await savedTarget(viewer.universe.id, body.target);
   const cron = body.schedule
     ? { cronExpression: body.schedule.expression.trim(), cronTimezone: body.schedule.timezone }
     : { cronExpression: null, cronTimezone: null };
@@ -42,7 +57,7 @@ export async function createRoutine(viewer: Viewer, body: CreateRoutineBody): Pr
       name: body.name,
       description: body.description ?? null,
       metadata: body.metadata ?? {},
-      target: body.target,
+      target,
       initialEvents: body.initial_events,
       ...cron,
       budgetCents: body.budget ? BigInt(body.budget.max_list_cost.amount) : null,
@@ -68,7 +83,7 @@ export async function patchRoutine(viewer: Viewer, id: string, body: PatchRoutin
   if (body.name !== undefined) data.name = body.name;
   if (body.description !== undefined) data.description = body.description;
   if (body.metadata !== undefined) data.metadata = mergeMetadata(routine.metadata, body.metadata);
-  if (body.target !== undefined) data.target = body.target;
+  if (body.target !== undefined) data.target = await savedTarget(viewer.universe.id, body.target);
   if (body.initial_events !== undefined) data.initialEvents = body.initial_events;
   if (body.budget !== undefined) data.budgetCents = body.budget ? BigInt(body.budget.max_list_cost.amount) : null;
   if (body.schedule !== undefined) {
