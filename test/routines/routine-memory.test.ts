@@ -61,6 +61,15 @@ describe('a routine with memory stores', () => {
       { memory_store_id: log.id, access: 'read_write', instructions: null },
     ]);
     expect((await s.api('GET', `/routines/${created.body.id}`)).body.target).toEqual(created.body.target);
+    // GraphQL reads the same target.
+    const read = await s.gql(
+      `query($id: String!) { routine(id: $id) { target { ... on NewSessionTarget { memoryStores { memoryStoreId access instructions } } } } }`,
+      { id: created.body.id },
+    );
+    expect(read.body.data?.routine.target.memoryStores, JSON.stringify(read.body)).toEqual([
+      { memoryStoreId: prefs.id, access: 'read_only', instructions: 'Read before answering.' },
+      { memoryStoreId: log.id, access: 'read_write', instructions: null },
+    ]);
 
     fake.enqueue({ kind: 'tool_call', name: 'read_file', input: { path: '/workspace/memory/routine-prefs/style.md' } }, { kind: 'text', text: 'short' });
     const run = await s.api('POST', `/routines/${created.body.id}/run`);
