@@ -3,7 +3,7 @@
 // only (the dashboard's client), errors in the envelope with the status of src/errors.ts.
 //
 // Why not yoga's plugin (@graphql-yoga/plugin-graphql-sse 3.24.1 with graphql-yoga 5.24.1 and
-// graphql-sse 2.6.1): mounted in its place, the same requests (test/graphql-sse.test.ts) answered
+// graphql-sse 2.6.1): mounted in its place, the same requests (test/http/graphql-sse.test.ts) answered
 //  - a bad token or an unknown X-Universe: the right status, but a text/plain stack trace instead
 //    of `{errors: [{message, extensions: {code}}]}` (the plugin builds the context inside its
 //    onSubscribe, whose throw reaches @whatwg-node's handleErrorFromRequestHandler);
