@@ -142,6 +142,9 @@ export const PATH_PARAM_SHAPES: Record<string, RegExp> = {
   'revisions/{revisionId}': idOf('skr'),
   'routines/{id}': idOf('rtn'),
   'webhooks/{id}': idOf('whep'),
+  'memory-stores/{id}': idOf('memstore'),
+  'memories/{memory_id}': idOf('mem'),
+  'versions/{version_id}': idOf('memver'),
   // created slugs are stricter (3 to 40, no dash at the ends); personal ones are derived from emails
   'universes/{slug}': /^[a-z0-9][a-z0-9-]{0,63}$/,
 };

@@ -56,6 +56,14 @@ describe('stores', () => {
     expectError(await s.api('POST', `/memory-stores/${created.id}/memories`, { body: { path: '/a', content: 'x' } }), 409, 'conflict');
   });
 
+  it('a wrong-shaped store, memory or version id answers 404 not_found in the envelope; without a token 401 comes first', async () => {
+    const st = (await s.api('POST', '/memory-stores', { body: { name: 'shapes' } })).body;
+    expectError(await s.api('GET', '/memory-stores/agent_abc'), 404, 'not_found');
+    expectError(await s.api('GET', `/memory-stores/${st.id}/memories/memver_abc`), 404, 'not_found');
+    expectError(await s.api('GET', `/memory-stores/${st.id}/versions/mem_abc`), 404, 'not_found');
+    expectError(await s.api('GET', '/memory-stores/agent_abc', { token: '' }), 401, 'invalid_token');
+  });
+
   it('limits: name 1–255, description ≤ 1024', async () => {
     await store({ name: 'n'.repeat(255), description: 'd'.repeat(1024) });
     expectError(await s.api('POST', '/memory-stores', { body: { name: '' } }), 400, 'invalid_request');
