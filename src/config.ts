@@ -153,6 +153,15 @@ export const settings = {
   modelMaxAttempts: () => num('MODEL_MAX_ATTEMPTS', 3),
   /** MODEL_RETRY_BASE_MS: first retry delay of a model call, doubled per try (default 500). */
   modelRetryBaseMs: () => num('MODEL_RETRY_BASE_MS', 500),
+  /** PROMPT_CACHING: `off` sends no cache breakpoints / cache key (default on; docs/engines.md "Prompt caching"). */
+  promptCaching: () => text('PROMPT_CACHING') !== 'off',
+  /** COMPACT_AT_SHARE: share of the model's context window a hermes call may fill before older turns are summarised (default 0.8). */
+  compactAtShare: () => {
+    const v = Number(text('COMPACT_AT_SHARE'));
+    return Number.isFinite(v) && v > 0 && v <= 1 ? v : 0.8;
+  },
+  /** COMPACT_KEEP_TURNS: recent turns compaction keeps verbatim (default 2). */
+  compactKeepTurns: () => num('COMPACT_KEEP_TURNS', 2),
   /** RUNNER_STALE_MS: a running session not heard from for this long is recovered (default 30 s). */
   runnerStaleMs: () => num('RUNNER_STALE_MS', 30_000),
   /** RECOVERY_INTERVAL_MS: how often stale sessions are looked for (default 15 s). */

@@ -44,6 +44,34 @@ export const sessionErrorDetail = z
   })
   .meta({ id: 'SessionErrorDetail' });
 
+// ---- issue #31 (caching helper): usage per turn, compaction --------------------------------
+const tokenCount = z.int().min(0);
+const usageCost = z
+  .strictObject({ amount: z.string(), currency: z.literal('USD') })
+  .describe('List cost in whole US cents, rounded down (the MonetaryAmount shape)')
+  .meta({ id: 'UsageCost' });
+/** Tokens and list cost of some model calls; a turn's (on session.status_idle) or a session's totals. */
+export const usageCounters = {
+  input_tokens: tokenCount.describe('Input tokens billed at the input price (cache reads and writes excluded)'),
+  output_tokens: tokenCount,
+  cache_read_input_tokens: tokenCount.describe('Input tokens read from the prompt cache (cache-read price)'),
+  cache_creation_input_tokens: tokenCount.describe('Input tokens written to the prompt cache (cache-write price)'),
+  cost: usageCost,
+  cost_usd: z.string().describe('The same list cost, exact, in US dollars (nine decimals)'),
+  model_calls: tokenCount.describe('Metered model calls (a compaction summary included)'),
+  tool_calls: tokenCount.describe('Tool calls that produced a result'),
+};
+export const turnUsage = z
+  .strictObject({ ...usageCounters, duration_ms: tokenCount.describe('From the turn start to its end') })
+  .describe("Beyond the spec: the turn's usage, the sum of its metered model calls (absent on an idle that ends no turn run by an engine)")
+  .meta({ id: 'TurnUsage' });
+export type TurnUsage = z.output<typeof turnUsage>;
+export const compactedRange = z
+  .strictObject({ from_event_id: z.string(), to_event_id: z.string() })
+  .meta({ id: 'CompactedRange' })
+  .describe('The first and last event the summary stands for (history keeps them)');
+// ---- end issue #31 --------------------------------------------------------------------------
+
 const streamed = {
   final: z.boolean().optional().describe('false on streamed chunks; true on the complete message that follows them'),
 };
@@ -68,7 +96,10 @@ export const sessionEvent = z
       by: z.string().describe('Who answered'),
     }),
     event('session.status_running', 'SessionStatusRunningEvent', {}),
-    event('session.status_idle', 'SessionStatusIdleEvent', { stop_reason: stopReason }),
+    event('session.status_idle', 'SessionStatusIdleEvent', {
+      stop_reason: stopReason,
+      usage: turnUsage.optional(),
+    }),
     event('session.error', 'SessionErrorEvent', { error: sessionErrorDetail }),
     event('session.status_terminated', 'SessionStatusTerminatedEvent', {}),
     event('session.deleted', 'SessionDeletedEvent', {}),

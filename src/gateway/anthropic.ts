@@ -89,15 +89,40 @@ export function anthropicLimits(req: Pick<ModelRequest, 'model' | 'maxTokens' | 
   return { budget, maxTokens: Math.max(base, Math.min(budget + ANSWER_ROOM, RAISED_MAX_TOKENS_CAP), budget + 1) };
 }
 
+const EPHEMERAL = { type: 'ephemeral' } as const;
+
+/**
+ * Cache breakpoints on the conversation (Anthropic allows four per request; the system prompt
+ * takes one): the last block of the last message, so the next call reads everything up to here,
+ * and the last block of the user message before it, where the previous call wrote its entry (a
+ * turn with many tool calls can move the tail past the API's 20-block look-back).
+ */
+function markTail(messages: { role: string; content: Record<string, unknown>[] }[]): void {
+  const users = messages.flatMap((m, i) => (m.role === 'user' ? [i] : []));
+  const marks = new Set([messages.length - 1, ...users.slice(-2)]);
+  for (const i of [...marks].sort((a, b) => b - a).slice(0, 2)) {
+    const m = messages[i]!;
+    for (let k = m.content.length - 1; k >= 0; k--) {
+      if (isThinking(m.content[k]!)) continue; // thinking blocks take no breakpoint
+      m.content[k] = { ...m.content[k], cache_control: EPHEMERAL };
+      break;
+    }
+  }
+}
+
 export function anthropicBody(req: ModelRequest): Record<string, unknown> {
   const messages = toAnthropicMessages(req.messages);
+  const caching = !!req.cacheKey;
+  if (caching) markTail(messages);
   const limits = anthropicLimits(req);
   const budget = limits.budget && !thinkingBlockedByHistory(messages) ? limits.budget : null;
   return {
     model: req.model,
     max_tokens: budget ? limits.maxTokens : (req.maxTokens ?? DEFAULT_MAX_TOKENS),
     stream: true,
-    ...(req.system ? { system: req.system } : {}),
+    // Cached, the system prompt is one text block carrying the breakpoint that caches the tools
+    // (which come before it in the prompt) together with it.
+    ...(req.system ? { system: caching ? [{ type: 'text', text: req.system, cache_control: EPHEMERAL }] : req.system } : {}),
     messages,
     ...(req.tools.length ? { tools: req.tools.map((t) => ({ name: t.name, description: t.description, input_schema: t.inputSchema })) } : {}),
     ...(budget ? { thinking: { type: 'enabled', budget_tokens: budget } } : {}),

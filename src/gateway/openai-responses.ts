@@ -75,6 +75,7 @@ export function responsesBody(req: ModelRequest): Record<string, unknown> {
     ...(req.maxTokens ? { max_output_tokens: req.maxTokens } : {}),
     // Non-reasoning models refuse `reasoning` (a 400), so only reasoning models get it.
     ...(reasoningModel ? { reasoning: { ...(effort ? { effort } : {}), summary: 'auto' }, include: ['reasoning.encrypted_content'] } : {}),
+    ...(req.cacheKey ? { prompt_cache_key: req.cacheKey } : {}),
   };
 }
 

@@ -69,6 +69,7 @@ export function openaiBody(req: ModelRequest): Record<string, unknown> {
     // max_tokens is refused by reasoning models; max_completion_tokens works for all.
     ...(req.maxTokens ? { max_completion_tokens: req.maxTokens } : {}),
     ...(effort ? { reasoning_effort: effort } : {}),
+    ...(req.cacheKey ? { prompt_cache_key: req.cacheKey } : {}),
   };
 }
 

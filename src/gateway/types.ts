@@ -31,6 +31,12 @@ export interface ModelRequest {
   reasoningEffort?: string | null;
   /** OpenAI only: the wire API to call; unset, OPENAI_API_MODE or the catalog's choice for the model. */
   api?: 'responses' | 'chat';
+  /**
+   * Prompt caching, set per session (null/unset: none). Anthropic: `cache_control` breakpoints on
+   * the system prompt (which caches the tools with it) and on the conversation's moving tail;
+   * OpenAI: this value as `prompt_cache_key`, so every call of the session lands on the same cache.
+   */
+  cacheKey?: string | null;
 }
 
 export interface Usage {

@@ -13,6 +13,7 @@ import { moveOf, movableFrom, transition } from './session-state-machine.js';
 import { sandboxFilling } from './sandbox-filling.js';
 import { service } from '../services/registry.js';
 import { finishUnfinishedStreams } from './unfinished-streams.js';
+import { turnUsage } from '../billing/usage.js';
 
 const HEARTBEAT_MS = 5_000;
 
@@ -248,6 +249,7 @@ function beginRun(sessionId: string, start: () => Promise<Started | null>): { st
         const { shutdown } = turnGate();
         if (shutdown.signal.aborted) state.controller.abort(shutdown.signal.reason);
         let stop: StopReason;
+        const startedAt = Date.now();
         try {
           stop = await runTurn(sessionId, current.turn, state.controller.signal);
         } catch (err) {
@@ -262,7 +264,12 @@ function beginRun(sessionId: string, start: () => Promise<Started | null>): { st
         }
         state.controller = null;
         await sandboxFilling().syncMemoryBack(sessionId, current.turn); // memory stores: the turn's writes become versions (never throws)
-        current = await endTurn(sessionId, { type: 'session.status_idle', fields: { stop_reason: stop } });
+        // Beyond the spec (issue #31): the idle event carries what the turn used.
+        const usage = await turnUsage(sessionId, current.turn, startedAt).catch((err) => {
+          logger.error({ err, sessionId }, 'could not sum the turn usage');
+          return undefined;
+        });
+        current = await endTurn(sessionId, { type: 'session.status_idle', fields: { stop_reason: stop, ...(usage ? { usage } : {}) } });
       }
     } finally {
       stopBeating(sessionId);

@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { dateTime } from '../contract/zod-walk.js';
 import { userMessageEvent } from '../events/content.js';
 import { resourceInput, sessionResource } from '../resources/contract.js';
+import { usageCounters } from '../events/types.js';
 
 export const REASONING_EFFORT_VALUES = ['none', 'off', 'minimal', 'low', 'medium', 'high', 'xhigh', 'max', 'ultra'] as const;
 export const reasoningEffort = z.enum(REASONING_EFFORT_VALUES).meta({ id: 'ReasoningEffort' });
@@ -76,6 +77,12 @@ export const sessionBudget = z
   })
   .meta({ id: 'SessionBudget' });
 
+/** Beyond the spec (issue #31): the session's totals; `cost` equals the budget's consumed_cost. */
+export const sessionUsage = z
+  .strictObject(usageCounters)
+  .describe("Beyond the spec: the session's model and tool usage so far (cost = the consumed list cost)")
+  .meta({ id: 'SessionUsage' });
+
 export const sessionBody = z
   .strictObject({
     id: z.string(),
@@ -90,6 +97,7 @@ export const sessionBody = z
     metadata: z.record(z.string(), z.unknown()),
     budget: sessionBudget.nullable(),
     resources: z.array(sessionResource).describe('Oldest first'),
+    usage: sessionUsage,
     createdAt: dateTime(z.string()),
   })
   .meta({ id: 'Session' });

@@ -1,17 +1,18 @@
 // Sessions as the spec shows them, loaded in a constant number of queries however many there
-// are: the sessions (with their agent's reasoning effort), then all their resources at once.
+// are: the sessions (with their agent's reasoning effort), then all their resources and usage at once.
 import { prisma } from '../db/client.js';
 import { nanoToCents } from '../money.js';
 import { resourceView } from '../resources/resources.js';
 import type { Prisma, SessionResource } from '../generated/prisma/client.js';
 import type { SessionView } from './contract.js';
+import { sessionUsageTotals, type UsageTotals } from '../billing/usage.js';
 
 const withAgentEffort = { agent: { select: { reasoningEffort: true, defaultSessionId: true } } } satisfies Prisma.SessionInclude;
 type SessionRow = Prisma.SessionGetPayload<{ include: typeof withAgentEffort }>;
 
 const usd = (cents: bigint) => ({ amount: cents.toString(), currency: 'USD' as const });
 
-function toView(s: SessionRow, resources: SessionResource[]): SessionView {
+function toView(s: SessionRow, resources: SessionResource[], usage: UsageTotals): SessionView {
   return {
     id: s.id,
     agentId: s.agentId,
@@ -33,6 +34,7 @@ function toView(s: SessionRow, resources: SessionResource[]): SessionView {
             reached_at: s.budgetReachedAt?.toISOString() ?? null,
           },
     resources: resources.map(resourceView),
+    usage,
     createdAt: s.createdAt.toISOString(),
   };
 }
@@ -41,10 +43,13 @@ function toView(s: SessionRow, resources: SessionResource[]): SessionView {
 export async function sessionViews(where: Prisma.SessionWhereInput, orderBy: Prisma.SessionOrderByWithRelationInput = { id: 'desc' }): Promise<SessionView[]> {
   const rows = await prisma.session.findMany({ where, orderBy, include: withAgentEffort });
   if (!rows.length) return [];
-  const resources = await prisma.sessionResource.findMany({ where: { sessionId: { in: rows.map((r) => r.id) } }, orderBy: { id: 'asc' } });
+  const [resources, usage] = await Promise.all([
+    prisma.sessionResource.findMany({ where: { sessionId: { in: rows.map((r) => r.id) } }, orderBy: { id: 'asc' } }),
+    sessionUsageTotals(rows),
+  ]);
   const bySession = new Map<string, SessionResource[]>();
   for (const r of resources) bySession.set(r.sessionId, [...(bySession.get(r.sessionId) ?? []), r]);
-  return rows.map((s) => toView(s, bySession.get(s.id) ?? []));
+  return rows.map((s) => toView(s, bySession.get(s.id) ?? [], usage.get(s.id)!));
 }
 
 export async function sessionView(id: string): Promise<SessionView> {

@@ -5,6 +5,7 @@
 // Tests script the next
 // answers (one FIFO for both APIs) and inspect the requests. Like the real APIs it refuses
 // malformed requests with a 400 (`strict`), so wire-format bugs fail here, not in production.
+import { createHash } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Usage } from '../../src/gateway/types.js';
@@ -49,6 +50,8 @@ export interface FakeProvider {
   rejectKeys: Set<string>;
   /** Refuse requests the real API would refuse (default true). */
   strict: boolean;
+  /** Prompt caching and context size (issue #31): see the block "prompt caching and context window" below. */
+  promptCache: PromptCacheSim;
   enqueue(...steps: FakeStep[]): void;
   reset(): void;
   close(): Promise<void>;
@@ -554,13 +557,121 @@ function streamFailure(res: http.ServerResponse, api: Api, responses: boolean, s
   res.end();
 }
 
+// ---- prompt caching and context window (issue #31) -----------------------------------------
+// Off unless a test turns it on (`fake.promptCache.simulate = true`): a step without scripted
+// usage is then counted from the request itself (4 characters a token, as the gateway's
+// estimates) and reports cache usage as each provider does. Anthropic caches the prompt prefix up
+// to each `cache_control` breakpoint (order: tools, system, messages; markers are not content)
+// and reads the longest prefix written before (cache_read_input_tokens), writing the part up to
+// its last breakpoint that was not cached (cache_creation_input_tokens); without breakpoints it
+// caches nothing. OpenAI caches automatically per `prompt_cache_key` (none: one shared cache) at
+// message boundaries and reports the cached part inside the prompt (cached_tokens).
+// `contextWindow` (tokens): a longer prompt is refused with the provider's own 400.
+
+export interface PromptCacheSim {
+  simulate: boolean;
+  contextWindow: number | null;
+  /** Prefix hashes seen, with their token counts. */
+  entries: Map<string, number>;
+}
+
+const tokensOf = (chars: number) => Math.ceil(chars / 4);
+
+function withoutMarkers(v: unknown): unknown {
+  if (Array.isArray(v)) return v.map(withoutMarkers);
+  if (v && typeof v === 'object') {
+    const out: Record<string, unknown> = {};
+    for (const [k, x] of Object.entries(v)) if (k !== 'cache_control') out[k] = withoutMarkers(x);
+    return out;
+  }
+  return v;
+}
+
+/** The prompt as a list of units (each a JSON string), and which units end with a breakpoint. */
+function promptUnits(api: Api, responses: boolean, body: any): { units: string[]; marks: number[]; key: string } {
+  const units: string[] = [];
+  const marks: number[] = [];
+  const add = (v: unknown, marked = false) => {
+    units.push(JSON.stringify(withoutMarkers(v)));
+    if (marked) marks.push(units.length - 1);
+  };
+  if (api === 'anthropic') {
+    for (const t of body.tools ?? []) add(t, !!t.cache_control);
+    const system = typeof body.system === 'string' ? [{ type: 'text', text: body.system }] : (body.system ?? []);
+    for (const b of system) add(b, !!b.cache_control);
+    for (const m of body.messages ?? []) {
+      const content = typeof m.content === 'string' ? [{ type: 'text', text: m.content }] : m.content;
+      add({ role: m.role });
+      for (const b of content) add(b, !!b.cache_control);
+    }
+    return { units, marks, key: '' };
+  }
+  for (const t of body.tools ?? []) add(t);
+  if (responses) {
+    if (body.instructions) add({ instructions: body.instructions });
+    for (const x of typeof body.input === 'string' ? [{ role: 'user', content: body.input }] : body.input) add(x);
+  } else {
+    for (const m of body.messages ?? []) add(m);
+  }
+  return { units, marks, key: typeof body.prompt_cache_key === 'string' ? body.prompt_cache_key : '' };
+}
+
+/** The prompt's size in tokens and what the cache did with it; null when the simulation is off. */
+function simulatedCounts(sim: PromptCacheSim, api: Api, responses: boolean, body: any): { total: number; read: number; write: number } {
+  const { units, marks, key } = promptUnits(api, responses, body);
+  const hash = createHash('sha256').update(`${api}:${key}:`);
+  const prefixes: { hash: string; tokens: number }[] = [];
+  let chars = 0;
+  for (const u of units) {
+    hash.update(u);
+    chars += u.length;
+    prefixes.push({ hash: hash.copy().digest('hex'), tokens: tokensOf(chars) });
+  }
+  const total = tokensOf(chars);
+  let read = 0;
+  if (api === 'anthropic') {
+    // The longest prefix written before that ends at or before the last breakpoint.
+    const last = marks.at(-1) ?? -1;
+    for (let i = last; i >= 0; i--) {
+      const hit = sim.entries.get(prefixes[i]!.hash);
+      if (hit !== undefined) {
+        read = hit;
+        break;
+      }
+    }
+    const upTo = last >= 0 ? prefixes[last]!.tokens : 0;
+    for (const i of marks) sim.entries.set(prefixes[i]!.hash, prefixes[i]!.tokens);
+    return { total, read, write: Math.max(0, upTo - read) };
+  }
+  for (let i = prefixes.length - 1; i >= 0; i--) {
+    const hit = sim.entries.get(prefixes[i]!.hash);
+    if (hit !== undefined) {
+      read = hit;
+      break;
+    }
+  }
+  for (const p of prefixes) sim.entries.set(p.hash, p.tokens);
+  return { total, read, write: 0 };
+}
+
+/** The provider's refusal of a prompt over the window, in its own words. */
+function contextRefusal(api: Api, tokens: number, window: number): string {
+  return api === 'anthropic'
+    ? `prompt is too long: ${tokens} tokens > ${window} maximum`
+    : `This model's maximum context length is ${window} tokens. However, your messages resulted in ${tokens} tokens. Please reduce the length of the messages.`;
+}
+
 // ---- server ------------------------------------------------------------------------------
 
 export async function startFakeProvider(): Promise<FakeProvider> {
   let queue: FakeStep[] = [];
   const requests: RecordedRequest[] = [];
   const hangs = new Set<http.ServerResponse>();
-  const fake = { rejectKeys: new Set<string>(), strict: true };
+  const fake = {
+    rejectKeys: new Set<string>(),
+    strict: true,
+    promptCache: { simulate: false, contextWindow: null, entries: new Map() } as PromptCacheSim,
+  };
 
   const handle = (req: http.IncomingMessage, res: http.ServerResponse, raw: string) => {
     let body: any = null;
@@ -587,7 +698,36 @@ export async function startFakeProvider(): Promise<FakeProvider> {
       if (invalid) return sendError(res, api, 400, invalid);
     }
 
-    const step: FakeStep = queue.shift() ?? { kind: 'text', text: 'ok' };
+    let step: FakeStep | undefined;
+    const sim = fake.promptCache;
+    if ((sim.simulate || sim.contextWindow !== null) && body && typeof body === 'object') {
+      const counts = simulatedCounts(sim, api, responses, body);
+      if (sim.contextWindow !== null && counts.total > sim.contextWindow) {
+        if (api === 'anthropic') return sendError(res, api, 400, contextRefusal(api, counts.total, sim.contextWindow));
+        res.writeHead(400, { 'content-type': 'application/json' }).end(
+          JSON.stringify({
+            error: {
+              message: contextRefusal(api, counts.total, sim.contextWindow),
+              type: 'invalid_request_error',
+              param: 'messages',
+              code: 'context_length_exceeded',
+            },
+          }),
+        );
+        return;
+      }
+      step = queue.shift() ?? { kind: 'text', text: 'ok' };
+      if (sim.simulate && !('usage' in step && step.usage) && step.kind !== 'error' && step.kind !== 'hang') {
+        const usage = {
+          input: counts.total - counts.read - counts.write,
+          cacheRead: counts.read,
+          cacheWrite: counts.write,
+          output: tokensOf(textOf(step).length + 20),
+        };
+        step = { ...step, usage } as FakeStep;
+      }
+    }
+    step ??= queue.shift() ?? { kind: 'text', text: 'ok' };
     if (step.kind === 'error') {
       return sendError(
         res,
@@ -635,6 +775,7 @@ export async function startFakeProvider(): Promise<FakeProvider> {
       requests.length = 0;
       fake.rejectKeys.clear();
       fake.strict = true;
+      fake.promptCache = { simulate: false, contextWindow: null, entries: new Map() };
     },
     async close() {
       for (const r of hangs) r.destroy();

@@ -35,6 +35,7 @@ const SESSION_KEYS = [
   'resources',
   'status',
   'title',
+  'usage',
 ];
 
 describe('create and read', () => {

@@ -211,7 +211,7 @@ describe.skipIf(!chromiumInstalled)('the web in Chromium (skipped without /usr/b
     await expectText(page.getByTestId('session-status'), 'idle');
     await page.getByText('Turn ended (end turn)').first().waitFor();
     // The model got the words the browser sent.
-    expect(fake.requests.at(-1)!.body.messages.at(-1)).toEqual({ role: 'user', content: [{ type: 'text', text: 'Hello from the browser' }] });
+    expect(fake.requests.at(-1)!.body.messages.at(-1)).toMatchObject({ role: 'user', content: [{ type: 'text', text: 'Hello from the browser' }] });
 
     // A tool call, then a turn that hangs until interrupted.
     fake.enqueue({ kind: 'tool_call', name: 'bash', input: { command: 'echo from-the-jail' } }, { kind: 'hang', text: 'Thinking very slowly' });

@@ -63,6 +63,8 @@ async function runHermesEngineTurn(ctx: TurnContext): Promise<StopReason> {
       }),
       reasoningEffort: effort,
       maxTokens: 8192,
+      // One cache key per session: its calls share a prefix (docs/engines.md "Prompt caching").
+      cacheKey: settings.promptCaching() ? sessionId : null,
     },
     messages,
     tools,
