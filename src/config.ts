@@ -160,6 +160,11 @@ export const settings = {
     const v = Number(text('COMPACT_AT_SHARE'));
     return Number.isFinite(v) && v > 0 && v <= 1 ? v : 0.8;
   },
+  /** CONTEXT_WINDOW_CAP: caps every model's context window (tokens) for compaction; unset: the catalog's windows. */
+  contextWindowCap: () => {
+    const v = Number(text('CONTEXT_WINDOW_CAP'));
+    return Number.isInteger(v) && v > 0 ? v : null;
+  },
   /** COMPACT_KEEP_TURNS: recent turns compaction keeps verbatim (default 2). */
   compactKeepTurns: () => num('COMPACT_KEEP_TURNS', 2),
   /** RUNNER_STALE_MS: a running session not heard from for this long is recovered (default 30 s). */

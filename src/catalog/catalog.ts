@@ -21,6 +21,8 @@ export interface ModelInfo {
   provider: ModelProvider;
   aliases: string[];
   prices: ModelPrices;
+  /** The context window in tokens (prompt and answer together). */
+  context_window: number;
   api?: OpenAIApi;
   description?: string;
 }
@@ -50,6 +52,7 @@ for (const [id, m] of Object.entries(data.models)) {
     if (!(typeof m.prices[k] === 'number' && m.prices[k] >= 0)) throw new Error(`models.json: ${id} needs a price ${k} >= 0`);
     if (m.provider === 'demo' && m.prices[k] !== 0) throw new Error(`models.json: ${id} is a demo model and must cost nothing (${k})`);
   }
+  if (!(Number.isInteger(m.context_window) && m.context_window >= 1024)) throw new Error(`models.json: ${id} needs a context_window (tokens, >= 1024)`);
   if (m.provider === 'demo' && !m.description) throw new Error(`models.json: ${id} is a demo model and needs a description saying so`);
 }
 for (const [engine, e] of Object.entries(data.engines)) {

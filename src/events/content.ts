@@ -49,8 +49,11 @@ export const userToolConfirmationEvent = z
   })
   .meta({ id: 'UserToolConfirmationInput' });
 
+/** Beyond the spec (issue #31): summarise the older conversation now (hermes); a turn of its own. */
+export const userCompactEvent = z.strictObject({ type: z.literal('user.compact') }).meta({ id: 'UserCompactInput' });
+
 export const inputEvent = z
-  .discriminatedUnion('type', [userMessageEvent, systemMessageEvent, userInterruptEvent, userToolConfirmationEvent])
+  .discriminatedUnion('type', [userMessageEvent, systemMessageEvent, userInterruptEvent, userToolConfirmationEvent, userCompactEvent])
   .meta({ id: 'SendEventInput' });
 export type InputEvent = z.infer<typeof inputEvent>;
 

@@ -102,6 +102,16 @@ export const sessionEvent = z
     }),
     event('session.error', 'SessionErrorEvent', { error: sessionErrorDetail }),
     event('session.status_terminated', 'SessionStatusTerminatedEvent', {}),
+    // issue #31 (caching helper): compaction
+    event('user.compact', 'UserCompactEvent', { by: z.string().describe('Who asked for it') }),
+    event('session.compacted', 'SessionCompactedEvent', {
+      summary: z.string().describe('What the model is given instead of the replaced events'),
+      replaces: compactedRange,
+      replaced_events: z.int().min(0).describe('How many events of the conversation the summary stands for'),
+      trigger: z.enum(['auto', 'user']).meta({ id: 'CompactionTrigger' }).describe('auto: the next call would have filled the window; user: user.compact'),
+      tokens_before: z.int().min(0).describe('Estimated prompt tokens before'),
+      tokens_after: z.int().min(0).describe('Estimated prompt tokens after'),
+    }),
     event('session.deleted', 'SessionDeletedEvent', {}),
   ])
   .meta({ id: 'SessionEvent' });

@@ -172,7 +172,7 @@ async function fireIntoSession(routine: Routine, viewer: Viewer, target: Session
   return { sessionId: session.id, agent: ref };
 }
 
-const INPUT_TYPES = ['user.message', 'system.message', 'user.tool_confirmation'];
+const INPUT_TYPES = ['user.message', 'system.message', 'user.tool_confirmation', 'user.compact'];
 
 /**
  * Where the session is idle with no input waiting: marks its next turn as this fire's, allowed

@@ -112,7 +112,7 @@ const turnGate = (): TurnGate => service('turnGate');
 const CLAIM = moveOf('claim');
 const RELEASE = moveOf('release');
 
-const INPUT_TYPES = ['user.message', 'system.message', 'user.tool_confirmation'];
+const INPUT_TYPES = ['user.message', 'system.message', 'user.tool_confirmation', 'user.compact'];
 const inputsWaiting = (sessionId: string) => Prisma.sql`EXISTS (SELECT 1 FROM "SessionEvent" e WHERE e."sessionId" = ${sessionId} AND e."turn" IS NULL
                   AND e."type" = ANY(${INPUT_TYPES}::text[]))`;
 
@@ -312,7 +312,7 @@ async function endLostTurns(stale: { id: string; runnerId: string | null }[]): P
 export async function sessionsWithWaitingInputs(): Promise<string[]> {
   const rows = await prisma.$queryRaw<{ id: string }[]>`
     SELECT s."id" FROM "Session" s WHERE s."status" = ANY(${CLAIM.from}::text[]) AND s."budgetReachedAt" IS NULL AND EXISTS (
-      SELECT 1 FROM "SessionEvent" e WHERE e."sessionId" = s."id" AND e."turn" IS NULL AND e."type" IN ('user.message', 'system.message', 'user.tool_confirmation'))`;
+      SELECT 1 FROM "SessionEvent" e WHERE e."sessionId" = s."id" AND e."turn" IS NULL AND e."type" IN ('user.message', 'system.message', 'user.tool_confirmation', 'user.compact'))`;
   return rows.map((r) => r.id);
 }
 

@@ -61,6 +61,9 @@ export async function sendEvents(viewer: Viewer, idOrAgent: string, body: SendEv
     await assertCredits(session);
   } else assertAllowed('send', statusOf(session));
 
+  // user.compact (issue #31): only hermes compacts a conversation; CLI engines keep their own.
+  if (body.events.some((e) => e.type === 'user.compact') && session.agentType !== 'hermes')
+    throw new AppError('invalid_request', `user.compact: the ${session.agentType} engine manages its own context; only hermes sessions compact`);
   const by = who(viewer);
   const confirmations = await checkConfirmations(
     session.id,
@@ -70,7 +73,7 @@ export async function sendEvents(viewer: Viewer, idOrAgent: string, body: SendEv
   const prepared: NewEvent[] = [];
   for (const e of body.events) {
     if (e.type === 'user.message') prepared.push({ type: e.type, fields: { content: await materializeContent(session.universeId, session.id, e.content) } });
-    else if (e.type === 'user.interrupt') prepared.push({ type: e.type, fields: { by } });
+    else if (e.type === 'user.interrupt' || e.type === 'user.compact') prepared.push({ type: e.type, fields: { by } });
     else if (e.type === 'user.tool_confirmation') {
       const c = confirmations.shift()!;
       prepared.push({ type: e.type, fields: { tool_use_id: c.tool_use_id, result: c.result, deny_message: c.deny_message ?? null, by } });

@@ -3,10 +3,12 @@
 // requests a per-session cache key; the fake provider caches prefixes as the providers do and
 // reports reads and writes; the gateway prices them exactly. Usage per turn: the idle event
 // carries the sum of the turn's metered calls; the session (REST, GraphQL) its totals.
+// Compaction: driven past the (capped) context window, hermes summarises older turns instead of
+// failing; user.compact; a lone message over the window; budgets stop exactly with both on.
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { startFakeProvider, type FakeProvider } from '../fake-provider/server.js';
-import { readySession, sendText, waitForEvents } from '../helpers/sessions.js';
+import { history, readySession, sendText, waitForEvents } from '../helpers/sessions.js';
 import { prisma } from '../../src/db/client.js';
 
 let s: TestServer;
@@ -196,5 +198,161 @@ describe('usage per turn and per session', () => {
     const listed = (await s.api('GET', '/sessions')).body;
     const mine = (listed.sessions ?? listed.data ?? []).find((x: any) => x.id === session.id);
     if (mine) expect(mine.usage).toEqual(total);
+  });
+});
+
+const WINDOW = 4000; // tokens: CONTEXT_WINDOW_CAP for the service, the fake provider's context size
+const padded = (marker: string, chars = 3000) => `${marker} ${'lorem ipsum dolor sit amet '.repeat(Math.ceil(chars / 27))}`.slice(0, chars);
+const isSummaryCall = (r: { body: any }) => JSON.stringify(r.body.system ?? '').includes('You compact the history');
+
+describe('compaction', () => {
+  beforeEach(() => {
+    process.env.CONTEXT_WINDOW_CAP = String(WINDOW);
+    fake.promptCache.contextWindow = WINDOW;
+  });
+  afterAll(() => {
+    delete process.env.CONTEXT_WINDOW_CAP;
+  });
+
+  it('a conversation driven past the window is summarised (metered) instead of failing; later calls send summary + tail; history keeps every event', async () => {
+    const { session } = await readySession(s);
+    const answers: string[] = [];
+    for (let n = 1; n <= 5; n++) {
+      // The summary call, when one comes, takes the first scripted answer of its turn.
+      fake.enqueue(...(n === 4 ? [{ kind: 'text' as const, text: 'SUMMARY-ONE: turns 1 to 3 were about markers.' }] : []), {
+        kind: 'text',
+        text: `answer ${n}`,
+      });
+      await sendText(s, session.id, padded(`marker-${n}`));
+      const events = await waitForEvents(s, session.id, 'session.status_idle', n, 20_000);
+      answers.push(events.filter((e) => e.type === 'agent.message' && e.final).at(-1).text);
+    }
+    expect(answers).toEqual(['answer 1', 'answer 2', 'answer 3', 'answer 4', 'answer 5']);
+    const all = await history(s, session.id);
+    expect(all.filter((e) => e.type === 'session.error')).toEqual([]);
+    // History keeps every original event, and the compaction between them.
+    expect(all.filter((e) => e.type === 'user.message')).toHaveLength(5);
+    expect(all.filter((e) => e.type === 'agent.message' && e.final)).toHaveLength(5);
+    const compactions = all.filter((e) => e.type === 'session.compacted');
+    expect(compactions).toHaveLength(1);
+    const c = compactions[0];
+    const firstUser = all.find((e) => e.type === 'user.message');
+    const thirdAnswer = all.filter((e) => e.type === 'agent.message' && e.final)[2];
+    expect(c).toMatchObject({
+      summary: 'SUMMARY-ONE: turns 1 to 3 were about markers.',
+      replaces: { from_event_id: firstUser.id, to_event_id: thirdAnswer.id },
+      trigger: 'auto',
+    });
+    expect(c.replaced_events).toBe(
+      all
+        .slice(0, all.indexOf(thirdAnswer) + 1)
+        .filter((e) => ['user.message', 'agent.message', 'agent.reasoning', 'agent.tool_use', 'agent.tool_result', 'system.message'].includes(e.type)).length,
+    );
+    expect(c.tokens_after).toBeLessThan(c.tokens_before);
+    // The summary call: the same model, the replaced turns as its input, metered in the turn.
+    const summaryCalls = fake.requests.filter(isSummaryCall);
+    expect(summaryCalls).toHaveLength(1);
+    expect(summaryCalls[0]!.body.model).toBe('claude-sonnet-4-5');
+    const asked = JSON.stringify(summaryCalls[0]!.body.messages);
+    for (const m of ['answer 1', 'marker-2', 'marker-3', 'answer 3']) expect(asked).toContain(m);
+    expect(asked).toContain('[the oldest part is omitted]'); // the transcript itself must fit the window: its latest part is kept
+    expect(asked).not.toContain('marker-4');
+    const idles = all.filter((e) => e.type === 'session.status_idle');
+    expect(idles[3].usage.model_calls).toBe(2); // the summary and the answer
+    const rows = await usageRows(session.id);
+    expect(rows).toHaveLength(6);
+    // Later calls: summary + the kept tail, never the replaced turns; none refused by the provider.
+    const calls = fake.requests.filter((r) => !isSummaryCall(r));
+    for (const r of calls.slice(3)) {
+      const sent = JSON.stringify(r.body.messages);
+      expect(sent).toContain('SUMMARY-ONE');
+      expect(sent).not.toContain('marker-1');
+      expect(sent).not.toContain('marker-3');
+      expect(sent).toContain('marker-4');
+    }
+    expect(JSON.stringify(calls.at(-1)!.body.messages)).toContain('marker-5');
+  });
+
+  it('user.compact summarises every turn before it at once', async () => {
+    const { session } = await readySession(s);
+    fake.enqueue({ kind: 'text', text: 'one' }, { kind: 'text', text: 'two' });
+    await sendText(s, session.id, 'first: remember the word zebra');
+    await waitForEvents(s, session.id, 'session.status_idle');
+    await sendText(s, session.id, 'second: and the word yak');
+    await waitForEvents(s, session.id, 'session.status_idle', 2);
+    fake.enqueue({ kind: 'text', text: 'SUMMARY-TWO: zebra and yak.' });
+    const sent = await s.api('POST', `/sessions/${session.id}/events`, { body: { events: [{ type: 'user.compact' }] } });
+    expect(sent.status).toBe(202);
+    const events = await waitForEvents(s, session.id, 'session.status_idle', 3);
+    const compacted = events.find((e) => e.type === 'session.compacted');
+    expect(compacted).toMatchObject({ summary: 'SUMMARY-TWO: zebra and yak.', trigger: 'user' });
+    expect(events.at(-1).stop_reason).toEqual({ type: 'end_turn' });
+    expect(events.at(-1).usage.model_calls).toBe(1);
+    expect(events.find((e) => e.type === 'user.compact')).toBeTruthy();
+    fake.enqueue({ kind: 'text', text: 'three' });
+    await sendText(s, session.id, 'third');
+    await waitForEvents(s, session.id, 'session.status_idle', 4);
+    const last = fake.requests.at(-1)!.body.messages;
+    expect(last).toHaveLength(1);
+    expect(JSON.stringify(last)).toContain('SUMMARY-TWO');
+    expect(JSON.stringify(last)).not.toContain('remember the word zebra');
+  });
+
+  it('a single message over the window is a clear session.error, not a provider 400', async () => {
+    const { session } = await readySession(s);
+    await sendText(s, session.id, padded('huge', WINDOW * 5));
+    const events = await waitForEvents(s, session.id, 'session.status_idle');
+    const errors = events.filter((e) => e.type === 'session.error');
+    expect(errors).toHaveLength(1);
+    expect(errors[0].error).toMatchObject({ type: 'context_window_exceeded', retry_status: 'exhausted' });
+    expect(errors[0].error.message).toContain('context window');
+    expect(events.at(-1).stop_reason).toEqual({ type: 'retries_exhausted' });
+    expect(fake.requests).toHaveLength(0); // never sent
+  });
+
+  it('a prompt the provider refuses as too long is compacted and sent again', async () => {
+    const { session } = await readySession(s);
+    fake.promptCache.contextWindow = 2600; // smaller than the service believes: the estimate passes, the provider refuses
+    for (let n = 1; n <= 3; n++) {
+      fake.enqueue({ kind: 'text', text: `answer ${n}` });
+      await sendText(s, session.id, padded(`part-${n}`, 2400));
+      await waitForEvents(s, session.id, 'session.status_idle', n, 20_000);
+    }
+    fake.enqueue({ kind: 'text', text: 'SUMMARY-THREE' }, { kind: 'text', text: 'answer 4' });
+    await sendText(s, session.id, padded('part-4', 2400));
+    const events = await waitForEvents(s, session.id, 'session.status_idle', 4, 20_000);
+    const errors = events.filter((e) => e.type === 'session.error');
+    expect(errors).toEqual([]);
+    expect(events.filter((e) => e.type === 'session.compacted')).toHaveLength(1);
+    expect(events.filter((e) => e.type === 'agent.message' && e.final).at(-1).text).toBe('answer 4');
+    // Turn 4's first prompt was refused (400, the provider's words), then sent again compacted.
+    const calls = fake.requests.filter((r) => !isSummaryCall(r));
+    expect(calls).toHaveLength(5);
+    expect(JSON.stringify(calls[3]!.body.messages)).toContain('part-1');
+    expect(JSON.stringify(calls[4]!.body.messages)).not.toContain('part-1');
+  });
+
+  it('budgets still stop exactly with caching and compaction on', async () => {
+    const { session } = await readySession(s, {}, { budget: { type: 'limit', max_list_cost: { amount: '1', currency: 'USD' } } });
+    let n = 0;
+    for (; n < 20; n++) {
+      fake.enqueue({ kind: 'text', text: `answer ${n}` });
+      await sendText(s, session.id, padded(`spend-${n}`, 2000));
+      const idle = (await waitForEvents(s, session.id, 'session.status_idle', n + 1, 20_000)).filter((e) => e.type === 'session.status_idle').at(-1);
+      if (idle.stop_reason.type === 'budget_reached') break;
+    }
+    expect(n).toBeLessThan(20);
+    const rows = await usageRows(session.id);
+    expect(rows.some((r) => r.cacheReadTokens > 0)).toBe(true);
+    const nano = rows.reduce((t, r) => t + r.costNanoUsd, 0n);
+    expect(nano).toBeGreaterThanOrEqual(10_000_000n); // the cap: 1 cent
+    const detail = (await s.api('GET', `/sessions/${session.id}`)).body.session;
+    expect(detail.budget).toMatchObject({ reached: true, consumed_cost: { amount: (nano / 10_000_000n).toString(), currency: 'USD' } });
+    expect(detail.usage.cost).toEqual(detail.budget.consumed_cost);
+    // Reached: new work is refused, and nothing more is called.
+    const calls = fake.requests.length;
+    const refused = await sendText(s, session.id, 'more');
+    expect(refused.status).toBe(402);
+    expect(fake.requests.length).toBe(calls);
   });
 });

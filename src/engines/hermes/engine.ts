@@ -13,9 +13,14 @@ import { sessionToolbox } from '../../tools/toolbox.js';
 import { type Engine, type StopReason, type TurnContext, toolServerUnavailable, turnFailed } from '../engine.js';
 import { buildConversation } from './history.js';
 import { runHermesTurn } from './loop.js';
+import { fitContext, isContextRefusal, type CompactionContext } from './compaction.js';
+import { stoppedForBudget, BUDGET_STOP } from '../../gateway/budget-stop.js';
+import { ProviderError } from '../../gateway/types.js';
 import { systemPromptFor } from './system-prompt.js';
 
 export const hermesEngine: Engine = { runTurn: runHermesEngineTurn };
+
+const TURN_INPUTS = ['user.message', 'system.message', 'user.tool_confirmation', 'user.compact'];
 
 async function runHermesEngineTurn(ctx: TurnContext): Promise<StopReason> {
   const { session, agent, turn, signal, emit, emitIn } = ctx;
@@ -46,31 +51,51 @@ async function runHermesEngineTurn(ctx: TurnContext): Promise<StopReason> {
   // What provisioning installed (written before the session went idle): in the row read above.
   const skills = installedSkillsOf(session);
   const effort = session.reasoningEffort ?? agent?.reasoningEffort ?? null;
-  const messages = await buildConversation(sessionId, turn);
+  let messages = await buildConversation(sessionId, turn);
   const provider = modelProvider(session.llm);
 
+  const request = {
+    provider,
+    model: session.llm,
+    system: systemPromptFor({
+      agentPrompt: prompt?.content ?? null,
+      agentInstructions: (agent?.instructions ?? []) as { name: string; content: string }[],
+      sessionInstructions: session.instructions as { name: string; content: string }[],
+      skills,
+      customData: (agent?.customData ?? []) as { name: string; kind: string; description?: string | null; uri?: string | null }[],
+      memoryStores,
+    }),
+    reasoningEffort: effort,
+    maxTokens: 8192,
+    // One cache key per session: its calls share a prefix (docs/engines.md "Prompt caching").
+    cacheKey: settings.promptCaching() ? sessionId : null,
+  };
+  const callModel = (req: Parameters<typeof meteredModelStream>[1], sig: AbortSignal) =>
+    meteredModelStream({ sessionId, universeId: session.universeId, turn }, req, sig);
+  const compaction: CompactionContext = { sessionId, turn, request, emit, signal, callModel };
+
+  // user.compact (a turn of its own, or with other inputs): summarise everything before this turn now.
+  const inputs = await prisma.sessionEvent.findMany({ where: { sessionId, turn, type: { in: TURN_INPUTS } }, select: { type: true } });
+  if (inputs.some((e) => e.type === 'user.compact')) {
+    try {
+      messages = await fitContext(compaction, messages, await tools.specs(), 'user');
+    } catch (err) {
+      if (stoppedForBudget(err)) return BUDGET_STOP;
+      if (signal.aborted) return { type: 'end_turn' };
+      return turnFailed(emit, err instanceof ProviderError ? err.code : 'engine_error', `compaction failed: ${(err as Error).message}`);
+    }
+    if (signal.aborted || inputs.every((e) => e.type === 'user.compact')) return { type: 'end_turn' };
+  }
+
   return runHermesTurn({
-    request: {
-      provider,
-      model: session.llm,
-      system: systemPromptFor({
-        agentPrompt: prompt?.content ?? null,
-        agentInstructions: (agent?.instructions ?? []) as { name: string; content: string }[],
-        sessionInstructions: session.instructions as { name: string; content: string }[],
-        skills,
-        customData: (agent?.customData ?? []) as { name: string; kind: string; description?: string | null; uri?: string | null }[],
-        memoryStores,
-      }),
-      reasoningEffort: effort,
-      maxTokens: 8192,
-      // One cache key per session: its calls share a prefix (docs/engines.md "Prompt caching").
-      cacheKey: settings.promptCaching() ? sessionId : null,
-    },
+    request,
     messages,
     tools,
     signal,
     emit,
-    callModel: (req, sig) => meteredModelStream({ sessionId, universeId: session.universeId, turn }, req, sig),
+    callModel,
+    fitContext: (msgs, specs, trigger) => fitContext(compaction, msgs, specs, trigger),
+    isContextRefusal,
     maxAttempts: settings.modelMaxAttempts(),
     retryDelayMs: (attempt) => settings.modelRetryBaseMs() * 2 ** (attempt - 1),
   });

@@ -8,6 +8,43 @@ import type { ContentBlockInput } from '../../events/content.js';
 import { blobStore } from '../../blobs/blob-store.js';
 
 const CONTEXT_TYPES = ['user.message', 'system.message', 'agent.message', 'agent.reasoning', 'agent.tool_use', 'agent.tool_result'];
+/** With the compactions (compaction.ts): the model gets the latest summary instead of the events it replaces. */
+export const CONVERSATION_TYPES = [...CONTEXT_TYPES, 'session.compacted'];
+
+export interface ConversationRow {
+  turn: number | null;
+  payload: unknown;
+}
+
+/** The conversation's events up to `turn` (inputs of a turn first, then the engine's work), in the model's order. */
+export function conversationRows(sessionId: string, turn: number): Promise<ConversationRow[]> {
+  return prisma.sessionEvent.findMany({
+    where: { sessionId, turn: { not: null, lte: turn }, type: { in: CONVERSATION_TYPES } },
+    orderBy: [{ turn: 'asc' }, { seq: 'asc' }],
+    select: { turn: true, payload: true },
+  });
+}
+
+/** The rows the model still sees verbatim, and the summary before them (the latest compaction's). */
+export function liveRows(rows: ConversationRow[]): { summary: string | null; live: ConversationRow[] } {
+  let cut = -1;
+  let summary: string | null = null;
+  for (const r of rows) {
+    const e = r.payload as SessionEvent;
+    if (e.type !== 'session.compacted') continue;
+    const to = rows.findIndex((x) => (x.payload as SessionEvent).id === e.replaces.to_event_id);
+    if (to === -1) continue;
+    cut = Math.max(cut, to);
+    summary = e.summary;
+  }
+  const live = rows.slice(cut + 1).filter((r) => (r.payload as SessionEvent).type !== 'session.compacted');
+  return { summary, live };
+}
+
+export const summaryMessage = (summary: string): ContentBlock => ({
+  type: 'text',
+  text: `<conversation-summary>\nThe earlier part of this conversation, summarised:\n${summary}\n</conversation-summary>`,
+});
 
 /** Message attachments are per-session file copies: the model gets their bytes inline. */
 async function userBlocks(content: ContentBlockInput[]): Promise<ContentBlock[]> {
@@ -47,12 +84,14 @@ function push(messages: ChatMessage[], role: 'user' | 'assistant', blocks: Conte
 
 /** Messages for the model, up to and including `turn`'s inputs and the engine's work so far. */
 export async function buildConversation(sessionId: string, turn: number): Promise<ChatMessage[]> {
-  const rows = await prisma.sessionEvent.findMany({
-    where: { sessionId, turn: { not: null, lte: turn }, type: { in: CONTEXT_TYPES } },
-    orderBy: [{ turn: 'asc' }, { seq: 'asc' }],
-    select: { payload: true },
-  });
+  return conversationOf(await conversationRows(sessionId, turn));
+}
+
+/** The model's messages from conversation rows: the latest summary, then the events after it. */
+export async function conversationOf(all: ConversationRow[]): Promise<ChatMessage[]> {
+  const { summary, live: rows } = liveRows(all);
   const messages: ChatMessage[] = [];
+  if (summary !== null) push(messages, 'user', [summaryMessage(summary)]);
   const openCalls = new Map<string, string>();
   const closeOpenCalls = () => {
     // A turn cut short (interrupt, error) can leave tool calls without results: providers
@@ -94,6 +133,11 @@ export async function buildConversation(sessionId: string, turn: number): Promis
         break;
       case 'agent.tool_result':
         if (e.part.type !== 'tool_result') break;
+        if (summary !== null && !openCalls.has(e.part.call_id)) {
+          // Its call is inside the summary: the result travels as text (an unanswered id is a 400).
+          push(messages, 'user', [{ type: 'text', text: `[result of ${e.part.tool_name}: ${JSON.stringify(e.part.result)}]` }]);
+          break;
+        }
         openCalls.delete(e.part.call_id);
         push(messages, 'user', [
           { type: 'tool_result', toolUseId: e.part.call_id, content: JSON.stringify(e.part.result), isError: e.part.status === 'error' },

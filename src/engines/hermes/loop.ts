@@ -3,7 +3,7 @@
 // remote MCP tools, platform capabilities: the session's Toolbox), and repeats until the model
 // ends its turn, a call waits for a person's confirmation, the turn is interrupted, or it
 // fails for good.
-import type { ChatMessage, ModelEvent, ModelRequest } from '../../gateway/types.js';
+import type { ChatMessage, ModelEvent, ModelRequest, ToolSpec } from '../../gateway/types.js';
 import { ProviderError } from '../../gateway/types.js';
 import type { Toolbox } from '../../tools/types.js';
 import { emitOutcome, toolCallPart, type EmitEvent } from '../../tools/tool-events.js';
@@ -25,6 +25,13 @@ export interface HermesTurn {
   maxAttempts: number;
   retryDelayMs(attempt: number): number;
   maxSteps?: number;
+  /**
+   * Compaction (compaction.ts): the messages the next call sends, the conversation summarised
+   * when it would not fit (`refused`: the provider refused the last prompt as too long).
+   */
+  fitContext?(messages: ChatMessage[], tools: ToolSpec[], trigger: 'auto' | 'refused'): Promise<ChatMessage[]>;
+  /** Whether an error is the provider refusing a prompt as too long for the model. */
+  isContextRefusal?(err: unknown): boolean;
 }
 
 const sleep = (ms: number, signal: AbortSignal) =>
@@ -112,14 +119,25 @@ export async function runHermesTurn(t: HermesTurn): Promise<StopReason> {
   const maxSteps = t.maxSteps ?? 50;
   for (let step = 0; step < maxSteps; step++) {
     let result: StepResult | null = null;
+    let refused = false;
     for (let attempt = 1; ; attempt++) {
       if (t.signal.aborted) return { type: 'end_turn' };
       try {
+        if (t.fitContext) {
+          const fitted = await t.fitContext(messages, await t.tools.specs(), refused ? 'refused' : 'auto');
+          if (fitted !== messages) messages.splice(0, messages.length, ...fitted);
+        }
         result = await modelStep(t, messages);
         break;
       } catch (err) {
         if (t.signal.aborted) return { type: 'end_turn' };
         if (stoppedForBudget(err)) return BUDGET_STOP;
+        if (!refused && t.isContextRefusal?.(err)) {
+          // The estimate fell short: compact now and call again (once), never pass the 400 on.
+          refused = true;
+          attempt--;
+          continue;
+        }
         const pe = err instanceof ProviderError ? err : null;
         const retry = !!pe?.retryable && attempt < t.maxAttempts;
         await t.emit({
