@@ -13,6 +13,8 @@
 //  5. channels (bench/channels.ts): inbound acknowledgement under load, message → user.message
 //     stored → reply posted through the loopback platform.
 // 12. dashboard (bench/dashboard.ts): first load in a fresh Chromium context beside a bare page's.
+// 13. long sessions (bench/long-sessions.ts): a 20-turn hermes session's list input cost with and
+//     without prompt caching; compaction's own latency beyond the summary call. BENCH_ONLY=long-sessions.
 //  BENCH_ONLY=rest runs only the first measurement; BENCH_ONLY=hot the first two; BENCH_ONLY=engines
 //  only the engines' (BENCH_ENGINES=opencode,pi narrows them); BENCH_ONLY=dashboard only the dashboard's.
 //  2. send (202) → first SSE frame latency, p50/p99, the fake provider answering at once, beside
@@ -39,6 +41,7 @@ import { mcpBench } from './mcp.js';
 import { sandboxBench } from './sandboxes.js';
 import { engineBench } from './engines.js';
 import { dashboardBench } from './dashboard.js';
+import { longSessionBench } from './long-sessions.js';
 import { environmentBench } from './environments.js';
 import { firstFrameBench, openStream, startFrameLimit } from './first-frame.js';
 
@@ -93,6 +96,10 @@ if (process.env.BENCH_ONLY === 'engines') {
 }
 if (process.env.BENCH_ONLY === 'dashboard') {
   rows.push(...(await dashboardBench(s)));
+  await finishEarly();
+}
+if (process.env.BENCH_ONLY === 'long-sessions') {
+  rows.push(...(await longSessionBench(s, fake)));
   await finishEarly();
 }
 
@@ -258,6 +265,9 @@ rows.push(...(await channelBench(s, fake)));
 
 // 6. memory and file descriptors: 5 parallel 30 MiB uploads, 1,000 dropped SSE connections (bench/memory.ts).
 rows.push(...(await memoryBench(s)));
+
+// 13. long sessions: caching vs none over 20 turns, compaction latency (bench/long-sessions.ts).
+rows.push(...(await longSessionBench(s, fake)));
 
 // 7. fuzz throughput: the fuzz suite's generated requests, every answer checked (bench/fuzz-throughput.ts).
 rows.push(...(await fuzzBench(s)));

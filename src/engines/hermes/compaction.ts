@@ -97,8 +97,9 @@ export interface CompactionContext {
 
 /**
  * The messages the next call sends: `messages` when they fit, else the conversation rebuilt
- * after a compaction (stored as its event). `force`: compact now, whatever the size (user.compact,
- * or the provider refused the prompt as too long). Throws ProviderError `context_window_exceeded`
+ * after a compaction (stored as its event). `auto`: only when the prompt would pass the share of
+ * the window; `user` (user.compact) and `refused` (the provider refused the prompt as too long):
+ * now, everything before the running turn. Throws ProviderError `context_window_exceeded`
  * when even the kept tail does not fit, and what the summary call throws (budget, provider).
  */
 export async function fitContext(

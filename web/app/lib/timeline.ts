@@ -2,6 +2,7 @@
 // page shows: one item per message (streamed chunks joined until the final one replaces them),
 // one per tool call with its result, and one line per status change, interrupt or error.
 // Events are applied once each (deduplicated by id), so history and live may overlap.
+import { USAGE_FIELDS, usageText, type Usage } from './format.js';
 
 export type Part =
   | { __typename: 'TextPart'; text: string; streamId?: string | null }
@@ -24,7 +25,9 @@ export type SessionEvent = Base &
     | { __typename: 'AgentReasoningEvent'; final: boolean | null; part: Part }
     | { __typename: 'AgentToolUseEvent' | 'AgentToolResultEvent' | 'AgentStatusEvent'; part: Part }
     | { __typename: 'UserInterruptEvent'; by: string }
-    | { __typename: 'SessionStatusIdleEvent'; stopReason: { type: string } }
+    | { __typename: 'SessionStatusIdleEvent'; stopReason: { type: string }; usage: (Usage & { durationMs: number }) | null }
+    | { __typename: 'SessionCompactedEvent'; replacedEvents: number; trigger: string; tokensBefore: number; tokensAfter: number }
+    | { __typename: 'UserCompactEvent'; by: string }
     | { __typename: 'SessionErrorEvent'; error: { type: string; message: string; retryStatus: string; attempt: number | null } }
     | { __typename: 'SessionStatusRunningEvent' | 'SessionStatusTerminatedEvent' | 'SessionDeletedEvent' }
   );
@@ -41,7 +44,9 @@ export const EVENT_FIELDS = `
   ... on AgentStatusEvent { id at part { ...PartFields } }
   ... on UserInterruptEvent { id at by }
   ... on SessionStatusRunningEvent { id at }
-  ... on SessionStatusIdleEvent { id at stopReason { type } }
+  ... on SessionStatusIdleEvent { id at stopReason { type } usage { ${USAGE_FIELDS} durationMs } }
+  ... on SessionCompactedEvent { id at replacedEvents trigger tokensBefore tokensAfter }
+  ... on UserCompactEvent { id at by }
   ... on SessionErrorEvent { id at error { type message retryStatus attempt } }
   ... on SessionStatusTerminatedEvent { id at }
   ... on SessionDeletedEvent { id at }`;
@@ -189,7 +194,17 @@ export class Timeline {
           key: `evt:${e.id}`,
           at: e.at,
           tone: e.stopReason.type === 'end_turn' ? 'plain' : 'warn',
-          text: `Turn ended (${e.stopReason.type.replace(/_/g, ' ')})`,
+          text: `Turn ended (${e.stopReason.type.replace(/_/g, ' ')})${e.usage ? ` · ${usageText(e.usage)} · ${(e.usage.durationMs / 1000).toFixed(1)} s` : ''}`,
+        });
+      case 'UserCompactEvent':
+        return this.push({ kind: 'note', key: `evt:${e.id}`, at: e.at, tone: 'plain', text: `Compaction asked by ${e.by}` });
+      case 'SessionCompactedEvent':
+        return this.push({
+          kind: 'note',
+          key: `evt:${e.id}`,
+          at: e.at,
+          tone: 'plain',
+          text: `Conversation compacted (${e.trigger}): ${e.replacedEvents} earlier events summarised, about ${e.tokensBefore.toLocaleString('en-US')} → ${e.tokensAfter.toLocaleString('en-US')} tokens`,
         });
       case 'SessionErrorEvent':
         return this.push({

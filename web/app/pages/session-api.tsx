@@ -1,7 +1,8 @@
 // Sessions over GraphQL: list, start, send a message, interrupt, and the session table.
 import { doc, gql } from '../../shared/graphql.js';
 import { href } from '../lib/router.js';
-import { cents, when } from '../lib/format.js';
+import { cents, when, USAGE_FIELDS, type Usage } from '../lib/format.js';
+export { usageText } from '../lib/format.js';
 import { Badge, Empty } from '../ui.js';
 import { Table } from '../table.js';
 import { EVENT_FIELDS, PART_FRAGMENT, type SessionEvent } from '../lib/timeline.js';
@@ -19,10 +20,10 @@ export interface SessionRow {
   default: boolean;
   createdAt: string;
   budget: { consumedCost: Money; maxListCost: Money; reached: boolean } | null;
+  usage: Usage;
 }
 
-export const SESSION_FIELDS =
-  'id agentId title status llm default createdAt budget { consumedCost { amount currency } maxListCost { amount currency } reached }';
+export const SESSION_FIELDS = `id agentId title status llm default createdAt budget { consumedCost { amount currency } maxListCost { amount currency } reached } usage { ${USAGE_FIELDS} }`;
 
 const LIST = doc`query Sessions($agent: String) { sessions(agent: $agent) { ${SESSION_FIELDS} } }`;
 const START = doc`mutation StartSession($input: CreateSessionInput!) { createSession(input: $input) { ${SESSION_FIELDS} } }`;

@@ -9,7 +9,7 @@ import { href } from '../lib/router.js';
 import { cents, when } from '../lib/format.js';
 import { ErrorNote, Loading, Page } from '../ui.js';
 import { Timeline, type Item, type SessionEvent } from '../lib/timeline.js';
-import { HISTORY, LIVE, SESSION_FIELDS, budgetText, interrupt, sendMessage, statusBadge, type SessionRow } from './session-api.js';
+import { HISTORY, LIVE, SESSION_FIELDS, budgetText, interrupt, sendMessage, statusBadge, usageText, type SessionRow } from './session-api.js';
 import { SessionMemoryMounts } from './memory-stores.js';
 
 interface Info {
@@ -257,6 +257,10 @@ export function SessionPage({ id }: { id: string }) {
           <div>
             <dt>Budget</dt>
             <dd data-testid="session-budget">{budgetText(session.budget)}</dd>
+          </div>
+          <div>
+            <dt>Usage</dt>
+            <dd data-testid="session-usage">{usageText(session.usage)}</dd>
           </div>
           <div>
             <dt>Wallet</dt>
