@@ -83,17 +83,20 @@ export async function openMeter(scope: MeterScope, req: MeterRequest): Promise<M
   }
   // Projected spend of this call so far: reported usage, or estimates where the provider reports
   // only at the end.
+  // Once the provider reported usage, its input side is exact (with prompt caching most input is
+  // cache reads and writes, each at its own price; a fully cached prompt has 0 plain input tokens).
   const projection = (usage: Usage | null, streamedChars: number) => ({
     outTokens: Math.max(usage?.outputTokens ?? 0, Math.ceil(streamedChars / 4)),
-    inTokens: usage?.inputTokens || req.estimatedInputTokens,
+    inTokens: usage ? usage.inputTokens : req.estimatedInputTokens,
+    cacheNano: usage ? BigInt(usage.cacheReadTokens) * price.cacheRead + BigInt(usage.cacheWriteTokens) * price.cacheWrite : 0n,
   });
   let recorded = false;
   return {
     cred,
     overBudget(usage, streamedChars) {
       if (cap === null) return false;
-      const { inTokens, outTokens } = projection(usage, streamedChars);
-      return session.consumedNanoUsd + BigInt(inTokens) * price.input + BigInt(outTokens) * price.output >= cap;
+      const { inTokens, outTokens, cacheNano } = projection(usage, streamedChars);
+      return session.consumedNanoUsd + BigInt(inTokens) * price.input + BigInt(outTokens) * price.output + cacheNano >= cap;
     },
     cutUsage(usage, streamedChars) {
       const { inTokens, outTokens } = projection(usage, streamedChars);

@@ -219,6 +219,14 @@ export function defineCliEngineSuite(c: CliEngineCase): void {
         expect(fake.requests.map((r) => r.path)).toEqual([c.providerPath, c.providerPath]);
         expect(fake.requests[0]!.headers.authorization ?? fake.requests[0]!.headers['x-api-key']).toMatch(/platform-key-never-in-a-jail/);
         expect(await prisma.modelUsage.count({ where: { sessionId: id } })).toBe(2);
+        // The idle event's usage is what the gateway metered for the turn (issue #31).
+        const metered = await prisma.modelUsage.findMany({ where: { sessionId: id } });
+        expect(events.filter((e) => e.type === 'session.status_idle').at(-1).usage).toMatchObject({
+          input_tokens: metered.reduce((n, r) => n + r.inputTokens, 0),
+          output_tokens: metered.reduce((n, r) => n + r.outputTokens, 0),
+          model_calls: 2,
+          tool_calls: events.filter((e) => e.type === 'agent.tool_result').length,
+        });
         const conversation = (await prisma.session.findUniqueOrThrow({ where: { id } })).cliConversationId;
         expect(conversation).toBeTruthy();
 

@@ -211,7 +211,10 @@ describe.skipIf(!chromiumInstalled)('the web in Chromium (skipped without /usr/b
     await expectText(page.getByTestId('session-status'), 'idle');
     await page.getByText('Turn ended (end turn)').first().waitFor();
     // The turn's usage on its end, the session's totals in the header (issue #31).
-    await page.getByText(/Turn ended \(end turn\) · [\d,]+ in · [\d,]+ out · .* · 1 model call · 0 tool calls/).first().waitFor();
+    await page
+      .getByText(/Turn ended \(end turn\) · [\d,]+ in · [\d,]+ out · .* · 1 model call · 0 tool calls/)
+      .first()
+      .waitFor();
     await expectContains(page.getByTestId('session-usage'), 'model call');
     // The model got the words the browser sent.
     expect(fake.requests.at(-1)!.body.messages.at(-1)).toMatchObject({ role: 'user', content: [{ type: 'text', text: 'Hello from the browser' }] });
