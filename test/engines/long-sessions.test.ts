@@ -356,3 +356,19 @@ describe('compaction', () => {
     expect(fake.requests.length).toBe(calls);
   });
 });
+
+describe('budgets with prompt caching', () => {
+  it('cache writes count toward the budget while the answer streams: the stream stops at the cap', async () => {
+    const { session } = await readySession(s, {}, { budget: { type: 'limit', max_list_cost: { amount: '1', currency: 'USD' } } });
+    // 3,000 cache-write tokens at $3.75/M = 1.125 cents (plain input: 10 tokens): over the 1-cent cap as soon as usage arrives.
+    fake.enqueue({ kind: 'text', text: 'a long answer that should be cut off', chunks: 10, delayMs: 20, usage: { input: 10, cacheWrite: 3000, output: 50 } });
+    await sendText(s, session.id, 'expensive prefix');
+    const events = await waitForEvents(s, session.id, 'session.status_idle');
+    expect(events.at(-1).stop_reason).toEqual({ type: 'budget_reached' });
+    expect(events.find((e) => e.type === 'agent.message' && e.final)).toBeUndefined();
+    const [row] = await usageRows(session.id);
+    expect(row!.cacheWriteTokens).toBe(3000);
+    expect(row!.costNanoUsd).toBe(10n * 3000n + BigInt(row!.outputTokens) * 15000n + 3000n * 3750n);
+    expect(events.at(-1).usage.cache_creation_input_tokens).toBe(3000);
+  });
+});
