@@ -298,6 +298,14 @@ describe('compaction', () => {
     expect(JSON.stringify(last)).not.toContain('remember the word zebra');
   });
 
+  it('user.compact is refused for a CLI engine, which manages its own context', async () => {
+    const agent = (await s.api('POST', '/agents', { body: { agentType: 'codex', llm: 'gpt-5' } })).body.agent;
+    const created = await s.api('POST', '/sessions', { body: { agent: agent.id } });
+    const res = await s.api('POST', `/sessions/${created.body.session.id}/events`, { body: { events: [{ type: 'user.compact' }] } });
+    expect(res.status).toBe(400);
+    expect(res.body.error).toMatchObject({ code: 'invalid_request', message: expect.stringContaining('only hermes sessions compact') });
+  });
+
   it('a single message over the window is a clear session.error, not a provider 400', async () => {
     const { session } = await readySession(s);
     await sendText(s, session.id, padded('huge', WINDOW * 5));
