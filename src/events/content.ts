@@ -49,8 +49,23 @@ export const userToolConfirmationEvent = z
   })
   .meta({ id: 'UserToolConfirmationInput' });
 
+// ---- outcomes (issue #33): beyond the spec, a send-events type beside user.message ----
+export const OUTCOME_LIMITS = { description: 10_000, rubric: 50_000, maxIterations: 20 } as const;
+export const userDefineOutcomeEvent = z
+  .strictObject({
+    type: z.literal('user.define_outcome'),
+    description: nonEmpty.max(OUTCOME_LIMITS.description).describe("The task: the agent's turn input (1 to 10000 characters)"),
+    rubric: nonEmpty
+      .max(OUTCOME_LIMITS.rubric)
+      .describe('Markdown: the explicit criteria the grader checks, one per list item (1 to 50000 characters)'),
+    max_iterations: z.int32().min(1).max(OUTCOME_LIMITS.maxIterations).default(3).describe('Evaluations at most (1 to 20, default 3)'),
+    grader_llm: nonEmpty.max(200).nullish().describe("The grader's model; default the session's"),
+  })
+  .meta({ id: 'UserDefineOutcomeInput' });
+export type UserDefineOutcomeInput = z.output<typeof userDefineOutcomeEvent>;
+
 export const inputEvent = z
-  .discriminatedUnion('type', [userMessageEvent, systemMessageEvent, userInterruptEvent, userToolConfirmationEvent])
+  .discriminatedUnion('type', [userMessageEvent, systemMessageEvent, userInterruptEvent, userToolConfirmationEvent, userDefineOutcomeEvent])
   .meta({ id: 'SendEventInput' });
 export type InputEvent = z.infer<typeof inputEvent>;
 

@@ -558,6 +558,7 @@ function streamFailure(res: http.ServerResponse, api: Api, responses: boolean, s
 
 export async function startFakeProvider(): Promise<FakeProvider> {
   let queue: FakeStep[] = [];
+  const graderCalls = new Map<string, number>();
   const requests: RecordedRequest[] = [];
   const hangs = new Set<http.ServerResponse>();
   const fake = { rejectKeys: new Set<string>(), strict: true };
@@ -587,7 +588,7 @@ export async function startFakeProvider(): Promise<FakeProvider> {
       if (invalid) return sendError(res, api, 400, invalid);
     }
 
-    const step: FakeStep = queue.shift() ?? { kind: 'text', text: 'ok' };
+    const step: FakeStep = graderStep(body, graderCalls) ?? queue.shift() ?? { kind: 'text', text: 'ok' };
     if (step.kind === 'error') {
       return sendError(
         res,
@@ -632,6 +633,7 @@ export async function startFakeProvider(): Promise<FakeProvider> {
     enqueue: (...steps: FakeStep[]) => void queue.push(...steps),
     reset() {
       queue = [];
+      graderCalls.clear();
       requests.length = 0;
       fake.rejectKeys.clear();
       fake.strict = true;
@@ -642,4 +644,58 @@ export async function startFakeProvider(): Promise<FakeProvider> {
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
   });
+}
+
+// ---- outcome grader (issue #33) ----
+// A request of the service's outcome grader (its system prompt carries `[outcome-grader]`) is
+// answered from a directive in the rubric, not from the FIFO: `grader-script: <step> <step> …`,
+// one step per grader call of that rubric, in order (the last repeats):
+//   pass       a verdict `satisfied`, every criterion passed
+//   fail       `needs_revision`: the first criterion fails ("not yet: <criterion>")
+//   failed     `failed` (the task cannot be done)
+//   malformed  prose with no JSON object
+//   hang       headers and a first event, then nothing (an interrupt during the evaluation)
+//   costly     `pass` with usage of 10M input tokens (a budget reached while grading)
+//   read:<path>  a read_file tool call of <path> (the next step answers after its result)
+// Criteria are the rubric's `- ` list items. Without a directive a grader request gets `pass`.
+function allText(v: unknown, out: string[] = []): string[] {
+  if (typeof v === 'string') out.push(v);
+  else if (Array.isArray(v)) for (const x of v) allText(x, out);
+  else if (v && typeof v === 'object') for (const x of Object.values(v)) allText(x, out);
+  return out;
+}
+
+function graderStep(body: any, calls: Map<string, number>): FakeStep | null {
+  const text = allText(body).join('\n');
+  if (!text.includes('[outcome-grader]')) return null;
+  const rubric = /<rubric>\n([\s\S]*?)\n<\/rubric>/.exec(text)?.[1] ?? '';
+  const script = (/grader-script:\s*([^\n]*)/.exec(rubric)?.[1] ?? 'pass').trim().split(/\s+/);
+  const n = calls.get(rubric) ?? 0;
+  calls.set(rubric, n + 1);
+  const word = script[Math.min(n, script.length - 1)]!;
+  const criteria = rubric
+    .split('\n')
+    .filter((l) => /^\s*- /.test(l))
+    .map((l) => l.replace(/^\s*- /, '').trim());
+  const verdict = (result: string, failFirst: boolean) =>
+    JSON.stringify({
+      result,
+      criteria: criteria.map((c, i) => ({ criterion: c, passed: !(failFirst && i === 0), explanation: failFirst && i === 0 ? `not yet: ${c}` : 'met' })),
+      summary: result === 'satisfied' ? 'every criterion is met' : result === 'failed' ? 'the task cannot be done' : 'one criterion is not met',
+    });
+  if (word.startsWith('read:')) return { kind: 'tool_call', name: 'read_file', input: { path: word.slice(5) }, id: `toolu_grader_${n}` };
+  switch (word) {
+    case 'fail':
+      return { kind: 'text', text: verdict('needs_revision', true) };
+    case 'failed':
+      return { kind: 'text', text: verdict('failed', true) };
+    case 'malformed':
+      return { kind: 'text', text: 'I think it mostly looks fine, well done.' };
+    case 'hang':
+      return { kind: 'hang' };
+    case 'costly':
+      return { kind: 'text', text: verdict('satisfied', false), usage: { input: 10_000_000, output: 100 } };
+    default:
+      return { kind: 'text', text: verdict('satisfied', false) };
+  }
 }
