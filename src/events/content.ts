@@ -55,9 +55,7 @@ export const userDefineOutcomeEvent = z
   .strictObject({
     type: z.literal('user.define_outcome'),
     description: nonEmpty.max(OUTCOME_LIMITS.description).describe("The task: the agent's turn input (1 to 10000 characters)"),
-    rubric: nonEmpty
-      .max(OUTCOME_LIMITS.rubric)
-      .describe('Markdown: the explicit criteria the grader checks, one per list item (1 to 50000 characters)'),
+    rubric: nonEmpty.max(OUTCOME_LIMITS.rubric).describe('Markdown: the explicit criteria the grader checks, one per list item (1 to 50000 characters)'),
     max_iterations: z.int32().min(1).max(OUTCOME_LIMITS.maxIterations).default(3).describe('Evaluations at most (1 to 20, default 3)'),
     grader_llm: nonEmpty.max(200).nullish().describe("The grader's model; default the session's"),
   })

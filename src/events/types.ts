@@ -51,9 +51,7 @@ const streamed = {
 };
 
 // ---- outcomes (issue #33): the defined outcome (history) and its evaluations (stream and history) ----
-export const outcomeCriterion = z
-  .strictObject({ criterion: z.string(), passed: z.boolean(), explanation: z.string() })
-  .meta({ id: 'OutcomeCriterionVerdict' });
+export const outcomeCriterion = z.strictObject({ criterion: z.string(), passed: z.boolean(), explanation: z.string() }).meta({ id: 'OutcomeCriterionVerdict' });
 export const evaluationResult = z.enum(['satisfied', 'needs_revision', 'failed']).meta({ id: 'OutcomeEvaluationResult' });
 const outcomeEvents = [
   event('user.define_outcome', 'UserDefineOutcomeEvent', {

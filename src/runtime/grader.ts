@@ -144,7 +144,12 @@ export async function runGrader(input: GraderInput): Promise<Verdict> {
     messages.push({ role: 'assistant', content: [{ type: 'text', text: text || '(empty)' }] });
     messages.push({
       role: 'user',
-      content: [{ type: 'text', text: 'That was not a valid verdict. Answer with ONLY the JSON object {"result", "criteria", "summary"} described in your instructions.' }],
+      content: [
+        {
+          type: 'text',
+          text: 'That was not a valid verdict. Answer with ONLY the JSON object {"result", "criteria", "summary"} described in your instructions.',
+        },
+      ],
     });
   }
   throw new GraderError(`the grader made more than ${MAX_CALLS} calls without a verdict`);

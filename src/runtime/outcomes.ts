@@ -6,7 +6,7 @@
 // stop_reason {type: "outcome", outcome_id, result}.
 import { prisma } from '../db/client.js';
 import { newId } from '../ids.js';
-import { Prisma } from '../generated/prisma/client.js';
+import type { Prisma } from '../generated/prisma/client.js';
 import type { Outcome } from '../generated/prisma/client.js';
 import { commitEvent, type NewEvent } from '../events/store.js';
 import type { SessionEvent, StopReason } from '../events/types.js';
@@ -62,7 +62,10 @@ async function finish(outcome: Outcome, status: Exclude<OutcomeStatus, 'active'>
       status,
       endedAt: new Date(),
       ...(evaluation
-        ? { iterations: { increment: 1 }, evaluations: [...(outcome.evaluations as unknown as StoredEvaluation[]), evaluation] as unknown as Prisma.InputJsonValue }
+        ? {
+            iterations: { increment: 1 },
+            evaluations: [...(outcome.evaluations as unknown as StoredEvaluation[]), evaluation] as unknown as Prisma.InputJsonValue,
+          }
         : {}),
     },
   });
@@ -130,8 +133,7 @@ export async function afterAgentTurn(sessionId: string, turn: number, stop: Stop
       await finish(outcome, 'interrupted');
       return { stop: { type: 'budget_reached' } };
     }
-    const message =
-      err instanceof GraderError ? err.message : `the grader's model call failed: ${err instanceof Error ? err.message : String(err)}`;
+    const message = err instanceof GraderError ? err.message : `the grader's model call failed: ${err instanceof Error ? err.message : String(err)}`;
     if (!(err instanceof GraderError)) logger.warn({ err, sessionId, outcomeId: outcome.id }, 'grader failed');
     await commitEvent(sessionId, { type: 'session.error', fields: { error: { type: 'grader_error', message, retry_status: 'exhausted' } }, turn });
     const failed: Verdict = { result: 'failed', criteria: [], summary: `the evaluation failed: ${message}` };

@@ -25,7 +25,12 @@ export function outcomeView(o: Outcome): OutcomeView {
   };
 }
 
-export async function listOutcomes(viewer: Viewer, sessionRef: string, limit: number, page: string | null): Promise<{ data: OutcomeView[]; next_page: string | null }> {
+export async function listOutcomes(
+  viewer: Viewer,
+  sessionRef: string,
+  limit: number,
+  page: string | null,
+): Promise<{ data: OutcomeView[]; next_page: string | null }> {
   if (limit < 1 || limit > 100) throw new AppError('invalid_request', 'limit must be between 1 and 100');
   const after = page ? decodePageToken('outcomes', page) : null;
   const session = await resolveSession(viewer, sessionRef);

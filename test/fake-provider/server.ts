@@ -655,7 +655,7 @@ export async function startFakeProvider(): Promise<FakeProvider> {
 //   failed     `failed` (the task cannot be done)
 //   malformed  prose with no JSON object
 //   hang       headers and a first event, then nothing (an interrupt during the evaluation)
-//   costly     `pass` with usage of 10M input tokens (a budget reached while grading)
+//   costly     `pass` with usage of 20k input tokens (a budget of one cent reached while grading)
 //   read:<path>  a read_file tool call of <path> (the next step answers after its result)
 // Criteria are the rubric's `- ` list items. Without a directive a grader request gets `pass`.
 function allText(v: unknown, out: string[] = []): string[] {
@@ -694,7 +694,7 @@ function graderStep(body: any, calls: Map<string, number>): FakeStep | null {
     case 'hang':
       return { kind: 'hang' };
     case 'costly':
-      return { kind: 'text', text: verdict('satisfied', false), usage: { input: 10_000_000, output: 100 } };
+      return { kind: 'text', text: verdict('satisfied', false), usage: { input: 20_000, output: 100 } };
     default:
       return { kind: 'text', text: verdict('satisfied', false) };
   }

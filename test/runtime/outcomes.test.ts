@@ -159,22 +159,11 @@ describe('an outcome', () => {
     expect(list.map((o: any) => o.status)).toEqual(['interrupted', 'satisfied']);
   });
 
-  it('the budget reached while grading ends the run budget_reached and the outcome interrupted', async () => {
-    const { session } = await readySession(s, {}, { budget: { type: 'limit', max_list_cost: { amount: '1', currency: 'USD' } } });
-    await defineOutcome(session.id, '- costly\ngrader-script: costly');
-    const events = await waitForEvents(s, session.id, 'session.status_idle');
-    expect(types(events)).toContain('outcome.evaluation_started');
-    expect(events.at(-1).stop_reason).toEqual({ type: 'budget_reached' });
-    expect((await outcomes(session.id))[0].status).toBe('interrupted');
-    const got = (await s.api('GET', `/sessions/${session.id}`)).body.session.budget;
-    expect(got.reached).toBe(true);
-  });
-
   it("the grader reads the sandbox's files through its read-only tools", async () => {
     const { session } = await readySession(s);
     fake.enqueue({ kind: 'tool_call', name: 'write_file', input: { path: 'hello.txt', content: 'hello from the agent' } }, { kind: 'text', text: 'done' });
     await defineOutcome(session.id, '- hello.txt says hello\ngrader-script: read:/workspace/hello.txt pass');
-    await waitForEvents(s, session.id, 'session.status_idle');
+    await waitForEvents(s, session.id, 'session.status_idle', 1, 20_000);
     const graderCalls = fake.requests.filter(isGrader);
     expect(graderCalls).toHaveLength(2);
     expect(JSON.stringify(graderCalls[1]!.body.messages)).toContain('hello from the agent');
@@ -195,5 +184,16 @@ describe('an outcome', () => {
     expect((await s.api('GET', `/sessions/${session.id}/outcomes?page=garbage`)).status).toBe(400);
     await waitFor(async () => (await outcomes(session.id)).length === 0);
     expect(await history(s, session.id)).toEqual([]);
+  });
+
+  it('the budget reached while grading ends the run budget_reached and the outcome interrupted', async () => {
+    const { session } = await readySession(s, {}, { budget: { type: 'limit', max_list_cost: { amount: '1', currency: 'USD' } } });
+    await defineOutcome(session.id, '- costly\ngrader-script: costly');
+    const events = await waitForEvents(s, session.id, 'session.status_idle');
+    expect(types(events)).toContain('outcome.evaluation_started');
+    expect(events.at(-1).stop_reason).toEqual({ type: 'budget_reached' });
+    expect((await outcomes(session.id))[0].status).toBe('interrupted');
+    const got = (await s.api('GET', `/sessions/${session.id}`)).body.session.budget;
+    expect(got.reached).toBe(true);
   });
 });
