@@ -62,6 +62,16 @@ export const userDefineOutcomeEvent = z
   .meta({ id: 'UserDefineOutcomeInput' });
 export type UserDefineOutcomeInput = z.output<typeof userDefineOutcomeEvent>;
 
+/** A session's or a routine's initial_events: user messages and at most one outcome (issue #33). */
+export const initialEvent = z.discriminatedUnion('type', [userMessageEvent, userDefineOutcomeEvent]).meta({ id: 'InitialEventInput' });
+export type InitialEvent = z.output<typeof initialEvent>;
+export const initialEvents = (min: number) =>
+  z
+    .array(initialEvent)
+    .min(min)
+    .max(50)
+    .refine((events) => events.filter((e) => e.type === 'user.define_outcome').length <= 1, 'at most one user.define_outcome');
+
 export const inputEvent = z
   .discriminatedUnion('type', [userMessageEvent, systemMessageEvent, userInterruptEvent, userToolConfirmationEvent, userDefineOutcomeEvent])
   .meta({ id: 'SendEventInput' });

@@ -3,7 +3,7 @@
 import { z } from 'zod';
 import { dateTime } from '../contract/zod-walk.js';
 import { evaluationResult, outcomeCriterion } from '../events/types.js';
-import { userMessageEvent } from '../events/content.js';
+import { initialEvents } from '../events/content.js';
 import { resourceInput, sessionResource } from '../resources/contract.js';
 
 export const REASONING_EFFORT_VALUES = ['none', 'off', 'minimal', 'low', 'medium', 'high', 'xhigh', 'max', 'ultra'] as const;
@@ -39,7 +39,9 @@ export const createSessionBody = z
     title: z.string().max(120).nullish(),
     metadata: metadataInput.optional(),
     instructions: z.array(instructionFile).max(20).optional(),
-    initial_events: z.array(userMessageEvent).max(50).optional().describe('All or nothing; a non-empty list starts the first turn'),
+    initial_events: initialEvents(0)
+      .optional()
+      .describe('All or nothing; a non-empty list starts the first turn; at most one user.define_outcome (its outcome is the first turn\'s)'),
     environment_id: z.string().min(1).max(128).optional(),
     vault_ids: z
       .array(z.string().min(1).max(128))

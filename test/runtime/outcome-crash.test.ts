@@ -44,5 +44,5 @@ describe.each(CONFIGS)('kill -9 during an evaluation ($name)', ({ postgres }) =>
     const after = await waitForHistory(second.base, token, session.id, (ev) => ev.filter((e) => e.type === 'session.status_idle').length >= 2, 30_000);
     expect(after.at(-1).stop_reason).toMatchObject({ type: 'outcome', result: 'satisfied' });
     await second.kill('SIGTERM');
-  });
+  }, 120_000);
 });

@@ -1,3 +1,6 @@
+-- AlterTable
+ALTER TABLE "RoutineRun" ADD COLUMN     "outcomeId" TEXT;
+
 -- CreateTable
 CREATE TABLE "Outcome" (
     "id" TEXT NOT NULL,
