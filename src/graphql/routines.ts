@@ -41,8 +41,11 @@ builder.queryField('routineRuns', (t) =>
     authScopes: { read: true },
     resolve: async (_r, args, ctx) => {
       const routine = await findRoutine(ctx.viewer!, args.routineId);
-      return newestFirst(args, PAGE, async (page) =>
-        await routineRunViews(await prisma.routineRun.findMany({ where: { routineId: routine.id, ...page.where }, orderBy: page.orderBy, take: page.take })),
+      return newestFirst(
+        args,
+        PAGE,
+        async (page) =>
+          await routineRunViews(await prisma.routineRun.findMany({ where: { routineId: routine.id, ...page.where }, orderBy: page.orderBy, take: page.take })),
       );
     },
   }),

@@ -41,7 +41,7 @@ export const createSessionBody = z
     instructions: z.array(instructionFile).max(20).optional(),
     initial_events: initialEvents(0)
       .optional()
-      .describe('All or nothing; a non-empty list starts the first turn; at most one user.define_outcome (its outcome is the first turn\'s)'),
+      .describe("All or nothing; a non-empty list starts the first turn; at most one user.define_outcome (its outcome is the first turn's)"),
     environment_id: z.string().min(1).max(128).optional(),
     vault_ids: z
       .array(z.string().min(1).max(128))

@@ -89,7 +89,10 @@ async function createSessionRow(
   for (const e of body.initial_events ?? []) {
     if (e.type === 'user.define_outcome') {
       outcomeId = newId('outc');
-      initial.push({ type: e.type, fields: { outcome_id: outcomeId, description: e.description, rubric: e.rubric, max_iterations: e.max_iterations, grader_llm: e.grader_llm ?? null } });
+      initial.push({
+        type: e.type,
+        fields: { outcome_id: outcomeId, description: e.description, rubric: e.rubric, max_iterations: e.max_iterations, grader_llm: e.grader_llm ?? null },
+      });
     } else initial.push({ type: 'user.message', fields: { content: await materializeContent(viewer.universe.id, id, e.content) } });
   }
   const environment = body.environment_id ? await environmentForNewSession(viewer.universe.id, body.environment_id) : null;
