@@ -13,8 +13,9 @@
 //  5. channels (bench/channels.ts): inbound acknowledgement under load, message → user.message
 //     stored → reply posted through the loopback platform.
 // 12. dashboard (bench/dashboard.ts): first load in a fresh Chromium context beside a bare page's.
+// 13. outcomes (bench/outcomes.ts): evaluation overhead beside a plain turn's end → idle.
 //  BENCH_ONLY=rest runs only the first measurement; BENCH_ONLY=hot the first two; BENCH_ONLY=engines
-//  only the engines' (BENCH_ENGINES=opencode,pi narrows them); BENCH_ONLY=dashboard only the dashboard's.
+//  only the engines' (BENCH_ENGINES=opencode,pi narrows them); BENCH_ONLY=dashboard only the dashboard's; BENCH_ONLY=outcomes only the outcomes'.
 //  2. send (202) → first SSE frame latency, p50/p99, the fake provider answering at once, beside
 //     the machine's limit for the same work on PostgreSQL + Redis (bench/first-frame-limit.ts).
 //  3. event throughput of one session reaching a subscriber.
@@ -32,6 +33,7 @@ import { splitSchema } from '../src/db/client.js';
 import { startFakeProvider } from '../test/fake-provider/server.js';
 import { channelBench } from './channels.js';
 import { memoryBench } from './memory.js';
+import { outcomeBench } from './outcomes.js';
 import { prisma } from '../src/db/client.js';
 import { commitEvents, type NewEvent } from '../src/events/store.js';
 import { fuzzBench } from './fuzz-throughput.js';
@@ -89,6 +91,10 @@ const s = await startTestServer({
 const rows: [string, string][] = [];
 if (process.env.BENCH_ONLY === 'engines') {
   rows.push(...(await engineBench(s)));
+  await finishEarly();
+}
+if (process.env.BENCH_ONLY === 'outcomes') {
+  rows.push(...(await outcomeBench(s, fake)));
   await finishEarly();
 }
 if (process.env.BENCH_ONLY === 'dashboard') {
@@ -258,6 +264,9 @@ rows.push(...(await channelBench(s, fake)));
 
 // 6. memory and file descriptors: 5 parallel 30 MiB uploads, 1,000 dropped SSE connections (bench/memory.ts).
 rows.push(...(await memoryBench(s)));
+
+// 13. outcomes: agent turn end → evaluation_started, verdict → revision turn's first frame (bench/outcomes.ts).
+rows.push(...(await outcomeBench(s, fake)));
 
 // 7. fuzz throughput: the fuzz suite's generated requests, every answer checked (bench/fuzz-throughput.ts).
 rows.push(...(await fuzzBench(s)));

@@ -6,7 +6,17 @@ import type { Browser, Page } from 'playwright-core';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { startFakeProvider, type FakeProvider } from '../fake-provider/server.js';
 import { readySession, waitForEvents } from '../helpers/sessions.js';
-import { CHROMIUM_MISSING, chromiumInstalled, expectCount, expectText, launch, offlineContext, screenshot, seriousViolations, signIn } from '../helpers/browser.js';
+import {
+  CHROMIUM_MISSING,
+  chromiumInstalled,
+  expectCount,
+  expectText,
+  launch,
+  offlineContext,
+  screenshot,
+  seriousViolations,
+  signIn,
+} from '../helpers/browser.js';
 import { buildWeb } from '../../scripts/build-web.mjs';
 
 if (!chromiumInstalled) console.warn(CHROMIUM_MISSING);
