@@ -156,7 +156,9 @@ async function fireIntoSession(routine: Routine, viewer: Viewer, target: Session
   const ref = session.agent ? { id: session.agent.id, name: session.agent.name, version: session.agent.version } : null;
   const fail = (type: RoutineErrorType, message: string) => new RunError(type, message).withAgent(ref);
   if (session.status === 'terminated') throw fail('session_archived_error', 'the session is archived');
-  const waiting = await prisma.sessionEvent.count({ where: { sessionId: session.id, turn: null, type: { in: ['user.message', 'system.message'] } } });
+  const waiting = await prisma.sessionEvent.count({
+    where: { sessionId: session.id, turn: null, type: { in: ['user.message', 'system.message', 'user.define_outcome'] } },
+  });
   if (session.status !== 'idle' || waiting > 0)
     throw fail('session_busy_error', `the session is ${session.status === 'idle' ? 'about to run a turn' : session.status}`);
   // The fire's turn is the session's next one: its allowance (the routine's budget on top of the
@@ -175,7 +177,7 @@ async function fireIntoSession(routine: Routine, viewer: Viewer, target: Session
   return { sessionId: session.id, agent: ref, outcomeId };
 }
 
-const INPUT_TYPES = ['user.message', 'system.message', 'user.tool_confirmation'];
+const INPUT_TYPES = ['user.message', 'system.message', 'user.tool_confirmation', 'user.define_outcome'];
 
 /**
  * Where the session is idle with no input waiting: marks its next turn as this fire's, allowed

@@ -2,7 +2,6 @@
 // for a turn), then wakes the runner; text sent to an idle session is stored with its turn's
 // start in one statement instead (sendAndStartAtOnce). user.interrupt stops a running turn; a
 // user.tool_confirmation answers a tool call waiting for one and resumes the paused turn.
-import { AppError } from '../errors.js';
 import type { Viewer } from '../auth/viewer.js';
 import type { SendEventsBody, LegacySendBody } from '../events/content.js';
 import { commitEvents, commitEvent, type SessionEvent, type NewEvent } from '../events/store.js';
