@@ -15,8 +15,9 @@
 // 12. dashboard (bench/dashboard.ts): first load in a fresh Chromium context beside a bare page's.
 // 13. long sessions (bench/long-sessions.ts): a 20-turn hermes session's list input cost with and
 //     without prompt caching; compaction's own latency beyond the summary call. BENCH_ONLY=long-sessions.
+// 14. outcomes (bench/outcomes.ts): evaluation overhead beside a plain turn's end → idle.
 //  BENCH_ONLY=rest runs only the first measurement; BENCH_ONLY=hot the first two; BENCH_ONLY=engines
-//  only the engines' (BENCH_ENGINES=opencode,pi narrows them); BENCH_ONLY=dashboard only the dashboard's.
+//  only the engines' (BENCH_ENGINES=opencode,pi narrows them); BENCH_ONLY=dashboard only the dashboard's; BENCH_ONLY=outcomes only the outcomes'.
 //  2. send (202) → first SSE frame latency, p50/p99, the fake provider answering at once, beside
 //     the machine's limit for the same work on PostgreSQL + Redis (bench/first-frame-limit.ts).
 //  3. event throughput of one session reaching a subscriber.
@@ -34,6 +35,7 @@ import { splitSchema } from '../src/db/client.js';
 import { startFakeProvider } from '../test/fake-provider/server.js';
 import { channelBench } from './channels.js';
 import { memoryBench } from './memory.js';
+import { outcomeBench } from './outcomes.js';
 import { prisma } from '../src/db/client.js';
 import { commitEvents, type NewEvent } from '../src/events/store.js';
 import { fuzzBench } from './fuzz-throughput.js';
@@ -92,6 +94,10 @@ const s = await startTestServer({
 const rows: [string, string][] = [];
 if (process.env.BENCH_ONLY === 'engines') {
   rows.push(...(await engineBench(s)));
+  await finishEarly();
+}
+if (process.env.BENCH_ONLY === 'outcomes') {
+  rows.push(...(await outcomeBench(s, fake)));
   await finishEarly();
 }
 if (process.env.BENCH_ONLY === 'dashboard') {
@@ -268,6 +274,8 @@ rows.push(...(await memoryBench(s)));
 
 // 13. long sessions: caching vs none over 20 turns, compaction latency (bench/long-sessions.ts).
 rows.push(...(await longSessionBench(s, fake)));
+// 14. outcomes: agent turn end → evaluation_started, verdict → revision turn's first frame (bench/outcomes.ts).
+rows.push(...(await outcomeBench(s, fake)));
 
 // 7. fuzz throughput: the fuzz suite's generated requests, every answer checked (bench/fuzz-throughput.ts).
 rows.push(...(await fuzzBench(s)));

@@ -2,7 +2,7 @@
 import type { RestRoute } from '../route.js';
 import { identityRoutes } from './identity.js';
 import { agentRoutes } from './agents.js';
-import { sessionRoutes, sessionResourceRoutes } from './sessions.js';
+import { sessionRoutes, sessionResourceRoutes, sessionOutcomeRoutes } from './sessions.js';
 import { skillRoutes } from './skills.js';
 import { modelSubscriptionRoutes } from './model-subscriptions.js';
 import { routineRoutes } from './routines.js';
@@ -23,6 +23,7 @@ export const routes: RestRoute[] = [
   ...webhookRoutes,
   ...fileRoutes,
   ...sessionResourceRoutes,
+  ...sessionOutcomeRoutes,
   ...skillRoutes,
   ...channelRoutes,
   ...toolPolicyRoutes,

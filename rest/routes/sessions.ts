@@ -4,7 +4,7 @@
 // so the GraphQL result converts to the REST body by the same schema.
 import { z } from 'zod';
 import { defineRoute } from '../route.js';
-import { createSessionBody, patchSessionBody, sessionBody, interruptBody } from '../../src/sessions/contract.js';
+import { createSessionBody, patchSessionBody, sessionBody, interruptBody, outcomeBody, outcomePage } from '../../src/sessions/contract.js';
 import { sendEventsBody, legacySendBody } from '../../src/events/content.js';
 import { eventsPageBody } from '../../src/sessions/history.js';
 import { sessionEventFeed } from '../../src/sessions/feed.js';
@@ -163,6 +163,38 @@ export const sessionRoutes = [
     idempotent: true,
     response: z.strictObject({ error: z.strictObject({ code: z.string(), message: z.string() }) }),
     errors: ['invalid_request', 'session_archived', 'budget_reached', 'insufficient_credits'],
+  }),
+];
+
+// ---- outcomes (issue #33) ----
+export const sessionOutcomeRoutes = [
+  defineRoute({
+    method: 'GET',
+    path: '/sessions/{id}/outcomes',
+    operationId: 'listSessionOutcomes',
+    tag: 'Outcomes',
+    scope: 'read',
+    summary: "A session's outcomes (user.define_outcome), oldest first, with status, iterations and every evaluation",
+    query: z.strictObject({
+      limit: z.coerce.number().int().min(1).max(100).default(20).describe('1 to 100, default 20'),
+      page: z.string().max(200).optional().describe('the `next_page` of the previous page'),
+    }),
+    document: `query Outcomes($id: String!, $limit: Int, $page: String) { page: sessionOutcomes(sessionId: $id, limit: $limit, page: $page) { ${selectionOf(outcomePage)} } }`,
+    variables: ({ params, query }) => ({ id: params.id, limit: query.limit, page: query.page ?? null }),
+    pick: (data) => data.page,
+    response: outcomePage,
+    errors: ['invalid_request'],
+  }),
+  defineRoute({
+    method: 'GET',
+    path: '/sessions/{id}/outcomes/{outcome_id}',
+    operationId: 'getSessionOutcome',
+    tag: 'Outcomes',
+    scope: 'read',
+    summary: 'One outcome with every evaluation',
+    document: `query Outcome($id: String!, $outcome_id: String!) { outcome: sessionOutcome(sessionId: $id, id: $outcome_id) { ${selectionOf(outcomeBody)} } }`,
+    pick: (data) => data.outcome,
+    response: outcomeBody,
   }),
 ];
 

@@ -52,8 +52,31 @@ export const userToolConfirmationEvent = z
 /** Beyond the spec (issue #31): summarise the older conversation now (hermes); a turn of its own. */
 export const userCompactEvent = z.strictObject({ type: z.literal('user.compact') }).meta({ id: 'UserCompactInput' });
 
+// ---- outcomes (issue #33): beyond the spec, a send-events type beside user.message ----
+export const OUTCOME_LIMITS = { description: 10_000, rubric: 50_000, maxIterations: 20 } as const;
+export const userDefineOutcomeEvent = z
+  .strictObject({
+    type: z.literal('user.define_outcome'),
+    description: nonEmpty.max(OUTCOME_LIMITS.description).describe("The task: the agent's turn input (1 to 10000 characters)"),
+    rubric: nonEmpty.max(OUTCOME_LIMITS.rubric).describe('Markdown: the explicit criteria the grader checks, one per list item (1 to 50000 characters)'),
+    max_iterations: z.int32().min(1).max(OUTCOME_LIMITS.maxIterations).default(3).describe('Evaluations at most (1 to 20, default 3)'),
+    grader_llm: nonEmpty.max(200).nullish().describe("The grader's model; default the session's"),
+  })
+  .meta({ id: 'UserDefineOutcomeInput' });
+export type UserDefineOutcomeInput = z.output<typeof userDefineOutcomeEvent>;
+
+/** A session's or a routine's initial_events: user messages and at most one outcome (issue #33). */
+export const initialEvent = z.discriminatedUnion('type', [userMessageEvent, userDefineOutcomeEvent]).meta({ id: 'InitialEventInput' });
+export type InitialEvent = z.output<typeof initialEvent>;
+export const initialEvents = (min: number) =>
+  z
+    .array(initialEvent)
+    .min(min)
+    .max(50)
+    .refine((events) => events.filter((e) => e.type === 'user.define_outcome').length <= 1, 'at most one user.define_outcome');
+
 export const inputEvent = z
-  .discriminatedUnion('type', [userMessageEvent, systemMessageEvent, userInterruptEvent, userToolConfirmationEvent, userCompactEvent])
+  .discriminatedUnion('type', [userMessageEvent, systemMessageEvent, userInterruptEvent, userToolConfirmationEvent, userCompactEvent, userDefineOutcomeEvent])
   .meta({ id: 'SendEventInput' });
 export type InputEvent = z.infer<typeof inputEvent>;
 

@@ -25,12 +25,14 @@ function event<T extends string, F extends z.ZodRawShape>(type: T, id: string, f
 export const stopReason = z
   .strictObject({
     type: z
-      .enum(['end_turn', 'retries_exhausted', 'budget_reached', 'requires_action'])
+      .enum(['end_turn', 'retries_exhausted', 'budget_reached', 'requires_action', 'outcome'])
       .meta({ id: 'StopReasonType' })
       .describe(
-        'requires_action: tool calls wait for a user.tool_confirmation (their agent.tool_use events are in event_ids). More types are reserved: discriminate on `type` and never break on an unknown one',
+        'requires_action: tool calls wait for a user.tool_confirmation (their agent.tool_use events are in event_ids). outcome: an outcome ended (outcome_id, result). More types are reserved: discriminate on `type` and never break on an unknown one',
       ),
     event_ids: z.array(z.string()).optional().describe('requires_action: the agent.tool_use events awaiting confirmation'),
+    outcome_id: z.string().optional().describe('outcome: the outcome that ended'),
+    result: z.string().optional().describe('outcome: its final status (satisfied, failed, max_iterations_reached)'),
   })
   .meta({ id: 'StopReason' });
 export type StopReason = z.output<typeof stopReason>;
@@ -76,6 +78,30 @@ const streamed = {
   final: z.boolean().optional().describe('false on streamed chunks; true on the complete message that follows them'),
 };
 
+// ---- outcomes (issue #33): the defined outcome (history) and its evaluations (stream and history) ----
+export const outcomeCriterion = z.strictObject({ criterion: z.string(), passed: z.boolean(), explanation: z.string() }).meta({ id: 'OutcomeCriterionVerdict' });
+export const evaluationResult = z.enum(['satisfied', 'needs_revision', 'failed']).meta({ id: 'OutcomeEvaluationResult' });
+const outcomeEvents = [
+  event('user.define_outcome', 'UserDefineOutcomeEvent', {
+    outcome_id: z.string(),
+    description: z.string(),
+    rubric: z.string(),
+    max_iterations: z.int32(),
+    grader_llm: nullableString,
+  }),
+  event('outcome.evaluation_started', 'OutcomeEvaluationStartedEvent', {
+    outcome_id: z.string(),
+    iteration: z.int32().min(1).describe('1 for the first evaluation'),
+  }),
+  event('outcome.evaluation_ended', 'OutcomeEvaluationEndedEvent', {
+    outcome_id: z.string(),
+    iteration: z.int32().min(1),
+    result: evaluationResult,
+    criteria: z.array(outcomeCriterion),
+    summary: z.string(),
+  }),
+] as const;
+
 export const sessionEvent = z
   .discriminatedUnion('type', [
     event('user.message', 'UserMessageEvent', { content: z.array(contentBlock).min(1) }),
@@ -113,6 +139,7 @@ export const sessionEvent = z
       tokens_after: z.int().min(0).describe('Estimated prompt tokens after'),
     }),
     event('session.deleted', 'SessionDeletedEvent', {}),
+    ...outcomeEvents,
   ])
   .meta({ id: 'SessionEvent' });
 
@@ -132,7 +159,7 @@ export interface StoredEvent {
 }
 
 /** user.message and system.message appear only in history, never on the live stream. */
-export const HISTORY_ONLY_TYPES: ReadonlySet<string> = new Set(['user.message', 'system.message']);
+export const HISTORY_ONLY_TYPES: ReadonlySet<string> = new Set(['user.message', 'system.message', 'user.define_outcome']);
 
 /** What one statement stored for one session (events/store.ts, events/store-many.ts). */
 export interface StoredBatch {

@@ -7,7 +7,7 @@ import { prisma } from '../db/client.js';
 import type { Routine } from '../generated/prisma/client.js';
 import { createRoutine, patchRoutine, pauseRoutine, resumeRoutine, archiveRoutine, findRoutine, listRoutines, runnableRoutine } from '../routines/routines.js';
 import { fireRoutine } from '../routines/fire.js';
-import { routineView, routineRunView } from '../routines/view.js';
+import { routineView, routineRunViews } from '../routines/view.js';
 import { createRoutineBody, patchRoutineBody, routineBody, routineRunBody } from '../routines/contract.js';
 import { inputOf, objectOf } from './graphql-types.js';
 import { takeInput } from './input.js';
@@ -41,8 +41,11 @@ builder.queryField('routineRuns', (t) =>
     authScopes: { read: true },
     resolve: async (_r, args, ctx) => {
       const routine = await findRoutine(ctx.viewer!, args.routineId);
-      return newestFirst(args, PAGE, async (page) =>
-        (await prisma.routineRun.findMany({ where: { routineId: routine.id, ...page.where }, orderBy: page.orderBy, take: page.take })).map(routineRunView),
+      return newestFirst(
+        args,
+        PAGE,
+        async (page) =>
+          await routineRunViews(await prisma.routineRun.findMany({ where: { routineId: routine.id, ...page.where }, orderBy: page.orderBy, take: page.take })),
       );
     },
   }),
@@ -87,6 +90,6 @@ builder.mutationField('runRoutine', (t) =>
     description: 'Fire the routine now (trigger_context manual)',
     args: { id: t.arg.string({ required: true }) },
     authScopes: { write: true },
-    resolve: async (_r, { id }, ctx) => routineRunView(await fireRoutine((await runnableRoutine(ctx.viewer!, id)).id, { type: 'manual' })),
+    resolve: async (_r, { id }, ctx) => (await routineRunViews([await fireRoutine((await runnableRoutine(ctx.viewer!, id)).id, { type: 'manual' })]))[0]!,
   }),
 );

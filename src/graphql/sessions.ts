@@ -8,7 +8,8 @@ import { sendEvents, interruptSession, legacySend } from '../sessions/send.js';
 import { eventsPage, eventsPageBody } from '../sessions/history.js';
 import { sessionEventFeed } from '../sessions/feed.js';
 import { sessionView } from '../sessions/view.js';
-import { createSessionBody, patchSessionBody, sessionBody, interruptBody } from '../sessions/contract.js';
+import { createSessionBody, patchSessionBody, sessionBody, interruptBody, outcomeBody, outcomePage } from '../sessions/contract.js';
+import { listOutcomes, getOutcome } from '../sessions/outcomes.js';
 import { sendEventsBody, legacySendBody } from '../events/content.js';
 import { sessionEvent, type SessionEvent } from '../events/types.js';
 import { inputOf, objectOf } from './graphql-types.js';
@@ -136,5 +137,32 @@ builder.subscriptionField('sessionEvents', (t) =>
     authScopes: { read: true },
     subscribe: (_root, args, ctx) => sessionEventFeed(ctx.viewer!, args.sessionId, args.after ?? null),
     resolve: (event: SessionEvent) => event,
+  }),
+);
+
+// ---- outcomes (issue #33) ----
+const OutcomeType = objectOf(outcomeBody);
+const OutcomePageType = objectOf(outcomePage);
+
+builder.queryField('sessionOutcomes', (t) =>
+  t.field({
+    type: OutcomePageType,
+    description: "A session's outcomes, oldest first, with their evaluations",
+    args: {
+      sessionId: t.arg.string({ required: true }),
+      limit: t.arg.int({ defaultValue: 20, description: '1 to 100' }),
+      page: t.arg.string({ description: 'The `next_page` of the previous page' }),
+    },
+    authScopes: { read: true },
+    resolve: (_root, args, ctx) => listOutcomes(ctx.viewer!, args.sessionId, args.limit ?? 20, args.page ?? null),
+  }),
+);
+
+builder.queryField('sessionOutcome', (t) =>
+  t.field({
+    type: OutcomeType,
+    args: { sessionId: t.arg.string({ required: true }), id: t.arg.string({ required: true }) },
+    authScopes: { read: true },
+    resolve: (_root, args, ctx) => getOutcome(ctx.viewer!, args.sessionId, args.id),
   }),
 );

@@ -9,10 +9,11 @@ import { AppError } from '../errors.js';
 const ID_TAIL = '[0-9a-z]{1,64}';
 const MAX_TOKEN_LENGTH = 200;
 
-export type PageKind = 'files' | 'resources';
+export type PageKind = 'files' | 'resources' | 'outcomes';
 const ID_OF_KIND: Record<PageKind, RegExp> = {
   files: new RegExp(`^file_${ID_TAIL}$`),
   resources: new RegExp(`^sesrsc_${ID_TAIL}$`),
+  outcomes: new RegExp(`^outc_${ID_TAIL}$`),
 };
 
 export function encodePageToken(kind: PageKind, lastId: string): string {

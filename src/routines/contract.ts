@@ -2,7 +2,7 @@
 // limits. One definition each for REST validation, OpenAPI, the GraphQL types and the domain.
 import { z } from 'zod';
 import { dateTime } from '../contract/zod-walk.js';
-import { contentBlock, userMessageEvent } from '../events/content.js';
+import { contentBlock, initialEvents as initialEventsOf } from '../events/content.js';
 import { budgetInput } from '../sessions/contract.js';
 import { connectionCursor } from '../pagination/page-token.js';
 import { memoryStoreResourceInput } from '../resources/contract.js';
@@ -74,7 +74,7 @@ const cronScheduleInput = z
   })
   .meta({ id: 'CronScheduleInput' });
 
-const initialEvents = z.array(userMessageEvent).min(1).max(50);
+const initialEvents = initialEventsOf(1);
 
 export const createRoutineBody = z
   .strictObject({
@@ -108,7 +108,20 @@ export type PatchRoutineBody = z.output<typeof patchRoutineBody>;
 
 // ---- answers ----
 
-const routineInitialEvent = z.strictObject({ type: z.literal('user.message'), content: z.array(contentBlock).min(1) }).meta({ id: 'RoutineInitialEvent' });
+const routineInitialEvent = z
+  .discriminatedUnion('type', [
+    z.strictObject({ type: z.literal('user.message'), content: z.array(contentBlock).min(1) }).meta({ id: 'RoutineInitialEvent' }),
+    z
+      .strictObject({
+        type: z.literal('user.define_outcome'),
+        description: z.string(),
+        rubric: z.string(),
+        max_iterations: z.int32(),
+        grader_llm: z.string().nullish(),
+      })
+      .meta({ id: 'RoutineInitialOutcome' }),
+  ])
+  .meta({ id: 'RoutineInitialEventItem' });
 
 const routineSchedule = z
   .strictObject({
@@ -174,6 +187,11 @@ export const routineRunBody = z
     session_id: z.string().nullable(),
     error: z.strictObject({ type: routineErrorType, message: z.string() }).meta({ id: 'RoutineRunError' }).nullable(),
     agent: routineRunAgent.nullable(),
+    outcome: z
+      .strictObject({ id: z.string(), status: z.string().describe('active while it runs; then satisfied, failed, max_iterations_reached or interrupted') })
+      .meta({ id: 'RoutineRunOutcome' })
+      .nullable()
+      .describe("The outcome the run's initial_events defined, with its current (finally its final) status; null without one"),
     created_at: dateTime(z.string()),
   })
   .meta({ id: 'RoutineRun', description: 'One fire attempt: exactly one of session_id and error is non-null' });

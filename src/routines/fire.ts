@@ -10,7 +10,7 @@ import { SCOPES } from '../auth/scopes.js';
 import { Prisma, type Routine, type RoutineRun } from '../generated/prisma/client.js';
 import { createSession } from '../sessions/sessions.js';
 import { sendEvents } from '../sessions/send.js';
-import type { UserMessageInput } from '../events/content.js';
+import type { InitialEvent } from '../events/content.js';
 import { centsToNano } from '../money.js';
 import { nudgeDispatchers, queueResourceEvent } from '../webhooks/outbox.js';
 import type { NewSessionTargetValue, RoutineErrorType, RoutineRunAgent, RoutineTarget, SessionTargetValue } from './contract.js';
@@ -87,7 +87,7 @@ async function asRunError(err: unknown, target: FireTarget): Promise<RunError> {
   return new RunError('unknown_error', 'the fire failed unexpectedly');
 }
 
-type Fired = { sessionId: string; agent: RoutineRunAgent | null };
+type Fired = { sessionId: string; agent: RoutineRunAgent | null; outcomeId: string | null };
 
 async function fireNewSession(routine: Routine, viewer: Viewer, target: NewSessionTargetValue): Promise<Fired> {
   const agent = await prisma.agent.findFirst({ where: { id: target.agent, universeId: routine.universeId } });
@@ -131,7 +131,8 @@ async function fireNewSession(routine: Routine, viewer: Viewer, target: NewSessi
       initial_events: storedInitialEvents(routine),
       ...(routine.budgetCents !== null ? { budget: { type: 'limit', max_list_cost: { amount: routine.budgetCents.toString(), currency: 'USD' } } } : {}),
     });
-    return { sessionId: session.id, agent: ref };
+    const outcome = await prisma.outcome.findFirst({ where: { sessionId: session.id }, select: { id: true } });
+    return { sessionId: session.id, agent: ref, outcomeId: outcome?.id ?? null };
   } catch (err) {
     throw (await asRunError(err, { kind: 'agent', id: agent.id, environmentId: target.environment_id, vaultIds: vaults.ids })).withAgent(ref);
   }
@@ -155,24 +156,28 @@ async function fireIntoSession(routine: Routine, viewer: Viewer, target: Session
   const ref = session.agent ? { id: session.agent.id, name: session.agent.name, version: session.agent.version } : null;
   const fail = (type: RoutineErrorType, message: string) => new RunError(type, message).withAgent(ref);
   if (session.status === 'terminated') throw fail('session_archived_error', 'the session is archived');
-  const waiting = await prisma.sessionEvent.count({ where: { sessionId: session.id, turn: null, type: { in: ['user.message', 'system.message'] } } });
+  const waiting = await prisma.sessionEvent.count({
+    where: { sessionId: session.id, turn: null, type: { in: ['user.message', 'system.message', 'user.define_outcome'] } },
+  });
   if (session.status !== 'idle' || waiting > 0)
     throw fail('session_busy_error', `the session is ${session.status === 'idle' ? 'about to run a turn' : session.status}`);
   // The fire's turn is the session's next one: its allowance (the routine's budget on top of the
   // cost consumed now) is set with the idle check in one statement; no budget clears an older one.
   const fireTurn = await grantFireAllowance(session.id, routine.budgetCents === null ? null : centsToNano(routine.budgetCents));
   if (fireTurn === null) throw fail('session_busy_error', 'the session is about to run a turn');
+  let outcomeId: string | null = null;
   try {
-    await sendEvents(viewer, session.id, { events: storedInitialEvents(routine) });
+    const sent = await sendEvents(viewer, session.id, { events: storedInitialEvents(routine) });
+    for (const e of sent) if (e.type === 'user.define_outcome') outcomeId = e.outcome_id;
   } catch (err) {
     // No turn started: the allowance must not pass to the next turn someone else starts.
     await prisma.session.updateMany({ where: { id: session.id, fireTurn, turnCount: { lt: fireTurn } }, data: { fireTurn: null, fireCapNanoUsd: null } });
     throw (await asRunError(err, { kind: 'session', id: session.id })).withAgent(ref);
   }
-  return { sessionId: session.id, agent: ref };
+  return { sessionId: session.id, agent: ref, outcomeId };
 }
 
-const INPUT_TYPES = ['user.message', 'system.message', 'user.tool_confirmation', 'user.compact'];
+const INPUT_TYPES = ['user.message', 'system.message', 'user.tool_confirmation', 'user.compact', 'user.define_outcome'];
 
 /**
  * Where the session is idle with no input waiting: marks its next turn as this fire's, allowed
@@ -189,8 +194,8 @@ async function grantFireAllowance(sessionId: string, allowance: bigint | null): 
 }
 
 /** A routine's initial events, validated when it was saved (stored in the spec's shape). */
-function storedInitialEvents(routine: Routine): UserMessageInput[] {
-  return routine.initialEvents as UserMessageInput[];
+function storedInitialEvents(routine: Routine): InitialEvent[] {
+  return routine.initialEvents as InitialEvent[];
 }
 
 /**
@@ -227,6 +232,7 @@ export async function fireRoutine(routineId: string, trigger: Trigger): Promise<
         errorType: error?.type ?? null,
         errorMessage: error?.message ?? null,
         agent: agent ?? Prisma.DbNull,
+        outcomeId: fired?.outcomeId ?? null,
       },
     });
     await tx.routine.update({ where: { id: routineId }, data: { lastRunAt: run.createdAt } });

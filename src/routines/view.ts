@@ -1,9 +1,10 @@
 // Routines and their runs as the spec shows them, from their rows alone (no further queries):
 // a list of any length costs the one query that loaded it.
 import type { Routine, RoutineRun } from '../generated/prisma/client.js';
+import { prisma } from '../db/client.js';
 import { nextRuns } from './cron.js';
 import type { PausedReason, RoutineErrorType, RoutineRunAgent, RoutineRunView, RoutineTarget, RoutineView } from './contract.js';
-import type { UserMessageInput } from '../events/content.js';
+import type { InitialEvent } from '../events/content.js';
 
 const UPCOMING = 5;
 
@@ -16,7 +17,7 @@ export function routineView(r: Routine): RoutineView {
     metadata: r.metadata as Record<string, string>,
     // Stored as validated at save time, in the spec's shape.
     target: r.target as RoutineTarget,
-    initial_events: r.initialEvents as UserMessageInput[],
+    initial_events: r.initialEvents as InitialEvent[],
     schedule: r.cronExpression
       ? {
           type: 'cron',
@@ -35,7 +36,15 @@ export function routineView(r: Routine): RoutineView {
   };
 }
 
-export function routineRunView(r: RoutineRun): RoutineRunView {
+/** Runs' views with the status of the outcome each one defined (one query for all). */
+export async function routineRunViews(runs: RoutineRun[]): Promise<RoutineRunView[]> {
+  const ids = runs.flatMap((r) => (r.outcomeId ? [r.outcomeId] : []));
+  const outcomes = ids.length ? await prisma.outcome.findMany({ where: { id: { in: ids } }, select: { id: true, status: true } }) : [];
+  const status = new Map(outcomes.map((o) => [o.id, o.status]));
+  return runs.map((r) => routineRunView(r, r.outcomeId ? (status.get(r.outcomeId) ?? null) : null));
+}
+
+export function routineRunView(r: RoutineRun, outcomeStatus: string | null = null): RoutineRunView {
   return {
     id: r.id,
     routine_id: r.routineId,
@@ -43,6 +52,7 @@ export function routineRunView(r: RoutineRun): RoutineRunView {
     session_id: r.sessionId,
     error: r.errorType ? { type: r.errorType as RoutineErrorType, message: r.errorMessage ?? '' } : null,
     agent: (r.agent as RoutineRunAgent | null) ?? null,
+    outcome: r.outcomeId && outcomeStatus ? { id: r.outcomeId, status: outcomeStatus } : null,
     created_at: r.createdAt.toISOString(),
   };
 }

@@ -14,6 +14,7 @@ import { sandboxFilling } from './sandbox-filling.js';
 import { service } from '../services/registry.js';
 import { finishUnfinishedStreams } from './unfinished-streams.js';
 import { turnUsage } from '../billing/usage.js';
+import { afterAgentTurn, interruptActiveOutcome, type AfterTurn } from './outcomes.js';
 
 const HEARTBEAT_MS = 5_000;
 
@@ -112,7 +113,7 @@ const turnGate = (): TurnGate => service('turnGate');
 const CLAIM = moveOf('claim');
 const RELEASE = moveOf('release');
 
-const INPUT_TYPES = ['user.message', 'system.message', 'user.tool_confirmation', 'user.compact'];
+const INPUT_TYPES = ['user.message', 'system.message', 'user.tool_confirmation', 'user.compact', 'user.define_outcome'];
 const inputsWaiting = (sessionId: string) => Prisma.sql`EXISTS (SELECT 1 FROM "SessionEvent" e WHERE e."sessionId" = ${sessionId} AND e."turn" IS NULL
                   AND e."type" = ANY(${INPUT_TYPES}::text[]))`;
 
@@ -176,6 +177,16 @@ async function endTurn(sessionId: string, idle: NewEvent): Promise<Started | nul
       return null;
     }
   }
+}
+
+/**
+ * A revision turn (an outcome's grader asked for one): the feedback stored and the next turn
+ * started in ONE statement while the session stays running and this process's (no idle between);
+ * null when the row is no longer ours or the process drains (the caller ends the run idle).
+ */
+function startRevisionTurn(sessionId: string, feedback: NewEvent): Promise<Started | null> {
+  if (turnGate().draining) return Promise.resolve(null);
+  return storeTurnStart(sessionId, [feedback, RUNNING], false, ours());
 }
 
 export async function runSession(sessionId: string): Promise<void> {
@@ -262,14 +273,29 @@ function beginRun(sessionId: string, start: () => Promise<Started | null>): { st
           });
           stop = { type: 'retries_exhausted' };
         }
-        state.controller = null;
         await sandboxFilling().syncMemoryBack(sessionId, current.turn); // memory stores: the turn's writes become versions (never throws)
+        // An outcome the turn carried is graded while the session stays running (src/runtime/outcomes.ts).
+        const after = await afterAgentTurn(sessionId, current.turn, stop, state.controller.signal).catch(async (err): Promise<AfterTurn> => {
+          logger.error({ err, sessionId }, 'outcome evaluation failed unexpectedly');
+          return { stop };
+        });
+        state.controller = null;
+        if (after.revision) {
+          const revision = await startRevisionTurn(sessionId, after.revision);
+          if (revision) {
+            current = revision;
+            continue;
+          }
+        }
         // Beyond the spec (issue #31): the idle event carries what the turn used.
         const usage = await turnUsage(sessionId, current.turn, startedAt).catch((err) => {
           logger.error({ err, sessionId }, 'could not sum the turn usage');
           return undefined;
         });
-        current = await endTurn(sessionId, { type: 'session.status_idle', fields: { stop_reason: stop, ...(usage ? { usage } : {}) } });
+        current = await endTurn(sessionId, {
+          type: 'session.status_idle',
+          fields: { stop_reason: after.stop ?? { type: 'end_turn' }, ...(usage ? { usage } : {}) },
+        });
       }
     } finally {
       stopBeating(sessionId);
@@ -295,6 +321,7 @@ async function endLostTurns(stale: { id: string; runnerId: string | null }[]): P
   const recovered: string[] = [];
   for (const s of stale) {
     if (!(await transition(s.id, 'recover', { runnerId: null }, prisma, { runnerId: s.runnerId }))) continue;
+    await interruptActiveOutcome(s.id); // an outcome whose turn or evaluation was lost ends interrupted
     await commitEvents(s.id, [
       ...(await finishUnfinishedStreams(s.id)),
       {
@@ -312,7 +339,7 @@ async function endLostTurns(stale: { id: string; runnerId: string | null }[]): P
 export async function sessionsWithWaitingInputs(): Promise<string[]> {
   const rows = await prisma.$queryRaw<{ id: string }[]>`
     SELECT s."id" FROM "Session" s WHERE s."status" = ANY(${CLAIM.from}::text[]) AND s."budgetReachedAt" IS NULL AND EXISTS (
-      SELECT 1 FROM "SessionEvent" e WHERE e."sessionId" = s."id" AND e."turn" IS NULL AND e."type" IN ('user.message', 'system.message', 'user.tool_confirmation', 'user.compact'))`;
+      SELECT 1 FROM "SessionEvent" e WHERE e."sessionId" = s."id" AND e."turn" IS NULL AND e."type" = ANY(${INPUT_TYPES}::text[]))`;
   return rows.map((r) => r.id);
 }
 

@@ -2,7 +2,8 @@
 // definition each for REST validation, OpenAPI, the GraphQL types and the domain's values.
 import { z } from 'zod';
 import { dateTime } from '../contract/zod-walk.js';
-import { userMessageEvent } from '../events/content.js';
+import { evaluationResult, outcomeCriterion } from '../events/types.js';
+import { initialEvents } from '../events/content.js';
 import { resourceInput, sessionResource } from '../resources/contract.js';
 import { usageCounters } from '../events/types.js';
 
@@ -39,7 +40,9 @@ export const createSessionBody = z
     title: z.string().max(120).nullish(),
     metadata: metadataInput.optional(),
     instructions: z.array(instructionFile).max(20).optional(),
-    initial_events: z.array(userMessageEvent).max(50).optional().describe('All or nothing; a non-empty list starts the first turn'),
+    initial_events: initialEvents(0)
+      .optional()
+      .describe("All or nothing; a non-empty list starts the first turn; at most one user.define_outcome (its outcome is the first turn's)"),
     environment_id: z.string().min(1).max(128).optional(),
     vault_ids: z
       .array(z.string().min(1).max(128))
@@ -111,3 +114,37 @@ export const interruptBody = z
       .describe('interrupting: the turn stops and an idle event follows; no_turn: nothing was running'),
   })
   .meta({ id: 'InterruptResult' });
+
+// ---- outcomes (issue #33): GET /sessions/{id}/outcomes and …/outcomes/{outcome_id} ----
+export const outcomeStatus = z
+  .enum(['active', 'satisfied', 'failed', 'max_iterations_reached', 'interrupted'])
+  .meta({ id: 'OutcomeStatus' })
+  .describe('interrupted: an interrupt, the budget, a failed turn or a lost process stopped the work before a final verdict');
+export const outcomeEvaluation = z
+  .strictObject({
+    iteration: z.int32().min(1),
+    turn: z.int32().describe('The agent turn graded'),
+    result: evaluationResult,
+    criteria: z.array(outcomeCriterion),
+    summary: z.string(),
+    started_at: dateTime(z.string()),
+    ended_at: dateTime(z.string()),
+  })
+  .meta({ id: 'OutcomeEvaluation' });
+export const outcomeBody = z
+  .strictObject({
+    id: z.string(),
+    session_id: z.string(),
+    description: z.string(),
+    rubric: z.string(),
+    max_iterations: z.int32(),
+    grader_llm: z.string().nullable(),
+    status: outcomeStatus,
+    iterations: z.int32().describe('Evaluations finished'),
+    evaluations: z.array(outcomeEvaluation).describe('Oldest first'),
+    created_at: dateTime(z.string()),
+    ended_at: dateTime(z.string()).nullable(),
+  })
+  .meta({ id: 'Outcome' });
+export type OutcomeView = z.output<typeof outcomeBody>;
+export const outcomePage = z.strictObject({ data: z.array(outcomeBody), next_page: z.string().nullable() }).meta({ id: 'OutcomePage' });

@@ -17,6 +17,7 @@ import { assertCanStartTurn } from '../billing/spend-gate.js';
 import { materializeContent } from './attachments.js';
 import { legacyPartsToContent } from './legacy-parts.js';
 import { checkConfirmations } from '../tools/confirmations.js';
+import { attachEvent, createOutcome, forgetOutcome } from '../runtime/outcomes.js';
 
 function who(viewer: Viewer): string {
   return viewer.auth === 'token' ? `token:${viewer.tokenId}` : `user:${viewer.user.id}`;
@@ -77,9 +78,33 @@ export async function sendEvents(viewer: Viewer, idOrAgent: string, body: SendEv
     else if (e.type === 'user.tool_confirmation') {
       const c = confirmations.shift()!;
       prepared.push({ type: e.type, fields: { tool_use_id: c.tool_use_id, result: c.result, deny_message: c.deny_message ?? null, by } });
-    } else prepared.push({ type: e.type, fields: { content: e.content } });
+    } else if (e.type === 'system.message') prepared.push({ type: e.type, fields: { content: e.content } });
   }
-  const stored = await commitEvents(session.id, prepared);
+  // An outcome (issue #33): at most one active per session (409 conflict); its row is made first,
+  // its user.define_outcome event names it.
+  const outcomes: string[] = [];
+  try {
+    for (const e of body.events) {
+      if (e.type !== 'user.define_outcome') continue;
+      const id = await createOutcome(session.id, e);
+      outcomes.push(id);
+      prepared.push({
+        type: e.type,
+        fields: { outcome_id: id, description: e.description, rubric: e.rubric, max_iterations: e.max_iterations, grader_llm: e.grader_llm ?? null },
+      });
+    }
+  } catch (err) {
+    for (const id of outcomes) await forgetOutcome(id);
+    throw err;
+  }
+  let stored: Awaited<ReturnType<typeof commitEvents>>;
+  try {
+    stored = await commitEvents(session.id, prepared);
+  } catch (err) {
+    for (const id of outcomes) await forgetOutcome(id);
+    throw err;
+  }
+  for (const { event } of stored) if (event.type === 'user.define_outcome') await attachEvent(event.outcome_id, event.id);
   if (body.events.some((e) => e.type === 'user.interrupt')) await publishInterrupt(session.id, by);
   if (hasInputs) await enqueueSessionRun(session.id);
   return stored.map((s) => s.event);

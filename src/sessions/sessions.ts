@@ -85,8 +85,16 @@ async function createSessionRow(
 ): Promise<Session> {
   const { llm, modelBilling, budgetMax } = resolved;
   const initial: NewEvent[] = [];
-  for (const e of body.initial_events ?? [])
-    initial.push({ type: 'user.message', fields: { content: await materializeContent(viewer.universe.id, id, e.content) } });
+  let outcomeId: string | null = null;
+  for (const e of body.initial_events ?? []) {
+    if (e.type === 'user.define_outcome') {
+      outcomeId = newId('outc');
+      initial.push({
+        type: e.type,
+        fields: { outcome_id: outcomeId, description: e.description, rubric: e.rubric, max_iterations: e.max_iterations, grader_llm: e.grader_llm ?? null },
+      });
+    } else initial.push({ type: 'user.message', fields: { content: await materializeContent(viewer.universe.id, id, e.content) } });
+  }
   const environment = body.environment_id ? await environmentForNewSession(viewer.universe.id, body.environment_id) : null;
   const vaultIds = await vaultsForNewSession(viewer.universe.id, body.vault_ids ?? [], agent.id, body.resources ?? []);
   const planned = await planResources(viewer.universe.id, id, body.resources ?? [], [], { agentId: agent.id });
@@ -114,6 +122,19 @@ async function createSessionRow(
     });
     await claimDefaultIfVacant(tx, agent.id, id);
     const batch = await storeEvents(tx, id, initial);
+    const defined = batch.stored.find((s) => s.event.type === 'user.define_outcome')?.event;
+    if (outcomeId && defined?.type === 'user.define_outcome')
+      await tx.outcome.create({
+        data: {
+          id: outcomeId,
+          sessionId: id,
+          eventId: defined.id,
+          description: defined.description,
+          rubric: defined.rubric,
+          maxIterations: defined.max_iterations,
+          graderLlm: defined.grader_llm,
+        },
+      });
     for (const p of planned) await tx.sessionResource.create({ data: { ...p.row, checkout: p.row.checkout ?? undefined } as never });
     return { session, batch };
   });

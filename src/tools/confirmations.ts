@@ -112,7 +112,7 @@ export async function settlePendingCalls(opts: {
     where: {
       sessionId: opts.sessionId,
       turn: { gte: pending.turn, lte: opts.turn },
-      type: { in: ['user.message', 'system.message', 'user.tool_confirmation'] },
+      type: { in: ['user.message', 'system.message', 'user.tool_confirmation', 'user.define_outcome'] },
     },
     select: { payload: true, turn: true },
   });

@@ -16,6 +16,7 @@ export const WEBHOOK_EVENT_TYPES = [
   'memory.created',
   'memory.updated',
   'memory.deleted',
+  'outcome.ended',
 ] as const;
 export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
 

@@ -665,6 +665,7 @@ function contextRefusal(api: Api, tokens: number, window: number): string {
 
 export async function startFakeProvider(): Promise<FakeProvider> {
   let queue: FakeStep[] = [];
+  const graderCalls = new Map<string, number>();
   const requests: RecordedRequest[] = [];
   const hangs = new Set<http.ServerResponse>();
   const fake = {
@@ -699,6 +700,7 @@ export async function startFakeProvider(): Promise<FakeProvider> {
     }
 
     let step: FakeStep | undefined;
+    const next = (): FakeStep => graderStep(body, graderCalls) ?? queue.shift() ?? { kind: 'text', text: 'ok' };
     const sim = fake.promptCache;
     if ((sim.simulate || sim.contextWindow !== null) && body && typeof body === 'object') {
       const counts = simulatedCounts(sim, api, responses, body);
@@ -716,7 +718,7 @@ export async function startFakeProvider(): Promise<FakeProvider> {
         );
         return;
       }
-      step = queue.shift() ?? { kind: 'text', text: 'ok' };
+      step = next();
       if (sim.simulate && !('usage' in step && step.usage) && step.kind !== 'error' && step.kind !== 'hang') {
         const usage = {
           input: counts.total - counts.read - counts.write,
@@ -727,7 +729,7 @@ export async function startFakeProvider(): Promise<FakeProvider> {
         step = { ...step, usage } as FakeStep;
       }
     }
-    step ??= queue.shift() ?? { kind: 'text', text: 'ok' };
+    step ??= next();
     if (step.kind === 'error') {
       return sendError(
         res,
@@ -772,6 +774,7 @@ export async function startFakeProvider(): Promise<FakeProvider> {
     enqueue: (...steps: FakeStep[]) => void queue.push(...steps),
     reset() {
       queue = [];
+      graderCalls.clear();
       requests.length = 0;
       fake.rejectKeys.clear();
       fake.strict = true;
@@ -783,4 +786,58 @@ export async function startFakeProvider(): Promise<FakeProvider> {
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
   });
+}
+
+// ---- outcome grader (issue #33) ----
+// A request of the service's outcome grader (its system prompt carries `[outcome-grader]`) is
+// answered from a directive in the rubric, not from the FIFO: `grader-script: <step> <step> …`,
+// one step per grader call of that rubric, in order (the last repeats):
+//   pass       a verdict `satisfied`, every criterion passed
+//   fail       `needs_revision`: the first criterion fails ("not yet: <criterion>")
+//   failed     `failed` (the task cannot be done)
+//   malformed  prose with no JSON object
+//   hang       headers and a first event, then nothing (an interrupt during the evaluation)
+//   costly     `pass` with usage of 20k input tokens (a budget of one cent reached while grading)
+//   read:<path>  a read_file tool call of <path> (the next step answers after its result)
+// Criteria are the rubric's `- ` list items. Without a directive a grader request gets `pass`.
+function allText(v: unknown, out: string[] = []): string[] {
+  if (typeof v === 'string') out.push(v);
+  else if (Array.isArray(v)) for (const x of v) allText(x, out);
+  else if (v && typeof v === 'object') for (const x of Object.values(v)) allText(x, out);
+  return out;
+}
+
+function graderStep(body: any, calls: Map<string, number>): FakeStep | null {
+  const text = allText(body).join('\n');
+  if (!text.includes('[outcome-grader]')) return null;
+  const rubric = /<rubric>\n([\s\S]*?)\n<\/rubric>/.exec(text)?.[1] ?? '';
+  const script = (/grader-script:\s*([^\n]*)/.exec(rubric)?.[1] ?? 'pass').trim().split(/\s+/);
+  const n = calls.get(rubric) ?? 0;
+  calls.set(rubric, n + 1);
+  const word = script[Math.min(n, script.length - 1)]!;
+  const criteria = rubric
+    .split('\n')
+    .filter((l) => /^\s*- /.test(l))
+    .map((l) => l.replace(/^\s*- /, '').trim());
+  const verdict = (result: string, failFirst: boolean) =>
+    JSON.stringify({
+      result,
+      criteria: criteria.map((c, i) => ({ criterion: c, passed: !(failFirst && i === 0), explanation: failFirst && i === 0 ? `not yet: ${c}` : 'met' })),
+      summary: result === 'satisfied' ? 'every criterion is met' : result === 'failed' ? 'the task cannot be done' : 'one criterion is not met',
+    });
+  if (word.startsWith('read:')) return { kind: 'tool_call', name: 'read_file', input: { path: word.slice(5) }, id: `toolu_grader_${n}` };
+  switch (word) {
+    case 'fail':
+      return { kind: 'text', text: verdict('needs_revision', true) };
+    case 'failed':
+      return { kind: 'text', text: verdict('failed', true) };
+    case 'malformed':
+      return { kind: 'text', text: 'I think it mostly looks fine, well done.' };
+    case 'hang':
+      return { kind: 'hang' };
+    case 'costly':
+      return { kind: 'text', text: verdict('satisfied', false), usage: { input: 20_000, output: 100 } };
+    default:
+      return { kind: 'text', text: verdict('satisfied', false) };
+  }
 }

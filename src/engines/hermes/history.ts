@@ -6,8 +6,9 @@ import type { ChatMessage, ContentBlock } from '../../gateway/types.js';
 import type { SessionEvent } from '../../events/types.js';
 import type { ContentBlockInput } from '../../events/content.js';
 import { blobStore } from '../../blobs/blob-store.js';
+import { outcomePrompt } from '../outcome-prompt.js';
 
-const CONTEXT_TYPES = ['user.message', 'system.message', 'agent.message', 'agent.reasoning', 'agent.tool_use', 'agent.tool_result'];
+const CONTEXT_TYPES = ['user.message', 'system.message', 'user.define_outcome', 'agent.message', 'agent.reasoning', 'agent.tool_use', 'agent.tool_result'];
 /** With the compactions (compaction.ts): the model gets the latest summary instead of the events it replaces. */
 export const CONVERSATION_TYPES = [...CONTEXT_TYPES, 'session.compacted'];
 
@@ -110,6 +111,10 @@ export async function conversationOf(all: ConversationRow[]): Promise<ChatMessag
       case 'user.message':
         closeOpenCalls();
         push(messages, 'user', await userBlocks(e.content));
+        break;
+      case 'user.define_outcome':
+        closeOpenCalls();
+        push(messages, 'user', [{ type: 'text', text: outcomePrompt(e) }]);
         break;
       case 'system.message':
         closeOpenCalls();

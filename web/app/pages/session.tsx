@@ -11,6 +11,7 @@ import { ErrorNote, Loading, Page } from '../ui.js';
 import { Timeline, type Item, type SessionEvent } from '../lib/timeline.js';
 import { HISTORY, LIVE, SESSION_FIELDS, budgetText, interrupt, sendMessage, statusBadge, usageText, type SessionRow } from './session-api.js';
 import { SessionMemoryMounts } from './memory-stores.js';
+import { SessionOutcomes } from './outcomes.js';
 
 interface Info {
   session: SessionRow;
@@ -273,6 +274,7 @@ export function SessionPage({ id }: { id: string }) {
         </dl>
       ) : null}
       <SessionMemoryMounts sessionId={id} />
+      <SessionOutcomes sessionId={id} status={status} />
       {phase.kind === 'history' ? <Loading what={`history (${phase.loaded} events so far)`} /> : null}
       {phase.kind === 'stopped' ? <ErrorNote error={phase.error} prefix="Live updates stopped" /> : null}
       <p className="visually-hidden" role="status">

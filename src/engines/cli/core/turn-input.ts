@@ -8,6 +8,7 @@ import type { SessionEvent } from '../../../events/types.js';
 import type { ContentBlockInput } from '../../../events/content.js';
 import type { Sandbox } from '../../../sandbox/driver.js';
 import { systemPromptFor } from '../../hermes/system-prompt.js';
+import { outcomePrompt } from '../../outcome-prompt.js';
 
 export const ATTACHMENTS_DIR = '/workspace/.attachments';
 
@@ -56,14 +57,15 @@ async function attachment(sandbox: Sandbox, b: Exclude<ContentBlockInput, { type
 /** The turn's inputs as one prompt; attachments are placed in the sandbox first. */
 export async function turnPrompt(sessionId: string, turn: number, sandbox: Sandbox): Promise<string> {
   const rows = await prisma.sessionEvent.findMany({
-    where: { sessionId, turn, type: { in: ['user.message', 'system.message'] } },
+    where: { sessionId, turn, type: { in: ['user.message', 'system.message', 'user.define_outcome'] } },
     orderBy: { seq: 'asc' },
     select: { payload: true, seq: true },
   });
   const parts: string[] = [];
   for (const { payload, seq } of rows) {
     const e = payload as SessionEvent;
-    if (e.type === 'system.message') {
+    if (e.type === 'user.define_outcome') parts.push(outcomePrompt(e));
+    else if (e.type === 'system.message') {
       parts.push(...e.content.map((b) => `<system-message>\n${b.text}\n</system-message>`));
     } else if (e.type === 'user.message') {
       let i = 0;
