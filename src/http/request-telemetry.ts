@@ -32,9 +32,10 @@ export function instrumentRequest(req: http.IncomingMessage, res: http.ServerRes
   res.setHeader('X-Request-Id', requestId);
   const started = performance.now();
   const method = req.method ?? 'GET';
+  const url = req.url ?? ''; // as sent: the REST dispatcher strips its mount later
   if (!tracingOn()) {
     res.once('close', () => {
-      const labels = { method, route: (res as Templated)[ROUTE] ?? fallbackTemplate(req.url ?? ''), status: String(res.statusCode) };
+      const labels = { method, route: (res as Templated)[ROUTE] ?? fallbackTemplate(url), status: String(res.statusCode) };
       httpRequests.inc(labels);
       httpDuration.observe(labels, (performance.now() - started) / 1000);
     });
@@ -44,7 +45,7 @@ export function instrumentRequest(req: http.IncomingMessage, res: http.ServerRes
   const parent = incomingContext(req.headers);
   const span = tracer().startSpan(method, { kind: SpanKind.SERVER, attributes: { 'http.request.method': method, 'agent_service.request_id': requestId } }, parent);
   res.once('close', () => {
-    const route = (res as Templated)[ROUTE] ?? fallbackTemplate(req.url ?? '');
+    const route = (res as Templated)[ROUTE] ?? fallbackTemplate(url);
     const status = res.statusCode;
     const labels = { method, route, status: String(status) };
     httpRequests.inc(labels);
