@@ -13,6 +13,8 @@
 //  5. channels (bench/channels.ts): inbound acknowledgement under load, message → user.message
 //     stored → reply posted through the loopback platform.
 // 12. dashboard (bench/dashboard.ts): first load in a fresh Chromium context beside a bare page's.
+// 13. telemetry (bench/telemetry.ts): tracing off vs on side by side (REST throughput, send → first
+//     frame) and the /metrics scrape with 1,000 sessions; BENCH_ONLY=telemetry runs only it.
 //  BENCH_ONLY=rest runs only the first measurement; BENCH_ONLY=hot the first two; BENCH_ONLY=engines
 //  only the engines' (BENCH_ENGINES=opencode,pi narrows them); BENCH_ONLY=dashboard only the dashboard's.
 //  2. send (202) → first SSE frame latency, p50/p99, the fake provider answering at once, beside
@@ -41,6 +43,7 @@ import { engineBench } from './engines.js';
 import { dashboardBench } from './dashboard.js';
 import { environmentBench } from './environments.js';
 import { firstFrameBench, openStream, startFrameLimit } from './first-frame.js';
+import { telemetryBench } from './telemetry.js';
 
 const DURATION = Number(process.env.BENCH_SECONDS || 8);
 const SUBSCRIBERS = Number(process.env.BENCH_SUBSCRIBERS || 1000);
@@ -93,6 +96,10 @@ if (process.env.BENCH_ONLY === 'engines') {
 }
 if (process.env.BENCH_ONLY === 'dashboard') {
   rows.push(...(await dashboardBench(s)));
+  await finishEarly();
+}
+if (process.env.BENCH_ONLY === 'telemetry') {
+  rows.push(...(await telemetryBench(s, fake)));
   await finishEarly();
 }
 
@@ -276,6 +283,9 @@ rows.push(...(await engineBench(s)));
 
 // 12. the dashboard's first load in Chromium beside a bare page's (bench/dashboard.ts).
 rows.push(...(await dashboardBench(s)));
+
+// 13. telemetry: tracing off vs on (REST throughput, first frame), the /metrics scrape (bench/telemetry.ts).
+rows.push(...(await telemetryBench(s, fake)));
 
 console.log('\n| measurement | result |\n|---|---|');
 for (const [k, v] of rows) console.log(`| ${k} | ${v} |`);
