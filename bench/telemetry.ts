@@ -13,6 +13,7 @@ import type { TestServer } from '../test/helpers/server.js';
 import type { FakeProvider } from '../test/fake-provider/server.js';
 import { openStream, sendText } from './first-frame.js';
 import { flushTracing, startTracing, stopTracing } from '../src/telemetry/tracing.js';
+import { setRequestScopes } from '../src/telemetry/request-context.js';
 import { config } from '../src/config.js';
 import { overrideServices } from '../src/services/registry.js';
 import { prisma } from '../src/db/client.js';
@@ -143,8 +144,13 @@ export async function telemetryBench(s: TestServer, fake: FakeProvider): Promise
 
   // REST throughput, alternating off/on.
   await cannon(`${s.base}/agents/${agent.id}`, auth); // warm-up
-  const rest = { off: [] as number[], on: [] as number[], errors: 0 };
+  const rest = { bare: [] as number[], off: [] as number[], on: [] as number[], errors: 0 };
   for (let r = 0; r < ROUNDS; r++) {
+    // No request-id scope at all (no AsyncLocalStorage in the process): as before request ids.
+    setRequestScopes(false);
+    const z = await cannon(`${s.base}/agents/${agent.id}`, auth);
+    setRequestScopes(true);
+    rest.bare.push(z.rps);
     const a = await cannon(`${s.base}/agents/${agent.id}`, auth);
     on();
     const b = await cannon(`${s.base}/agents/${agent.id}`, auth);
@@ -155,14 +161,21 @@ export async function telemetryBench(s: TestServer, fake: FakeProvider): Promise
   }
   const restRatio = mean(rest.on) / mean(rest.off);
   rows.push([
+    'telemetry: GET /v1/agents/{id}, no request-id scope (as before #34) / tracing off',
+    `${mean(rest.bare).toFixed(0)} / ${mean(rest.off).toFixed(0)} req/s, off/none ${(mean(rest.off) / mean(rest.bare)).toFixed(3)}`,
+  ]);
+  rows.push([
     'telemetry: GET /v1/agents/{id}, tracing off / on',
     `${mean(rest.off).toFixed(0)} / ${mean(rest.on).toFixed(0)} req/s (mean of ${ROUNDS} alternating rounds of ${DURATION} s), on/off ${restRatio.toFixed(3)} (target ≥ 0.95), errors ${rest.errors}`,
   ]);
 
   // send → first frame, alternating off/on.
   await firstFrames(s, fake, session.id, 10); // warm-up
-  const frames = { off: [] as number[], on: [] as number[] };
+  const frames = { bare: [] as number[], off: [] as number[], on: [] as number[] };
   for (let r = 0; r < ROUNDS; r++) {
+    setRequestScopes(false);
+    frames.bare.push(...(await firstFrames(s, fake, session.id, TURNS)));
+    setRequestScopes(true);
     frames.off.push(...(await firstFrames(s, fake, session.id, TURNS)));
     on();
     frames.on.push(...(await firstFrames(s, fake, session.id, TURNS)));
@@ -172,6 +185,10 @@ export async function telemetryBench(s: TestServer, fake: FakeProvider): Promise
   rows.push([
     'telemetry: send → first frame p50 (p99), tracing off / on',
     `${pct(frames.off, 50).toFixed(2)} (${pct(frames.off, 99).toFixed(2)}) / ${pct(frames.on, 50).toFixed(2)} (${pct(frames.on, 99).toFixed(2)}) ms over ${frames.off.length} turns each, on/off p50 ${frameRatio.toFixed(3)} (target ≤ 1.05)`,
+  ]);
+  rows.push([
+    'telemetry: send → first frame p50, no request-id scope / tracing off',
+    `${pct(frames.bare, 50).toFixed(2)} / ${pct(frames.off, 50).toFixed(2)} ms, off/none ${(pct(frames.off, 50) / pct(frames.bare, 50)).toFixed(3)}`,
   ]);
   rows.push(['telemetry: OTLP exports received while on', String(receiver.exports())]);
 

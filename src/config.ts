@@ -151,6 +151,8 @@ export const settings = {
   logFormat: () => text('LOG_FORMAT') || (process.stdout.isTTY && !text('VITEST') ? 'pretty' : 'json'),
   /** OTEL_CAPTURE_CONTENT=1: spans carry message and tool content (default: never). */
   otelCaptureContent: () => text('OTEL_CAPTURE_CONTENT') === '1',
+  /** OTEL_TRACE_READS=1: a span for every GET/HEAD too (default: only when the client sends a sampled traceparent). */
+  otelTraceReads: () => text('OTEL_TRACE_READS') === '1',
   /** OTEL_BSP_MAX_QUEUE_SIZE: spans waiting for export at most; more are dropped and counted (default 2048, the SDK's). */
   otelMaxQueueSize: () => num('OTEL_BSP_MAX_QUEUE_SIZE', 2048),
   /** NODE_ENV=production: GraphQL does not warn about unused queries. */

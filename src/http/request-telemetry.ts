@@ -5,9 +5,10 @@
 // template it matched (`setRouteTemplate`); other paths are named by their mount.
 import type http from 'node:http';
 import { performance } from 'node:perf_hooks';
+import { settings } from '../config.js';
 import { httpDuration, httpRequests } from '../telemetry/metrics.js';
-import { requestIdFrom, withRequestId } from '../telemetry/request-context.js';
-import { incomingContext, SpanKind, SpanStatusCode, tracer, tracingOn, withSpanActive } from '../telemetry/tracing.js';
+import { requestIdFrom } from '../telemetry/request-context.js';
+import { incomingContext, SpanKind, withCarried, SpanStatusCode, tracer, tracingOn, withSpanActive } from '../telemetry/tracing.js';
 
 const ROUTE = Symbol('routeTemplate');
 type Templated = http.ServerResponse & { [ROUTE]?: string };
@@ -26,6 +27,16 @@ function fallbackTemplate(url: string): string {
   return 'other';
 }
 
+/**
+ * A read (GET, HEAD) the client did not ask to trace (no sampled `traceparent`): no span, so the
+ * hot reads keep their throughput with tracing on (OTEL_TRACE_READS=1 traces them all). Reads have
+ * their metrics either way; every other request (sends, creates…) always has its span.
+ */
+function untracedRead(method: string, traceparent: string | string[] | undefined): boolean {
+  if (method !== 'GET' && method !== 'HEAD') return false;
+  return typeof traceparent !== 'string' || !traceparent.endsWith('-01');
+}
+
 /** Runs `handle` as the request's work: id, span and metrics around it. */
 export function instrumentRequest(req: http.IncomingMessage, res: http.ServerResponse, handle: () => void): void {
   const requestId = requestIdFrom(req.headers['x-request-id']);
@@ -33,17 +44,21 @@ export function instrumentRequest(req: http.IncomingMessage, res: http.ServerRes
   const started = performance.now();
   const method = req.method ?? 'GET';
   const url = req.url ?? ''; // as sent: the REST dispatcher strips its mount later
-  if (!tracingOn()) {
+  if (!tracingOn() || (untracedRead(method, req.headers.traceparent) && !settings.otelTraceReads())) {
     res.once('close', () => {
       const labels = { method, route: (res as Templated)[ROUTE] ?? fallbackTemplate(url), status: String(res.statusCode) };
       httpRequests.inc(labels);
       httpDuration.observe(labels, (performance.now() - started) / 1000);
     });
-    withRequestId(requestId, handle);
+    withCarried({ requestId }, handle); // the one context store in force (tracing's, when on)
     return;
   }
   const parent = incomingContext(req.headers);
-  const span = tracer().startSpan(method, { kind: SpanKind.SERVER, attributes: { 'http.request.method': method, 'agent_service.request_id': requestId } }, parent);
+  const span = tracer().startSpan(
+    method,
+    { kind: SpanKind.SERVER, attributes: { 'http.request.method': method, 'agent_service.request_id': requestId } },
+    parent,
+  );
   res.once('close', () => {
     const route = (res as Templated)[ROUTE] ?? fallbackTemplate(url);
     const status = res.statusCode;
@@ -55,5 +70,5 @@ export function instrumentRequest(req: http.IncomingMessage, res: http.ServerRes
     if (status >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
     span.end();
   });
-  withRequestId(requestId, () => withSpanActive(parent, span, handle));
+  withSpanActive(parent, span, requestId, handle);
 }

@@ -204,7 +204,11 @@ export async function fireRoutine(routineId: string, trigger: Trigger): Promise<
     const run = await fireOnce(routineId, trigger);
     const result = run.errorType ? 'error' : 'ok';
     routineFires.inc({ trigger: trigger.type, result });
-    span?.setAttributes({ 'agent_service.routine.run.id': run.id, 'agent_service.routine.result': result, ...(run.sessionId ? { 'agent_service.session.id': run.sessionId } : {}) });
+    span?.setAttributes({
+      'agent_service.routine.run.id': run.id,
+      'agent_service.routine.result': result,
+      ...(run.sessionId ? { 'agent_service.session.id': run.sessionId } : {}),
+    });
     if (run.errorType) span?.setAttribute('error.type', run.errorType);
     return run;
   });

@@ -73,10 +73,10 @@ export function bullQueue(run: Runner, connection: Redis, workerConnection: Redi
           return withCarried(job.data.carried, () => run(job.data.sessionId));
         },
         {
-        connection: workerConnection,
-        concurrency,
-        prefix,
-        autorun: false,
+          connection: workerConnection,
+          concurrency,
+          prefix,
+          autorun: false,
         },
       )
     : null;
@@ -101,13 +101,18 @@ export function bullQueue(run: Runner, connection: Redis, workerConnection: Redi
   };
 }
 
-scrapedLabelledGauge('agent_service_turn_queue_jobs', 'Turn jobs by state (waiting, active): the shared queue with Redis, this process otherwise', ['state'], async () => {
-  const { waiting, active } = await service('turnQueue').depth();
-  return [
-    { labels: { state: 'waiting' }, value: waiting },
-    { labels: { state: 'active' }, value: active },
-  ];
-});
+scrapedLabelledGauge(
+  'agent_service_turn_queue_jobs',
+  'Turn jobs by state (waiting, active): the shared queue with Redis, this process otherwise',
+  ['state'],
+  async () => {
+    const { waiting, active } = await service('turnQueue').depth();
+    return [
+      { labels: { state: 'waiting' }, value: waiting },
+      { labels: { state: 'active' }, value: active },
+    ];
+  },
+);
 
 declare module '../services/registry.js' {
   interface Services {

@@ -42,7 +42,9 @@ function revokingOnDestroy(inner: SandboxDriver): SandboxDriver {
     name: inner.name,
     provision: (spec) => {
       provisioning.add(spec.sessionId);
-      return inSpan('sandbox.provision', { 'agent_service.sandbox.driver': inner.name, 'agent_service.session.id': spec.sessionId }, () => inner.provision(spec)).then(
+      return inSpan('sandbox.provision', { 'agent_service.sandbox.driver': inner.name, 'agent_service.session.id': spec.sessionId }, () =>
+        inner.provision(spec),
+      ).then(
         (sandbox) => {
           provisioning.delete(spec.sessionId);
           provisioned.add(spec.sessionId);

@@ -7,25 +7,14 @@
 // slow or absent collector never holds a turn back), and the OTLP/HTTP exporter, which reads the
 // other standard OTEL_EXPORTER_OTLP_* variables (headers, timeout) itself; the resource reads
 // OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES. Span names and attributes: docs/operations.md.
-import {
-  context,
-  propagation,
-  ROOT_CONTEXT,
-  SpanKind,
-  SpanStatusCode,
-  trace,
-  TraceFlags,
-  type Attributes,
-  type Context,
-  type Span,
-} from '@opentelemetry/api';
+import { context, propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, TraceFlags, type Attributes, type Context, type Span } from '@opentelemetry/api';
 import { ExportResultCode, type ExportResult } from '@opentelemetry/core';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { detectResources, envDetector, resourceFromAttributes } from '@opentelemetry/resources';
 import { BatchSpanProcessor, type ReadableSpan, type SpanExporter, type SpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
 import { settings } from '../config.js';
-import { currentRequestId, withRequestId } from './request-context.js';
+import { currentRequestId, REQUEST_ID_KEY, withRequestId } from './request-context.js';
 import { spansDropped, spansExported } from './metrics.js';
 
 export { SpanKind, SpanStatusCode, type Attributes, type Span };
@@ -76,10 +65,7 @@ class BoundedProcessor implements SpanProcessor {
     exporter: SpanExporter,
     private readonly max: number,
   ) {
-    this.inner = new BatchSpanProcessor(
-      new CountingExporter(exporter, (n) => (this.held = Math.max(0, this.held - n))),
-      { maxQueueSize: max },
-    );
+    this.inner = new BatchSpanProcessor(new CountingExporter(exporter, (n) => (this.held = Math.max(0, this.held - n))), { maxQueueSize: max });
   }
   onStart(span: Parameters<SpanProcessor['onStart']>[0], parent: Context): void {
     this.inner.onStart(span, parent);
@@ -130,7 +116,7 @@ export function startTracing(opts: TracingOptions): void {
 
 /** Sends what is queued now (tests, shutdown). */
 export async function flushTracing(): Promise<void> {
-  await provider?.forceFlush();
+  await provider?.forceFlush().catch(() => undefined);
 }
 
 /** Flushes and stops the SDK when the last server that started it stops. */
@@ -211,8 +197,11 @@ export function carried(): Carried | undefined {
 /** Runs `fn` in the request id and trace context a job carried (as if still inside the request). */
 export function withCarried<T>(from: Carried | undefined, fn: () => T): T {
   if (!from) return fn();
-  const inTrace = on && from.traceparent ? () => context.with(propagation.extract(ROOT_CONTEXT, from), fn) : fn;
-  return from.requestId ? withRequestId(from.requestId, inTrace) : inTrace();
+  if (on) {
+    const carriedContext = from.traceparent ? propagation.extract(ROOT_CONTEXT, from) : ROOT_CONTEXT;
+    return context.with(from.requestId ? carriedContext.setValue(REQUEST_ID_KEY, from.requestId) : carriedContext, fn);
+  }
+  return from.requestId ? withRequestId(from.requestId, fn) : fn();
 }
 
 /** The context a server span of an incoming request starts from (the client's `traceparent`). */
@@ -220,7 +209,7 @@ export function incomingContext(headers: Record<string, string | string[] | unde
   return propagation.extract(ROOT_CONTEXT, headers);
 }
 
-/** Runs `fn` with `span` active (in `parent`). */
-export function withSpanActive<T>(parent: Context, span: Span, fn: () => T): T {
-  return context.with(trace.setSpan(parent, span), fn);
+/** Runs `fn` with `span` active (in `parent`) and `requestId` as the request id (in the same context). */
+export function withSpanActive<T>(parent: Context, span: Span, requestId: string, fn: () => T): T {
+  return context.with(trace.setSpan(parent, span).setValue(REQUEST_ID_KEY, requestId), fn);
 }

@@ -76,7 +76,11 @@ async function attempt(id: string, inFlight: Set<AbortController>): Promise<void
 async function attemptOnce(id: string, inFlight: Set<AbortController>, span: Span | undefined): Promise<AttemptResult> {
   const d = await prisma.webhookDelivery.findUnique({ where: { id }, include: { endpoint: true } });
   if (!d || d.status !== 'pending' || d.lockedBy !== ownerId()) return 'skipped';
-  span?.setAttributes({ 'agent_service.webhook.event_type': d.eventType, 'agent_service.webhook.endpoint.id': d.endpointId, 'agent_service.webhook.attempt': d.attempts + 1 });
+  span?.setAttributes({
+    'agent_service.webhook.event_type': d.eventType,
+    'agent_service.webhook.endpoint.id': d.endpointId,
+    'agent_service.webhook.attempt': d.attempts + 1,
+  });
   if (d.endpoint.status !== 'active') {
     await prisma.webhookDelivery.updateMany({
       where: mine(id),

@@ -29,7 +29,7 @@ export interface OtlpReceiver {
   close(): Promise<void>;
 }
 
-function valueOf(v: IAnyValue | undefined): string | number | boolean | null {
+function anyValue(v: IAnyValue | undefined): string | number | boolean | null {
   if (!v) return null;
   if (v.stringValue !== undefined && v.stringValue !== null) return v.stringValue;
   if (v.intValue !== undefined && v.intValue !== null) return Number(v.intValue);
@@ -39,7 +39,7 @@ function valueOf(v: IAnyValue | undefined): string | number | boolean | null {
 }
 
 function attrs(list: IKeyValue[] | undefined): Record<string, string | number | boolean | null> {
-  return Object.fromEntries((list ?? []).map((kv) => [kv.key, valueOf(kv.value)]));
+  return Object.fromEntries((list ?? []).map((kv) => [kv.key, anyValue(kv.value)]));
 }
 
 const hex = (id: string | Uint8Array | undefined) => (id === undefined ? undefined : typeof id === 'string' ? id : Buffer.from(id).toString('hex'));

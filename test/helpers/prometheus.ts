@@ -30,7 +30,7 @@ export function parseMetrics(text: string): Map<string, Family> {
 }
 
 /** The sum of the series of `name` whose labels include `labels`; a histogram's observation count. */
-export function valueOf(families: Map<string, Family>, name: string, labels: Record<string, string> = {}): number {
+export function seriesValue(families: Map<string, Family>, name: string, labels: Record<string, string> = {}): number {
   const family = families.get(name)?.type === 'HISTOGRAM' ? families.get(`${name}_count`) : families.get(name);
   if (!family) return 0;
   let total = 0;

@@ -6,7 +6,7 @@ import { startTestServer, type TestServer } from '../helpers/server.js';
 import { startFakeProvider, type FakeProvider } from '../fake-provider/server.js';
 import { startOtlpReceiver, type OtlpReceiver } from '../helpers/otlp-receiver.js';
 import { readySession, sendText, waitFor, waitForEvents } from '../helpers/sessions.js';
-import { parseMetrics, valueOf } from '../helpers/prometheus.js';
+import { parseMetrics, seriesValue } from '../helpers/prometheus.js';
 
 let s: TestServer;
 let fake: FakeProvider;
@@ -47,9 +47,9 @@ describe('an OTLP collector that hangs', () => {
       expect(events.at(-1).stop_reason).toEqual({ type: 'end_turn' });
     }
     const m = await metrics();
-    expect(valueOf(m, 'agent_service_turns_finished_total', { stop_reason: 'end_turn' })).toBe(3);
+    expect(seriesValue(m, 'agent_service_turns_finished_total', { stop_reason: 'end_turn' })).toBe(3);
     // Far more than 4 spans were made (3 turns × request, turn, 2 model calls, tool call): the rest were dropped.
-    expect(valueOf(m, 'agent_service_trace_spans_dropped_total')).toBeGreaterThanOrEqual(10);
+    expect(seriesValue(m, 'agent_service_trace_spans_dropped_total')).toBeGreaterThanOrEqual(10);
     expect(receiver.spans).toHaveLength(0);
   });
 });

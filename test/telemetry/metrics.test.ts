@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { startFakeProvider, type FakeProvider } from '../fake-provider/server.js';
 import { readySession, sendText, waitForEvents } from '../helpers/sessions.js';
-import { allSeries, parseMetrics, valueOf } from '../helpers/prometheus.js';
+import { allSeries, parseMetrics, seriesValue } from '../helpers/prometheus.js';
 import { config } from '../../src/config.js';
 import { overrideServices } from '../../src/services/registry.js';
 import { prisma } from '../../src/db/client.js';
@@ -56,26 +56,26 @@ describe('GET /metrics', () => {
     const m = parseMetrics(text);
 
     // Requests by method, route template (not the id) and status, with latency histograms.
-    expect(valueOf(m, 'agent_service_http_requests_total', { method: 'GET', route: '/v1/agents/{id}', status: '200' })).toBe(3);
-    expect(valueOf(m, 'agent_service_http_requests_total', { method: 'GET', route: '/v1/agents/{id}', status: '404' })).toBe(1);
-    expect(valueOf(m, 'agent_service_http_requests_total', { method: 'POST', route: '/v1/sessions/{id}/events', status: '202' })).toBe(1);
+    expect(seriesValue(m, 'agent_service_http_requests_total', { method: 'GET', route: '/v1/agents/{id}', status: '200' })).toBe(3);
+    expect(seriesValue(m, 'agent_service_http_requests_total', { method: 'GET', route: '/v1/agents/{id}', status: '404' })).toBe(1);
+    expect(seriesValue(m, 'agent_service_http_requests_total', { method: 'POST', route: '/v1/sessions/{id}/events', status: '202' })).toBe(1);
     expect(text).not.toContain(agent.id);
     expect(m.get('agent_service_http_request_duration_seconds')?.type).toBe('HISTOGRAM');
-    expect(valueOf(m, 'agent_service_http_request_duration_seconds', { route: '/v1/agents/{id}', status: '200' })).toBe(3);
+    expect(seriesValue(m, 'agent_service_http_request_duration_seconds', { route: '/v1/agents/{id}', status: '200' })).toBe(3);
 
     // The turn, its model calls and tokens, its tool call.
-    expect(valueOf(m, 'agent_service_turns_started_total', { engine: 'hermes' })).toBe(1);
-    expect(valueOf(m, 'agent_service_turns_finished_total', { engine: 'hermes', stop_reason: 'end_turn' })).toBe(1);
-    expect(valueOf(m, 'agent_service_turn_duration_seconds', { engine: 'hermes' })).toBe(1);
-    expect(valueOf(m, 'agent_service_turn_first_frame_seconds', { engine: 'hermes' })).toBe(1);
-    expect(valueOf(m, 'agent_service_model_calls_total', { provider: 'anthropic', model, result: 'ok' })).toBe(2);
-    expect(valueOf(m, 'agent_service_model_tokens_total', { model, kind: 'input' })).toBe(120);
-    expect(valueOf(m, 'agent_service_model_tokens_total', { model, kind: 'output' })).toBe(14);
+    expect(seriesValue(m, 'agent_service_turns_started_total', { engine: 'hermes' })).toBe(1);
+    expect(seriesValue(m, 'agent_service_turns_finished_total', { engine: 'hermes', stop_reason: 'end_turn' })).toBe(1);
+    expect(seriesValue(m, 'agent_service_turn_duration_seconds', { engine: 'hermes' })).toBe(1);
+    expect(seriesValue(m, 'agent_service_turn_first_frame_seconds', { engine: 'hermes' })).toBe(1);
+    expect(seriesValue(m, 'agent_service_model_calls_total', { provider: 'anthropic', model, result: 'ok' })).toBe(2);
+    expect(seriesValue(m, 'agent_service_model_tokens_total', { model, kind: 'input' })).toBe(120);
+    expect(seriesValue(m, 'agent_service_model_tokens_total', { model, kind: 'output' })).toBe(14);
     const cost = (await prisma.modelUsage.findMany({ where: { sessionId: session.id } })).reduce((sum, u) => sum + Number(u.costNanoUsd), 0) / 1e9;
-    expect(valueOf(m, 'agent_service_model_cost_usd_total', { model })).toBeCloseTo(cost, 9);
-    expect(valueOf(m, 'agent_service_tool_calls_total', { kind: 'sandbox', status: 'ok' })).toBe(1);
-    expect(valueOf(m, 'agent_service_tool_call_duration_seconds', { kind: 'sandbox' })).toBe(1);
-    expect(valueOf(m, 'agent_service_sandbox_provisions_total', { driver: 'local', result: 'ok' })).toBeGreaterThanOrEqual(1);
+    expect(seriesValue(m, 'agent_service_model_cost_usd_total', { model })).toBeCloseTo(cost, 9);
+    expect(seriesValue(m, 'agent_service_tool_calls_total', { kind: 'sandbox', status: 'ok' })).toBe(1);
+    expect(seriesValue(m, 'agent_service_tool_call_duration_seconds', { kind: 'sandbox' })).toBe(1);
+    expect(seriesValue(m, 'agent_service_sandbox_provisions_total', { driver: 'local', result: 'ok' })).toBeGreaterThanOrEqual(1);
 
     // Gauges read at scrape time, and the process's own metrics.
     for (const name of [
@@ -89,8 +89,8 @@ describe('GET /metrics', () => {
       'nodejs_heap_size_used_bytes',
     ])
       expect(m.has(name), name).toBe(true);
-    expect(valueOf(m, 'agent_service_sandboxes', { state: 'ready' })).toBeGreaterThanOrEqual(1);
-    expect(valueOf(m, 'agent_service_turn_queue_wait_seconds')).toBeGreaterThanOrEqual(1);
+    expect(seriesValue(m, 'agent_service_sandboxes', { state: 'ready' })).toBeGreaterThanOrEqual(1);
+    expect(seriesValue(m, 'agent_service_turn_queue_wait_seconds')).toBeGreaterThanOrEqual(1);
 
     // Every series names this process.
     const instance = m.get('agent_service_turns_started_total')!.metrics[0]!.labels!.instance;
@@ -106,7 +106,7 @@ describe('GET /metrics', () => {
     const stream = await fetch(`${s.base}/sessions/${session.id}/events/stream`, { headers: { authorization: `Bearer ${s.adminToken}` }, signal: ctl.signal });
     expect(stream.status).toBe(200);
     await stream.body!.getReader().read(); // the opening comment
-    expect(valueOf(parseMetrics(await (await scrape()).text()), 'agent_service_sse_streams_open')).toBe(1);
+    expect(seriesValue(parseMetrics(await (await scrape()).text()), 'agent_service_sse_streams_open')).toBe(1);
     ctl.abort();
   });
 });
@@ -127,7 +127,7 @@ describe('rate-limit refusals, and /metrics without METRICS_TOKEN', () => {
   it('refusals of the rate limit are counted', async () => {
     // A fresh token has the whole per-minute budget (LIMIT): the two requests past it are refused.
     const token = await s.mintToken('read');
-    const before = valueOf(parseMetrics(await (await scrape()).text()), 'agent_service_rate_limit_refusals_total');
+    const before = seriesValue(parseMetrics(await (await scrape()).text()), 'agent_service_rate_limit_refusals_total');
     const statuses: number[] = [];
     for (let i = 0; i < LIMIT + 2; i += 20) {
       const batch = Array.from({ length: Math.min(20, LIMIT + 2 - i) }, () => s.api('GET', '/agents?limit=1', { token }));
@@ -135,8 +135,8 @@ describe('rate-limit refusals, and /metrics without METRICS_TOKEN', () => {
     }
     expect(statuses.filter((x) => x === 429)).toHaveLength(2);
     const after = parseMetrics(await (await scrape()).text());
-    expect(valueOf(after, 'agent_service_rate_limit_refusals_total') - before).toBe(2);
+    expect(seriesValue(after, 'agent_service_rate_limit_refusals_total') - before).toBe(2);
     // Refused before routing: counted under the unrouted /v1 template.
-    expect(valueOf(after, 'agent_service_http_requests_total', { route: '/v1/{unmatched}', status: '429' })).toBe(2);
+    expect(seriesValue(after, 'agent_service_http_requests_total', { route: '/v1/{unmatched}', status: '429' })).toBe(2);
   });
 });

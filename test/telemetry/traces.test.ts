@@ -57,7 +57,10 @@ describe('the trace of a turn with a tool call', () => {
     expect(sent.status).toBe(202);
     await waitForEvents(s, session.id, 'session.status_idle');
 
-    const spans = await spansOf(traceId, (all) => all.filter((x) => x.name.startsWith('chat ')).length >= 2 && all.some((x) => x.name.startsWith('invoke_agent')));
+    const spans = await spansOf(
+      traceId,
+      (all) => all.filter((x) => x.name.startsWith('chat ')).length >= 2 && all.some((x) => x.name.startsWith('invoke_agent')),
+    );
     const byName = (prefix: string) => spans.filter((x) => x.name.startsWith(prefix));
 
     const request = byName('POST /v1/sessions/{id}/events');
@@ -129,7 +132,10 @@ describe('the trace of a turn with a tool call', () => {
   it('a session create has its sandbox provision span under the request span', async () => {
     const agent = (await s.api('POST', '/agents', { body: {} })).body.agent;
     const traceId = randomBytes(16).toString('hex');
-    const created = await s.api('POST', '/sessions', { body: { agent: agent.id }, headers: { traceparent: `00-${traceId}-${randomBytes(8).toString('hex')}-01` } });
+    const created = await s.api('POST', '/sessions', {
+      body: { agent: agent.id },
+      headers: { traceparent: `00-${traceId}-${randomBytes(8).toString('hex')}-01` },
+    });
     expect(created.status).toBe(201);
     const spans = await spansOf(traceId, (all) => all.some((x) => x.name === 'sandbox.provision'));
     const provision = spans.find((x) => x.name === 'sandbox.provision')!;
@@ -139,6 +145,25 @@ describe('the trace of a turn with a tool call', () => {
     // The provision runs under the request (directly, or under a span of it).
     const ids = new Set(spans.map((x) => x.spanId));
     expect(ids.has(provision.parentSpanId!)).toBe(true);
+  });
+});
+
+describe('reads', () => {
+  it('a GET has a span when the client sends a sampled traceparent, none otherwise (hot reads stay untraced)', async () => {
+    const agent = (await s.api('POST', '/agents', { body: {} })).body.agent;
+    const asked = randomBytes(16).toString('hex');
+    const notSampled = randomBytes(16).toString('hex');
+    await s.api('GET', `/agents/${agent.id}`, { headers: { traceparent: `00-${asked}-${randomBytes(8).toString('hex')}-01` } });
+    await s.api('GET', `/agents/${agent.id}`, { headers: { traceparent: `00-${notSampled}-${randomBytes(8).toString('hex')}-00` } });
+    const spans = await spansOf(asked, (all) => all.some((x) => x.name === 'GET /v1/agents/{id}'));
+    expect(spans.find((x) => x.name === 'GET /v1/agents/{id}')!.attributes['http.response.status_code']).toBe(200);
+    await flushTracing();
+    expect(receiver.spans.filter((x) => x.traceId === notSampled)).toHaveLength(0);
+    const before = receiver.spans.filter((x) => x.name === 'GET /v1/agents/{id}').length;
+    await s.api('GET', `/agents/${agent.id}`);
+    await flushTracing();
+    // The plain GET (no traceparent) made no span: only the asked one was added.
+    expect(receiver.spans.filter((x) => x.name === 'GET /v1/agents/{id}').length - before).toBe(0);
   });
 });
 

@@ -70,7 +70,10 @@ describe.skipIf(!DB || !REDIS)('a turn across two processes', () => {
 
     const agent = (await api(apiOnly.base, token, 'POST', '/agents', {})).body.agent;
     const session = (await api(worker.base, token, 'POST', '/sessions', { agent: agent.id })).body.session;
-    await until(async () => ((await api(worker.base, token, 'GET', `/sessions/${session.id}`)).body.session.status === 'idle' ? true : undefined), 'idle session');
+    await until(
+      async () => ((await api(worker.base, token, 'GET', `/sessions/${session.id}`)).body.session.status === 'idle' ? true : undefined),
+      'idle session',
+    );
 
     fake.enqueue({ kind: 'text', text: 'answered by the worker' });
     const traceId = randomBytes(16).toString('hex');
@@ -78,7 +81,12 @@ describe.skipIf(!DB || !REDIS)('a turn across two processes', () => {
     const requestId = `two-proc-${randomBytes(4).toString('hex')}`;
     const sent = await fetch(`${apiOnly.base}/sessions/${session.id}/events`, {
       method: 'POST',
-      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', traceparent: `00-${traceId}-${clientSpan}-01`, 'x-request-id': requestId },
+      headers: {
+        authorization: `Bearer ${token}`,
+        'content-type': 'application/json',
+        traceparent: `00-${traceId}-${clientSpan}-01`,
+        'x-request-id': requestId,
+      },
       body: JSON.stringify({ events: [{ type: 'user.message', content: [{ type: 'text', text: 'hello' }] }] }),
     });
     expect(sent.status).toBe(202);

@@ -80,7 +80,8 @@ export interface TurnTiming {
   /** Milliseconds from the turn's start to its idle event (null while it runs). */
   ms: number | null;
   stopReason: string | null;
-  steps: { kind: 'model' | 'tool'; name: string; ms: number; status?: 'ok' | 'error' }[];
+  /** `key`: the id of the event that ends the step. */
+  steps: { key: string; kind: 'model' | 'tool'; name: string; ms: number; status?: 'ok' | 'error' }[];
 }
 
 const msBetween = (from: string, to: string) => Math.max(0, Date.parse(to) - Date.parse(from));
@@ -154,20 +155,20 @@ export class Timeline {
         return;
       case 'AgentToolUseEvent':
         if (!open || e.part.__typename !== 'ToolCallPart') return;
-        if (this.turnCursor) open.steps.push({ kind: 'model', name: 'model', ms: msBetween(this.turnCursor, e.at) });
+        if (this.turnCursor) open.steps.push({ key: e.id, kind: 'model', name: 'model', ms: msBetween(this.turnCursor, e.at) });
         this.callsStarted.set(e.part.callId, e.at);
         this.turnCursor = e.at;
         return;
       case 'AgentToolResultEvent': {
         if (!open || e.part.__typename !== 'ToolResultPart') return;
         const from = this.callsStarted.get(e.part.callId) ?? this.turnCursor ?? e.at;
-        open.steps.push({ kind: 'tool', name: e.part.toolName, ms: msBetween(from, e.at), status: e.part.status });
+        open.steps.push({ key: e.id, kind: 'tool', name: e.part.toolName, ms: msBetween(from, e.at), status: e.part.status });
         this.turnCursor = e.at;
         return;
       }
       case 'AgentMessageEvent':
         if (!open || !e.final || !this.turnCursor) return;
-        open.steps.push({ kind: 'model', name: 'model', ms: msBetween(this.turnCursor, e.at) });
+        open.steps.push({ key: e.id, kind: 'model', name: 'model', ms: msBetween(this.turnCursor, e.at) });
         this.turnCursor = e.at;
         return;
       case 'SessionStatusIdleEvent':

@@ -197,8 +197,8 @@ function TurnTimings({ turns }: { turns: readonly TurnTiming[] }) {
             <strong>Turn {t.n}</strong> · {t.ms === null ? 'running' : seconds(t.ms)}
             {t.stopReason ? <span className="muted"> ({t.stopReason.replace(/_/g, ' ')})</span> : null}
             <ul>
-              {t.steps.map((step, i) => (
-                <li key={i} data-testid="turn-timing-step">
+              {t.steps.map((step) => (
+                <li key={step.key} data-testid="turn-timing-step">
                   {step.kind === 'model' ? 'model call' : <code>{step.name}</code>} · {seconds(step.ms)}
                   {step.status === 'error' ? <span className="muted"> (error)</span> : null}
                 </li>
