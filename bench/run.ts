@@ -16,6 +16,8 @@
 // 13. long sessions (bench/long-sessions.ts): a 20-turn hermes session's list input cost with and
 //     without prompt caching; compaction's own latency beyond the summary call. BENCH_ONLY=long-sessions.
 // 14. outcomes (bench/outcomes.ts): evaluation overhead beside a plain turn's end → idle.
+// 15. telemetry (bench/telemetry.ts): tracing off vs on side by side (REST throughput, send → first
+//     frame) and the /metrics scrape with 1,000 sessions; BENCH_ONLY=telemetry runs only it.
 //  BENCH_ONLY=rest runs only the first measurement; BENCH_ONLY=hot the first two; BENCH_ONLY=engines
 //  only the engines' (BENCH_ENGINES=opencode,pi narrows them); BENCH_ONLY=dashboard only the dashboard's; BENCH_ONLY=outcomes only the outcomes'.
 //  2. send (202) → first SSE frame latency, p50/p99, the fake provider answering at once, beside
@@ -46,6 +48,7 @@ import { dashboardBench } from './dashboard.js';
 import { longSessionBench } from './long-sessions.js';
 import { environmentBench } from './environments.js';
 import { firstFrameBench, openStream, startFrameLimit } from './first-frame.js';
+import { telemetryBench } from './telemetry.js';
 
 const DURATION = Number(process.env.BENCH_SECONDS || 8);
 const SUBSCRIBERS = Number(process.env.BENCH_SUBSCRIBERS || 1000);
@@ -106,6 +109,10 @@ if (process.env.BENCH_ONLY === 'dashboard') {
 }
 if (process.env.BENCH_ONLY === 'long-sessions') {
   rows.push(...(await longSessionBench(s, fake)));
+  await finishEarly();
+}
+if (process.env.BENCH_ONLY === 'telemetry') {
+  rows.push(...(await telemetryBench(s, fake)));
   await finishEarly();
 }
 
@@ -294,6 +301,9 @@ rows.push(...(await engineBench(s)));
 
 // 12. the dashboard's first load in Chromium beside a bare page's (bench/dashboard.ts).
 rows.push(...(await dashboardBench(s)));
+
+// 15. telemetry: tracing off vs on (REST throughput, first frame), the /metrics scrape (bench/telemetry.ts).
+rows.push(...(await telemetryBench(s, fake)));
 
 console.log('\n| measurement | result |\n|---|---|');
 for (const [k, v] of rows) console.log(`| ${k} | ${v} |`);

@@ -29,6 +29,7 @@ import { claimKey, idempotencyKey, requestHash, storeAnswer } from './idempotenc
 import { logger } from '../src/logger.js';
 import { STREAM_SHUTDOWN_FRAME, trackStream } from '../src/http/open-streams.js';
 import { parseQuery, plainUrl } from '../src/http/plain-url.js';
+import { setRouteTemplate } from '../src/http/request-telemetry.js';
 import type { Context } from '../src/graphql/context.js';
 
 function checkAccess(route: RestRoute, ctx: Context): void {
@@ -205,6 +206,7 @@ export function buildRestDispatch(routes: RestRoute[], opts: RestDispatchOptions
       sendError(res, 405, 'method_not_allowed', `method not allowed; use ${found.allow}`);
       return true;
     }
+    setRouteTemplate(res, `/v1${found.route.path}`);
     serveSigned(found.route, found.params, req, res).catch((err: Error) => sendMiddlewareError(err, res));
     return true;
   };
@@ -219,6 +221,7 @@ export function buildRestDispatch(routes: RestRoute[], opts: RestDispatchOptions
       throw err;
     }
     if (found.kind === 'route') {
+      setRouteTemplate(res, `/v1${found.route.path}`);
       req.params = found.params;
       if (found.route.raw) withExpress(app, req, res); // uploads, downloads, pages use Express's API
       return void serveRoute(found.route, req, res, bearerHash).catch((err: Error) => sendMiddlewareError(err, res));

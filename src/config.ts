@@ -50,6 +50,24 @@ export interface Config {
   whatsappApiBaseUrl: string;
   /** The origin platforms and connect links are given; default the listening address. */
   publicUrl: string | undefined;
+  /**
+   * Where traces go (OTLP/HTTP): OTEL_EXPORTER_OTLP_TRACES_ENDPOINT as is, else
+   * OTEL_EXPORTER_OTLP_ENDPOINT + `/v1/traces`, as the OpenTelemetry SDK resolves them; unset (or
+   * OTEL_SDK_DISABLED=true or OTEL_TRACES_EXPORTER=none): no tracing SDK is started at all.
+   */
+  otelTracesEndpoint: string | undefined;
+  /** METRICS_TOKEN: the bearer `GET /metrics` asks for; unset, /metrics answers 404 (docs/operations.md). */
+  metricsToken: string | undefined;
+}
+
+/** The OTLP/HTTP traces URL as the SDK derives it from the standard variables (undefined: tracing off). */
+export function otlpTracesEndpoint(env: NodeJS.ProcessEnv): string | undefined {
+  if (env.OTEL_SDK_DISABLED === 'true' || env.OTEL_TRACES_EXPORTER === 'none') return undefined;
+  const traces = env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT?.trim();
+  if (traces) return traces;
+  const base = env.OTEL_EXPORTER_OTLP_ENDPOINT?.trim();
+  if (!base) return undefined;
+  return `${base.replace(/\/+$/, '')}/v1/traces`;
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
@@ -79,6 +97,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     discordApiBaseUrl: (env.DISCORD_API_BASE_URL || 'https://discord.com/api/v10').replace(/\/+$/, ''),
     whatsappApiBaseUrl: (env.WHATSAPP_API_BASE_URL || 'https://graph.facebook.com/v21.0').replace(/\/+$/, ''),
     publicUrl: env.PUBLIC_URL ? env.PUBLIC_URL.replace(/\/+$/, '') : undefined,
+    otelTracesEndpoint: otlpTracesEndpoint(env),
+    metricsToken: env.METRICS_TOKEN || undefined,
   };
 }
 
@@ -129,6 +149,12 @@ export const settings = {
   logLevel: () => text('LOG_LEVEL') || (text('VITEST') ? 'silent' : 'info'),
   /** LOG_FORMAT: `json` or `pretty` (default pretty on a terminal outside vitest, else json). */
   logFormat: () => text('LOG_FORMAT') || (process.stdout.isTTY && !text('VITEST') ? 'pretty' : 'json'),
+  /** OTEL_CAPTURE_CONTENT=1: spans carry message and tool content (default: never). */
+  otelCaptureContent: () => text('OTEL_CAPTURE_CONTENT') === '1',
+  /** OTEL_TRACE_READS=1: a span for every GET/HEAD too (default: only when the client sends a sampled traceparent). */
+  otelTraceReads: () => text('OTEL_TRACE_READS') === '1',
+  /** OTEL_BSP_MAX_QUEUE_SIZE: spans waiting for export at most; more are dropped and counted (default 2048, the SDK's). */
+  otelMaxQueueSize: () => num('OTEL_BSP_MAX_QUEUE_SIZE', 2048),
   /** NODE_ENV=production: GraphQL does not warn about unused queries. */
   production: () => text('NODE_ENV') === 'production',
 

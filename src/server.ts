@@ -19,6 +19,8 @@ import { settings, type Config } from './config.js';
 import { enqueueSessionRun } from './runtime/queue.js';
 import { recoverStaleSessions, sessionsWithWaitingInputs, recoverOwnTurns } from './runtime/runner.js';
 import { stopService } from './shutdown.js';
+import { startMetrics } from './telemetry/metrics.js';
+import { startTracing, stopTracing } from './telemetry/tracing.js';
 import { startDispatcher, reclaimOwnLeases } from './webhooks/dispatcher.js';
 import { startChannels } from './channels/runtime.js';
 import { composeServices } from './composition/compose.js';
@@ -63,6 +65,10 @@ export async function startServer(cfg: Config, opts: StartOptions = {}): Promise
     throw err;
   }
   const { turnQueue: queue, routineScheduler: scheduler, redis, pubsub } = composed.services;
+  // Metrics always (labelled with this instance); traces only with an OTLP endpoint configured.
+  startMetrics(composed.services.instance.instance);
+  const traced = !!cfg.otelTracesEndpoint;
+  if (cfg.otelTracesEndpoint) startTracing({ url: cfg.otelTracesEndpoint, instance: composed.services.instance.instance });
   // A start that fails part-way (the port taken, the database gone) leaves nothing behind: no
   // timers, workers, clients, pool or composition; the error goes to the caller.
   let recovery: NodeJS.Timeout | undefined;
@@ -106,6 +112,7 @@ export async function startServer(cfg: Config, opts: StartOptions = {}): Promise
     await quietly(redis?.close());
     await quietly(database.close());
     await quietly(composed.stop());
+    if (traced) await quietly(stopTracing());
     throw err;
   }
   const parts = { server, timers: [recovery], scheduler, dispatcher, queue, pubsub, redis, database };
@@ -132,6 +139,7 @@ export async function startServer(cfg: Config, opts: StartOptions = {}): Promise
       await channels.stop();
       await stopService(parts);
       await composed.stop();
+      if (traced) await stopTracing();
     },
   };
 }

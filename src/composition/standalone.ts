@@ -11,7 +11,13 @@ import type { TurnQueue } from '../runtime/queue.js';
 import type { Services } from '../services/registry.js';
 
 /** No worker here: an enqueued session waits for a server's recovery pass to run it. */
-const noTurnQueue: TurnQueue = { runsTurnsHere: false, enqueue: async () => undefined, start: () => undefined, close: async () => undefined };
+const noTurnQueue: TurnQueue = {
+  runsTurnsHere: false,
+  enqueue: async () => undefined,
+  start: () => undefined,
+  depth: async () => ({ waiting: 0, active: 0 }),
+  close: async () => undefined,
+};
 
 export function standaloneServices(env: NodeJS.ProcessEnv = environment()): Partial<Services> {
   return {

@@ -204,12 +204,14 @@ async function forward(req: http.IncomingMessage, res: http.ServerResponse, rout
     try {
       answer = await fetch(route.upstream(meter.cred.baseUrl.replace(/\/+$/, '')), { method: 'POST', headers, body, signal: upstream.signal });
     } catch (err) {
+      meter.failed('error', err);
       if (!upstream.signal.aborted)
         sendError(res, 502, 'provider_unavailable', `${route.provider} could not be reached: ${(err as Error).message}`, 'api_error');
       return;
     }
 
     if (!answer.ok || !answer.body) {
+      meter.failed('error', new Error(`${route.provider} answered ${answer.status}`));
       const text = redact(await answer.text().catch(() => ''), key);
       if (answer.status === 401 || answer.status === 403) {
         // The service's own credential was refused: not the CLI's fault, and not its key to fix.
@@ -243,6 +245,7 @@ async function forward(req: http.IncomingMessage, res: http.ServerResponse, rout
         tracker.record(rec.data);
         if (meter.overBudget(tracker.usage, tracker.streamedChars)) {
           usage = meter.cutUsage(tracker.usage, tracker.streamedChars);
+          meter.failed('budget');
           res.write(budgetStopRecord(route.api));
           upstream.abort();
           break;

@@ -12,6 +12,8 @@ import { SPEND_CAP_COLUMNS, turnCapNano } from '../billing/spend-cap.js';
 import { hold, settle } from '../billing/wallet.js';
 import { accountCredential, markNeedsReconnect, markUsed } from '../billing/subscriptions.js';
 import { logger } from '../logger.js';
+import { failSpan, SpanKind, tracer, tracingOn, type Span } from '../telemetry/tracing.js';
+import { modelCalls, modelCost, modelTokens } from '../telemetry/metrics.js';
 
 export interface MeterScope {
   sessionId: string;
@@ -47,6 +49,28 @@ export interface Meter {
   /** The provider refused the credential: a subscription is marked for reconnecting; the error to report. */
   refused(err: ProviderError): Promise<ProviderError>;
   record(usage: Usage | null): Promise<void>;
+  /** The call failed (`error`) or was cut at the budget (`budget`): said on its span and in its metric. */
+  failed(how: 'error' | 'budget', err?: unknown): void;
+}
+
+/**
+ * The model call's span (`chat <model>`, GenAI semantic conventions): opened with the meter,
+ * ended when its usage is recorded (with the token counts and cost the metering recorded).
+ */
+function modelSpan(scope: MeterScope, req: MeterRequest, billing: string): Span | undefined {
+  if (!tracingOn()) return undefined;
+  return tracer().startSpan(`chat ${req.model}`, {
+    kind: SpanKind.CLIENT,
+    attributes: {
+      'gen_ai.operation.name': 'chat',
+      'gen_ai.provider.name': req.provider,
+      'gen_ai.request.model': req.model,
+      'gen_ai.request.max_tokens': req.maxTokens,
+      'agent_service.session.id': scope.sessionId,
+      'agent_service.turn': scope.turn,
+      'agent_service.billing': billing,
+    },
+  });
 }
 
 export async function openMeter(scope: MeterScope, req: MeterRequest): Promise<Meter> {
@@ -91,8 +115,15 @@ export async function openMeter(scope: MeterScope, req: MeterRequest): Promise<M
     cacheNano: usage ? BigInt(usage.cacheReadTokens) * price.cacheRead + BigInt(usage.cacheWriteTokens) * price.cacheWrite : 0n,
   });
   let recorded = false;
+  let outcome: 'ok' | 'error' | 'budget' = 'ok';
+  const span = modelSpan(scope, req, cred.kind);
   return {
     cred,
+    failed(how, err) {
+      outcome = how;
+      if (how === 'error') failSpan(span, err);
+      else span?.setAttribute('agent_service.budget_reached', true);
+    },
     overBudget(usage, streamedChars) {
       if (cap === null) return false;
       const { inTokens, outTokens, cacheNano } = projection(usage, streamedChars);
@@ -113,7 +144,8 @@ export async function openMeter(scope: MeterScope, req: MeterRequest): Promise<M
     async record(usage) {
       if (recorded) return;
       recorded = true;
-      await record(scope, req, cred, usage, held, subscriptionId);
+      const cost = await record(scope, req, cred, usage, held, subscriptionId);
+      observeCall(req, outcome, usage, cost, span);
     },
   };
 }
@@ -149,6 +181,8 @@ export async function* meteredModelStream(scope: MeterScope, req: ModelRequest, 
   } catch (err) {
     failed = err instanceof ProviderError ? await meter.refused(err) : err;
   } finally {
+    if (failed) meter.failed('error', failed);
+    else if (budgetHit) meter.failed('budget');
     signal.removeEventListener('abort', onAbort);
     await meter.record(usage);
   }
@@ -163,7 +197,7 @@ async function record(
   usage: Usage | null,
   held: bigint,
   subscriptionId: string | null,
-): Promise<void> {
+): Promise<bigint> {
   const cost = usage ? costNanoUsd(req.model, usage) : 0n;
   const usageId = usage ? newId('msg').replace('msg_', 'use_') : null;
   try {
@@ -196,6 +230,33 @@ async function record(
   } catch (err) {
     logger.error({ err, sessionId: scope.sessionId }, 'could not record model usage');
   }
+  return cost;
+}
+
+/** The call's metrics, and its span's usage attributes (the same numbers the metering recorded); ends the span. */
+function observeCall(req: MeterRequest, outcome: 'ok' | 'error' | 'budget', usage: Usage | null, costNano: bigint, span: Span | undefined): void {
+  const { provider, model } = req;
+  modelCalls.inc({ provider, model, result: outcome });
+  const usd = Number(costNano) / 1e9;
+  if (usage) {
+    modelTokens.inc({ provider, model, kind: 'input' }, usage.inputTokens);
+    modelTokens.inc({ provider, model, kind: 'output' }, usage.outputTokens);
+    modelTokens.inc({ provider, model, kind: 'cache_read' }, usage.cacheReadTokens);
+    modelTokens.inc({ provider, model, kind: 'cache_write' }, usage.cacheWriteTokens);
+    modelCost.inc({ provider, model }, usd);
+  }
+  if (!span) return;
+  if (usage) {
+    span.setAttributes({
+      'gen_ai.usage.input_tokens': usage.inputTokens,
+      'gen_ai.usage.output_tokens': usage.outputTokens,
+      'gen_ai.usage.cache_read.input_tokens': usage.cacheReadTokens,
+      'gen_ai.usage.cache_creation.input_tokens': usage.cacheWriteTokens,
+      'agent_service.cost.usd': usd,
+      'agent_service.cost.nano_usd': costNano.toString(),
+    });
+  }
+  span.end();
 }
 
 /** Usage events carry running totals: keep the largest value of each counter. */

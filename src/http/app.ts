@@ -16,6 +16,11 @@ import { gatewayMiddleware } from '../gateway/http-endpoint.js';
 import { jsonBody, graphqlInputHygiene } from './input-hygiene.js';
 import { databaseReady } from '../db/client.js';
 import { redisReady } from '../redis.js';
+import { config } from '../config.js';
+import { bearerOf } from '../auth/viewer.js';
+import { timingSafeEqual } from 'node:crypto';
+import { metricsText } from '../telemetry/metrics.js';
+import { instrumentRequest } from './request-telemetry.js';
 
 export { BODY_LIMIT } from '../wire/error-envelope.js';
 
@@ -50,9 +55,34 @@ export function isRestRequest(method: string | undefined, url: string): boolean 
   return !OPENAPI_PATH.test(path);
 }
 
-/** The server's request listener: `/v1` to the REST dispatcher, the rest to Express. */
+/**
+ * The server's request listener: `/v1` to the REST dispatcher, the rest to Express; every request
+ * gets its request id, span and metrics first (src/http/request-telemetry.ts).
+ */
 export function requestListener(app: express.Express, rest: RestDispatch): http.RequestListener {
-  return (req, res) => (isRestRequest(req.method, req.url ?? '') ? rest(req, res) : app(req, res));
+  return (req, res) => instrumentRequest(req, res, () => (isRestRequest(req.method, req.url ?? '') ? rest(req, res) : app(req, res)));
+}
+
+/** Whether `header` carries exactly the bearer `token` (compared in constant time). */
+function bearerMatches(header: string | undefined, token: string): boolean {
+  const given = Buffer.from(bearerOf(header) ?? '');
+  const wanted = Buffer.from(token);
+  return given.length === wanted.length && timingSafeEqual(given, wanted);
+}
+
+/**
+ * `GET /metrics`: the Prometheus text of this process (src/telemetry/metrics.ts), for a scraper
+ * holding METRICS_TOKEN as its bearer; without METRICS_TOKEN the endpoint does not exist (404).
+ */
+async function serveMetrics(req: Request, res: Response): Promise<void> {
+  const token = config().metricsToken;
+  if (!token) return sendError(res, 404, 'not_found', 'metrics are off: set METRICS_TOKEN to serve GET /metrics');
+  if (!bearerMatches(req.headers.authorization, token)) {
+    res.setHeader('WWW-Authenticate', 'Bearer realm="metrics"');
+    return sendError(res, 401, 'invalid_token', 'GET /metrics needs the METRICS_TOKEN bearer token');
+  }
+  const { contentType, body } = await metricsText();
+  res.status(200).setHeader('content-type', contentType).setHeader('cache-control', 'no-store').end(body);
 }
 
 export function createApp(opts: AppOptions): express.Express {
@@ -63,6 +93,7 @@ export function createApp(opts: AppOptions): express.Express {
   const limit = rateLimitMiddleware(opts.limiter);
 
   app.get('/healthz', (_req, res) => void res.json({ ok: true }));
+  app.get('/metrics', (req, res, next) => void serveMetrics(req, res).catch(next));
   app.get('/readyz', async (_req, res) => {
     const [db, redis] = await Promise.all([databaseReady(), redisReady()]);
     res.status(db && redis ? 200 : 503).json({ ok: db && redis, database: db, redis });

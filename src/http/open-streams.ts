@@ -2,7 +2,10 @@
 // politely: a last comment and a short `retry:` (EventSource clients come back within a
 // second), then the end of the response. Clients resume with Last-Event-ID on whichever
 // process answers next; the store replays what they missed.
+import { scrapedGauge } from '../telemetry/metrics.js';
 const streams = new Set<() => void>();
+
+scrapedGauge('agent_service_sse_streams_open', 'Server-sent event streams this process has open (REST session and channel streams)', () => streams.size);
 
 export const STREAM_SHUTDOWN_FRAME = ': server shutting down; reconnect with Last-Event-ID\nretry: 1000\n\n';
 

@@ -1,5 +1,6 @@
 // 120 requests per minute per token (rate-limiter-flexible): in memory by default, in Redis when
 // REDIS_URL is set so every process shares one count.
+import { rateLimitRefusals } from '../telemetry/metrics.js';
 import { RateLimiterMemory, RateLimiterRedis, type RateLimiterAbstract } from 'rate-limiter-flexible';
 import type { Request, Response, NextFunction } from 'express';
 import { createHash } from 'node:crypto';
@@ -54,6 +55,7 @@ export async function consumeRateLimit(counter: RateCounter, key: string, res: R
   const decision = await counter.consume(key);
   setHeaders(res, limit, decision);
   if (decision.allowed) return true;
+  rateLimitRefusals.inc();
   res.setHeader('Retry-After', String(Math.max(1, Math.ceil(decision.msBeforeNext / 1000))));
   sendError(res, 429, 'rate_limited', `more than ${limit} requests per minute for this token; retry after the Retry-After header`);
   return false;

@@ -1,6 +1,8 @@
 // One fire of a routine: a fresh session with the routine's first events (target new_session)
 // or a turn into an existing session (target session). Every fire writes a RoutineRun with a
 // session or an error; unrecoverable errors pause the routine.
+import { inSpan } from '../telemetry/tracing.js';
+import { routineFires } from '../telemetry/metrics.js';
 import { prisma } from '../db/client.js';
 import { AppError } from '../errors.js';
 import { newId } from '../ids.js';
@@ -203,6 +205,21 @@ function storedInitialEvents(routine: Routine): InitialEvent[] {
  * unrecoverable error and their webhook events are written in one transaction.
  */
 export async function fireRoutine(routineId: string, trigger: Trigger): Promise<RoutineRun> {
+  return inSpan('routine.fire', { 'agent_service.routine.id': routineId, 'agent_service.routine.trigger': trigger.type }, async (span) => {
+    const run = await fireOnce(routineId, trigger);
+    const result = run.errorType ? 'error' : 'ok';
+    routineFires.inc({ trigger: trigger.type, result });
+    span?.setAttributes({
+      'agent_service.routine.run.id': run.id,
+      'agent_service.routine.result': result,
+      ...(run.sessionId ? { 'agent_service.session.id': run.sessionId } : {}),
+    });
+    if (run.errorType) span?.setAttribute('error.type', run.errorType);
+    return run;
+  });
+}
+
+async function fireOnce(routineId: string, trigger: Trigger): Promise<RoutineRun> {
   const routine = await prisma.routine.findUniqueOrThrow({ where: { id: routineId } });
   const viewer = await systemViewer(routine.universeId);
   // Stored as validated at save time, in the spec's shape.

@@ -2,8 +2,11 @@
 // worker may run a session's turns (the runner's claim keeps them one at a time per session).
 import { Queue, Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
+import { performance } from 'node:perf_hooks';
 import { logger } from '../logger.js';
 import { service } from '../services/registry.js';
+import { carried, withCarried, type Carried } from '../telemetry/tracing.js';
+import { queueWait, scrapedLabelledGauge } from '../telemetry/metrics.js';
 
 export interface TurnQueue {
   enqueue(sessionId: string): Promise<void>;
@@ -11,6 +14,8 @@ export interface TurnQueue {
   readonly runsTurnsHere: boolean;
   /** Begins taking jobs (after the services are composed: a job reads them). */
   start(): void;
+  /** Jobs waiting and running (this process's for the in-process queue; the shared queue's with BullMQ). */
+  depth(): Promise<{ waiting: number; active: number }>;
   close(): Promise<void>;
 }
 
@@ -21,10 +26,17 @@ export function inProcessQueue(run: Runner): TurnQueue {
   let closed = false;
   return {
     runsTurnsHere: true,
+    async depth() {
+      return { waiting: 0, active: active.size };
+    },
     async enqueue(sessionId) {
       if (closed) return;
+      const queuedAt = performance.now();
       const p = Promise.resolve()
-        .then(() => run(sessionId))
+        .then(() => {
+          queueWait.observe((performance.now() - queuedAt) / 1000);
+          return run(sessionId);
+        })
         .catch((err) => logger.error({ err, sessionId }, 'session run failed'))
         .finally(() => active.delete(p));
       active.add(p);
@@ -41,22 +53,43 @@ export function inProcessQueue(run: Runner): TurnQueue {
 
 export const TURN_QUEUE = 'session-turns';
 
+/**
+ * A turn job: the session, and the request id and trace context of the send that queued it, so
+ * the process that runs the turn logs the same request id and its turn span joins the trace.
+ */
+export interface TurnJob {
+  sessionId: string;
+  carried?: Carried;
+}
+
 /** `workerConnection` null: this process only enqueues (an API-only process; others run turns). */
 export function bullQueue(run: Runner, connection: Redis, workerConnection: Redis | null, prefix: string, concurrency = 16): TurnQueue {
-  const queue = new Queue<{ sessionId: string }>(TURN_QUEUE, { connection, prefix });
+  const queue = new Queue<TurnJob>(TURN_QUEUE, { connection, prefix });
   const worker = workerConnection
-    ? new Worker<{ sessionId: string }>(TURN_QUEUE, async (job) => run(job.data.sessionId), {
-        connection: workerConnection,
-        concurrency,
-        prefix,
-        autorun: false,
-      })
+    ? new Worker<TurnJob>(
+        TURN_QUEUE,
+        async (job) => {
+          queueWait.observe(Math.max(0, Date.now() - job.timestamp) / 1000);
+          return withCarried(job.data.carried, () => run(job.data.sessionId));
+        },
+        {
+          connection: workerConnection,
+          concurrency,
+          prefix,
+          autorun: false,
+        },
+      )
     : null;
   worker?.on('failed', (job, err) => logger.error({ err, sessionId: job?.data.sessionId }, 'session run job failed'));
   return {
     runsTurnsHere: worker !== null,
+    async depth() {
+      const counts = await queue.getJobCounts('waiting', 'prioritized', 'delayed', 'active');
+      return { waiting: (counts.waiting ?? 0) + (counts.prioritized ?? 0) + (counts.delayed ?? 0), active: counts.active ?? 0 };
+    },
     async enqueue(sessionId) {
-      await queue.add('run', { sessionId }, { removeOnComplete: 1000, removeOnFail: 1000, attempts: 1 });
+      const from = carried();
+      await queue.add('run', from ? { sessionId, carried: from } : { sessionId }, { removeOnComplete: 1000, removeOnFail: 1000, attempts: 1 });
     },
     start() {
       if (worker) void worker.run().catch((err) => logger.error({ err }, 'turn worker stopped'));
@@ -67,6 +100,19 @@ export function bullQueue(run: Runner, connection: Redis, workerConnection: Redi
     },
   };
 }
+
+scrapedLabelledGauge(
+  'agent_service_turn_queue_jobs',
+  'Turn jobs by state (waiting, active): the shared queue with Redis, this process otherwise',
+  ['state'],
+  async () => {
+    const { waiting, active } = await service('turnQueue').depth();
+    return [
+      { labels: { state: 'waiting' }, value: waiting },
+      { labels: { state: 'active' }, value: active },
+    ];
+  },
+);
 
 declare module '../services/registry.js' {
   interface Services {

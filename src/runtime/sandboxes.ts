@@ -2,6 +2,8 @@
 // and the egress service every sandbox's traffic goes through. Both are made when the services
 // compose (src/composition/compose.ts); the egress service is read here, the driver through
 // src/sandbox/current-driver.ts.
+import { inSpan } from '../telemetry/tracing.js';
+import { sandboxProvisions, scrapedLabelledGauge } from '../telemetry/metrics.js';
 import path from 'node:path';
 import type { SandboxDriver } from '../sandbox/driver.js';
 import { createLocalDriver } from '../sandbox/local.js';
@@ -23,14 +25,43 @@ export function sandboxEgress(): EgressService {
   return service('sandboxEgress');
 }
 
-/** Tearing a sandbox down also refuses its session credential at once (not after the cache). */
+// The sandboxes this process's driver provisioned and has not destroyed, and those being made.
+const provisioning = new Set<string>();
+const provisioned = new Set<string>();
+scrapedLabelledGauge('agent_service_sandboxes', 'Sandboxes of this process by state (provisioning, ready)', ['state'], () => [
+  { labels: { state: 'provisioning' }, value: provisioning.size },
+  { labels: { state: 'ready' }, value: provisioned.size },
+]);
+
+/**
+ * Tearing a sandbox down also refuses its session credential at once (not after the cache).
+ * Every provision runs in its span (`sandbox.provision`, the driver and session) and is counted.
+ */
 function revokingOnDestroy(inner: SandboxDriver): SandboxDriver {
   return {
     name: inner.name,
-    provision: (spec) => inner.provision(spec),
+    provision: (spec) => {
+      provisioning.add(spec.sessionId);
+      return inSpan('sandbox.provision', { 'agent_service.sandbox.driver': inner.name, 'agent_service.session.id': spec.sessionId }, () =>
+        inner.provision(spec),
+      ).then(
+        (sandbox) => {
+          provisioning.delete(spec.sessionId);
+          provisioned.add(spec.sessionId);
+          sandboxProvisions.inc({ driver: inner.name, result: 'ok' });
+          return sandbox;
+        },
+        (err: unknown) => {
+          provisioning.delete(spec.sessionId);
+          sandboxProvisions.inc({ driver: inner.name, result: 'error' });
+          throw err;
+        },
+      );
+    },
     get: (sessionId) => inner.get(sessionId),
     destroy: async (sessionId) => {
       revokeSessionCredentials(sessionId);
+      provisioned.delete(sessionId);
       await inner.destroy(sessionId);
     },
   };

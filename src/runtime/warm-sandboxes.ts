@@ -12,6 +12,7 @@
 // session of an engine after start is cold.
 // Each spare is written down (spare-ledger.ts): a process started after one killed with -9
 // removes the spares that one left (their servers died with it).
+import { scrapedGauge } from '../telemetry/metrics.js';
 import { newId } from '../ids.js';
 import { logger } from '../logger.js';
 import { service } from '../services/registry.js';
@@ -70,6 +71,8 @@ interface Spare {
   /** Lets the server go back to its idle stop (held while it is a spare). */
   release: () => void;
 }
+
+scrapedGauge('agent_service_warm_sandboxes', 'Spare sandboxes ready in this process (the warm pool)', () => warmSandboxes().spares().length);
 
 export function warmSandboxes(): WarmSandboxes {
   return service('warmSandboxes');

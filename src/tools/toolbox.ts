@@ -11,6 +11,40 @@ import { callMcpTool, mcpToolNamed, sessionMcpTools } from './mcp/servers.js';
 import { capabilitySpecs, runCapability, capabilityForTool } from './capabilities/run.js';
 import { decideTool, parseToolPolicy } from './policy.js';
 import type { Toolbox, ToolCall, ToolOutcome } from './types.js';
+import { captureContent, inSpan } from '../telemetry/tracing.js';
+import { toolCalls, toolDuration } from '../telemetry/metrics.js';
+import { performance } from 'node:perf_hooks';
+
+type ToolKind = 'sandbox' | 'mcp' | 'capability' | 'unknown';
+
+/** Content attributes are capped: an operator asking for content wants a look, not the payload. */
+const clip = (value: unknown) => JSON.stringify(value).slice(0, 4096);
+
+/**
+ * One tool call inside its span (`execute_tool <name>`: kind, status, the MCP server or the
+ * capability; its input and result only with OTEL_CAPTURE_CONTENT=1) and counted by kind and status.
+ */
+async function observedCall(call: ToolCall, kind: ToolKind, origin: Record<string, string>, run: () => Promise<ToolOutcome>): Promise<ToolOutcome> {
+  const started = performance.now();
+  let status = 'error';
+  try {
+    return await inSpan(
+      `execute_tool ${call.name}`,
+      { 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': call.name, 'gen_ai.tool.call.id': call.id, 'agent_service.tool.kind': kind, ...origin },
+      async (span) => {
+        if (span && captureContent()) span.setAttribute('gen_ai.tool.call.arguments', clip(call.input));
+        const outcome = await run();
+        status = outcome.status;
+        span?.setAttribute('agent_service.tool.status', outcome.status);
+        if (span && captureContent()) span.setAttribute('gen_ai.tool.call.result', clip(outcome.result));
+        return outcome;
+      },
+    );
+  } finally {
+    toolCalls.inc({ kind, status });
+    toolDuration.observe({ kind }, (performance.now() - started) / 1000);
+  }
+}
 
 const SANDBOX_SPECS: ToolSpec[] = SANDBOX_TOOLS.map((t) => ({ name: t.name, description: t.description, inputSchema: t.inputSchema }));
 const SANDBOX_NAMES = new Set(SANDBOX_SPECS.map((t) => t.name));
@@ -59,13 +93,15 @@ export async function serviceToolbox(scope: ToolboxScope): Promise<Toolbox> {
 
     async run(call: ToolCall, signal: AbortSignal): Promise<ToolOutcome> {
       const mcp = mcpToolNamed(scope.sessionId, call.name);
-      if (mcp) return callMcpTool(scope, mcp, call.input, signal);
+      if (mcp) return observedCall(call, 'mcp', { 'agent_service.mcp.server': mcp.server }, () => callMcpTool(scope, mcp, call.input, signal));
       const capability = capabilityForTool(call.name);
       if (capability) {
-        const { capabilities } = await agentNow(scope.agentId);
-        return runCapability(capability, call.input, { ...scope, granted: capabilities, signal });
+        return observedCall(call, 'capability', { 'agent_service.capability': capability.id }, async () => {
+          const { capabilities } = await agentNow(scope.agentId);
+          return runCapability(capability, call.input, { ...scope, granted: capabilities, signal });
+        });
       }
-      return { status: 'error', result: { error: `unknown tool ${call.name}` } };
+      return observedCall(call, 'unknown', {}, async () => ({ status: 'error', result: { error: `unknown tool ${call.name}` } }));
     },
   };
 }
@@ -76,7 +112,7 @@ export async function sessionToolbox(scope: ToolboxScope): Promise<Toolbox> {
     specs: async () => [...SANDBOX_SPECS, ...(await service.specs())],
     decide: (name) => service.decide(name),
     run(call: ToolCall, signal: AbortSignal): Promise<ToolOutcome> {
-      if (SANDBOX_NAMES.has(call.name)) return runSandboxTool(scope.sandbox, call.name, call.input, { signal });
+      if (SANDBOX_NAMES.has(call.name)) return observedCall(call, 'sandbox', {}, () => runSandboxTool(scope.sandbox, call.name, call.input, { signal }));
       return service.run(call, signal);
     },
   };

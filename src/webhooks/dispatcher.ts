@@ -8,6 +8,8 @@
 // as an attempt (the receiver may have seen it) and the row goes back on the schedule's next
 // slot, or is due at once when none is left. A restarted process does that at once for its own
 // previous life's leases; other processes do it when a lease expires.
+import { inSpan, type Span } from '../telemetry/tracing.js';
+import { webhookDeliveries } from '../telemetry/metrics.js';
 import { settings } from '../config.js';
 import { Prisma } from '../generated/prisma/client.js';
 import { prisma } from '../db/client.js';
@@ -60,15 +62,31 @@ async function claimDue(): Promise<string[]> {
 /** Our lease on a row (every write after the attempt is conditional on still holding it). */
 const mine = (id: string) => ({ id, lockedBy: ownerId(), status: 'pending' });
 
+type AttemptResult = 'succeeded' | 'retrying' | 'failed' | 'skipped' | 'requeued';
+
+/** One delivery attempt in its span (`webhook.deliver`: event type, attempt, status code, result), counted by result. */
 async function attempt(id: string, inFlight: Set<AbortController>): Promise<void> {
+  await inSpan('webhook.deliver', { 'agent_service.webhook.delivery.id': id }, async (span) => {
+    const result = await attemptOnce(id, inFlight, span);
+    span?.setAttribute('agent_service.webhook.result', result);
+    if (result !== 'skipped') webhookDeliveries.inc({ result });
+  });
+}
+
+async function attemptOnce(id: string, inFlight: Set<AbortController>, span: Span | undefined): Promise<AttemptResult> {
   const d = await prisma.webhookDelivery.findUnique({ where: { id }, include: { endpoint: true } });
-  if (!d || d.status !== 'pending' || d.lockedBy !== ownerId()) return;
+  if (!d || d.status !== 'pending' || d.lockedBy !== ownerId()) return 'skipped';
+  span?.setAttributes({
+    'agent_service.webhook.event_type': d.eventType,
+    'agent_service.webhook.endpoint.id': d.endpointId,
+    'agent_service.webhook.attempt': d.attempts + 1,
+  });
   if (d.endpoint.status !== 'active') {
     await prisma.webhookDelivery.updateMany({
       where: mine(id),
       data: { status: 'failed', lastError: 'the endpoint is disabled', lockedUntil: null, lockedBy: null },
     });
-    return;
+    return 'failed';
   }
   const timestamp = Math.floor(Date.now() / 1000);
   let statusCode: number | null = null;
@@ -98,13 +116,14 @@ async function attempt(id: string, inFlight: Set<AbortController>): Promise<void
     if (ctl.signal.reason instanceof StopRequested) {
       // Cut short by a stop: back on the schedule like a crash, without blaming the endpoint.
       await requeueInterrupted(Prisma.sql`"id" = ${id} AND "lockedBy" = ${ownerId()}`);
-      return;
+      return 'requeued';
     }
     error = ctl.signal.aborted ? `no answer within ${TIMEOUT_MS} ms` : outboundErrorMessage(err);
   } finally {
     clearTimeout(timer);
     inFlight.delete(ctl);
   }
+  if (statusCode !== null) span?.setAttribute('http.response.status_code', statusCode);
   const attempts = d.attempts + 1;
   if (!error) {
     const done = await prisma.webhookDelivery.updateMany({
@@ -112,7 +131,7 @@ async function attempt(id: string, inFlight: Set<AbortController>): Promise<void
       data: { status: 'succeeded', attempts, lastStatusCode: statusCode, lastError: null, lockedUntil: null, lockedBy: null, nextAttemptAt: null },
     });
     if (done.count) await prisma.webhookEndpoint.update({ where: { id: d.endpointId }, data: { failureCount: 0 } });
-    return;
+    return 'succeeded';
   }
   const next = attempts < RETRY_OFFSETS_MS.length ? new Date(d.createdAt.getTime() + RETRY_OFFSETS_MS[attempts]!) : null;
   const recorded = await prisma.webhookDelivery.updateMany({
@@ -127,12 +146,13 @@ async function attempt(id: string, inFlight: Set<AbortController>): Promise<void
       status: next ? 'pending' : 'failed',
     },
   });
-  if (!recorded.count) return; // the lease was lost meanwhile: whoever holds it now decides
+  if (!recorded.count) return 'skipped'; // the lease was lost meanwhile: whoever holds it now decides
   const endpoint = await prisma.webhookEndpoint.update({ where: { id: d.endpointId }, data: { failureCount: { increment: 1 } } });
   if (endpoint.failureCount >= DISABLE_AFTER && endpoint.status === 'active') {
     await prisma.webhookEndpoint.update({ where: { id: d.endpointId }, data: { status: 'disabled' } });
     logger.warn({ endpointId: d.endpointId, failures: endpoint.failureCount }, 'webhook endpoint disabled after sustained failures');
   }
+  return next ? 'retrying' : 'failed';
 }
 
 class StopRequested extends Error {}

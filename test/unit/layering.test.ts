@@ -38,6 +38,7 @@ const LAYERS: { layer: string; paths: string[] }[] = [
       'src/contract',
       'src/services',
       'src/generated',
+      'src/telemetry',
     ],
   },
 ];

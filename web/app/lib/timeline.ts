@@ -74,13 +74,35 @@ export type Item =
 
 export type SessionStatus = 'idle' | 'running' | 'provisioning' | 'terminated' | 'deleted';
 
+/**
+ * Where a turn's time went, read from its events' timestamps (the same moments the turn's trace
+ * spans cover): each model step runs from the turn's start or the last tool result to the next
+ * tool call or the final message; each tool call from its call to its result.
+ */
+export interface TurnTiming {
+  n: number;
+  startedAt: string;
+  /** Milliseconds from the turn's start to its idle event (null while it runs). */
+  ms: number | null;
+  stopReason: string | null;
+  /** `key`: the id of the event that ends the step. */
+  steps: { key: string; kind: 'model' | 'tool'; name: string; ms: number; status?: 'ok' | 'error' }[];
+}
+
+const msBetween = (from: string, to: string) => Math.max(0, Date.parse(to) - Date.parse(from));
+
 export class Timeline {
   readonly items: Item[] = [];
   status: SessionStatus | null = null;
   lastEventId: string | null = null;
   eventCount = 0;
+  /** Per-turn timing, oldest first (see TurnTiming). */
+  readonly turns: TurnTiming[] = [];
   private seen = new Set<string>();
   private byKey = new Map<string, number>();
+  /** The running turn's last boundary (its start, a tool call or result) and its calls' start times. */
+  private turnCursor: string | null = null;
+  private callsStarted = new Map<string, string>();
 
   private push(item: Item): void {
     this.byKey.set(item.key, this.items.length);
@@ -105,6 +127,7 @@ export class Timeline {
       this.seen.add(e.id);
       this.eventCount++;
       this.lastEventId = e.id;
+      this.time(e);
       this.one(e);
       changed = true;
     }
@@ -123,6 +146,44 @@ export class Timeline {
       this.eventCount++;
     } else {
       this.apply([event]);
+    }
+  }
+
+  private time(e: SessionEvent): void {
+    const turn = this.turns.at(-1);
+    const open = turn && turn.ms === null ? turn : null;
+    switch (e.__typename) {
+      case 'SessionStatusRunningEvent':
+        this.turns.push({ n: this.turns.length + 1, startedAt: e.at, ms: null, stopReason: null, steps: [] });
+        this.turnCursor = e.at;
+        this.callsStarted.clear();
+        return;
+      case 'AgentToolUseEvent':
+        if (!open || e.part.__typename !== 'ToolCallPart') return;
+        if (this.turnCursor) open.steps.push({ key: e.id, kind: 'model', name: 'model', ms: msBetween(this.turnCursor, e.at) });
+        this.callsStarted.set(e.part.callId, e.at);
+        this.turnCursor = e.at;
+        return;
+      case 'AgentToolResultEvent': {
+        if (!open || e.part.__typename !== 'ToolResultPart') return;
+        const from = this.callsStarted.get(e.part.callId) ?? this.turnCursor ?? e.at;
+        open.steps.push({ key: e.id, kind: 'tool', name: e.part.toolName, ms: msBetween(from, e.at), status: e.part.status });
+        this.turnCursor = e.at;
+        return;
+      }
+      case 'AgentMessageEvent':
+        if (!open || !e.final || !this.turnCursor) return;
+        open.steps.push({ key: e.id, kind: 'model', name: 'model', ms: msBetween(this.turnCursor, e.at) });
+        this.turnCursor = e.at;
+        return;
+      case 'SessionStatusIdleEvent':
+        if (!open) return;
+        open.ms = msBetween(open.startedAt, e.at);
+        open.stopReason = e.stopReason.type;
+        this.turnCursor = null;
+        return;
+      default:
+        return;
     }
   }
 

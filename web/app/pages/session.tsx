@@ -8,7 +8,7 @@ import { useAction, useAsync } from '../lib/use-async.js';
 import { href } from '../lib/router.js';
 import { cents, when } from '../lib/format.js';
 import { ErrorNote, Loading, Page } from '../ui.js';
-import { Timeline, type Item, type SessionEvent } from '../lib/timeline.js';
+import { Timeline, type Item, type SessionEvent, type TurnTiming } from '../lib/timeline.js';
 import { HISTORY, LIVE, SESSION_FIELDS, budgetText, interrupt, sendMessage, statusBadge, usageText, type SessionRow } from './session-api.js';
 import { SessionMemoryMounts } from './memory-stores.js';
 import { SessionOutcomes } from './outcomes.js';
@@ -182,6 +182,36 @@ function Conversation({ items, version, hint }: { items: Item[]; version: number
   );
 }
 
+const seconds = (ms: number) => `${(ms / 1000).toFixed(ms < 10_000 ? 2 : 1)} s`;
+
+/** Where each turn's time went: its model steps and tool calls with their durations (newest turn first). */
+function TurnTimings({ turns }: { turns: readonly TurnTiming[] }) {
+  if (!turns.length) return null;
+  return (
+    <details className="card compact turn-timing" data-testid="turn-timing">
+      <summary>
+        Turn timing ({turns.length} {turns.length === 1 ? 'turn' : 'turns'})
+      </summary>
+      <ol reversed>
+        {[...turns].reverse().map((t) => (
+          <li key={t.n} data-testid="turn-timing-turn">
+            <strong>Turn {t.n}</strong> · {t.ms === null ? 'running' : seconds(t.ms)}
+            {t.stopReason ? <span className="muted"> ({t.stopReason.replace(/_/g, ' ')})</span> : null}
+            <ul>
+              {t.steps.map((step) => (
+                <li key={step.key} data-testid="turn-timing-step">
+                  {step.kind === 'model' ? 'model call' : <code>{step.name}</code>} · {seconds(step.ms)}
+                  {step.status === 'error' ? <span className="muted"> (error)</span> : null}
+                </li>
+              ))}
+            </ul>
+          </li>
+        ))}
+      </ol>
+    </details>
+  );
+}
+
 export function SessionPage({ id }: { id: string }) {
   const info = useAsync(() => gql<Info>(INFO, { id }), [id]);
   const { timeline, phase, render } = useTimeline(id, info.reload);
@@ -275,6 +305,7 @@ export function SessionPage({ id }: { id: string }) {
       ) : null}
       <SessionMemoryMounts sessionId={id} />
       <SessionOutcomes sessionId={id} status={status} />
+      <TurnTimings turns={timeline.turns} />
       {phase.kind === 'history' ? <Loading what={`history (${phase.loaded} events so far)`} /> : null}
       {phase.kind === 'stopped' ? <ErrorNote error={phase.error} prefix="Live updates stopped" /> : null}
       <p className="visually-hidden" role="status">
