@@ -29,6 +29,7 @@ function revokingOnDestroy(inner: SandboxDriver): SandboxDriver {
     name: inner.name,
     provision: (spec) => inner.provision(spec),
     get: (sessionId) => inner.get(sessionId),
+    copyWorkspace: (from, to) => inner.copyWorkspace(from, to),
     destroy: async (sessionId) => {
       revokeSessionCredentials(sessionId);
       await inner.destroy(sessionId);

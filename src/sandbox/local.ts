@@ -372,6 +372,25 @@ export function createLocalDriver(opts: LocalDriverOptions): SandboxDriver {
       if (!fs.existsSync(path.join(sessionDir(sessionId), 'workspace'))) return null;
       return attach(sessionId, (await readState(specFile(sessionId))) ?? { env: {}, vcpus: null, memoryMb: null });
     },
+    async copyWorkspace(fromSessionId: string, toSessionId: string) {
+      const from = path.join(sessionDir(fromSessionId), 'workspace');
+      if (!fs.existsSync(from)) return false;
+      const to = path.join(sessionDir(toSessionId), 'workspace');
+      await fsp.mkdir(to, { recursive: true });
+      // Links are copied as links (never followed out of the workspace); sockets and FIFOs a
+      // process left behind are not files to copy.
+      await fsp.cp(from, to, {
+        recursive: true,
+        verbatimSymlinks: true,
+        errorOnExist: false,
+        force: true,
+        filter: async (src) => {
+          const st = await fsp.lstat(src);
+          return st.isFile() || st.isDirectory() || st.isSymbolicLink();
+        },
+      });
+      return true;
+    },
     async destroy(sessionId: string) {
       const dir = sessionDir(sessionId);
       await sandboxes.get(sessionId)?.close();

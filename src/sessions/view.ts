@@ -33,6 +33,7 @@ function toView(s: SessionRow, resources: SessionResource[]): SessionView {
             reached_at: s.budgetReachedAt?.toISOString() ?? null,
           },
     resources: resources.map(resourceView),
+    forked_from: s.forkedFromSessionId ? { session_id: s.forkedFromSessionId, event_id: s.forkedFromEventId } : null,
     createdAt: s.createdAt.toISOString(),
   };
 }
