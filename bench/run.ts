@@ -13,6 +13,8 @@
 //  5. channels (bench/channels.ts): inbound acknowledgement under load, message → user.message
 //     stored → reply posted through the loopback platform.
 // 12. dashboard (bench/dashboard.ts): first load in a fresh Chromium context beside a bare page's.
+// 13. fork (bench/fork.ts): a session with 10,000 events and a 50 MiB workspace forked, beside
+//     session create → idle and `cp -a` of the same files. BENCH_ONLY=fork runs only this one.
 //  BENCH_ONLY=rest runs only the first measurement; BENCH_ONLY=hot the first two; BENCH_ONLY=engines
 //  only the engines' (BENCH_ENGINES=opencode,pi narrows them); BENCH_ONLY=dashboard only the dashboard's.
 //  2. send (202) → first SSE frame latency, p50/p99, the fake provider answering at once, beside
@@ -41,6 +43,7 @@ import { engineBench } from './engines.js';
 import { dashboardBench } from './dashboard.js';
 import { environmentBench } from './environments.js';
 import { firstFrameBench, openStream, startFrameLimit } from './first-frame.js';
+import { forkBench } from './fork.js';
 
 const DURATION = Number(process.env.BENCH_SECONDS || 8);
 const SUBSCRIBERS = Number(process.env.BENCH_SUBSCRIBERS || 1000);
@@ -89,6 +92,10 @@ const s = await startTestServer({
 const rows: [string, string][] = [];
 if (process.env.BENCH_ONLY === 'engines') {
   rows.push(...(await engineBench(s)));
+  await finishEarly();
+}
+if (process.env.BENCH_ONLY === 'fork') {
+  rows.push(...(await forkBench(s)));
   await finishEarly();
 }
 if (process.env.BENCH_ONLY === 'dashboard') {
@@ -276,6 +283,9 @@ rows.push(...(await engineBench(s)));
 
 // 12. the dashboard's first load in Chromium beside a bare page's (bench/dashboard.ts).
 rows.push(...(await dashboardBench(s)));
+
+// 13. fork of a session with 10,000 events and a 50 MiB workspace, beside create → idle and cp -a (bench/fork.ts).
+rows.push(...(await forkBench(s)));
 
 console.log('\n| measurement | result |\n|---|---|');
 for (const [k, v] of rows) console.log(`| ${k} | ${v} |`);

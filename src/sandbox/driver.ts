@@ -129,8 +129,9 @@ export interface SandboxDriver {
   /** Kills every process of the session and deletes its workspace; idempotent. */
   destroy(sessionId: string): Promise<void>;
   /**
-   * Copies the files of `fromSessionId`'s /workspace, as they are now, into the provisioned
-   * sandbox of `toSessionId` (a fork). False when the source has no sandbox (nothing copied).
+   * Copies the files of `fromSessionId`'s /workspace, as they are now, into `toSessionId`'s (a
+   * fork), whose sandbox may not be provisioned yet: provisioning it then keeps the files. False
+   * when the source has no sandbox (nothing copied).
    */
   copyWorkspace(fromSessionId: string, toSessionId: string): Promise<boolean>;
 }

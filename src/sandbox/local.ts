@@ -19,6 +19,7 @@
 // Machine shape: vcpus and memoryMb become a cgroup per session where this process may create
 // one (cgroups.ts); elsewhere they are not enforced (warned once).
 import { settings } from '../config.js';
+import { execFile } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import fsp from 'node:fs/promises';
@@ -377,18 +378,7 @@ export function createLocalDriver(opts: LocalDriverOptions): SandboxDriver {
       if (!fs.existsSync(from)) return false;
       const to = path.join(sessionDir(toSessionId), 'workspace');
       await fsp.mkdir(to, { recursive: true });
-      // Links are copied as links (never followed out of the workspace); sockets and FIFOs a
-      // process left behind are not files to copy.
-      await fsp.cp(from, to, {
-        recursive: true,
-        verbatimSymlinks: true,
-        errorOnExist: false,
-        force: true,
-        filter: async (src) => {
-          const st = await fsp.lstat(src);
-          return st.isFile() || st.isDirectory() || st.isSymbolicLink();
-        },
-      });
+      await copyTree(from, to);
       return true;
     },
     async destroy(sessionId: string) {
@@ -400,6 +390,21 @@ export function createLocalDriver(opts: LocalDriverOptions): SandboxDriver {
       await forceRemove(dir);
     },
   };
+}
+
+/**
+ * `cp -a from/. to/`: modes, times and links as they are (a link is copied, never followed out
+ * of the workspace); twice as fast as fs.cp here. A file a running command removes meanwhile is
+ * simply not copied.
+ */
+async function copyTree(from: string, to: string): Promise<void> {
+  await new Promise<void>((resolve, reject) => {
+    execFile('cp', ['-a', '--reflink=auto', '--', `${from}/.`, `${to}/`], { maxBuffer: 1024 * 1024 }, (err, _out, stderr) => {
+      const problems = stderr.split('\n').filter((l) => l.trim() && !l.includes('No such file or directory'));
+      if (err && problems.length) reject(new Error(`copying the workspace failed: ${problems.slice(0, 3).join('; ')}`));
+      else resolve();
+    });
+  });
 }
 
 async function readState(file: string): Promise<SessionState | null> {

@@ -16,7 +16,9 @@ import type { Viewer } from '../auth/viewer.js';
 import type { ForkSessionBody } from './contract.js';
 import { assertAllowed } from '../runtime/session-state-machine.js';
 import { budgetCents, resolveSession, statusOf } from './sessions.js';
-import { provisionSession } from './provisioning.js';
+import { provisionSession, teardownSandbox } from './provisioning.js';
+import { sandboxDriver } from '../sandbox/current-driver.js';
+import { commitEvent } from '../events/store.js';
 import { claimDefaultIfVacant } from './default-session.js';
 
 /** hermes rebuilds its conversation from the events (engines/hermes/history.ts); a CLI resumes its own state in the sandbox. */
@@ -124,63 +126,77 @@ export async function forkSession(viewer: Viewer, idOrAgent: string, body: ForkS
   const cut = await cutOf(source, body.at_event_id);
   const id = newId('sess');
 
-  const fork = await prisma.$transaction(async (tx) => {
-    const fork = await tx.session.create({
-      data: {
-        id,
-        universeId: source.universeId,
-        agentId: agent.id,
-        title: body.title !== undefined ? body.title : source.title,
-        status: 'provisioning',
-        agentType: source.agentType,
-        llm: source.llm,
-        reasoningEffort: source.reasoningEffort,
-        modelBilling: source.modelBilling,
-        metadata: source.metadata as object,
-        instructions: source.instructions as object,
-        vcpus: source.vcpus,
-        memoryMb: source.memoryMb,
-        budgetMaxCents: budgetMax,
-        promptVersion: source.promptVersion,
-        vaultIds: source.vaultIds,
-        environmentId: source.environmentId,
-        // A CLI resumes the conversation its copied state holds (only at the last completed turn).
-        cliConversationId: source.cliConversationId,
-        forkedFromSessionId: source.id,
-        forkedFromEventId: cut.eventId,
+  // The files are copied while the history is: both are most of a fork's time.
+  const copying = sandboxDriver()
+    .copyWorkspace(source.id, id)
+    .then(
+      (copied) => ({ copied, error: null }),
+      (err: Error) => ({ copied: false, error: err }),
+    );
+  const fork = await prisma
+    .$transaction(
+      async (tx) => {
+        const fork = await tx.session.create({
+          data: {
+            id,
+            universeId: source.universeId,
+            agentId: agent.id,
+            title: body.title !== undefined ? body.title : source.title,
+            status: 'provisioning',
+            agentType: source.agentType,
+            llm: source.llm,
+            reasoningEffort: source.reasoningEffort,
+            modelBilling: source.modelBilling,
+            metadata: source.metadata as object,
+            instructions: source.instructions as object,
+            vcpus: source.vcpus,
+            memoryMb: source.memoryMb,
+            budgetMaxCents: budgetMax,
+            promptVersion: source.promptVersion,
+            vaultIds: source.vaultIds,
+            environmentId: source.environmentId,
+            // A CLI resumes the conversation its copied state holds (only at the last completed turn).
+            cliConversationId: source.cliConversationId,
+            forkedFromSessionId: source.id,
+            forkedFromEventId: cut.eventId,
+          },
+        });
+        const copied = await copyHistory(tx, source.id, id, cut.seq);
+        await tx.session.update({ where: { id }, data: { eventSeq: copied.count, turnCount: copied.turn } });
+        await claimDefaultIfVacant(tx, agent.id, id);
+        // Resources as the source has them: their files are in the copied workspace already.
+        const resources = await tx.sessionResource.findMany({ where: { sessionId: source.id }, orderBy: { id: 'asc' } });
+        if (resources.length)
+          await tx.sessionResource.createMany({
+            data: resources.map(({ id: _old, sessionId: _from, ...r }) => ({
+              ...r,
+              id: newId('sesrsc'),
+              sessionId: fork.id,
+              checkout: r.checkout ?? Prisma.DbNull,
+              memorySnapshot: r.memorySnapshot ?? Prisma.DbNull,
+            })),
+          });
+        return fork;
+      },
+      // 10,000 events on a busy PGlite take seconds: Prisma's default 5 s would cut the copy.
+      { timeout: 60_000 },
+    )
+    .catch(async (err) => {
+      await copying;
+      await teardownSandbox(id);
+      throw err;
+    });
+  const { copied, error } = await copying;
+  // No source sandbox (or a copy that failed): resources are materialised afresh instead.
+  if (!copied) await prisma.sessionResource.updateMany({ where: { sessionId: fork.id }, data: { syncedAt: null } });
+  if (error)
+    await commitEvent(fork.id, {
+      type: 'session.error',
+      fields: {
+        error: { type: 'workspace_copy_failed', message: `the workspace of ${source.id} could not be copied: ${error.message}`, retry_status: 'exhausted' },
       },
     });
-    const copied = await copyHistory(tx, source.id, id, cut.seq);
-    await tx.session.update({ where: { id }, data: { eventSeq: copied.count, turnCount: copied.turn } });
-    await claimDefaultIfVacant(tx, agent.id, id);
-    // Resources as the source has them: their files are in the copied workspace already.
-    const resources = await tx.sessionResource.findMany({ where: { sessionId: source.id }, orderBy: { id: 'asc' } });
-    if (resources.length)
-      await tx.sessionResource.createMany({
-        data: resources.map(({ id: _old, sessionId: _from, ...r }) => ({
-          ...r,
-          id: newId('sesrsc'),
-          sessionId: fork.id,
-          checkout: r.checkout ?? Prisma.DbNull,
-          memorySnapshot: r.memorySnapshot ?? Prisma.DbNull,
-        })),
-      });
-    return fork;
-  });
-
-  // The sandbox is made now, with the source's files, so the fork answers idle and ready. A copy
-  // that fails is the fork's session.error (provisioning's); the session stays usable.
-  await provisionSession(fork, {
-    fill: async (driver) => {
-      let copied: boolean;
-      try {
-        copied = await driver.copyWorkspace(source.id, fork.id);
-      } catch (err) {
-        throw new Error(`the workspace of ${source.id} could not be copied: ${(err as Error).message}`);
-      }
-      // No source sandbox: resources are materialised afresh instead.
-      if (!copied) await prisma.sessionResource.updateMany({ where: { sessionId: fork.id }, data: { syncedAt: null } });
-    },
-  });
+  // The sandbox is made now (keeping the copied files), so the fork answers idle and ready.
+  await provisionSession(fork);
   return prisma.session.findUniqueOrThrow({ where: { id: fork.id } });
 }

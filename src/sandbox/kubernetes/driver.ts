@@ -540,16 +540,22 @@ export function createKubernetesDriver(opts: KubernetesDriverOptions): Kubernete
     async copyWorkspace(fromSessionId: string, toSessionId: string) {
       const from = sandboxes.get(fromSessionId) ?? (await attachLive(fromSessionId));
       if (!from) return false;
+      const takeTar = (out: PassThrough) =>
+        exec({ pod: from.pod, argv: SNAPSHOT_ARGV, stdoutTo: out, timeoutMs: 300_000 }).then((r) => {
+          // tar exits 1 when a file changed while it was read: the copy is still usable.
+          if (r.exitCode !== 0 && r.exitCode !== 1) throw new Error(`reading the source workspace failed: ${r.stderr.text().trim()}`);
+        });
       const to = sandboxes.get(toSessionId);
-      if (!to) throw new Error(`the sandbox of session ${toSessionId} is not provisioned`);
-      // The source pod's tar stream piped straight into the fork's pod (no copy in between).
+      if (!to) {
+        // No pod yet: the source's tar becomes the fork's workspace snapshot, which provisioning
+        // its pod restores (as after a lost pod).
+        if (!opts.snapshots) throw new Error('copying a workspace into a session without a pod needs the snapshot store');
+        await opts.snapshots.save(toSessionId, takeTar, settings.snapshotMaxBytes);
+        return true;
+      }
+      // A pod already: the source pod's tar stream piped straight into it.
       const pipe = new PassThrough();
-      const [taken, given] = await Promise.all([
-        exec({ pod: from.pod, argv: SNAPSHOT_ARGV, stdoutTo: pipe, timeoutMs: 300_000 }),
-        exec({ pod: to.pod, argv: RESTORE_ARGV, stdin: pipe, timeoutMs: 300_000 }),
-      ]);
-      // tar exits 1 when a file changed while it was read: the copy is still usable.
-      if (taken.exitCode !== 0 && taken.exitCode !== 1) throw new Error(`reading the source workspace failed: ${taken.stderr.text().trim()}`);
+      const [, given] = await Promise.all([takeTar(pipe), exec({ pod: to.pod, argv: RESTORE_ARGV, stdin: pipe, timeoutMs: 300_000 })]);
       if (given.exitCode !== 0) throw new Error(`writing the fork's workspace failed: ${given.stderr.text().trim()}`);
       to.changed();
       return true;
