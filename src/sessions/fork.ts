@@ -18,7 +18,7 @@ import { assertAllowed } from '../runtime/session-state-machine.js';
 import { budgetCents, resolveSession, statusOf } from './sessions.js';
 import { provisionSession, teardownSandbox } from './provisioning.js';
 import { sandboxDriver } from '../sandbox/current-driver.js';
-import { commitEvent } from '../events/store.js';
+import { announceEvents, commitEvent, storeEvents, type StoredBatch } from '../events/store.js';
 import { claimDefaultIfVacant } from './default-session.js';
 
 /** hermes rebuilds its conversation from the events (engines/hermes/history.ts); a CLI resumes its own state in the sandbox. */
@@ -115,6 +115,16 @@ async function copyHistory(tx: Prisma.TransactionClient, sourceId: string, forkI
   return { count: Number(rows[0]?.count ?? 0), turn: Number(rows[0]?.turn ?? 0) };
 }
 
+/** Whether the events up to `cut` leave a turn open (its status_running without an idle after it). */
+async function endsInsideTurn(tx: Prisma.TransactionClient, sessionId: string, cut: number): Promise<boolean> {
+  const last = await tx.sessionEvent.findFirst({
+    where: { sessionId, seq: { lte: cut }, type: { in: ['session.status_running', 'session.status_idle'] } },
+    orderBy: { seq: 'desc' },
+    select: { type: true },
+  });
+  return last?.type === 'session.status_running';
+}
+
 export async function forkSession(viewer: Viewer, idOrAgent: string, body: ForkSessionBody): Promise<Session> {
   const source = await resolveSession(viewer, idOrAgent);
   assertAllowed('fork', statusOf(source));
@@ -133,6 +143,7 @@ export async function forkSession(viewer: Viewer, idOrAgent: string, body: ForkS
       (copied) => ({ copied, error: null }),
       (err: Error) => ({ copied: false, error: err }),
     );
+  let closing: StoredBatch | null = null;
   const fork = await prisma
     .$transaction(
       async (tx) => {
@@ -163,6 +174,10 @@ export async function forkSession(viewer: Viewer, idOrAgent: string, body: ForkS
         });
         const copied = await copyHistory(tx, source.id, id, cut.seq);
         await tx.session.update({ where: { id }, data: { eventSeq: copied.count, turnCount: copied.turn } });
+        // Cut inside a turn: the fork's copy of that turn ends here, as its own idle event says
+        // (whoever follows the status by the events sees the fork idle, as it is).
+        if (await endsInsideTurn(tx, source.id, cut.seq))
+          closing = await storeEvents(tx, id, [{ type: 'session.status_idle', fields: { stop_reason: { type: 'end_turn' } }, turn: copied.turn }]);
         await claimDefaultIfVacant(tx, agent.id, id);
         // Resources as the source has them: their files are in the copied workspace already.
         const resources = await tx.sessionResource.findMany({ where: { sessionId: source.id }, orderBy: { id: 'asc' } });
@@ -186,6 +201,7 @@ export async function forkSession(viewer: Viewer, idOrAgent: string, body: ForkS
       await teardownSandbox(id);
       throw err;
     });
+  if (closing) await announceEvents(closing);
   const { copied, error } = await copying;
   // No source sandbox (or a copy that failed): resources are materialised afresh instead.
   if (!copied) await prisma.sessionResource.updateMany({ where: { sessionId: fork.id }, data: { syncedAt: null } });

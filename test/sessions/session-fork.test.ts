@@ -120,6 +120,30 @@ describe('fork at an event', () => {
     expect((await history(s, fork.id)).map(sameEvent)).toEqual(events.map(sameEvent));
   });
 
+  it('cut inside a turn: the copy of that turn ends with an idle of the fork; the next turn answers the open tool call as interrupted', async () => {
+    const { session, events } = await twoTurnSession();
+    const toolUse = events.find((e) => e.type === 'agent.tool_use')!;
+    const res = await s.api('POST', `/sessions/${session.id}/fork`, { body: { at_event_id: toolUse.id } });
+    expect(res.status, JSON.stringify(res.body)).toBe(201);
+    const fork = res.body.session;
+    expect(fork).toMatchObject({ status: 'idle', forked_from: { session_id: session.id, event_id: toolUse.id } });
+    const copied = await history(s, fork.id);
+    const prefix = events.slice(0, events.indexOf(toolUse) + 1);
+    expect(copied.slice(0, -1).map(sameEvent)).toEqual(prefix.map(sameEvent));
+    expect(copied.at(-1)).toMatchObject({ type: 'session.status_idle', stop_reason: { type: 'end_turn' }, sessionId: fork.id });
+
+    fake.reset();
+    fake.enqueue({ kind: 'text', text: 'starting over' });
+    await sendText(s, fork.id, 'try another way');
+    await waitForEvents(s, fork.id, 'session.status_idle', 2);
+    const messages = fake.requests[0]!.body.messages;
+    expect(JSON.stringify(messages)).toContain('first question');
+    expect(JSON.stringify(messages)).not.toContain('wrote one');
+    // The copied call without its result is answered as interrupted (the provider requires one).
+    const results = messages.flatMap((m: any) => (Array.isArray(m.content) ? m.content : [])).filter((b: any) => b.type === 'tool_result');
+    expect(results).toEqual([expect.objectContaining({ tool_use_id: toolUse.part.call_id, is_error: true })]);
+  });
+
   it('a running source forks at its last completed turn; an event of the running turn is refused', async () => {
     const { session } = await readySession(s);
     fake.enqueue({ kind: 'text', text: 'done with turn one' });
