@@ -144,6 +144,39 @@ describe('fork at an event', () => {
     expect(results).toEqual([expect.objectContaining({ tool_use_id: toolUse.part.call_id, is_error: true })]);
   });
 
+  it('a turn paused for a tool confirmation forks with its references renamed: the fork confirms its own copy of the call', async () => {
+    const { agent, session } = await readySession(s);
+    const put = await s.api('PUT', `/agents/${agent.id}/tool-policy`, {
+      body: { default: 'always_allow', rules: [{ target: 'tool', name: 'bash', policy: 'always_ask' }] },
+    });
+    expect(put.status).toBe(200);
+    fake.enqueue({ kind: 'tool_call', name: 'bash', input: { command: 'echo confirmed-in-fork' }, id: 'toolu_ask' });
+    await sendText(s, session.id, 'run it');
+    const events = await waitForEvents(s, session.id, 'session.status_idle', 1);
+    const use = events.find((e) => e.type === 'agent.tool_use')!;
+    expect(events.at(-1).stop_reason).toEqual({ type: 'requires_action', event_ids: [use.id] });
+
+    const fork = (await s.api('POST', `/sessions/${session.id}/fork`, { body: {} })).body.session;
+    const copied = await history(s, fork.id);
+    const forkUse = copied.find((e) => e.type === 'agent.tool_use')!;
+    expect(forkUse.id).not.toBe(use.id);
+    expect(copied.at(-1).stop_reason).toEqual({ type: 'requires_action', event_ids: [forkUse.id] });
+    // The source's call id is not the fork's: confirming it there is refused, its own copy runs.
+    expect(
+      (await s.api('POST', `/sessions/${fork.id}/events`, { body: { events: [{ type: 'user.tool_confirmation', tool_use_id: use.id, result: 'allow' }] } }))
+        .status,
+    ).toBe(400);
+    fake.enqueue({ kind: 'text', text: 'ran it in the fork' });
+    const ok = await s.api('POST', `/sessions/${fork.id}/events`, {
+      body: { events: [{ type: 'user.tool_confirmation', tool_use_id: forkUse.id, result: 'allow' }] },
+    });
+    expect(ok.status, JSON.stringify(ok.body)).toBe(202);
+    const after = await waitForEvents(s, fork.id, 'session.status_idle', 2);
+    expect(JSON.stringify(after.find((e) => e.type === 'agent.tool_result').part.result)).toContain('confirmed-in-fork');
+    // The source still waits on its own call.
+    expect((await history(s, session.id)).at(-1).stop_reason.type).toBe('requires_action');
+  });
+
   it('a running source forks at its last completed turn; an event of the running turn is refused', async () => {
     const { session } = await readySession(s);
     fake.enqueue({ kind: 'text', text: 'done with turn one' });
