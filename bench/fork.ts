@@ -57,31 +57,55 @@ function fillWorkspace(dir: string, mib: number): void {
 
 export async function forkBench(s: TestServer): Promise<[string, string][]> {
   const agent = (await s.api('POST', '/agents', { body: { displayName: 'Fork bench' } })).body.agent;
-  const source = (await s.api('POST', '/sessions', { body: { agent: agent.id } })).body.session;
-  for (let i = 0; i < 200 && (await s.api('GET', `/sessions/${source.id}`)).body.session.status === 'provisioning'; i++)
-    await new Promise((r) => setTimeout(r, 25));
-
+  const ready = async () => {
+    const made = (await s.api('POST', '/sessions', { body: { agent: agent.id } })).body.session;
+    for (let i = 0; i < 200 && (await s.api('GET', `/sessions/${made.id}`)).body.session.status === 'provisioning'; i++)
+      await new Promise((r) => setTimeout(r, 25));
+    return made as { id: string };
+  };
   // 10,000 events in 1,250 whole turns, stored as the service stores them (batches of 800).
   const turns = Math.ceil(EVENTS / 8);
   const all: NewEvent[] = [];
   for (let t = 1; t <= turns; t++) all.push(...turnEvents(t));
-  for (let i = 0; i < all.length; i += 800) await storeEvents(prisma, source.id, all.slice(i, i + 800));
-  await prisma.session.update({ where: { id: source.id }, data: { turnCount: turns } });
-  const workspace = path.join(config().dataDir, 'sandboxes', source.id, 'workspace');
+  const withEvents = async (sessionId: string) => {
+    for (let i = 0; i < all.length; i += 800) await storeEvents(prisma, sessionId, all.slice(i, i + 800));
+    await prisma.session.update({ where: { id: sessionId }, data: { turnCount: turns } });
+  };
+  const workspaceOf = (sessionId: string) => path.join(config().dataDir, 'sandboxes', sessionId, 'workspace');
+  // The source, and two halves of it: the same events with no files, the same files with no events.
+  const source = await ready();
+  await withEvents(source.id);
+  const workspace = workspaceOf(source.id);
   fillWorkspace(workspace, WORKSPACE_MIB);
+  const eventsOnly = await ready();
+  await withEvents(eventsOnly.id);
+  const filesOnly = await ready();
+  execFileSync('cp', ['-a', `${workspace}/.`, `${workspaceOf(filesOnly.id)}/`]);
+  /** POST /fork → 201 idle, in ms; the fork is deleted after. */
+  const timedFork = async (sessionId: string, check?: (forkId: string) => Promise<void>) => {
+    const t = performance.now();
+    const res = await s.api('POST', `/sessions/${sessionId}/fork`, { body: {} });
+    const took = performance.now() - t;
+    if (res.status !== 201 || res.body.session.status !== 'idle') throw new Error(`fork answered ${res.status} ${JSON.stringify(res.body)}`);
+    await check?.(res.body.session.id);
+    await s.api('DELETE', `/sessions/${res.body.session.id}`);
+    return took;
+  };
 
   const fork: number[] = [];
+  const forkEvents: number[] = [];
+  const forkFiles: number[] = [];
   const create: number[] = [];
   const copy: number[] = [];
   let copied = 0;
   for (let run = -1; run < RUNS; run++) {
-    // The fork, end to end over HTTP (a warm-up run first).
-    let t = performance.now();
-    const res = await s.api('POST', `/sessions/${source.id}/fork`, { body: {} });
-    const forkMs = performance.now() - t;
-    if (res.status !== 201 || res.body.session.status !== 'idle') throw new Error(`fork answered ${res.status} ${JSON.stringify(res.body)}`);
-    copied = await prisma.sessionEvent.count({ where: { sessionId: res.body.session.id } });
-    await s.api('DELETE', `/sessions/${res.body.session.id}`);
+    // The fork, end to end over HTTP (a warm-up run first), and its two halves.
+    const forkMs = await timedFork(source.id, async (forkId) => {
+      copied = await prisma.sessionEvent.count({ where: { sessionId: forkId } });
+    });
+    const eventsMs = await timedFork(eventsOnly.id);
+    const filesMs = await timedFork(filesOnly.id);
+    let t: number;
     // A new session of the same agent, create → idle.
     t = performance.now();
     const made = (await s.api('POST', '/sessions', { body: { agent: agent.id } })).body.session;
@@ -96,15 +120,21 @@ export async function forkBench(s: TestServer): Promise<[string, string][]> {
     fs.rmSync(dest, { recursive: true, force: true });
     if (run < 0) continue;
     fork.push(forkMs);
+    forkEvents.push(eventsMs);
+    forkFiles.push(filesMs);
     create.push(createMs);
     copy.push(copyMs);
   }
-  await s.api('DELETE', `/sessions/${source.id}`);
+  for (const x of [source, eventsOnly, filesOnly]) await s.api('DELETE', `/sessions/${x.id}`);
   if (copied !== all.length) throw new Error(`the fork holds ${copied} events, not ${all.length}`);
   return [
     [
       `fork: ${all.length} events + ${WORKSPACE_MIB} MiB workspace, POST /fork → 201 idle (${RUNS} runs; target p50 < 2 s)`,
       `p50 ${ms(pct(fork, 50))}, max ${ms(Math.max(...fork))}`,
+    ],
+    [
+      `  its halves: the ${all.length} events alone (empty workspace) / the ${WORKSPACE_MIB} MiB alone (no events)`,
+      `p50 ${ms(pct(forkEvents, 50))} / ${ms(pct(forkFiles, 50))}`,
     ],
     ['  beside it: session create → idle, same agent', `p50 ${ms(pct(create, 50))}`],
     [`  beside it: cp -a of the same ${WORKSPACE_MIB} MiB workspace`, `p50 ${ms(pct(copy, 50))}`],

@@ -81,21 +81,21 @@ async function cutOf(source: Session, atEventId: string | undefined): Promise<Cu
  */
 async function copyHistory(tx: Prisma.TransactionClient, sourceId: string, forkId: string, cut: number): Promise<{ count: number; turn: number }> {
   if (cut === 0) return { count: 0, turn: 0 };
-  // Sequence numbers are dense from 1, so the cut is the count; new ids are made here (ULIDs).
+  // One new id per sequence number up to the cut (dense from 1); ids are made here (ULIDs).
   const ids = Array.from({ length: cut }, () => newId('evt'));
   const rows = await sqlRows<{ count: bigint | number; turn: number | null }>(
     tx,
     Prisma.sql`
     WITH ids AS (
       SELECT * FROM unnest(${ids}::text[]) WITH ORDINALITY AS t(id, ord)
-    ), src AS (
-      SELECT e."id", e."type", e."payload", e."turn", e."createdAt", row_number() OVER (ORDER BY e."seq") AS ord
-        FROM "SessionEvent" e WHERE e."sessionId" = ${sourceId} AND e."seq" <= ${cut}
     ), map AS MATERIALIZED (
-      SELECT src.*, ids."id" AS new_id FROM src JOIN ids ON ids.ord = src.ord
+      -- sequence numbers are dense from 1: the event of seq n gets the n-th new id
+      SELECT e."id", e."seq", e."type", e."payload", e."turn", e."createdAt", ids."id" AS new_id
+        FROM "SessionEvent" e JOIN ids ON ids.ord = e."seq"
+       WHERE e."sessionId" = ${sourceId} AND e."seq" <= ${cut}
     ), ins AS (
       INSERT INTO "SessionEvent" ("id", "sessionId", "seq", "type", "payload", "turn", "createdAt")
-      SELECT m.new_id, ${forkId}, m.ord::int, m."type",
+      SELECT m.new_id, ${forkId}, m."seq", m."type",
              CASE
                WHEN m."type" = 'user.tool_confirmation' THEN
                  jsonb_set(m."payload", '{tool_use_id}', to_jsonb(COALESCE((SELECT x.new_id FROM map x WHERE x."id" = m."payload"->>'tool_use_id'), m."payload"->>'tool_use_id')))
@@ -173,7 +173,7 @@ export async function forkSession(viewer: Viewer, idOrAgent: string, body: ForkS
           },
         });
         const copied = await copyHistory(tx, source.id, id, cut.seq);
-        await tx.session.update({ where: { id }, data: { eventSeq: copied.count, turnCount: copied.turn } });
+        await tx.session.update({ where: { id }, data: { eventSeq: cut.seq, turnCount: copied.turn } });
         // Cut inside a turn: the fork's copy of that turn ends here, as its own idle event says
         // (whoever follows the status by the events sees the fork idle, as it is).
         if (await endsInsideTurn(tx, source.id, cut.seq))
