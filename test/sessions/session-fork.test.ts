@@ -9,6 +9,8 @@ import { startTestServer, type TestServer } from '../helpers/server.js';
 import { startFakeProvider, type FakeProvider } from '../fake-provider/server.js';
 import { readySession, sendText, waitForEvents, waitFor, history } from '../helpers/sessions.js';
 import { config } from '../../src/config.js';
+import { prisma } from '../../src/db/client.js';
+import { storeEvents, type NewEvent } from '../../src/events/store.js';
 
 let s: TestServer;
 let fake: FakeProvider;
@@ -199,6 +201,36 @@ describe('fork at an event', () => {
 
     await s.api('POST', `/sessions/${session.id}/interrupt`);
     await waitFor(async () => (await s.api('GET', `/sessions/${session.id}`)).body.session.status === 'idle');
+  });
+
+  it('a CLI engine session forks only at the end of its last completed turn, and only while idle (its CLI resumes its copied state)', async () => {
+    const { session } = await readySession(s, { agentType: 'claude_code' });
+    // Two turns as the CLI engine stores them (the CLI itself is not needed to judge a fork).
+    const turn = (n: number): NewEvent[] => [
+      { type: 'user.message', turn: n, fields: { content: [{ type: 'text', text: `cli question ${n}` }] } },
+      { type: 'session.status_running', turn: n, fields: {} },
+      { type: 'agent.message', turn: n, fields: { messageId: `m${n}`, parts: [], text: `cli answer ${n}`, final: true } },
+      { type: 'session.status_idle', turn: n, fields: { stop_reason: { type: 'end_turn' } } },
+    ];
+    await storeEvents(prisma, session.id, [...turn(1), ...turn(2)]);
+    await prisma.session.update({ where: { id: session.id }, data: { turnCount: 2, cliConversationId: 'cli-conversation-1' } });
+    const events = await history(s, session.id);
+
+    const early = await s.api('POST', `/sessions/${session.id}/fork`, { body: { at_event_id: events[3].id } });
+    expect(early.status).toBe(400);
+    expect(early.body.error.code).toBe('invalid_request');
+    expect(early.body.error.message).toContain('last completed turn');
+
+    const res = await s.api('POST', `/sessions/${session.id}/fork`, { body: {} });
+    expect(res.status, JSON.stringify(res.body)).toBe(201);
+    expect(res.body.session).toMatchObject({ agentType: 'claude_code', forked_from: { session_id: session.id, event_id: events.at(-1).id } });
+    expect((await prisma.session.findUniqueOrThrow({ where: { id: res.body.session.id } })).cliConversationId).toBe('cli-conversation-1');
+
+    await prisma.session.update({ where: { id: session.id }, data: { status: 'running' } });
+    const running = await s.api('POST', `/sessions/${session.id}/fork`, { body: {} });
+    expect(running.status).toBe(400);
+    expect(running.body.error.code).toBe('session_running');
+    await prisma.session.update({ where: { id: session.id }, data: { status: 'idle' } });
   });
 
   it('another universe → 404; an event not in the session → 404; archived → 400 session_archived; read scope → 403', async () => {
