@@ -4,9 +4,13 @@
 // new session's sequence, and whose /workspace is a copy of the source's workspace as it is now
 // (files are not rewound to the event). The budget is not carried over (a new cap may be given).
 //
-// The history is copied by ONE INSERT … SELECT (ids made here, joined by position): a fork of
-// 10,000 events is one statement, not 10,000. References between copied events (a tool
-// confirmation's `tool_use_id`, a requires_action stop's `event_ids`) are rewritten to the new ids.
+// The history is copied by ONE INSERT … SELECT (ids made here, joined by sequence number): a
+// fork of 10,000 events is one statement, not 10,000, run while the files are copied. References
+// between copied events (a tool confirmation's `tool_use_id`, a requires_action stop's
+// `event_ids`) are rewritten to the new ids. A cut inside a turn gets an idle event of the fork's
+// own, so the copied turn ends as the fork's status says. Rules and limits: docs/api.md.
+// hermes rebuilds its conversation from the events, so it forks anywhere; a CLI engine resumes
+// its own state (copied with the workspace), so only its last completed turn can be forked.
 import { prisma } from '../db/client.js';
 import { sqlRows } from '../db/raw-query.js';
 import { AppError } from '../errors.js';
