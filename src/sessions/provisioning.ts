@@ -2,7 +2,6 @@
 // the session moves provisioning → idle, and any initial events start the first turn.
 import { prisma } from '../db/client.js';
 import { sandboxDriver } from '../sandbox/current-driver.js';
-import type { SandboxDriver } from '../sandbox/driver.js';
 import { enqueueSessionRun } from '../runtime/queue.js';
 import { commitEvent } from '../events/store.js';
 import { transition } from '../runtime/session-state-machine.js';
@@ -16,12 +15,7 @@ const inFlight = new Map<string, Promise<void>>();
 
 type ProvisionedSession = { id: string; vcpus: number | null; memoryMb: number | null; environmentId: string | null };
 
-export interface ProvisionOptions {
-  /** Fills the new sandbox before resources and skills (a fork copies its source's workspace). */
-  fill?: (driver: SandboxDriver) => Promise<void>;
-}
-
-export async function provisionSession(session: ProvisionedSession, opts: ProvisionOptions = {}): Promise<void> {
+export async function provisionSession(session: ProvisionedSession): Promise<void> {
   try {
     // A new provision lists the agent's remote tools again (a PATCH of mcpServers applies now).
     // The environment's packages install (or come from the cache) while the session is
@@ -33,7 +27,6 @@ export async function provisionSession(session: ProvisionedSession, opts: Provis
       memoryMb: session.memoryMb,
       environment: environment?.mount ?? null,
     });
-    await opts.fill?.(sandboxDriver());
     await syncResources(session.id, sandbox);
     await materializeSkills(session.id, sandbox);
     await reportInstallFailures(session.id, environment);
