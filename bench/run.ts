@@ -18,6 +18,8 @@
 // 14. outcomes (bench/outcomes.ts): evaluation overhead beside a plain turn's end → idle.
 // 15. telemetry (bench/telemetry.ts): tracing off vs on side by side (REST throughput, send → first
 //     frame) and the /metrics scrape with 1,000 sessions; BENCH_ONLY=telemetry runs only it.
+// 16. fork (bench/fork.ts): a session with 10,000 events and a 50 MiB workspace forked, beside
+//     session create → idle and `cp -a` of the same files. BENCH_ONLY=fork runs only this one.
 //  BENCH_ONLY=rest runs only the first measurement; BENCH_ONLY=hot the first two; BENCH_ONLY=engines
 //  only the engines' (BENCH_ENGINES=opencode,pi narrows them); BENCH_ONLY=dashboard only the dashboard's; BENCH_ONLY=outcomes only the outcomes'.
 //  2. send (202) → first SSE frame latency, p50/p99, the fake provider answering at once, beside
@@ -49,6 +51,7 @@ import { longSessionBench } from './long-sessions.js';
 import { environmentBench } from './environments.js';
 import { firstFrameBench, openStream, startFrameLimit } from './first-frame.js';
 import { telemetryBench } from './telemetry.js';
+import { forkBench } from './fork.js';
 
 const DURATION = Number(process.env.BENCH_SECONDS || 8);
 const SUBSCRIBERS = Number(process.env.BENCH_SUBSCRIBERS || 1000);
@@ -101,6 +104,10 @@ if (process.env.BENCH_ONLY === 'engines') {
 }
 if (process.env.BENCH_ONLY === 'outcomes') {
   rows.push(...(await outcomeBench(s, fake)));
+  await finishEarly();
+}
+if (process.env.BENCH_ONLY === 'fork') {
+  rows.push(...(await forkBench(s)));
   await finishEarly();
 }
 if (process.env.BENCH_ONLY === 'dashboard') {
@@ -304,6 +311,8 @@ rows.push(...(await dashboardBench(s)));
 
 // 15. telemetry: tracing off vs on (REST throughput, first frame), the /metrics scrape (bench/telemetry.ts).
 rows.push(...(await telemetryBench(s, fake)));
+// 16. fork of a session with 10,000 events and a 50 MiB workspace, beside create → idle and cp -a (bench/fork.ts).
+rows.push(...(await forkBench(s)));
 
 console.log('\n| measurement | result |\n|---|---|');
 for (const [k, v] of rows) console.log(`| ${k} | ${v} |`);

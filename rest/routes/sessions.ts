@@ -4,7 +4,7 @@
 // so the GraphQL result converts to the REST body by the same schema.
 import { z } from 'zod';
 import { defineRoute } from '../route.js';
-import { createSessionBody, patchSessionBody, sessionBody, interruptBody, outcomeBody, outcomePage } from '../../src/sessions/contract.js';
+import { createSessionBody, patchSessionBody, sessionBody, interruptBody, outcomeBody, outcomePage, forkSessionBody } from '../../src/sessions/contract.js';
 import { sendEventsBody, legacySendBody } from '../../src/events/content.js';
 import { eventsPageBody } from '../../src/sessions/history.js';
 import { sessionEventFeed } from '../../src/sessions/feed.js';
@@ -88,6 +88,21 @@ export const sessionRoutes = [
     document: `mutation ArchiveSession($id: String!) { session: archiveSession(id: $id) { ${SESSION} } }`,
     response: sessionAnswer,
     errors: ['session_running'],
+  }),
+  defineRoute({
+    method: 'POST',
+    path: '/sessions/{id}/fork',
+    operationId: 'forkSession',
+    tag: 'Sessions',
+    scope: 'write',
+    summary:
+      "Fork at an event: a new idle session of the same agent with the source's history up to that event (new ids) and a copy of its current /workspace (files are not rewound); budget not copied",
+    body: forkSessionBody,
+    document: `mutation ForkSession($id: String!, $input: ForkSessionInput!) { session: forkSession(id: $id, input: $input) { ${SESSION} } }`,
+    status: 201,
+    idempotent: true,
+    response: sessionAnswer,
+    errors: ['invalid_request', 'session_running', 'session_archived', 'conflict'],
   }),
   defineRoute({
     method: 'POST',

@@ -8,8 +8,9 @@ import { sendEvents, interruptSession, legacySend } from '../sessions/send.js';
 import { eventsPage, eventsPageBody } from '../sessions/history.js';
 import { sessionEventFeed } from '../sessions/feed.js';
 import { sessionView } from '../sessions/view.js';
-import { createSessionBody, patchSessionBody, sessionBody, interruptBody, outcomeBody, outcomePage } from '../sessions/contract.js';
+import { createSessionBody, patchSessionBody, sessionBody, interruptBody, outcomeBody, outcomePage, forkSessionBody } from '../sessions/contract.js';
 import { listOutcomes, getOutcome } from '../sessions/outcomes.js';
+import { forkSession } from '../sessions/fork.js';
 import { sendEventsBody, legacySendBody } from '../events/content.js';
 import { sessionEvent, type SessionEvent } from '../events/types.js';
 import { inputOf, objectOf } from './graphql-types.js';
@@ -64,6 +65,20 @@ builder.mutationField('createSession', (t) =>
     args: { input: t.arg({ type: inputOf(createSessionBody, 'CreateSession'), required: true }) },
     authScopes: { write: true },
     resolve: async (_root, { input }, ctx) => sessionView((await createSession(ctx.viewer!, takeInput(ctx, createSessionBody, input))).id),
+  }),
+);
+
+builder.mutationField('forkSession', (t) =>
+  t.field({
+    type: SessionType,
+    description:
+      "Fork a session at one of its events: a new idle session of the same agent whose history is the source's up to that event (new ids) and whose /workspace is a copy of the source's current files (not rewound); the budget is not carried over",
+    args: {
+      id: t.arg.string({ required: true, description: 'The source: sess_… id, or an agent id for its default session' }),
+      input: t.arg({ type: inputOf(forkSessionBody, 'ForkSession'), required: true }),
+    },
+    authScopes: { write: true },
+    resolve: async (_root, { id, input }, ctx) => sessionView((await forkSession(ctx.viewer!, id, takeInput(ctx, forkSessionBody, input))).id),
   }),
 );
 

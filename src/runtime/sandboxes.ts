@@ -59,6 +59,7 @@ function revokingOnDestroy(inner: SandboxDriver): SandboxDriver {
       );
     },
     get: (sessionId) => inner.get(sessionId),
+    copyWorkspace: (from, to) => inner.copyWorkspace(from, to),
     destroy: async (sessionId) => {
       revokeSessionCredentials(sessionId);
       provisioned.delete(sessionId);

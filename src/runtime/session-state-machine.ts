@@ -8,7 +8,7 @@ import type { Prisma } from '../generated/prisma/client.js';
 
 export const SESSION_STATUSES = ['provisioning', 'idle', 'running', 'terminated'] as const;
 export type SessionStatus = (typeof SESSION_STATUSES)[number];
-export type SessionAction = 'archive' | 'delete' | 'send' | 'provisioned' | 'claim' | 'release' | 'recover';
+export type SessionAction = 'archive' | 'delete' | 'send' | 'fork' | 'provisioned' | 'claim' | 'release' | 'recover';
 
 type Outcome =
   | { kind: 'move'; to: SessionStatus }
@@ -41,6 +41,16 @@ export const SESSION_TABLE: Record<SessionAction, readonly Row[]> = {
   send: [
     { from: ['provisioning', 'idle', 'running'], outcome: { kind: 'stay' } },
     { from: ['terminated'], outcome: ARCHIVED_REFUSAL },
+  ],
+  // A fork copies a live session (a running one up to its last completed turn); an archived
+  // session's sandbox is gone (nothing to copy), a provisioning one has no workspace yet.
+  fork: [
+    { from: ['idle', 'running'], outcome: { kind: 'stay' } },
+    { from: ['provisioning'], outcome: { kind: 'refuse', code: 'conflict', message: 'the session is still provisioning; fork it once it is idle' } },
+    {
+      from: ['terminated'],
+      outcome: { kind: 'refuse', code: 'session_archived', message: 'the session is archived: its workspace is gone, so it cannot be forked' },
+    },
   ],
   provisioned: [{ from: ['provisioning'], outcome: { kind: 'move', to: 'idle' } }],
   claim: [{ from: ['idle'], outcome: { kind: 'move', to: 'running' } }],

@@ -128,6 +128,12 @@ export interface SandboxDriver {
   get(sessionId: string): Promise<Sandbox | null>;
   /** Kills every process of the session and deletes its workspace; idempotent. */
   destroy(sessionId: string): Promise<void>;
+  /**
+   * Copies the files of `fromSessionId`'s /workspace, as they are now, into `toSessionId`'s (a
+   * fork), whose sandbox may not be provisioned yet: provisioning it then keeps the files. False
+   * when the source has no sandbox (nothing copied).
+   */
+  copyWorkspace(fromSessionId: string, toSessionId: string): Promise<boolean>;
 }
 
 /**

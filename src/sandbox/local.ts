@@ -19,6 +19,7 @@
 // Machine shape: vcpus and memoryMb become a cgroup per session where this process may create
 // one (cgroups.ts); elsewhere they are not enforced (warned once).
 import { settings } from '../config.js';
+import { execFile } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import fsp from 'node:fs/promises';
@@ -372,6 +373,14 @@ export function createLocalDriver(opts: LocalDriverOptions): SandboxDriver {
       if (!fs.existsSync(path.join(sessionDir(sessionId), 'workspace'))) return null;
       return attach(sessionId, (await readState(specFile(sessionId))) ?? { env: {}, vcpus: null, memoryMb: null });
     },
+    async copyWorkspace(fromSessionId: string, toSessionId: string) {
+      const from = path.join(sessionDir(fromSessionId), 'workspace');
+      if (!fs.existsSync(from)) return false;
+      const to = path.join(sessionDir(toSessionId), 'workspace');
+      await fsp.mkdir(to, { recursive: true });
+      await copyTree(from, to);
+      return true;
+    },
     async destroy(sessionId: string) {
       const dir = sessionDir(sessionId);
       await sandboxes.get(sessionId)?.close();
@@ -381,6 +390,21 @@ export function createLocalDriver(opts: LocalDriverOptions): SandboxDriver {
       await forceRemove(dir);
     },
   };
+}
+
+/**
+ * `cp -a from/. to/`: modes, times and links as they are (a link is copied, never followed out
+ * of the workspace); twice as fast as fs.cp here. A file a running command removes meanwhile is
+ * simply not copied.
+ */
+async function copyTree(from: string, to: string): Promise<void> {
+  await new Promise<void>((resolve, reject) => {
+    execFile('cp', ['-a', '--reflink=auto', '--', `${from}/.`, `${to}/`], { maxBuffer: 1024 * 1024 }, (err, _out, stderr) => {
+      const problems = stderr.split('\n').filter((l) => l.trim() && !l.includes('No such file or directory'));
+      if (err && problems.length) reject(new Error(`copying the workspace failed: ${problems.slice(0, 3).join('; ')}`));
+      else resolve();
+    });
+  });
 }
 
 async function readState(file: string): Promise<SessionState | null> {

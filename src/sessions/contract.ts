@@ -86,6 +86,29 @@ export const sessionUsage = z
   .describe("Beyond the spec: the session's model and tool usage so far (cost = the consumed list cost)")
   .meta({ id: 'SessionUsage' });
 
+export const sessionForkedFrom = z
+  .strictObject({
+    session_id: z.string().describe('The session this one was forked from'),
+    event_id: z.string().nullable().describe("The source's last event copied into this session's history (null: forked before any)"),
+  })
+  .meta({ id: 'SessionForkedFrom' });
+
+export const forkSessionBody = z
+  .strictObject({
+    at_event_id: z
+      .string()
+      .min(1)
+      .max(64)
+      .optional()
+      .describe(
+        "The source's event the copied history ends with (included). Default: the end of its last completed turn. 404 not_found when the event is not in the session; 400 session_running when it is part of the running turn",
+      ),
+    title: z.string().max(120).nullish().describe("Default: the source's title"),
+    budget: budgetInput.optional().describe("A cap for the fork (the source's budget and consumed cost are not carried over)"),
+  })
+  .meta({ id: 'ForkSessionInput' });
+export type ForkSessionBody = z.output<typeof forkSessionBody>;
+
 export const sessionBody = z
   .strictObject({
     id: z.string(),
@@ -101,6 +124,7 @@ export const sessionBody = z
     budget: sessionBudget.nullable(),
     resources: z.array(sessionResource).describe('Oldest first'),
     usage: sessionUsage,
+    forked_from: sessionForkedFrom.nullable().describe('Set on a session made by POST /sessions/{id}/fork'),
     createdAt: dateTime(z.string()),
   })
   .meta({ id: 'Session' });

@@ -35,6 +35,7 @@ function toView(s: SessionRow, resources: SessionResource[], usage: UsageTotals)
           },
     resources: resources.map(resourceView),
     usage,
+    forked_from: s.forkedFromSessionId ? { session_id: s.forkedFromSessionId, event_id: s.forkedFromEventId } : null,
     createdAt: s.createdAt.toISOString(),
   };
 }

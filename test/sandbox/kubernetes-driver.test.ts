@@ -213,6 +213,26 @@ describe.skipIf(!usable)('kubernetes driver', () => {
     expect(fake.pods(NS).some((p) => p.metadata.name === oldPod)).toBe(false);
   }, 60_000);
 
+  it('copyWorkspace (a fork): streamed into a pod, or as the snapshot a session without a pod is provisioned with', async () => {
+    const from = (await one.get('sess_k8s_a'))!;
+    await from.exec('mkdir -p deep/dir && printf fork-me > deep/dir/f.txt && ln -s deep/dir/f.txt link');
+    // The target has a pod: the source's tar is piped into it.
+    const into = await one.provision({ sessionId: 'sess_k8s_fork_a' });
+    expect(await one.copyWorkspace('sess_k8s_a', 'sess_k8s_fork_a')).toBe(true);
+    expect((await into.exec('cat deep/dir/f.txt; echo; readlink link; cat before.txt')).stdout).toBe('fork-me\ndeep/dir/f.txt\nwritten before the crash');
+    // No pod yet: the copy is its snapshot, which provisioning restores.
+    expect(await one.copyWorkspace('sess_k8s_a', 'sess_k8s_fork_b')).toBe(true);
+    expect(one.podOf('sess_k8s_fork_b')).toBeNull();
+    const later = await one.provision({ sessionId: 'sess_k8s_fork_b' });
+    expect((await later.readFile('/workspace/deep/dir/f.txt')).toString()).toBe('fork-me');
+    // The copies are their own: a change in one is not in the source.
+    await later.writeFile('/workspace/deep/dir/f.txt', 'changed in the fork');
+    expect((await from.readFile('/workspace/deep/dir/f.txt')).toString()).toBe('fork-me');
+    expect(await one.copyWorkspace('sess_never_made', 'sess_k8s_fork_c')).toBe(false);
+    await one.destroy('sess_k8s_fork_a');
+    await one.destroy('sess_k8s_fork_b');
+  }, 60_000);
+
   it('destroy deletes the pod and the snapshot', async () => {
     const pod = one.podOf('sess_k8s_a')!;
     await one.destroy('sess_k8s_a');

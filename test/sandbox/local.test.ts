@@ -359,3 +359,21 @@ describe('fallback without the jail', () => {
     process.kill(Number(r.stdout.trim()), 'SIGKILL'); // the known limit of the fallback
   });
 });
+
+describe('copyWorkspace (a fork)', () => {
+  it('copies files, modes and links as they are (never following a link out); the copies are independent', async () => {
+    await sb.exec('mkdir -p tree/ro && printf hi > tree/a.txt && printf kept > tree/ro/f && chmod 555 tree/ro && ln -s /etc/hostname out-link && mkfifo pipe');
+    expect(await driver.copyWorkspace('sess_local', 'sess_local_fork')).toBe(true);
+    const fork = await driver.provision({ sessionId: 'sess_local_fork' });
+    expect((await fork.readFile('tree/a.txt')).toString()).toBe('hi');
+    expect((await fork.readFile('tree/ro/f')).toString()).toBe('kept');
+    const host = fork.hostWorkspace!;
+    expect(fs.statSync(path.join(host, 'tree/ro')).mode & 0o777).toBe(0o555);
+    expect(fs.readlinkSync(path.join(host, 'out-link'))).toBe('/etc/hostname');
+    await fork.writeFile('tree/a.txt', 'changed in the fork');
+    expect((await sb.readFile('tree/a.txt')).toString()).toBe('hi');
+    expect(await driver.copyWorkspace('sess_never_made', 'sess_local_fork_2')).toBe(false);
+    await driver.destroy('sess_local_fork');
+    await sb.exec('chmod 755 tree/ro && rm -rf tree out-link pipe');
+  });
+});

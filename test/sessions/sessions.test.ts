@@ -27,6 +27,7 @@ const SESSION_KEYS = [
   'budget',
   'createdAt',
   'default',
+  'forked_from',
   'id',
   'llm',
   'metadata',

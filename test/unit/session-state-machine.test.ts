@@ -38,6 +38,13 @@ describe('session state table', () => {
     expect(decide('send', 'provisioning')).toEqual({ kind: 'stay' });
     expect(decide('send', 'running')).toEqual({ kind: 'stay' });
   });
+  it('fork: an idle or running session may be forked (status unchanged); archived → session_archived, provisioning → conflict', () => {
+    expect(decide('fork', 'idle')).toEqual({ kind: 'stay' });
+    expect(decide('fork', 'running')).toEqual({ kind: 'stay' });
+    expect(decide('fork', 'terminated')).toMatchObject({ kind: 'refuse', code: 'session_archived' });
+    expect(decide('fork', 'provisioning')).toMatchObject({ kind: 'refuse', code: 'conflict' });
+    expect(movableFrom('fork')).toEqual([]);
+  });
   it('runner moves: provisioned, claim, release and recovery only from their one status', () => {
     expect(movableFrom('provisioned')).toEqual(['provisioning']);
     expect(movableFrom('claim')).toEqual(['idle']);

@@ -321,6 +321,12 @@ export function createKubernetesDriver(opts: KubernetesDriverOptions): Kubernete
       this.timer.unref();
     }
 
+    /** Its files changed outside a command (a fork's copy): the next quiet moment snapshots them. */
+    changed(): void {
+      this.dirty = true;
+      this.scheduleSnapshot();
+    }
+
     stopTimers(): void {
       this.closed = true;
       clearTimeout(this.timer);
@@ -478,6 +484,12 @@ export function createKubernetesDriver(opts: KubernetesDriverOptions): Kubernete
 
   const provisioning = new Map<string, Promise<PodSandbox>>();
 
+  /** Reattaches to the session's ready pod (e.g. after a restart), or null. */
+  const attachLive = async (sessionId: string): Promise<PodSandbox | null> => {
+    const live = (await sessionPods(sessionId)).find((p) => isReady(p));
+    return live ? attach(sessionId, live, shapeOfPod(live, defaultShape), {}) : null;
+  };
+
   return {
     name: 'kubernetes',
     pool,
@@ -523,10 +535,30 @@ export function createKubernetesDriver(opts: KubernetesDriverOptions): Kubernete
       return pending;
     },
     async get(sessionId: string) {
-      const existing = sandboxes.get(sessionId);
-      if (existing) return existing;
-      const live = (await sessionPods(sessionId)).find((p) => isReady(p));
-      return live ? attach(sessionId, live, shapeOfPod(live, defaultShape), {}) : null;
+      return sandboxes.get(sessionId) ?? (await attachLive(sessionId));
+    },
+    async copyWorkspace(fromSessionId: string, toSessionId: string) {
+      const from = sandboxes.get(fromSessionId) ?? (await attachLive(fromSessionId));
+      if (!from) return false;
+      const takeTar = (out: PassThrough) =>
+        exec({ pod: from.pod, argv: SNAPSHOT_ARGV, stdoutTo: out, timeoutMs: 300_000 }).then((r) => {
+          // tar exits 1 when a file changed while it was read: the copy is still usable.
+          if (r.exitCode !== 0 && r.exitCode !== 1) throw new Error(`reading the source workspace failed: ${r.stderr.text().trim()}`);
+        });
+      const to = sandboxes.get(toSessionId);
+      if (!to) {
+        // No pod yet: the source's tar becomes the fork's workspace snapshot, which provisioning
+        // its pod restores (as after a lost pod).
+        if (!opts.snapshots) throw new Error('copying a workspace into a session without a pod needs the snapshot store');
+        await opts.snapshots.save(toSessionId, takeTar, settings.snapshotMaxBytes);
+        return true;
+      }
+      // A pod already: the source pod's tar stream piped straight into it.
+      const pipe = new PassThrough();
+      const [, given] = await Promise.all([takeTar(pipe), exec({ pod: to.pod, argv: RESTORE_ARGV, stdin: pipe, timeoutMs: 300_000 })]);
+      if (given.exitCode !== 0) throw new Error(`writing the fork's workspace failed: ${given.stderr.text().trim()}`);
+      to.changed();
+      return true;
     },
     async destroy(sessionId: string) {
       sandboxes.get(sessionId)?.stopTimers();

@@ -64,13 +64,16 @@ export const PART_FRAGMENT = `fragment PartFields on MessagePart {
   ... on VideoPart { mediaType uri }
 }`;
 
-export type Item =
+/** `eventId`: the last event the item shows (where "fork from here" cuts); null while a sent message is pending. */
+export type Item = { eventId: string | null } & (
   | { kind: 'user'; key: string; at: string; text: string; pending?: boolean }
   | { kind: 'system'; key: string; at: string; text: string }
   | { kind: 'agent'; key: string; at: string; text: string; streaming: boolean }
   | { kind: 'reasoning'; key: string; at: string; text: string; streaming: boolean }
   | { kind: 'tool'; key: string; at: string; toolName: string; args: unknown; result?: unknown; status?: 'ok' | 'error' }
-  | { kind: 'note'; key: string; at: string; tone: 'plain' | 'warn' | 'bad'; text: string };
+  | { kind: 'note'; key: string; at: string; tone: 'plain' | 'warn' | 'bad'; text: string }
+);
+type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
 
 export type SessionStatus = 'idle' | 'running' | 'provisioning' | 'terminated' | 'deleted';
 
@@ -104,14 +107,20 @@ export class Timeline {
   private turnCursor: string | null = null;
   private callsStarted = new Map<string, string>();
 
-  private push(item: Item): void {
+  /** The event being applied (its id becomes the new or updated item's `eventId`). */
+  private current: string | null = null;
+
+  private push(item: DistributiveOmit<Item, 'eventId'>): void {
     this.byKey.set(item.key, this.items.length);
-    this.items.push(item);
+    this.items.push({ ...item, eventId: this.current } as Item);
   }
 
   private find<K extends Item['kind']>(key: string): Extract<Item, { kind: K }> | undefined {
     const i = this.byKey.get(key);
-    return i === undefined ? undefined : (this.items[i] as Extract<Item, { kind: K }>);
+    if (i === undefined) return undefined;
+    const item = this.items[i] as Extract<Item, { kind: K }>;
+    item.eventId = this.current; // found to be updated by the event being applied
+    return item;
   }
 
   /** A message this page just sent: shown at once, confirmed when its event arrives. */
@@ -128,7 +137,9 @@ export class Timeline {
       this.eventCount++;
       this.lastEventId = e.id;
       this.time(e);
+      this.current = e.id;
       this.one(e);
+      this.current = null;
       changed = true;
     }
     return changed;
@@ -141,7 +152,7 @@ export class Timeline {
       this.byKey.delete(pendingKey);
       this.byKey.set(`evt:${event.id}`, i);
       const item = this.items[i] as Extract<Item, { kind: 'user' }>;
-      this.items[i] = { ...item, key: `evt:${event.id}`, pending: false, at: event.at };
+      this.items[i] = { ...item, key: `evt:${event.id}`, pending: false, at: event.at, eventId: event.id };
       this.seen.add(event.id);
       this.eventCount++;
     } else {

@@ -21,13 +21,15 @@ export interface SessionRow {
   createdAt: string;
   budget: { consumedCost: Money; maxListCost: Money; reached: boolean } | null;
   usage: Usage;
+  forkedFrom: { sessionId: string; eventId: string | null } | null;
 }
 
-export const SESSION_FIELDS = `id agentId title status llm default createdAt budget { consumedCost { amount currency } maxListCost { amount currency } reached } usage { ${USAGE_FIELDS} }`;
+export const SESSION_FIELDS = `id agentId title status llm default createdAt budget { consumedCost { amount currency } maxListCost { amount currency } reached } usage { ${USAGE_FIELDS} } forkedFrom { sessionId eventId }`;
 
 const LIST = doc`query Sessions($agent: String) { sessions(agent: $agent) { ${SESSION_FIELDS} } }`;
 const START = doc`mutation StartSession($input: CreateSessionInput!) { createSession(input: $input) { ${SESSION_FIELDS} } }`;
 const SEND = doc`mutation Send($id: String!, $input: SendSessionEventsInput!) { sendSessionEvents(sessionId: $id, input: $input) { ${EVENT_FIELDS} } } ${PART_FRAGMENT}`;
+const FORK = doc`mutation ForkSession($id: String!, $input: ForkSessionInput!) { forkSession(id: $id, input: $input) { ${SESSION_FIELDS} } }`;
 const INTERRUPT = doc`mutation Interrupt($id: String!) { interruptSession(id: $id) { status } }`;
 
 export async function listSessions(agentId?: string): Promise<SessionRow[]> {
@@ -43,6 +45,12 @@ export async function startSession(agentId: string, title?: string): Promise<Ses
 export async function sendMessage(sessionId: string, text: string): Promise<SessionEvent[]> {
   const d = await gql<{ sendSessionEvents: SessionEvent[] }>(SEND, { id: sessionId, input: { events: [{ userMessage: { content: [{ text: { text } }] } }] } });
   return d.sendSessionEvents;
+}
+
+/** A new session with this one's history up to `eventId` and a copy of its workspace. */
+export async function forkSession(sessionId: string, eventId: string): Promise<SessionRow> {
+  const d = await gql<{ forkSession: SessionRow }>(FORK, { id: sessionId, input: { atEventId: eventId } });
+  return d.forkSession;
 }
 
 export async function interrupt(sessionId: string): Promise<'interrupting' | 'no_turn'> {

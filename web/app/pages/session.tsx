@@ -5,11 +5,11 @@ import { useEffect, useLayoutEffect, useReducer, useRef, useState, type FormEven
 import { useVirtualizer } from '@tanstack/react-virtual';
 import { doc, gql, subscribe } from '../../shared/graphql.js';
 import { useAction, useAsync } from '../lib/use-async.js';
-import { href } from '../lib/router.js';
+import { href, navigate } from '../lib/router.js';
 import { cents, when } from '../lib/format.js';
 import { ErrorNote, Loading, Page } from '../ui.js';
 import { Timeline, type Item, type SessionEvent, type TurnTiming } from '../lib/timeline.js';
-import { HISTORY, LIVE, SESSION_FIELDS, budgetText, interrupt, sendMessage, statusBadge, usageText, type SessionRow } from './session-api.js';
+import { HISTORY, LIVE, SESSION_FIELDS, budgetText, forkSession, interrupt, sendMessage, statusBadge, usageText, type SessionRow } from './session-api.js';
 import { SessionMemoryMounts } from './memory-stores.js';
 import { SessionOutcomes } from './outcomes.js';
 
@@ -84,7 +84,32 @@ function pretty(value: unknown): string {
   return text.length > 4000 ? `${text.slice(0, 4000)}\n… (${text.length - 4000} more characters)` : text;
 }
 
-function ItemView({ item }: { item: Item }) {
+/** "Fork from here": a new session with the history up to this item's last event. */
+function ForkButton({ item, onFork }: { item: Item; onFork: ((eventId: string) => void) | null }) {
+  if (!onFork || !item.eventId) return null;
+  const eventId = item.eventId;
+  return (
+    <button
+      type="button"
+      className="link fork"
+      onClick={() => onFork(eventId)}
+      title="A new session with the conversation up to here and a copy of the current files"
+    >
+      Fork from here
+    </button>
+  );
+}
+
+function ItemView({ item, onFork }: { item: Item; onFork: ((eventId: string) => void) | null }) {
+  return (
+    <>
+      <ItemBody item={item} />
+      <ForkButton item={item} onFork={onFork} />
+    </>
+  );
+}
+
+function ItemBody({ item }: { item: Item }) {
   switch (item.kind) {
     case 'user':
       return (
@@ -139,7 +164,7 @@ function ItemView({ item }: { item: Item }) {
   }
 }
 
-function Conversation({ items, version, hint }: { items: Item[]; version: number; hint: string | null }) {
+function Conversation({ items, version, hint, onFork }: { items: Item[]; version: number; hint: string | null; onFork: ((eventId: string) => void) | null }) {
   const scroller = useRef<HTMLDivElement>(null);
   const stick = useRef(true);
   const virtual = useVirtualizer({
@@ -174,7 +199,7 @@ function Conversation({ items, version, hint }: { items: Item[]; version: number
             className="row"
             style={{ position: 'absolute', top: 0, left: 0, right: 0, transform: `translateY(${row.start}px)` }}
           >
-            <ItemView item={items[row.index]!} />
+            <ItemView item={items[row.index]!} onFork={onFork} />
           </div>
         ))}
       </div>
@@ -252,6 +277,10 @@ export function SessionPage({ id }: { id: string }) {
     }
   });
   const stop = useAction(async () => interrupt(id));
+  const fork = useAction(async (eventId: string) => {
+    const made = await forkSession(id, eventId);
+    navigate('sessions', made.id);
+  });
 
   const submit = (e?: FormEvent) => {
     e?.preventDefault();
@@ -277,7 +306,14 @@ export function SessionPage({ id }: { id: string }) {
           </>
         ) : null}{' '}
         · <code>{id}</code>
+        {session?.forkedFrom ? (
+          <span data-testid="forked-from">
+            {' '}
+            · forked from <a href={href('sessions', session.forkedFrom.sessionId)}>{session.forkedFrom.sessionId}</a>
+          </span>
+        ) : null}
       </p>
+      <ErrorNote error={fork.error} prefix="Not forked" />
       <ErrorNote error={info.error} />
       {session ? (
         <dl className="stats card compact">
@@ -314,6 +350,7 @@ export function SessionPage({ id }: { id: string }) {
       <Conversation
         items={timeline.items}
         version={timeline.eventCount + timeline.items.length}
+        onFork={live && !closed && !fork.busy ? (eventId) => void fork.run(eventId) : null}
         hint={
           !live
             ? null

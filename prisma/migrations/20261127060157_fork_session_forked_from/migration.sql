@@ -1,0 +1,3 @@
+-- AlterTable
+ALTER TABLE "Session" ADD COLUMN     "forkedFromEventId" TEXT,
+ADD COLUMN     "forkedFromSessionId" TEXT;
