@@ -195,6 +195,8 @@ export async function syncMemoryMountsBack(sessionId: string, turn?: number, pla
   const errors: string[] = [];
   // Mounts whose directory now holds exactly their snapshot (a write-in need only apply the store's changes).
   const clean = new Set<string>();
+  // Mounts with a change that was not kept: reported once; the next write-in replaces their directory.
+  const refused: string[] = [];
   try {
     const mounts = await mountsOf(sessionId);
     if (!mounts.length) return clean;
@@ -240,6 +242,7 @@ export async function syncMemoryMountsBack(sessionId: string, turn?: number, pla
         delete after[p];
       }
       if (errors.length === errorsBefore) clean.add(m.id);
+      else refused.push(m.id);
     }
     if (changes.length) {
       const actor = { type: 'session' as const, session_id: sessionId };
@@ -251,6 +254,7 @@ export async function syncMemoryMountsBack(sessionId: string, turn?: number, pla
       });
       logger.info({ sessionId, changes: changes.length }, 'memory writes stored');
     }
+    if (refused.length) await prisma.sessionResource.updateMany({ where: { id: { in: refused } }, data: { syncedAt: null } });
   } catch (err) {
     logger.error({ err, sessionId }, 'memory read-back failed');
     clean.clear();
