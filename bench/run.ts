@@ -13,8 +13,11 @@
 //  5. channels (bench/channels.ts): inbound acknowledgement under load, message → user.message
 //     stored → reply posted through the loopback platform.
 // 12. dashboard (bench/dashboard.ts): first load in a fresh Chromium context beside a bare page's.
+// 13. memory stores (bench/memory-stores.ts): session create → idle with a mounted store of 1,000
+//     memories against none, the first turn's write-in, the read-back of 100 changed memories.
 //  BENCH_ONLY=rest runs only the first measurement; BENCH_ONLY=hot the first two; BENCH_ONLY=engines
-//  only the engines' (BENCH_ENGINES=opencode,pi narrows them); BENCH_ONLY=dashboard only the dashboard's.
+//  only the engines' (BENCH_ENGINES=opencode,pi narrows them); BENCH_ONLY=dashboard only the dashboard's;
+//  BENCH_ONLY=memory-stores only the memory stores'.
 //  2. send (202) → first SSE frame latency, p50/p99, the fake provider answering at once, beside
 //     the machine's limit for the same work on PostgreSQL + Redis (bench/first-frame-limit.ts).
 //  3. event throughput of one session reaching a subscriber.
@@ -40,6 +43,7 @@ import { sandboxBench } from './sandboxes.js';
 import { engineBench } from './engines.js';
 import { dashboardBench } from './dashboard.js';
 import { environmentBench } from './environments.js';
+import { memoryStoreBench } from './memory-stores.js';
 import { firstFrameBench, openStream, startFrameLimit } from './first-frame.js';
 
 const DURATION = Number(process.env.BENCH_SECONDS || 8);
@@ -93,6 +97,10 @@ if (process.env.BENCH_ONLY === 'engines') {
 }
 if (process.env.BENCH_ONLY === 'dashboard') {
   rows.push(...(await dashboardBench(s)));
+  await finishEarly();
+}
+if (process.env.BENCH_ONLY === 'memory-stores') {
+  rows.push(...(await memoryStoreBench(s)));
   await finishEarly();
 }
 
@@ -270,6 +278,10 @@ rows.push(...(await sandboxBench(s)));
 
 // 10. environments: create → idle with packages, first (installing) and cached, vs none (bench/environments.ts).
 rows.push(...(await environmentBench(s)));
+
+// 13. memory stores: create → idle with a mounted store of 1,000 memories vs none, the first
+//     turn's write-in, the read-back of 100 changed memories (bench/memory-stores.ts).
+rows.push(...(await memoryStoreBench(s)));
 
 // 11. CLI engines: session create → first agent.message per installed engine (warm), hermes alongside (bench/engines.ts).
 rows.push(...(await engineBench(s)));
