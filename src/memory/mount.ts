@@ -5,6 +5,7 @@
 // while the rest is kept. A read_only mount is bound read-only by the jail; anything changed
 // there anyway is reported and not kept.
 import { createHash } from 'node:crypto';
+import fsSync from 'node:fs';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -196,50 +197,62 @@ const hashOf = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex
 const stamps = new Map<string, Map<string, { stamp: string; hash: string }>>();
 const MAX_STAMPED_MOUNTS = 256;
 
-/** Regular files under the mount (symbolic links and other kinds are not followed), from the host directory. */
+/**
+ * Regular files under the mount (symbolic links and other kinds are not followed), from the host
+ * directory. Synchronous calls: a store is small files, and a thousand stat calls through the
+ * thread pool cost far more in hand-offs (on a busy host) than they block.
+ */
 async function filesUnder(root: string, given: Snapshot): Promise<FoundFile[]> {
   const files: string[] = [];
-  const walk = async (dir: string) => {
-    const entries = await fs.readdir(dir, { withFileTypes: true }).catch(() => []);
+  const walk = (dir: string) => {
+    let entries: fsSync.Dirent[];
+    try {
+      entries = fsSync.readdirSync(dir, { withFileTypes: true });
+    } catch {
+      return;
+    }
     for (const e of entries) {
       const full = path.join(dir, e.name);
-      if (e.isDirectory()) await walk(full);
+      if (e.isDirectory()) walk(full);
       else if (e.isFile()) files.push(full);
     }
   };
-  await walk(root);
+  walk(root);
   const known = stamps.get(root) ?? new Map<string, { stamp: string; hash: string }>();
   stamps.delete(root);
   stamps.set(root, known);
   if (stamps.size > MAX_STAMPED_MOUNTS) stamps.delete(stamps.keys().next().value!);
-  const stampOf = (st: { ino: number; size: number; mtimeMs: number; ctimeMs: number }) => `${st.ino}:${st.size}:${st.mtimeMs}:${st.ctimeMs}`;
-  const read = async (full: string): Promise<FoundFile | null> => {
+  const stampOf = (st: fsSync.Stats) => `${st.ino}:${st.size}:${st.mtimeMs}:${st.ctimeMs}`;
+  const out: FoundFile[] = [];
+  for (const full of files) {
     const p = memoryPathOf(path.relative(root, full));
     const was = known.get(full);
     if (was && given[p] === was.hash) {
-      const st = await fs.lstat(full).catch(() => null);
-      if (!st) return null;
-      if (st.isFile() && stampOf(st) === was.stamp) return { path: p, hash: was.hash, bytes: null };
+      const st = fsSync.lstatSync(full, { throwIfNoEntry: false });
+      if (!st) continue;
+      if (st.isFile() && stampOf(st) === was.stamp) {
+        out.push({ path: p, hash: was.hash, bytes: null });
+        continue;
+      }
     }
-    // O_NOFOLLOW: a file swapped for a link since the listing is not followed.
-    const handle = await fs.open(full, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW).catch(() => null);
-    if (!handle) return null;
+    let fd: number;
     try {
-      const st = await handle.stat();
+      // O_NOFOLLOW: a file swapped for a link since the listing is not followed.
+      fd = fsSync.openSync(full, fsSync.constants.O_RDONLY | fsSync.constants.O_NOFOLLOW);
+    } catch {
+      continue;
+    }
+    try {
+      const st = fsSync.fstatSync(fd);
       const size = Math.min(st.size, MAX_CONTENT_BYTES + 1);
       const buf = Buffer.alloc(size);
-      const { bytesRead } = await handle.read(buf, 0, size, 0);
-      const bytes = buf.subarray(0, bytesRead);
+      const bytes = buf.subarray(0, fsSync.readSync(fd, buf, 0, size, 0));
       const hash = hashOf(bytes);
       if (st.size <= MAX_CONTENT_BYTES) known.set(full, { stamp: stampOf(st), hash });
-      return { path: p, hash, bytes };
+      out.push({ path: p, hash, bytes });
     } finally {
-      await handle.close();
+      fsSync.closeSync(fd);
     }
-  };
-  const out: FoundFile[] = [];
-  for (let i = 0; i < files.length; i += 64) {
-    for (const f of await Promise.all(files.slice(i, i + 64).map(read))) if (f) out.push(f);
   }
   return out;
 }
