@@ -20,8 +20,11 @@
 //     frame) and the /metrics scrape with 1,000 sessions; BENCH_ONLY=telemetry runs only it.
 // 16. fork (bench/fork.ts): a session with 10,000 events and a 50 MiB workspace forked, beside
 //     session create → idle and `cp -a` of the same files. BENCH_ONLY=fork runs only this one.
+// 17. memory stores (bench/memory-stores.ts): session create → idle with a mounted store of 1,000
+//     memories against none, the first turn's write-in, the read-back of 100 changed memories.
 //  BENCH_ONLY=rest runs only the first measurement; BENCH_ONLY=hot the first two; BENCH_ONLY=engines
-//  only the engines' (BENCH_ENGINES=opencode,pi narrows them); BENCH_ONLY=dashboard only the dashboard's; BENCH_ONLY=outcomes only the outcomes'.
+//  only the engines' (BENCH_ENGINES=opencode,pi narrows them); BENCH_ONLY=<part> runs one part: dashboard,
+//  outcomes, long-sessions, telemetry, fork, memory-stores.
 //  2. send (202) → first SSE frame latency, p50/p99, the fake provider answering at once, beside
 //     the machine's limit for the same work on PostgreSQL + Redis (bench/first-frame-limit.ts).
 //  3. event throughput of one session reaching a subscriber.
@@ -49,6 +52,7 @@ import { engineBench } from './engines.js';
 import { dashboardBench } from './dashboard.js';
 import { longSessionBench } from './long-sessions.js';
 import { environmentBench } from './environments.js';
+import { memoryStoreBench } from './memory-stores.js';
 import { firstFrameBench, openStream, startFrameLimit } from './first-frame.js';
 import { telemetryBench } from './telemetry.js';
 import { forkBench } from './fork.js';
@@ -120,6 +124,10 @@ if (process.env.BENCH_ONLY === 'long-sessions') {
 }
 if (process.env.BENCH_ONLY === 'telemetry') {
   rows.push(...(await telemetryBench(s, fake)));
+  await finishEarly();
+}
+if (process.env.BENCH_ONLY === 'memory-stores') {
+  rows.push(...(await memoryStoreBench(s)));
   await finishEarly();
 }
 
@@ -302,6 +310,10 @@ rows.push(...(await sandboxBench(s)));
 
 // 10. environments: create → idle with packages, first (installing) and cached, vs none (bench/environments.ts).
 rows.push(...(await environmentBench(s)));
+
+// 17. memory stores: create → idle with a mounted store of 1,000 memories vs none, the first
+//     turn's write-in, the read-back of 100 changed memories (bench/memory-stores.ts).
+rows.push(...(await memoryStoreBench(s)));
 
 // 11. CLI engines: session create → first agent.message per installed engine (warm), hermes alongside (bench/engines.ts).
 rows.push(...(await engineBench(s)));

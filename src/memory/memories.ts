@@ -6,11 +6,11 @@ import { prisma } from '../db/client.js';
 import { AppError } from '../errors.js';
 import { newId } from '../ids.js';
 import type { Viewer } from '../auth/viewer.js';
-import type { Memory, MemoryStore, MemoryVersion, Prisma } from '../generated/prisma/client.js';
+import { Prisma, type Memory, type MemoryStore, type MemoryVersion } from '../generated/prisma/client.js';
 import type { CreateMemoryBody, MemoryActor, MemoryOperation, PatchMemoryBody } from './contract.js';
 import { sha256 } from './paths.js';
 import { findMemoryStore } from './stores.js';
-import { nudgeDispatchers, queueResourceEvent } from '../webhooks/outbox.js';
+import { nudgeDispatchers, queueResourceEvent, queueWebhookEvents } from '../webhooks/outbox.js';
 
 type Tx = Prisma.TransactionClient;
 
@@ -76,6 +76,76 @@ export async function applyChange(tx: Tx, storeId: string, path: string, content
   }
   const created = await tx.memory.create({ data: { id: newId('mem'), storeId, path, ...contentFields(content) } });
   return versionRow(tx, created, 'created', { path, content }, actor);
+}
+
+/**
+ * `applyChange` for many paths of one store at once (a session's read-back: one transaction per
+ * turn), in a fixed number of statements whatever their count: the memories created, updated
+ * and deleted, their versions and webhook events each written in one. `changes` name each path
+ * once. Returns how many versions were recorded.
+ */
+export async function applyChanges(tx: Tx, storeId: string, changes: { path: string; content: string | null }[], actor: MemoryActor): Promise<number> {
+  if (!changes.length) return 0;
+  const currents = await tx.memory.findMany({
+    where: { storeId, path: { in: changes.map((c) => c.path) } },
+    select: { id: true, path: true, contentSha256: true },
+  });
+  const byPath = new Map(currents.map((c) => [c.path, c]));
+  const creates: Prisma.MemoryCreateManyInput[] = [];
+  const updates: { id: string; content: string; contentSha256: string; sizeBytes: number }[] = [];
+  const deletes: string[] = [];
+  const versions: Prisma.MemoryVersionCreateManyInput[] = [];
+  const actorFields = { actorType: actor.type, actorId: actor.type === 'session' ? actor.session_id : actor.user_id };
+  for (const c of changes) {
+    const current = byPath.get(c.path);
+    if (c.content === null) {
+      if (!current) continue;
+      deletes.push(current.id);
+      versions.push({
+        id: newId('memver'),
+        storeId,
+        memoryId: current.id,
+        operation: 'deleted',
+        path: c.path,
+        content: null,
+        contentSha256: null,
+        sizeBytes: null,
+        ...actorFields,
+      });
+      continue;
+    }
+    const fields = contentFields(c.content);
+    let memoryId: string;
+    let operation: MemoryOperation;
+    if (current) {
+      if (current.contentSha256 === fields.contentSha256) continue;
+      updates.push({ id: current.id, ...fields });
+      memoryId = current.id;
+      operation = 'modified';
+    } else {
+      memoryId = newId('mem');
+      creates.push({ id: memoryId, storeId, path: c.path, ...fields });
+      operation = 'created';
+    }
+    versions.push({ id: newId('memver'), storeId, memoryId, operation, path: c.path, ...fields, ...actorFields });
+  }
+  if (!versions.length) return 0;
+  if (deletes.length) await tx.memory.deleteMany({ where: { id: { in: deletes } } });
+  if (creates.length) await tx.memory.createMany({ data: creates });
+  if (updates.length) {
+    const rows = updates.map((u) => Prisma.sql`(${u.id}, ${u.content}, ${u.contentSha256}, ${u.sizeBytes}::int)`);
+    await tx.$executeRaw`UPDATE "Memory" AS m SET "content" = v.content, "contentSha256" = v.sha, "sizeBytes" = v.size, "updatedAt" = now()
+      FROM (VALUES ${Prisma.join(rows)}) AS v(id, content, sha, size) WHERE m."id" = v.id`;
+  }
+  await tx.memoryVersion.createMany({ data: versions });
+  const store = await tx.memoryStore.findUniqueOrThrow({ where: { id: storeId }, select: { universeId: true } });
+  const at = new Date().toISOString();
+  await queueWebhookEvents(
+    tx,
+    store.universeId,
+    versions.map((v) => ({ id: newId('evt'), type: WEBHOOK_TYPE[v.operation as MemoryOperation], createdAt: at, data: { type: 'memory', id: v.memoryId } })),
+  );
+  return versions.length;
 }
 
 async function writableStore(viewer: Viewer, storeId: string): Promise<MemoryStore> {

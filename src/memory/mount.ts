@@ -4,7 +4,10 @@
 // session, in one transaction; a file breaking the limits is a session.error naming its path
 // while the rest is kept. A read_only mount is bound read-only by the jail; anything changed
 // there anyway is reported and not kept.
+import { createHash } from 'node:crypto';
+import fsSync from 'node:fs';
 import fs from 'node:fs/promises';
+import os from 'node:os';
 import path from 'node:path';
 import { prisma } from '../db/client.js';
 import { AppError } from '../errors.js';
@@ -15,8 +18,8 @@ import type { Prisma, SessionResource } from '../generated/prisma/client.js';
 import type { Sandbox } from '../sandbox/driver.js';
 import { sandboxDriver } from '../sandbox/current-driver.js';
 import type { ResourceInput, SessionResourceView } from '../resources/contract.js';
-import { applyChange, memoryTransaction } from './memories.js';
-import { MAX_CONTENT_BYTES, MAX_STORES_PER_SESSION, pathProblem, sha256 } from './paths.js';
+import { applyChanges, memoryTransaction } from './memories.js';
+import { MAX_CONTENT_BYTES, MAX_STORES_PER_SESSION, pathProblem } from './paths.js';
 import { memoryStoreForMount } from './stores.js';
 
 export const MEMORY_ROOT = '/workspace/memory';
@@ -111,62 +114,164 @@ export async function syncMemoryMountsIn(sessionId: string, sandbox: Sandbox): P
     const current = await prisma.memory.findMany({ where: { storeId }, select: { path: true, contentSha256: true } });
     const snapshot: Snapshot = Object.fromEntries(current.map((c) => [c.path, c.contentSha256]));
     const given = clean.has(m.id) ? ((m.memorySnapshot ?? {}) as Snapshot) : null;
-    if (!given) await sandbox.remove(m.mountPath).catch(() => undefined);
     const stale = current.filter((c) => given?.[c.path] !== c.contentSha256).map((c) => c.path);
-    for (let i = 0; i < stale.length; i += 200) {
-      const batch = await prisma.memory.findMany({ where: { storeId, path: { in: stale.slice(i, i + 200) } }, select: { path: true, content: true } });
-      for (const memory of batch) {
-        // `/a` and `/a/b.md` cannot both be files: the one that cannot be placed is left out (and
-        // out of the snapshot, so the read-back does not take it for a deletion).
-        await sandbox.writeFile(`${m.mountPath}${memory.path}`, memory.content).catch((err: Error) => {
-          logger.warn({ sessionId, store: storeId, path: memory.path, err: err.message }, 'memory not placed in the sandbox');
-          delete snapshot[memory.path];
-        });
+    // `/a` and `/a/b.md` cannot both be files: the one that cannot be placed is left out (and
+    // out of the snapshot, so the read-back does not take it for a deletion).
+    const leftOut = (p: string, err: Error) => {
+      logger.warn({ sessionId, store: storeId, path: p, err: err.message }, 'memory not placed in the sandbox');
+      delete snapshot[p];
+    };
+    if (given) {
+      // A directory that holds what it was given: the store's changes since, file by file.
+      for (let i = 0; i < stale.length; i += 200) {
+        const batch = await prisma.memory.findMany({ where: { storeId, path: { in: stale.slice(i, i + 200) } }, select: { path: true, content: true } });
+        for (const memory of batch) await sandbox.writeFile(`${m.mountPath}${memory.path}`, memory.content).catch((err: Error) => leftOut(memory.path, err));
       }
+    } else {
+      await placeWhole(sandbox, m.mountPath, storeId, stale, leftOut);
     }
     for (const p of Object.keys(given ?? {})) if (!(p in snapshot)) await sandbox.remove(`${m.mountPath}${p}`).catch(() => undefined);
-    if (!given && !current.length) await sandbox.exec(`mkdir -p '${m.mountPath}'`);
     await prisma.sessionResource.update({ where: { id: m.id }, data: { memorySnapshot: snapshot, syncedAt: new Date() } });
   }
   await sandbox.setReadOnlyPaths?.(mounts.filter((m) => !m.writable).map((m) => m.mountPath));
 }
 
-interface FoundFile {
-  path: string;
-  bytes: Buffer;
+/**
+ * A whole placement: the memories are laid out in a host directory (written in parallel; which
+ * paths cannot be files is decided first, in path order) and moved or copied in at once (in a
+ * pod, one exec).
+ */
+async function placeWhole(sandbox: Sandbox, mountPath: string, storeId: string, paths: string[], leftOut: (p: string, err: Error) => void): Promise<void> {
+  const files = new Set<string>();
+  const dirs = new Set<string>();
+  for (const p of [...paths].sort()) {
+    const parents = p
+      .split('/')
+      .slice(1, -1)
+      .map((_, i, all) => `/${all.slice(0, i + 1).join('/')}`);
+    const blocked = files.has(p) || dirs.has(p) ? p : parents.find((d) => files.has(d));
+    if (blocked) {
+      leftOut(p, new Error(`${blocked} is a file`));
+      continue;
+    }
+    for (const d of parents) dirs.add(d);
+    files.add(p);
+  }
+  const staging = await fs.mkdtemp(path.join(os.tmpdir(), 'memory-mount-'));
+  let moved = false;
+  try {
+    await fs.chmod(staging, 0o755);
+    // The paths' segments are checked (no `.`, `..` or empty ones): everything stays inside.
+    const local = (p: string) => path.join(staging, ...p.split('/'));
+    for (const d of [...dirs].sort()) await fs.mkdir(local(d), { recursive: true });
+    const placed = [...files];
+    for (let i = 0; i < placed.length; i += 200) {
+      const batch = await prisma.memory.findMany({ where: { storeId, path: { in: placed.slice(i, i + 200) } }, select: { path: true, content: true } });
+      await Promise.all(
+        batch.map((memory) => fs.writeFile(local(memory.path), memory.content, { flag: 'wx' }).catch((err: Error) => leftOut(memory.path, err))),
+      );
+    }
+    await sandbox.importTree(staging, mountPath, { move: true });
+    moved = true;
+  } finally {
+    if (!moved || (await fs.stat(staging).catch(() => null))) await fs.rm(staging, { recursive: true, force: true });
+  }
 }
 
-/** Regular files under the mount (symbolic links and other kinds are not followed), from the host directory. */
-async function filesUnder(root: string): Promise<FoundFile[]> {
-  const out: FoundFile[] = [];
-  const walk = async (dir: string) => {
-    const entries = await fs.readdir(dir, { withFileTypes: true }).catch(() => []);
+interface FoundFile {
+  path: string;
+  /** Hex SHA-256 of the whole file. */
+  hash: string;
+  /** Its first MAX_CONTENT_BYTES + 1 bytes; null when it is what the sandbox was given (not read). */
+  bytes: Buffer | null;
+}
+
+const hashOf = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex');
+
+/**
+ * What each mount's files held when last read (host path → its inode, size and times, and its
+ * hash): a file whose stamp is unchanged and whose hash is what the sandbox was given is not
+ * read again. The change time cannot be set from inside the sandbox, so a write always shows.
+ * Kept for the most recent mounts of this process.
+ */
+const stamps = new Map<string, Map<string, { stamp: string; hash: string }>>();
+const MAX_STAMPED_MOUNTS = 256;
+
+/**
+ * Regular files under the mount (symbolic links and other kinds are not followed), from the host
+ * directory. Synchronous calls: a store is small files, and a thousand stat calls through the
+ * thread pool cost far more in hand-offs (on a busy host) than they block.
+ */
+async function filesUnder(root: string, given: Snapshot): Promise<FoundFile[]> {
+  const files: string[] = [];
+  const walk = (dir: string) => {
+    let entries: fsSync.Dirent[];
+    try {
+      entries = fsSync.readdirSync(dir, { withFileTypes: true });
+    } catch {
+      return;
+    }
     for (const e of entries) {
       const full = path.join(dir, e.name);
-      if (e.isDirectory()) await walk(full);
-      else if (e.isFile()) {
-        const handle = await fs.open(full, 'r');
-        try {
-          const buf = Buffer.alloc(MAX_CONTENT_BYTES + 1);
-          const { bytesRead } = await handle.read(buf, 0, buf.length, 0);
-          out.push({ path: memoryPathOf(path.relative(root, full)), bytes: buf.subarray(0, bytesRead) });
-        } finally {
-          await handle.close();
-        }
-      }
+      if (e.isDirectory()) walk(full);
+      else if (e.isFile()) files.push(full);
     }
   };
-  await walk(root);
+  walk(root);
+  const known = stamps.get(root) ?? new Map<string, { stamp: string; hash: string }>();
+  stamps.delete(root);
+  stamps.set(root, known);
+  if (stamps.size > MAX_STAMPED_MOUNTS) stamps.delete(stamps.keys().next().value!);
+  const stampOf = (st: fsSync.Stats) => `${st.ino}:${st.size}:${st.mtimeMs}:${st.ctimeMs}`;
+  const out: FoundFile[] = [];
+  for (const full of files) {
+    const p = memoryPathOf(path.relative(root, full));
+    const was = known.get(full);
+    if (was && given[p] === was.hash) {
+      const st = fsSync.lstatSync(full, { throwIfNoEntry: false });
+      if (!st) continue;
+      if (st.isFile() && stampOf(st) === was.stamp) {
+        out.push({ path: p, hash: was.hash, bytes: null });
+        continue;
+      }
+    }
+    let fd: number;
+    try {
+      // O_NOFOLLOW: a file swapped for a link since the listing is not followed.
+      fd = fsSync.openSync(full, fsSync.constants.O_RDONLY | fsSync.constants.O_NOFOLLOW);
+    } catch {
+      continue;
+    }
+    try {
+      const st = fsSync.fstatSync(fd);
+      const size = Math.min(st.size, MAX_CONTENT_BYTES + 1);
+      const buf = Buffer.alloc(size);
+      const bytes = buf.subarray(0, fsSync.readSync(fd, buf, 0, size, 0));
+      const hash = hashOf(bytes);
+      if (st.size <= MAX_CONTENT_BYTES) known.set(full, { stamp: stampOf(st), hash });
+      out.push({ path: p, hash, bytes });
+    } finally {
+      fsSync.closeSync(fd);
+    }
+  }
   return out;
 }
 
-/** The same through the sandbox's commands (a driver without a host directory: a pod). */
-async function filesThroughSandbox(sandbox: Sandbox, mountPath: string): Promise<FoundFile[]> {
-  const listed = await sandbox.exec(`cd '${mountPath}' 2>/dev/null && find . -type f -print0`, { maxOutputBytes: 16 * 1024 * 1024 });
+/**
+ * The same through the sandbox's commands (a driver without a host directory: a pod): one
+ * command lists every file with its hash; only the files not as given (`given`) are read.
+ */
+async function filesThroughSandbox(sandbox: Sandbox, mountPath: string, given: Snapshot): Promise<FoundFile[]> {
+  const listed = await sandbox.exec(`cd '${mountPath}' 2>/dev/null && find . -type f -print0 | xargs -0 -r sha256sum -z --`, {
+    maxOutputBytes: 16 * 1024 * 1024,
+  });
+  if (listed.exitCode !== 0 || listed.truncated) throw new Error(`listing ${mountPath} failed: ${listed.stderr.trim() || `exit ${listed.exitCode}`}`);
   const out: FoundFile[] = [];
-  for (const rel of listed.stdout.split('\0').filter(Boolean)) {
-    const p = rel.replace(/^\.\//, '/');
-    out.push({ path: p, bytes: await sandbox.readFile(`${mountPath}${p}`, { maxBytes: MAX_CONTENT_BYTES + 1 }) });
+  for (const line of listed.stdout.split('\0').filter(Boolean)) {
+    const hash = line.slice(0, 64);
+    const p = line.slice(66).replace(/^\.\//, '/');
+    const bytes = given[p] === hash ? null : await sandbox.readFile(`${mountPath}${p}`, { maxBytes: MAX_CONTENT_BYTES + 1 });
+    out.push({ path: p, hash, bytes });
   }
   return out;
 }
@@ -174,7 +279,7 @@ async function filesThroughSandbox(sandbox: Sandbox, mountPath: string): Promise
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
 /** Why a file cannot become a memory, or null. */
-function refusal(f: FoundFile): string | null {
+function refusal(f: FoundFile & { bytes: Buffer }): string | null {
   const problem = pathProblem(f.path);
   if (problem) return problem;
   if (f.bytes.length > MAX_CONTENT_BYTES) return `content is larger than ${MAX_CONTENT_BYTES} bytes`;
@@ -195,6 +300,8 @@ export async function syncMemoryMountsBack(sessionId: string, turn?: number, pla
   const errors: string[] = [];
   // Mounts whose directory now holds exactly their snapshot (a write-in need only apply the store's changes).
   const clean = new Set<string>();
+  // Mounts with a change that was not kept: reported once; the next write-in replaces their directory.
+  const refused: string[] = [];
   try {
     const mounts = await mountsOf(sessionId);
     if (!mounts.length) return clean;
@@ -211,24 +318,25 @@ export async function syncMemoryMountsBack(sessionId: string, turn?: number, pla
       if (!m.syncedAt || !(await sandbox.stat(m.mountPath).catch(() => null))?.isDirectory) continue;
       const errorsBefore = errors.length;
       const found = sandbox.hostWorkspace
-        ? await filesUnder(path.join(sandbox.hostWorkspace, m.mountPath.slice('/workspace/'.length)))
-        : await filesThroughSandbox(sandbox, m.mountPath);
+        ? await filesUnder(path.join(sandbox.hostWorkspace, m.mountPath.slice('/workspace/'.length)), before)
+        : await filesThroughSandbox(sandbox, m.mountPath, before);
       const seen = new Set<string>();
       for (const f of found) {
         seen.add(f.path);
-        const hash = sha256(f.bytes.toString('utf8'));
-        if (before[f.path] === hash && f.bytes.length <= MAX_CONTENT_BYTES) continue;
+        // Unchanged (the hash of valid UTF-8 bytes is the content's, content_sha256).
+        if (before[f.path] === f.hash && (f.bytes === null || f.bytes.length <= MAX_CONTENT_BYTES)) continue;
+        const bytes = f.bytes ?? Buffer.alloc(0);
         if (!m.writable) {
           errors.push(`${m.mountPath}${f.path}: ${refusedWhy(m)}; the change is not kept`);
           continue;
         }
-        const why = refusal(f);
+        const why = refusal({ ...f, bytes });
         if (why) {
           errors.push(`${m.mountPath}${f.path}: not kept as a memory: ${why}`);
           continue;
         }
-        changes.push({ mount: m, path: f.path, content: f.bytes.toString('utf8') });
-        after[f.path] = hash;
+        changes.push({ mount: m, path: f.path, content: bytes.toString('utf8') });
+        after[f.path] = f.hash;
       }
       for (const p of Object.keys(before)) {
         if (seen.has(p)) continue;
@@ -240,17 +348,22 @@ export async function syncMemoryMountsBack(sessionId: string, turn?: number, pla
         delete after[p];
       }
       if (errors.length === errorsBefore) clean.add(m.id);
+      else refused.push(m.id);
     }
     if (changes.length) {
       const actor = { type: 'session' as const, session_id: sessionId };
       await memoryTransaction(async (tx) => {
-        for (const c of changes) await applyChange(tx, c.mount.memoryStoreId!, c.path, c.content, actor);
+        for (const m of mounts) {
+          const mine = changes.filter((c) => c.mount.id === m.id);
+          if (mine.length) await applyChanges(tx, m.memoryStoreId!, mine, actor);
+        }
         for (const m of mounts) {
           if (m.writable) await tx.sessionResource.update({ where: { id: m.id }, data: { memorySnapshot: snapshots.get(m.id) as Prisma.InputJsonValue } });
         }
       });
       logger.info({ sessionId, changes: changes.length }, 'memory writes stored');
     }
+    if (refused.length) await prisma.sessionResource.updateMany({ where: { id: { in: refused } }, data: { syncedAt: null } });
   } catch (err) {
     logger.error({ err, sessionId }, 'memory read-back failed');
     clean.clear();

@@ -125,8 +125,11 @@ export async function insertPlanned(planned: Planned[]): Promise<SessionResource
   return out;
 }
 
-/** Gives the sandbox every resource it has not received yet (before a turn, after provisioning). */
-export async function syncResources(sessionId: string, sandbox: Sandbox): Promise<void> {
+/**
+ * Gives the sandbox every resource it has not received yet (before a turn, after provisioning);
+ * `memory: false` leaves the memory stores to the next turn's write-in.
+ */
+export async function syncResources(sessionId: string, sandbox: Sandbox, opts: { memory?: boolean } = {}): Promise<void> {
   const pending = await prisma.sessionResource.findMany({ where: { sessionId, syncedAt: null, type: { not: 'memory_store' } }, orderBy: { createdAt: 'asc' } });
   for (const r of pending) {
     if (r.type === 'file') {
@@ -140,7 +143,7 @@ export async function syncResources(sessionId: string, sandbox: Sandbox): Promis
     logger.info({ sessionId, resource: r.id, type: r.type }, 'session resource materialised');
   }
   // Memory stores are written in before every turn: other sessions' writes since the last one.
-  await syncMemoryMountsIn(sessionId, sandbox);
+  if (opts.memory !== false) await syncMemoryMountsIn(sessionId, sandbox);
 }
 
 /**

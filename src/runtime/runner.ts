@@ -317,10 +317,23 @@ export async function recoverStaleSessions(staleMs = settings.runnerStaleMs()): 
   return endLostTurns(stale);
 }
 
+/**
+ * Each lost turn is taken over first (still running, this process its runner: no new turn starts
+ * meanwhile, and one process alone recovers it), its memory stores read back (what its tools
+ * wrote before the process died becomes versions by the session), then it ends. A process dying
+ * here leaves it running under its own name: recovered again later.
+ */
 async function endLostTurns(stale: { id: string; runnerId: string | null }[]): Promise<string[]> {
   const recovered: string[] = [];
   for (const s of stale) {
-    if (!(await transition(s.id, 'recover', { runnerId: null }, prisma, { runnerId: s.runnerId }))) continue;
+    const taken = await prisma.session.updateMany({
+      where: { id: s.id, status: { in: movableFrom('recover') }, runnerId: s.runnerId },
+      data: { runnerId: ownerId(), runnerHeartbeatAt: new Date() },
+    });
+    if (!taken.count) continue;
+    const row = await prisma.session.findUnique({ where: { id: s.id }, select: { turnCount: true } });
+    if (row) await sandboxFilling().syncMemoryBack(s.id, row.turnCount); // never throws
+    if (!(await transition(s.id, 'recover', { runnerId: null }, prisma, { runnerId: ownerId() }))) continue;
     await interruptActiveOutcome(s.id); // an outcome whose turn or evaluation was lost ends interrupted
     await commitEvents(s.id, [
       ...(await finishUnfinishedStreams(s.id)),

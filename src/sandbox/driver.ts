@@ -112,8 +112,12 @@ export interface Sandbox {
    * Optional: a driver without it cannot enforce read-only mounts.
    */
   setReadOnlyPaths?(paths: string[]): Promise<void>;
-  /** Copies a host directory tree to `path` (replacing it): how clones made outside get in. */
-  importTree(hostDir: string, path: string): Promise<void>;
+  /**
+   * Copies a host directory tree to `path` (replacing it): how clones made outside get in. With
+   * `move`, the caller gives `hostDir` up: a driver may move it in instead of copying it (the
+   * local one renames it when it is on the same file system).
+   */
+  importTree(hostDir: string, path: string, opts?: { move?: boolean }): Promise<void>;
   /** The egress endpoint as commands inside see it (`http://127.0.0.1:3128` in a network namespace), null without egress. */
   readonly egressEndpoint?: string | null;
   /** Host path of /workspace where the driver has one (local), else null. */

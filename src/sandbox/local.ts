@@ -249,11 +249,19 @@ class LocalSandbox implements Sandbox {
     await this.saveState(this.state);
   }
 
-  async importTree(hostDir: string, p: string): Promise<void> {
+  async importTree(hostDir: string, p: string, opts: { move?: boolean } = {}): Promise<void> {
     if (!relativeToWorkspace(p)) throw new Error(`refusing to replace ${WORKSPACE} itself`);
     const dest = resolveInside(this.hostWorkspace, p, { keepLast: true });
     await forceRemove(dest);
     await fsp.mkdir(path.dirname(dest), { recursive: true });
+    if (opts.move) {
+      try {
+        await fsp.rename(hostDir, dest); // one step, whatever the tree's size
+        return;
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== 'EXDEV') throw err;
+      }
+    }
     await fsp.cp(hostDir, dest, { recursive: true, verbatimSymlinks: true });
   }
 

@@ -27,7 +27,9 @@ export async function provisionSession(session: ProvisionedSession): Promise<voi
       memoryMb: session.memoryMb,
       environment: environment?.mount ?? null,
     });
-    await syncResources(session.id, sandbox);
+    // Memory stores are written in before each turn (the first one included): a store of
+    // thousands of memories does not hold the session's start up (src/memory/mount.ts).
+    await syncResources(session.id, sandbox, { memory: false });
     await materializeSkills(session.id, sandbox);
     await reportInstallFailures(session.id, environment);
     if (await transition(session.id, 'provisioned')) await enqueueSessionRun(session.id);

@@ -1,7 +1,7 @@
 // kill -9 during a turn that wrote into a mounted memory store (issue #30): the write the tool
-// result reported done is in the sandbox's directory, not yet read back; after the restart the
-// next turn reads it back before writing the store in, so it becomes a version by the session
-// and nothing is lost. On PGlite (a data directory) and, when configured, PostgreSQL + Redis.
+// result reported done is in the sandbox's directory, not yet read back; the restart's recovery
+// reads it back while it ends the lost turn (before any new turn), so it becomes a version by
+// the session and nothing is lost. On PGlite (a data directory) and, when configured, PostgreSQL + Redis.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeProvider, type FakeProvider } from '../fake-provider/server.js';
 import { startChildServer, api, type ChildServer } from '../helpers/child-server.js';
@@ -50,17 +50,24 @@ describe.each(CONFIGS)('kill -9 after a memory write ($name)', ({ postgres }) =>
     expect(before.some((e) => e.type === 'session.status_idle' && e !== before[0])).toBe(false);
     await first.kill('SIGKILL');
 
+    // The restart ends the lost turn (its runner was this instance's previous life) and reads
+    // the mount back as it does: the memory is there before any new turn.
     const second = await startChildServer(env);
     children.push(second);
-    fake.enqueue({ kind: 'text', text: 'back' });
-    expect((await say(second.base, token, session.id, 'are you there?')).status).toBe(202);
-    await waitForHistory(second.base, token, session.id, (ev) => ev.some((e) => e.type === 'agent.message' && e.final && e.text === 'back'), 30_000);
-
+    const ended = await waitForHistory(second.base, token, session.id, (ev) => ev.at(-1)?.type === 'session.status_idle', 30_000);
+    expect(ended.filter((e) => e.type === 'session.error').map((e) => e.error.type)).toEqual(['runner_lost']);
+    expect(ended.filter((e) => e.type === 'session.status_running')).toHaveLength(1);
     const memory = await api(second.base, token, 'GET', `/memory-stores/${store.id}/memory?path=${encodeURIComponent('/preferences/x.md')}`);
     expect(memory.status, JSON.stringify(memory.body)).toBe(200);
     expect(memory.body.content).toBe('written before the kill');
     const versions = (await api(second.base, token, 'GET', `/memory-stores/${store.id}/versions?memory_id=${memory.body.id}`)).body.data;
     expect(versions).toEqual([expect.objectContaining({ operation: 'created', actor: { type: 'session', session_id: session.id } })]);
+
+    // The next turn reads the same directory back: nothing new, no second version.
+    fake.enqueue({ kind: 'text', text: 'back' });
+    expect((await say(second.base, token, session.id, 'are you there?')).status).toBe(202);
+    await waitForHistory(second.base, token, session.id, (ev) => ev.some((e) => e.type === 'agent.message' && e.final && e.text === 'back'), 30_000);
+    expect((await api(second.base, token, 'GET', `/memory-stores/${store.id}/versions?memory_id=${memory.body.id}`)).body.data).toHaveLength(1);
     await second.kill('SIGTERM');
   }, 120_000);
 });

@@ -112,6 +112,8 @@ describe('a mounted store across sessions', () => {
     await sendText(s, session.id, 'look');
     const next = await waitForEvents(s, session.id, 'session.status_idle', 2);
     expect(next.filter((e) => e.type === 'agent.tool_result').at(-1).part.result.stdout).toBe('a.md\nd.md\na3');
+    // big.md was reported once; the write-in replaced the directory (it is gone).
+    expect(next.filter((e) => e.type === 'session.error')).toHaveLength(1);
     const paths2 = (await s.api('GET', `/memory-stores/${st.id}/memories`)).body.data.map((m: any) => m.path);
     expect(paths2).toEqual(['/a.md', '/d.md', '/d.md/x']);
   });

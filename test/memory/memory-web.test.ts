@@ -1,6 +1,7 @@
 // The memory stores page in a real browser (Debian's Chromium, offline; skipped without it):
-// create a store, add a memory, open it, edit it (a stale edit is refused), see its versions,
-// restore the first one, redact one, archive the store; the page passes the axe audit.
+// create a store, add a memory, open it, edit it (a stale edit is refused), see its versions
+// with each one's line diff against the one before it, restore the first one from that view,
+// redact one, archive the store; the page passes the axe audit.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Locator, Page } from 'playwright-core';
 import { startTestServer, type TestServer } from '../helpers/server.js';
@@ -68,22 +69,41 @@ describe.skipIf(!chromiumInstalled)('the memory stores page in Chromium (skipped
     expect(memory.content).toBe('spaces');
 
     // An agent writes meanwhile: the page's edit, made from the old hash, is refused.
-    await s.api('PATCH', `/memory-stores/${store.id}/memories/${memory.id}`, { body: { content: 'agent', expected_content_sha256: memory.content_sha256 } });
+    await s.api('PATCH', `/memory-stores/${store.id}/memories/${memory.id}`, {
+      body: { content: 'spaces\nagent', expected_content_sha256: memory.content_sha256 },
+    });
     await editor.getByLabel('Content').fill('mine');
     await editor.getByRole('button', { name: 'Save memory' }).click();
     await expectContains(page.getByRole('alert'), 'changed since');
-    expect((await s.api('GET', `/memory-stores/${store.id}/memories/${memory.id}`)).body.content).toBe('agent');
+    expect((await s.api('GET', `/memory-stores/${store.id}/memories/${memory.id}`)).body.content).toBe('spaces\nagent');
 
     const versions = page.getByRole('region', { name: 'Versions' });
     await page.getByRole('button', { name: '/preferences/style.md' }).click();
     await page.getByRole('button', { name: '/preferences/style.md' }).click();
     await expectCount(versions.locator('li'), 3);
+    // Each version's lines against the one before it (newest first).
+    const version = (n: number) => versions.locator('li').nth(n);
+    const diff = async (n: number) => {
+      const details = version(n).locator('details.changes');
+      if ((await details.getAttribute('open')) === null) await details.locator('summary').click();
+      return version(n).locator('pre.diff');
+    };
+    expect(await (await diff(0)).locator('> *').allTextContents()).toEqual(['  spaces', '+ agent']);
+    await expectContains(version(0).locator('details.changes > summary'), '0 removed, 1 added');
+    await expectContains((await diff(1)).locator('del'), 'tabs');
+    await expectContains(version(1).locator('pre.diff ins'), 'spaces');
+    await expectContains(version(1).locator('details.changes > summary'), '1 removed, 1 added');
+    await expectContains((await diff(2)).locator('ins'), 'tabs');
+    await expectCount(version(2).locator('pre.diff del'), 0);
     await versions.locator('li').last().getByRole('button', { name: 'Restore' }).click();
     await expect.poll(async () => (await s.api('GET', `/memory-stores/${store.id}/memories/${memory.id}`)).body.content).toBe('tabs');
     await expectCount(versions.locator('li'), 4); // the restore is the newest version now
     await versions.locator('li').nth(1).getByRole('button', { name: 'Redact', exact: true }).click();
     await versions.locator('li').nth(1).getByRole('button', { name: 'Redact this version' }).click();
     await expectContains(versions.locator('li').nth(1), 'redacted');
+    // The restore's diff against the agent's version (newest first: the restore, then the redacted one).
+    await expectContains(versions.locator('li').first(), 'The previous version is redacted: no diff.');
+    await expectContains((await diff(2)).locator('del'), 'tabs');
     await screenshot(page, '36-memory-stores');
     expect(await seriousViolations(page)).toEqual([]);
 

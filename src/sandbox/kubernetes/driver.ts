@@ -32,7 +32,7 @@ import { relativeToWorkspace } from '../paths.js';
 import { ANNOTATION, LABEL, poolId, sandboxPod } from './pod-spec.js';
 import { apiStatus, isReady, podGone } from './pod-state.js';
 import { podExec, PodExecError, type PodExecRequest, type PodExecResult } from './pod-exec.js';
-import { FILE_EXIT, fileArgv, killArgv, RESTORE_ARGV, runArgv, SNAPSHOT_ARGV, spawnArgv } from './pod-scripts.js';
+import { FILE_EXIT, fileArgv, killArgv, readOnlyArgv, RESTORE_ARGV, runArgv, SNAPSHOT_ARGV, spawnArgv } from './pod-scripts.js';
 import { shapeOf, type KubernetesSettings, type Shape } from './settings.js';
 import { createWarmPool, type WarmPool } from './warm-pool.js';
 import type { SnapshotStore } from './snapshots.js';
@@ -424,7 +424,14 @@ export function createKubernetesDriver(opts: KubernetesDriverOptions): Kubernete
       const rel = relativeToWorkspace(p);
       const path = rel ? `${WORKSPACE}/${rel}` : WORKSPACE;
       return this.guarded(
-        () => exec({ pod: this.pod, argv: fileArgv(op, path, extra.arg ?? ''), stdin: extra.stdin, maxOutputBytes: extra.max ?? 4096, timeoutMs: 300_000 }),
+        () =>
+          exec({
+            pod: this.pod,
+            argv: fileArgv(op, path, extra.arg ?? '', this.readOnly),
+            stdin: extra.stdin,
+            maxOutputBytes: extra.max ?? 4096,
+            timeoutMs: 300_000,
+          }),
         (r) => {
           if (r.exitCode === 0) return r;
           const why = r.stderr.text().trim();
@@ -432,6 +439,7 @@ export function createKubernetesDriver(opts: KubernetesDriverOptions): Kubernete
           if (r.exitCode === FILE_EXIT.missing) throw errno('ENOENT', `${p}: no such file`);
           if (r.exitCode === FILE_EXIT.directory) throw errno('EISDIR', `${p} is a directory`);
           if (r.exitCode === FILE_EXIT.irregular) throw errno('EINVAL', `${p} is not a regular file`);
+          if (r.exitCode === FILE_EXIT.readOnly) throw errno('EROFS', `${p} is in a read-only directory`);
           throw new Error(`${op} ${p} failed in the sandbox pod${why ? `: ${why}` : ''}`);
         },
         op !== 'read' && op !== 'stat',
@@ -460,6 +468,28 @@ export function createKubernetesDriver(opts: KubernetesDriverOptions): Kubernete
       await this.file('remove', p);
     }
 
+    /** Directories under /workspace read-only from now on (read_only memory mounts); see pod-scripts.ts. */
+    private readOnly: string[] = [];
+
+    /**
+     * The pod's user loses the write bits there, and the driver's own writes and removals
+     * (the file tools, from the service's side) are refused there, symbolic links resolved in the
+     * pod. The pod's user owns the files and may chmod them back: the memory read-back refuses
+     * what changes anyway.
+     */
+    async setReadOnlyPaths(paths: string[]): Promise<void> {
+      const inside = paths.map((p) => `${WORKSPACE}/${relativeToWorkspace(p)}`);
+      const previous = this.readOnly;
+      await this.guarded(
+        () => exec({ pod: this.pod, argv: readOnlyArgv(inside, previous), timeoutMs: 120_000 }),
+        (r) => {
+          if (r.exitCode !== 0) throw new Error(`making ${inside.join(', ')} read-only failed in the sandbox pod: ${r.stderr.text().trim()}`);
+        },
+        true,
+      );
+      this.readOnly = inside;
+    }
+
     async importTree(hostDir: string, p: string): Promise<void> {
       if (!relativeToWorkspace(p)) throw new SandboxPathError(`refusing to replace ${WORKSPACE} itself`);
       // A fresh tar stream per attempt (the first may be cut short by a lost pod).
@@ -467,7 +497,7 @@ export function createKubernetesDriver(opts: KubernetesDriverOptions): Kubernete
       const tarOf = () => spawn('tar', ['-c', '-C', hostDir, '.'], { stdio: ['ignore', 'pipe', 'ignore'] }).stdout.pipe(new PassThrough());
       const rel = relativeToWorkspace(p);
       await this.guarded(
-        () => exec({ pod: this.pod, argv: fileArgv('untar', `${WORKSPACE}/${rel}`), stdin: tarOf(), timeoutMs: 600_000 }),
+        () => exec({ pod: this.pod, argv: fileArgv('untar', `${WORKSPACE}/${rel}`, '', this.readOnly), stdin: tarOf(), timeoutMs: 600_000 }),
         (r) => {
           if (r.exitCode !== 0) throw new Error(`copying into the sandbox pod failed: ${r.stderr.text().trim()}`);
         },

@@ -48,13 +48,19 @@ export function killArgv(id: string, signal: 'KILL' | 'TERM' = 'KILL'): string[]
   return ['/bin/sh', '-c', `${viaFifo}; ${direct}${forget}; true`, 'agent-kill', id];
 }
 
-// Exit codes: 3 outside /workspace, 4 not found, 5 is a directory, 6 not a regular file.
-export const FILE_EXIT = { outside: 3, missing: 4, directory: 5, irregular: 6 } as const;
+// Exit codes: 3 outside /workspace, 4 not found, 5 is a directory, 6 not a regular file,
+// 7 under a read-only directory.
+export const FILE_EXIT = { outside: 3, missing: 4, directory: 5, irregular: 6, readOnly: 7 } as const;
 
-const FILES = `op=$1; p=$2; arg=$3
+// $1 op, $2 path, $3 arg, then the read-only directories a write or removal must stay out of
+// (compared after resolving symbolic links in the pod, both sides).
+const FILES = `op=$1; p=$2; arg=$3; shift 3
 inside() { case "$1" in /workspace|/workspace/*) return 0;; *) return 1;; esac; }
 real() { r=$(realpath -m -- "$1") && inside "$r" && printf '%s' "$r"; }
 r=$(real "$p") || exit 3
+case $op in write|remove|untar)
+  for ro in "$@"; do ro=$(realpath -m -- "$ro"); case "$r" in "$ro"|"$ro"/*) exit 7;; esac; done ;;
+esac
 case $op in
   read)
     [ -d "$r" ] && exit 5; [ -e "$r" ] || exit 4; [ -f "$r" ] || exit 6
@@ -76,8 +82,34 @@ case $op in
   *) exit 2 ;;
 esac`;
 
-export function fileArgv(op: 'read' | 'write' | 'stat' | 'remove' | 'untar', path: string, arg = ''): string[] {
-  return ['/bin/sh', '-c', FILES, 'agent-files', op, path, arg];
+export function fileArgv(op: 'read' | 'write' | 'stat' | 'remove' | 'untar', path: string, arg = '', readOnly: string[] = []): string[] {
+  return ['/bin/sh', '-c', FILES, 'agent-files', op, path, arg, ...readOnly];
+}
+
+/** The pod's record of its read-only directories (for lifting them after a restart of the service). */
+const READ_ONLY_LIST = `${EXEC_DIR}/read-only`;
+
+// Makes $2… (directories under /workspace) read-only for the pod's user: files and directories
+// lose their write bits. The directories of the previous list (the pod's record, and $1: the
+// driver's, newline-separated, for a pod restored from a snapshot) not in the new one get the
+// owner's write bit back first. The pod's user owns the files, so a command that chmods them
+// back can still write: what changes there anyway is refused when the service reads the mount
+// back (src/memory/mount.ts) and overwritten before the next turn.
+const READ_ONLY = `lift=$1; shift
+mkdir -p ${EXEC_DIR} 2>/dev/null
+{ [ -f ${READ_ONLY_LIST} ] && cat ${READ_ONLY_LIST}; printf '%s\n' "$lift"; } | while IFS= read -r d; do
+  [ -n "$d" ] || continue
+  keep=; for n in "$@"; do [ "$n" = "$d" ] && keep=1; done
+  [ -n "$keep" ] || { [ -e "$d" ] && chmod -R u+w -- "$d"; }
+done
+: > ${READ_ONLY_LIST}
+for d in "$@"; do
+  mkdir -p -- "$d" && chmod -R a-w -- "$d" || exit 1
+  printf '%s\n' "$d" >> ${READ_ONLY_LIST}
+done`;
+
+export function readOnlyArgv(paths: string[], previous: string[]): string[] {
+  return ['/bin/sh', '-c', READ_ONLY, 'agent-read-only', previous.join('\n'), ...paths];
 }
 
 /** The whole workspace as a tar stream on stdout, and back from stdin. */

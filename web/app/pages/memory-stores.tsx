@@ -1,7 +1,7 @@
 // Memory stores (issue #30): the stores of the universe (create, edit, archive) and, per store,
 // its memories as a tree by path: view and edit one (the edit carries the hash it was made from,
 // so an agent's newer write is never overwritten), delete, and its versions (who changed what,
-// restore one, redact one).
+// the lines each changed from the one before it, restore one, redact one).
 import { useState, type FormEvent } from 'react';
 import { doc, gql } from '../../shared/graphql.js';
 import { when } from '../lib/format.js';
@@ -9,6 +9,7 @@ import { href } from '../lib/router.js';
 import { useAction, useAsync } from '../lib/use-async.js';
 import { Badge, ConfirmButton, Empty, ErrorNote, Field, Loading, Notice } from '../ui.js';
 import { ResourcePage, text, type FieldSpec, type Values } from '../resource.js';
+import { lineDiff } from '../lib/line-diff.js';
 
 interface Store {
   id: string;
@@ -62,6 +63,52 @@ const input = (v: Values) => ({ name: text(v.name), description: text(v.descript
 const who = (v: Version) => (v.actor.type === 'session' ? `session ${v.actor.sessionId}` : `user ${v.actor.userId}`);
 const depthOf = (p: string) => p.split('/').length - 2;
 
+/**
+ * What `v` held before it: the older version's content ('' before a creation or after a
+ * deletion), or null when that is not known (redacted, or older than the versions loaded).
+ */
+function contentBefore(v: Version, older: Version | undefined): string | null {
+  if (!older) return v.operation === 'created' ? '' : null;
+  if (older.operation === 'deleted') return '';
+  return older.content;
+}
+
+/** The version's lines against the one before it: removed ones struck through, added ones marked. */
+function Changes({ v, older }: { v: Version; older: Version | undefined }) {
+  if (v.content === null) return null;
+  const before = contentBefore(v, older);
+  if (before === null) {
+    return (
+      <div>
+        <small className="muted">{older ? 'The previous version is redacted: no diff.' : 'The previous version is not loaded: no diff.'}</small>
+      </div>
+    );
+  }
+  const lines = lineDiff(before, v.content).map((l, n) => ({ ...l, key: `${l.kind}${n}` }));
+  const changed = lines.filter((l) => l.kind !== 'same').length;
+  return (
+    <details className="changes">
+      <summary>
+        Changes ({changed ? `${lines.filter((l) => l.kind === 'del').length} removed, ${lines.filter((l) => l.kind === 'add').length} added` : 'none'})
+      </summary>
+      <pre className="diff">
+        {lines.map((l) =>
+          l.kind === 'add' ? (
+            <ins key={l.key}>+ {l.text}</ins>
+          ) : l.kind === 'del' ? (
+            <del key={l.key}>- {l.text}</del>
+          ) : (
+            <span key={l.key}>
+              {'  '}
+              {l.text}
+            </span>
+          ),
+        )}
+      </pre>
+    </details>
+  );
+}
+
 function Versions({ store, memory, onChanged }: { store: string; memory: string; onChanged: () => void }) {
   const versions = useAsync(
     () => gql<{ memoryVersions: { edges: { node: Version }[] } }>(VERSIONS, { store, memory }).then((d) => d.memoryVersions.edges.map((e) => e.node)),
@@ -78,7 +125,7 @@ function Versions({ store, memory, onChanged }: { store: string; memory: string;
       <h3>Versions</h3>
       <ErrorNote error={act.error} prefix="Not done" />
       <ol className="versions">
-        {versions.data.map((v) => (
+        {versions.data.map((v, i, all) => (
           <li key={v.id}>
             <Badge tone={v.operation === 'deleted' ? 'warn' : 'plain'}>{v.operation}</Badge> {when(v.createdAt)} by {who(v)}
             {v.redactedAt ? (
@@ -92,6 +139,7 @@ function Versions({ store, memory, onChanged }: { store: string; memory: string;
                 · {v.path} · {v.sizeBytes ?? 0} bytes
               </>
             )}
+            <Changes v={v} older={all[i + 1]} />
             {v.content !== null ? (
               <details>
                 <summary>Content</summary>
