@@ -13,6 +13,7 @@ import { moveOf, movableFrom, transition } from './session-state-machine.js';
 import { sandboxFilling } from './sandbox-filling.js';
 import { service } from '../services/registry.js';
 import { finishUnfinishedStreams } from './unfinished-streams.js';
+import { cancelWaitingRuns, releaseSlot, takeSlot, tryTakeSlot } from './turn-slots.js';
 
 const HEARTBEAT_MS = 5_000;
 
@@ -184,7 +185,7 @@ export async function runSession(sessionId: string): Promise<void> {
     return;
   }
   if (turnGate().draining) return;
-  await beginRun(sessionId, () => startTurn(sessionId, true)).finished;
+  await beginRun(sessionId, () => startTurn(sessionId, true), false).finished;
 }
 
 /**
@@ -196,8 +197,9 @@ export async function runSession(sessionId: string): Promise<void> {
  * path, which gives the precise answer.
  */
 export async function storeInputsAndStartTurn(sessionId: string, inputs: NewEvent[], gate: Prisma.Sql): Promise<StoredEvent[] | null> {
-  if (turnGate().draining || running.has(sessionId)) return null;
-  const run = beginRun(sessionId, () => storeTurnStart(sessionId, [...inputs, RUNNING], true, gate));
+  // Every turn slot taken: the ordinary path stores the inputs and queues the run.
+  if (turnGate().draining || running.has(sessionId) || !tryTakeSlot()) return null;
+  const run = beginRun(sessionId, () => storeTurnStart(sessionId, [...inputs, RUNNING], true, gate), true);
   run.finished.catch((err) => logger.error({ err, sessionId }, 'session run failed'));
   const started = await run.started;
   return started ? started.batch.stored.slice(0, inputs.length) : null;
@@ -207,8 +209,10 @@ export async function storeInputsAndStartTurn(sessionId: string, inputs: NewEven
  * One run of a session in this process (the caller checked that none is live): registers it,
  * makes its first start with `start` (null: not claimed, the run ends), then runs turns until
  * the session goes idle. `started` settles with the first start, `finished` when the run ends.
+ * The run holds one of the process's turn slots (TURN_CONCURRENCY) from before its claim to its
+ * end: `slotTaken` when the caller took it, else the run waits for one (in arrival order).
  */
-function beginRun(sessionId: string, start: () => Promise<Started | null>): { started: Promise<Started | null>; finished: Promise<void> } {
+function beginRun(sessionId: string, start: () => Promise<Started | null>, slotTaken: boolean): { started: Promise<Started | null>; finished: Promise<void> } {
   // Registered before the claim: a start asked for meanwhile (another send, the queued job)
   // marks this run instead of racing it with a claim of its own.
   let finish!: () => void;
@@ -224,8 +228,14 @@ function beginRun(sessionId: string, start: () => Promise<Started | null>): { st
   // Interrupts are listened to from before the turn starts (the process's one subscription; at
   // the first run its round trip overlaps the claim's).
   const subscribed = listenForInterrupts();
+  let holdsSlot = slotTaken;
   const finished = (async () => {
     try {
+      if (!holdsSlot) holdsSlot = await takeSlot();
+      if (!holdsSlot || turnGate().draining) {
+        onStart(null);
+        return;
+      }
       let first: Started | null;
       try {
         first = await start();
@@ -265,6 +275,7 @@ function beginRun(sessionId: string, start: () => Promise<Started | null>): { st
         current = await endTurn(sessionId, { type: 'session.status_idle', fields: { stop_reason: stop } });
       }
     } finally {
+      if (holdsSlot) releaseSlot();
       stopBeating(sessionId);
       running.delete(sessionId);
       finish();
@@ -331,6 +342,7 @@ const settle = (promises: Promise<void>[], ms: number) =>
  */
 export async function drainTurns(finishMs: number, abortMs: number): Promise<string[]> {
   turnGate().draining = true;
+  cancelWaitingRuns();
   await settle(
     [...running.values()].map((s) => s.finished),
     finishMs,
@@ -350,6 +362,7 @@ export async function drainTurns(finishMs: number, abortMs: number): Promise<str
 export function abortAllTurns(): void {
   const gate = turnGate();
   gate.draining = true;
+  cancelWaitingRuns();
   gate.shutdown.abort(new Error('shutting down'));
   for (const state of running.values()) state.controller?.abort(gate.shutdown.signal.reason);
 }
