@@ -27,7 +27,7 @@ import { bearerOf } from '../src/auth/viewer.js';
 import { hashToken } from '../src/auth/tokens.js';
 import { claimKey, idempotencyKey, requestHash, storeAnswer } from './idempotency.js';
 import { logger } from '../src/logger.js';
-import { STREAM_SHUTDOWN_FRAME, trackStream } from '../src/http/open-streams.js';
+import { STREAM_SHUTDOWN_FRAME, STREAM_SLOW_FRAME, trackStream } from '../src/http/open-streams.js';
 import { parseQuery, plainUrl } from '../src/http/plain-url.js';
 import { setRouteTemplate } from '../src/http/request-telemetry.js';
 import type { Context } from '../src/graphql/context.js';
@@ -49,8 +49,16 @@ function validate<T>(schema: import('zod').ZodType<T> | undefined, value: unknow
 
 export const STREAM_PING_MS = settings.streamPingMs();
 
-/** Serves a feed as server-sent events: `id:`, `event:`, `data:` frames and pings. */
+/**
+ * Serves a feed as server-sent events: `id:`, `event:`, `data:` frames and pings. Backpressure:
+ * what the client has not taken collects in the response's buffer; past STREAM_BUFFER_BYTES the
+ * stream waits (at most STREAM_SLOW_CUT_MS) for the client to take it (a replay reads the store
+ * only as it is written out; live events wait in this stream's own queue, never in another's),
+ * then ends with a reconnect hint (STREAM_SLOW_FRAME), the connection cut if that is not read
+ * either: memory per stream stays bounded, and the client resumes with Last-Event-ID.
+ */
 async function serveStream(iterator: AsyncIterator<StreamEvent>, req: Request, res: Response) {
+  const bufferLimit = settings.streamBufferBytes();
   res.writeHead(200, {
     'content-type': 'text/event-stream; charset=utf-8',
     'cache-control': 'no-cache, no-transform',
@@ -80,6 +88,10 @@ async function serveStream(iterator: AsyncIterator<StreamEvent>, req: Request, r
     for (;;) {
       const next = await iterator.next();
       if (next.done || closed) break;
+      if (res.writableLength > bufferLimit && !(await drained(res, settings.streamSlowCutMs()))) {
+        slowClient(res);
+        break;
+      }
       const event = next.value;
       res.write(`id: ${event.id}\nevent: ${event.type}\ndata: ${serialized(event)}\n\n`);
     }
@@ -87,6 +99,33 @@ async function serveStream(iterator: AsyncIterator<StreamEvent>, req: Request, r
     stop();
     res.end();
   }
+}
+
+/** Whether the response's buffer drained within `ms` (false: it did not, or the connection closed). */
+function drained(res: Response, ms: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const done = (ok: boolean) => {
+      clearTimeout(timer);
+      res.off('drain', onDrain);
+      res.off('close', onClose);
+      resolve(ok);
+    };
+    const onDrain = () => done(true);
+    const onClose = () => done(false);
+    const timer = setTimeout(() => done(false), ms);
+    res.on('drain', onDrain);
+    res.on('close', onClose);
+  });
+}
+
+/** A client that stopped reading: the hint after what it has not read yet, then the end; the connection is cut if that never drains. */
+function slowClient(res: Response): void {
+  logger.info({ buffered: res.writableLength }, 'closing an event stream whose client reads too slowly');
+  res.write(STREAM_SLOW_FRAME);
+  const cut = setTimeout(() => res.destroy(), settings.streamSlowCutMs());
+  cut.unref();
+  res.once('close', () => clearTimeout(cut));
+  res.once('finish', () => clearTimeout(cut));
 }
 
 // Every subscriber of a session receives the same event object from the hub: serialise it once.

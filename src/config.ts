@@ -163,6 +163,15 @@ export const settings = {
   databasePoolSize: () => num('DATABASE_POOL_SIZE', 10),
   /** STREAM_PING_MS: keep-alive comment interval of SSE streams (default 15 s). */
   streamPingMs: () => num('STREAM_PING_MS', 15_000),
+  /**
+   * STREAM_BUFFER_BYTES: bytes an SSE stream may have waiting in the process for a slow client
+   * (beyond what the kernel's socket buffers hold) before the stream waits for it; a client that
+   * does not catch up within STREAM_SLOW_CUT_MS is closed with a reconnect hint (default 1 MiB);
+   * it resumes with Last-Event-ID.
+   */
+  streamBufferBytes: () => num('STREAM_BUFFER_BYTES', 1 << 20),
+  /** STREAM_SLOW_CUT_MS: how long a full stream waits for its client before it is closed, and a closed one before its connection is cut (default 5 s). */
+  streamSlowCutMs: () => num('STREAM_SLOW_CUT_MS', 5000),
   /** SHUTDOWN_DRAIN_MS: how long a stopping process lets running work finish (default 5 s). */
   shutdownDrainMs: () => numUnlessUnset('SHUTDOWN_DRAIN_MS', 5000),
   /** BLOB_STORE: `local` (default) or `s3`; read here for the shared-state warnings at start. */
@@ -175,6 +184,12 @@ export const settings = {
   authCacheTtlMs: () => numUnlessUnset('AUTH_CACHE_TTL_MS', 5_000),
 
   // Turns and their recovery.
+  /**
+   * TURN_CONCURRENCY: sessions one process runs turns for at once (default 256); a run beyond
+   * it waits for a slot in arrival order (src/runtime/turn-slots.ts), and it is the BullMQ
+   * worker's concurrency. Turns mostly wait on the model: the cap bounds memory and sandboxes.
+   */
+  turnConcurrency: () => Math.max(1, num('TURN_CONCURRENCY', 256)),
   /** MODEL_MAX_ATTEMPTS: tries of one model call (default 3). */
   modelMaxAttempts: () => num('MODEL_MAX_ATTEMPTS', 3),
   /** MODEL_RETRY_BASE_MS: first retry delay of a model call, doubled per try (default 500). */

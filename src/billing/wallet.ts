@@ -1,6 +1,7 @@
 // The universe wallet: a balance in nano-dollars, holds for model calls in flight (so parallel
 // turns cannot spend the same money twice) and a ledger of grants and charges.
 import { prisma } from '../db/client.js';
+import { Prisma } from '../generated/prisma/client.js';
 import { newId } from '../ids.js';
 import { centsToNano } from '../money.js';
 
@@ -16,11 +17,31 @@ export async function hold(universeId: string, nano: bigint): Promise<boolean> {
 export async function settle(universeId: string, held: bigint, cost: bigint, ref: { sessionId: string; usageId: string | null }): Promise<void> {
   // One statement (no BEGIN/COMMIT round trips): under hundreds of concurrent turns a two-statement
   // transaction waits for a pooled connection between its parts and can time out, leaving the hold.
+  await prisma.$executeRaw`${settleSql(universeId, held, cost, ref)}`;
+}
+
+/**
+ * The settle as one statement, `before` (data-modifying CTEs, each `name AS (…)`) running in the
+ * same statement: the model call's usage row and the session's consumed cost with its charge.
+ */
+export function settleSql(
+  universeId: string,
+  held: bigint,
+  cost: bigint,
+  ref: { sessionId: string; usageId: string | null },
+  before: Prisma.Sql[] = [],
+): Prisma.Sql {
   const entryId = newId('msg').replace('msg_', 'wal_');
-  await prisma.$executeRaw`
-    WITH charged AS (
+  return Prisma.sql`
+    WITH ${Prisma.join(
+      [
+        ...before,
+        Prisma.sql`charged AS (
       UPDATE "Universe" SET "heldNanoUsd" = "heldNanoUsd" - ${held}, "balanceNanoUsd" = "balanceNanoUsd" - ${cost}
-      WHERE "id" = ${universeId} RETURNING "id")
+      WHERE "id" = ${universeId} RETURNING "id")`,
+      ],
+      ', ',
+    )}
     INSERT INTO "WalletEntry" ("id", "universeId", "kind", "amountNanoUsd", "sessionId", "usageId", "createdAt")
     SELECT ${entryId}, "id", 'charge', ${-cost}, ${ref.sessionId}, ${ref.usageId}, now() FROM charged`;
 }

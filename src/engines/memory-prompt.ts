@@ -1,6 +1,7 @@
 // The note a session's system prompt carries about its mounted memory stores: where each is,
 // the store's name and description, the mount's instructions and access.
 import { prisma } from '../db/client.js';
+import type { SessionResource } from '../generated/prisma/client.js';
 
 export interface MemoryMountNote {
   path: string;
@@ -10,9 +11,14 @@ export interface MemoryMountNote {
   access: string;
 }
 
-/** What the system prompt says about the session's mounted stores (one query). */
-export async function memoryMountNotes(sessionId: string): Promise<MemoryMountNote[]> {
-  const mounts = await prisma.sessionResource.findMany({ where: { sessionId, type: 'memory_store' }, orderBy: { createdAt: 'asc' } });
+/**
+ * What the system prompt says about the session's mounted stores (one query, none without
+ * mounts). `resources`: the session's resources already read this turn (oldest first).
+ */
+export async function memoryMountNotes(sessionId: string, resources?: SessionResource[]): Promise<MemoryMountNote[]> {
+  const mounts = resources
+    ? resources.filter((r) => r.type === 'memory_store')
+    : await prisma.sessionResource.findMany({ where: { sessionId, type: 'memory_store' }, orderBy: { createdAt: 'asc' } });
   if (!mounts.length) return [];
   const stores = await prisma.memoryStore.findMany({ where: { id: { in: mounts.map((m) => m.memoryStoreId!) } } });
   const byId = new Map(stores.map((s) => [s.id, s]));

@@ -9,7 +9,8 @@ import { DEMO_CREDENTIAL, platformCredential } from './credentials.js';
 import { ProviderError, BudgetReachedError, emptyUsage, type ModelEvent, type ModelRequest, type Usage, type ProviderCredential } from './types.js';
 import { costNanoUsd, priceOf } from '../billing/pricing.js';
 import { SPEND_CAP_COLUMNS, turnCapNano } from '../billing/spend-cap.js';
-import { hold, settle } from '../billing/wallet.js';
+import { hold, settleSql } from '../billing/wallet.js';
+import { Prisma } from '../generated/prisma/client.js';
 import { accountCredential, markNeedsReconnect, markUsed } from '../billing/subscriptions.js';
 import { logger } from '../logger.js';
 import { failSpan, SpanKind, tracer, tracingOn, type Span } from '../telemetry/tracing.js';
@@ -201,31 +202,25 @@ async function record(
   const cost = usage ? costNanoUsd(req.model, usage) : 0n;
   const usageId = usage ? newId('msg').replace('msg_', 'use_') : null;
   try {
-    if (usage) {
-      await prisma.modelUsage.create({
-        data: {
-          id: usageId!,
-          sessionId: scope.sessionId,
-          universeId: scope.universeId,
-          turn: scope.turn,
-          provider: req.provider,
-          model: req.model,
-          billing: cred.kind,
-          inputTokens: usage.inputTokens,
-          outputTokens: usage.outputTokens,
-          cacheReadTokens: usage.cacheReadTokens,
-          cacheWriteTokens: usage.cacheWriteTokens,
-          costNanoUsd: cost,
-        },
-      });
-      // Consumed cost counts list price on either billing; the budget caps it.
-      await prisma.$executeRaw`
-        UPDATE "Session" SET "consumedNanoUsd" = "consumedNanoUsd" + ${cost},
-          "budgetReachedAt" = CASE WHEN "budgetMaxCents" IS NOT NULL AND "budgetReachedAt" IS NULL
-            AND "consumedNanoUsd" + ${cost} >= "budgetMaxCents" * 10000000 THEN now() ELSE "budgetReachedAt" END
-        WHERE "id" = ${scope.sessionId}`;
-    }
-    if (cred.kind === 'platform' && req.provider !== 'demo') await settle(scope.universeId, held, cost, { sessionId: scope.sessionId, usageId });
+    // ONE statement: the usage row, the session's consumed cost (list price on either billing;
+    // the budget caps it) and, on the platform's key, the wallet's settle and charge line.
+    const writes: Prisma.Sql[] = usage
+      ? [
+          Prisma.sql`usage_row AS (
+            INSERT INTO "ModelUsage" ("id", "sessionId", "universeId", "turn", "provider", "model", "billing",
+              "inputTokens", "outputTokens", "cacheReadTokens", "cacheWriteTokens", "costNanoUsd", "createdAt")
+            VALUES (${usageId}, ${scope.sessionId}, ${scope.universeId}, ${scope.turn}, ${req.provider}, ${req.model}, ${cred.kind},
+              ${usage.inputTokens}, ${usage.outputTokens}, ${usage.cacheReadTokens}, ${usage.cacheWriteTokens}, ${cost}, now()))`,
+          Prisma.sql`consumed AS (
+            UPDATE "Session" SET "consumedNanoUsd" = "consumedNanoUsd" + ${cost},
+              "budgetReachedAt" = CASE WHEN "budgetMaxCents" IS NOT NULL AND "budgetReachedAt" IS NULL
+                AND "consumedNanoUsd" + ${cost} >= "budgetMaxCents" * 10000000 THEN now() ELSE "budgetReachedAt" END
+            WHERE "id" = ${scope.sessionId})`,
+        ]
+      : [];
+    if (cred.kind === 'platform' && req.provider !== 'demo')
+      await prisma.$executeRaw`${settleSql(scope.universeId, held, cost, { sessionId: scope.sessionId, usageId }, writes)}`;
+    else if (writes.length) await prisma.$executeRaw`WITH ${Prisma.join(writes, ', ')} SELECT 1`;
     if (subscriptionId) await markUsed(subscriptionId);
   } catch (err) {
     logger.error({ err, sessionId: scope.sessionId }, 'could not record model usage');

@@ -81,6 +81,9 @@ export function memoryMountView(r: SessionResource, base: { id: string; mount_pa
   };
 }
 
+/** Sessions whose last write-in (this process, before the turn now running) found no memory store mounted. */
+const nothingWrittenIn = new Set<string>();
+
 /** The session's mounts, each with whether it is writable (read_write, and its store not archived since). */
 async function mountsOf(sessionId: string): Promise<(SessionResource & { writable: boolean })[]> {
   const mounts = await prisma.sessionResource.findMany({ where: { sessionId, type: 'memory_store' }, orderBy: { createdAt: 'asc' } });
@@ -102,8 +105,14 @@ const memoryPathOf = (rel: string) => `/${rel.split(path.sep).join('/')}`;
  * directory that holds exactly what it was last given gets only the store's changes since; any
  * other is replaced. read_only ones are bound read-only again after.
  */
-export async function syncMemoryMountsIn(sessionId: string, sandbox: Sandbox): Promise<void> {
-  if (!(await prisma.sessionResource.count({ where: { sessionId, type: 'memory_store' } }))) return;
+export async function syncMemoryMountsIn(sessionId: string, sandbox: Sandbox, anyMounted?: boolean): Promise<void> {
+  const mounted = anyMounted ?? (await prisma.sessionResource.count({ where: { sessionId, type: 'memory_store' } })) > 0;
+  if (!mounted) {
+    // Nothing was written in for this turn: its read-back has nothing to read (no query).
+    nothingWrittenIn.add(sessionId);
+    return;
+  }
+  nothingWrittenIn.delete(sessionId);
   // Writes a turn made but never read back (the process was killed mid-turn) are stored first.
   const clean = await syncMemoryMountsBack(sessionId, undefined, sandbox);
   const mounts = await mountsOf(sessionId);
@@ -297,6 +306,9 @@ function refusal(f: FoundFile & { bytes: Buffer }): string | null {
  * failure is logged and reported as a session.error): the turn's end must not depend on it.
  */
 export async function syncMemoryMountsBack(sessionId: string, turn?: number, placed?: Sandbox): Promise<Set<string>> {
+  // After a turn whose write-in found no store mounted: a mount added since has no directory in
+  // the sandbox yet (the next turn's write-in makes it), so there is nothing to read back.
+  if (turn !== undefined && nothingWrittenIn.delete(sessionId)) return new Set();
   const errors: string[] = [];
   // Mounts whose directory now holds exactly their snapshot (a write-in need only apply the store's changes).
   const clean = new Set<string>();

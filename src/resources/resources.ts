@@ -129,8 +129,10 @@ export async function insertPlanned(planned: Planned[]): Promise<SessionResource
  * Gives the sandbox every resource it has not received yet (before a turn, after provisioning);
  * `memory: false` leaves the memory stores to the next turn's write-in.
  */
-export async function syncResources(sessionId: string, sandbox: Sandbox, opts: { memory?: boolean } = {}): Promise<void> {
-  const pending = await prisma.sessionResource.findMany({ where: { sessionId, syncedAt: null, type: { not: 'memory_store' } }, orderBy: { createdAt: 'asc' } });
+export async function syncResources(sessionId: string, sandbox: Sandbox, opts: { memory?: boolean } = {}): Promise<SessionResource[]> {
+  // One read of the session's resources: those not given yet, and whether any memory store is mounted.
+  const all = await prisma.sessionResource.findMany({ where: { sessionId }, orderBy: { createdAt: 'asc' } });
+  const pending = all.filter((r) => r.syncedAt === null && r.type !== 'memory_store');
   for (const r of pending) {
     if (r.type === 'file') {
       const f = await prisma.file.findUnique({ where: { id: r.fileId! } });
@@ -143,7 +145,13 @@ export async function syncResources(sessionId: string, sandbox: Sandbox, opts: {
     logger.info({ sessionId, resource: r.id, type: r.type }, 'session resource materialised');
   }
   // Memory stores are written in before every turn: other sessions' writes since the last one.
-  if (opts.memory !== false) await syncMemoryMountsIn(sessionId, sandbox);
+  if (opts.memory !== false)
+    await syncMemoryMountsIn(
+      sessionId,
+      sandbox,
+      all.some((r) => r.type === 'memory_store'),
+    );
+  return all;
 }
 
 /**

@@ -7,6 +7,8 @@ import { logger } from '../logger.js';
 import { service } from '../services/registry.js';
 import { carried, withCarried, type Carried } from '../telemetry/tracing.js';
 import { queueWait, scrapedLabelledGauge } from '../telemetry/metrics.js';
+import { settings } from '../config.js';
+import { slotFree } from './turn-slots.js';
 
 export interface TurnQueue {
   enqueue(sessionId: string): Promise<void>;
@@ -63,7 +65,7 @@ export interface TurnJob {
 }
 
 /** `workerConnection` null: this process only enqueues (an API-only process; others run turns). */
-export function bullQueue(run: Runner, connection: Redis, workerConnection: Redis | null, prefix: string, concurrency = 16): TurnQueue {
+export function bullQueue(run: Runner, connection: Redis, workerConnection: Redis | null, prefix: string, concurrency = settings.turnConcurrency()): TurnQueue {
   const queue = new Queue<TurnJob>(TURN_QUEUE, { connection, prefix });
   const worker = workerConnection
     ? new Worker<TurnJob>(
@@ -125,8 +127,9 @@ declare module '../services/registry.js' {
 
 export async function enqueueSessionRun(sessionId: string): Promise<void> {
   // The queued job stays the durable path (another process may take it; the claim keeps
-  // one runner per session), the local call is the fast one.
+  // one runner per session), the local call is the fast one; with every turn slot here taken,
+  // the job is left to whichever process's worker has room.
   const run = service('localRunner');
-  if (run) setImmediate(() => void run(sessionId).catch((err) => logger.error({ err, sessionId }, 'session run failed')));
+  if (run && slotFree()) setImmediate(() => void run(sessionId).catch((err) => logger.error({ err, sessionId }, 'session run failed')));
   await service('turnQueue').enqueue(sessionId);
 }

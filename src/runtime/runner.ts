@@ -15,6 +15,7 @@ import { service } from '../services/registry.js';
 import { finishUnfinishedStreams } from './unfinished-streams.js';
 import { turnUsage } from '../billing/usage.js';
 import { afterAgentTurn, interruptActiveOutcome, type AfterTurn } from './outcomes.js';
+import { cancelWaitingRuns, releaseSlot, takeSlot, tryTakeSlot } from './turn-slots.js';
 
 const HEARTBEAT_MS = 5_000;
 
@@ -196,7 +197,7 @@ export async function runSession(sessionId: string): Promise<void> {
     return;
   }
   if (turnGate().draining) return;
-  await beginRun(sessionId, () => startTurn(sessionId, true)).finished;
+  await beginRun(sessionId, () => startTurn(sessionId, true), false).finished;
 }
 
 /**
@@ -208,8 +209,9 @@ export async function runSession(sessionId: string): Promise<void> {
  * path, which gives the precise answer.
  */
 export async function storeInputsAndStartTurn(sessionId: string, inputs: NewEvent[], gate: Prisma.Sql): Promise<StoredEvent[] | null> {
-  if (turnGate().draining || running.has(sessionId)) return null;
-  const run = beginRun(sessionId, () => storeTurnStart(sessionId, [...inputs, RUNNING], true, gate));
+  // Every turn slot taken: the ordinary path stores the inputs and queues the run.
+  if (turnGate().draining || running.has(sessionId) || !tryTakeSlot()) return null;
+  const run = beginRun(sessionId, () => storeTurnStart(sessionId, [...inputs, RUNNING], true, gate), true);
   run.finished.catch((err) => logger.error({ err, sessionId }, 'session run failed'));
   const started = await run.started;
   return started ? started.batch.stored.slice(0, inputs.length) : null;
@@ -219,8 +221,10 @@ export async function storeInputsAndStartTurn(sessionId: string, inputs: NewEven
  * One run of a session in this process (the caller checked that none is live): registers it,
  * makes its first start with `start` (null: not claimed, the run ends), then runs turns until
  * the session goes idle. `started` settles with the first start, `finished` when the run ends.
+ * The run holds one of the process's turn slots (TURN_CONCURRENCY) from before its claim to its
+ * end: `slotTaken` when the caller took it, else the run waits for one (in arrival order).
  */
-function beginRun(sessionId: string, start: () => Promise<Started | null>): { started: Promise<Started | null>; finished: Promise<void> } {
+function beginRun(sessionId: string, start: () => Promise<Started | null>, slotTaken: boolean): { started: Promise<Started | null>; finished: Promise<void> } {
   // Registered before the claim: a start asked for meanwhile (another send, the queued job)
   // marks this run instead of racing it with a claim of its own.
   let finish!: () => void;
@@ -236,8 +240,14 @@ function beginRun(sessionId: string, start: () => Promise<Started | null>): { st
   // Interrupts are listened to from before the turn starts (the process's one subscription; at
   // the first run its round trip overlaps the claim's).
   const subscribed = listenForInterrupts();
+  let holdsSlot = slotTaken;
   const finished = (async () => {
     try {
+      if (!holdsSlot) holdsSlot = await takeSlot();
+      if (!holdsSlot || turnGate().draining) {
+        onStart(null);
+        return;
+      }
       let first: Started | null;
       try {
         first = await start();
@@ -298,6 +308,7 @@ function beginRun(sessionId: string, start: () => Promise<Started | null>): { st
         });
       }
     } finally {
+      if (holdsSlot) releaseSlot();
       stopBeating(sessionId);
       running.delete(sessionId);
       finish();
@@ -378,6 +389,7 @@ const settle = (promises: Promise<void>[], ms: number) =>
  */
 export async function drainTurns(finishMs: number, abortMs: number): Promise<string[]> {
   turnGate().draining = true;
+  cancelWaitingRuns();
   await settle(
     [...running.values()].map((s) => s.finished),
     finishMs,
@@ -397,6 +409,7 @@ export async function drainTurns(finishMs: number, abortMs: number): Promise<str
 export function abortAllTurns(): void {
   const gate = turnGate();
   gate.draining = true;
+  cancelWaitingRuns();
   gate.shutdown.abort(new Error('shutting down'));
   for (const state of running.values()) state.controller?.abort(gate.shutdown.signal.reason);
 }

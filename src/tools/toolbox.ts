@@ -57,6 +57,11 @@ export interface ToolboxScope {
   sandbox: Sandbox;
   /** Reports a remote tool server that could not be reached (the turn goes on without it). */
   onServerUnavailable(server: string, message: string): Promise<void>;
+  /**
+   * The agent's row as the turn just read it: its MCP servers, and the capabilities and tool
+   * policy of the turn's first step (later steps and calls read them again), without a query.
+   */
+  agent?: { mcpServers: unknown; capabilities: string[]; toolPolicy: unknown } | null;
 }
 
 /** What the agent says right now about capabilities and tool policy (one query). */
@@ -73,19 +78,31 @@ async function agentNow(agentId: string | null) {
  * the same way whichever engine makes it.
  */
 export async function serviceToolbox(scope: ToolboxScope): Promise<Toolbox> {
-  const agent = scope.agentId ? await prisma.agent.findUnique({ where: { id: scope.agentId }, select: { mcpServers: true } }) : null;
+  const agent =
+    scope.agent !== undefined
+      ? scope.agent
+      : scope.agentId
+        ? await prisma.agent.findUnique({ where: { id: scope.agentId }, select: { mcpServers: true } })
+        : null;
+  // The turn's own read serves the first look at capabilities and policy; every later one reads again.
+  let fresh = scope.agent ? { capabilities: scope.agent.capabilities, toolPolicy: parseToolPolicy(scope.agent.toolPolicy) } : null;
+  const agentNowOnce = () => {
+    const now = fresh;
+    fresh = null;
+    return now ? Promise.resolve(now) : agentNow(scope.agentId);
+  };
   const servers = (Array.isArray(agent?.mcpServers) ? agent.mcpServers : []) as unknown as StoredMcpServer[];
   const mcpTools = servers.length ? await sessionMcpTools(scope.sessionId, servers, scope.onServerUnavailable) : [];
   const mcpSpecs = mcpTools.map((t) => t.spec);
 
   return {
     async specs() {
-      const { capabilities } = await agentNow(scope.agentId);
+      const { capabilities } = await agentNowOnce();
       return [...mcpSpecs, ...capabilitySpecs(capabilities)];
     },
 
     async decide(name) {
-      const { toolPolicy } = await agentNow(scope.agentId);
+      const { toolPolicy } = await agentNowOnce();
       const mcp = mcpToolNamed(scope.sessionId, name);
       const capability = capabilityForTool(name);
       return decideTool(toolPolicy, { name, server: mcp?.server ?? null, capability: capability?.id ?? null });

@@ -1,6 +1,7 @@
 // Several processes and crashes: two API processes on one PostgreSQL + Redis serve one stream
 // (a turn run by one process reaches a stream on the other), and a process killed mid-turn
-// leaves no session stuck in `running` (recovery on restart; queued inputs still run).
+// leaves no session stuck in `running` (recovery on restart; queued inputs still run). Two worker
+// processes split 20 sessions sent at once, each stream on the process that did not run its turn.
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -10,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeProvider, type FakeProvider } from '../fake-provider/server.js';
 import { startChildServer, api, type ChildServer } from '../helpers/child-server.js';
 import { collectSse, type SseFrame } from '../helpers/sessions.js';
+import { streamedIds, watchStream } from '../helpers/streams.js';
 
 const DB = process.env.TEST_DATABASE_URL;
 const REDIS = process.env.TEST_REDIS_URL;
@@ -99,6 +101,61 @@ describe.skipIf(!DB || !REDIS)('two processes on one PostgreSQL and Redis', () =
     expect(fs.existsSync(path.join(shared.DATA_DIR!, 'sandboxes', session.id, 'workspace', 'pid.txt'))).toBe(false);
     expect(fs.existsSync(path.join(workerDataDir, 'sandboxes', session.id, 'workspace', 'pid.txt'))).toBe(true);
   }, 60_000);
+});
+
+describe.skipIf(!DB || !REDIS)('two worker processes splitting many sessions (issue #29)', () => {
+  it('turns sent to either process all end end_turn; each stream, on the other process, equals its history', async () => {
+    const schema = `split_${randomBytes(5).toString('hex')}`;
+    schemas.push(schema);
+    const token = `ast_split_${randomBytes(16).toString('hex')}`;
+    const shared: Record<string, string> = baseEnv({
+      DATABASE_URL: `${DB}?schema=${schema}`,
+      REDIS_URL: REDIS!,
+      ADMIN_TOKEN: token,
+      QUEUE_PREFIX: schema,
+      STARTING_CREDITS_CENTS: '1000000',
+    });
+    const first = await startChildServer({ ...shared, DATA_DIR: fs.mkdtempSync(path.join(os.tmpdir(), 'split-a-')) });
+    children.push(first);
+    const second = await startChildServer({ ...shared, DATA_DIR: fs.mkdtempSync(path.join(os.tmpdir(), 'split-b-')) });
+    children.push(second);
+    const procs = [first, second];
+    const N = 20;
+    const agent = (await api(first.base, token, 'POST', '/agents', {})).body.agent;
+    const sessions: string[] = [];
+    for (let i = 0; i < N; i++) sessions.push((await api(procs[i % 2]!.base, token, 'POST', '/sessions', { agent: agent.id })).body.session.id);
+    for (const id of sessions) await waitForHistory(first.base, token, id, () => true);
+    for (const id of sessions)
+      for (let i = 0; i < 200 && (await api(first.base, token, 'GET', `/sessions/${id}`)).body.session.status !== 'idle'; i++)
+        await new Promise((r) => setTimeout(r, 50));
+    // Session i is sent to process i % 2 and watched on the other one.
+    const streams = await Promise.all(sessions.map((id, i) => watchStream(procs[(i + 1) % 2]!.base, token, id)));
+    const idlesBefore = await Promise.all(
+      sessions.map(
+        async (id) =>
+          (await api(first.base, token, 'GET', `/sessions/${id}/events?limit=1000`)).body.events.filter((e: any) => e.type === 'session.status_idle').length,
+      ),
+    );
+    await Promise.all(streams.map((w, i) => w.idles(idlesBefore[i]!)));
+    for (let i = 0; i < N; i++) fake.enqueue({ kind: 'text', text: `split answer ${i}`, chunks: 4, delayMs: 20 });
+    const sent = await Promise.all(
+      sessions.map((id, i) =>
+        api(procs[i % 2]!.base, token, 'POST', `/sessions/${id}/events`, { events: [{ type: 'user.message', content: [{ type: 'text', text: 'go' }] }] }),
+      ),
+    );
+    expect(sent.map((r) => r.status)).toEqual(sessions.map(() => 202));
+    await Promise.all(streams.map((w, i) => w.idles(idlesBefore[i]! + 1)));
+    const answers = new Set<string>();
+    for (let i = 0; i < N; i++) {
+      const events = (await api(procs[i % 2]!.base, token, 'GET', `/sessions/${sessions[i]}/events?limit=1000`)).body.events;
+      const w = streams[i]!;
+      expect(w.frames.map((f) => f.id)).toEqual(streamedIds(events));
+      expect(w.frames.at(-1)!.data.stop_reason).toEqual({ type: 'end_turn' });
+      answers.add(events.find((e: any) => e.type === 'agent.message' && e.final).text);
+      w.close();
+    }
+    expect(answers.size).toBe(N);
+  }, 180_000);
 });
 
 describe('restart recovery', () => {

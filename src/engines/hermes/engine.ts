@@ -26,15 +26,15 @@ async function runHermesEngineTurn(ctx: TurnContext): Promise<StopReason> {
   const { session, agent, turn, signal, emit, emitIn } = ctx;
   const sessionId = session.id;
   // Independent reads together: one round trip's wait instead of two.
-  const [prompt, sandbox, memoryStores] = await Promise.all([
+  const [prompt, sandbox] = await Promise.all([
     agent && session.promptVersion
       ? prisma.promptVersion.findUnique({ where: { agentId_version: { agentId: agent.id, version: session.promptVersion } } })
       : null,
     ctx.sandbox(),
-    memoryMountNotes(sessionId),
   ]);
+  let memoryStores: Awaited<ReturnType<typeof memoryMountNotes>>;
   try {
-    await sandboxFilling().syncResources(sessionId, sandbox);
+    memoryStores = await memoryMountNotes(sessionId, await sandboxFilling().syncResources(sessionId, sandbox));
   } catch (err) {
     return turnFailed(emit, 'resource_unavailable', `a session resource could not be placed in the sandbox: ${(err as Error).message}`);
   }
@@ -45,6 +45,7 @@ async function runHermesEngineTurn(ctx: TurnContext): Promise<StopReason> {
     turn,
     sandbox,
     onServerUnavailable: (server, message) => toolServerUnavailable(emit, server, message),
+    agent: agent && agent.id === session.agentId ? agent : null, // read at the turn's start: no second read
   });
   const stopped = await settlePendingCalls({ sessionId, turn, tools, signal, emitIn });
   if (stopped) return stopped;

@@ -1,0 +1,69 @@
+// Many sessions at once (issue #29), kept small for CI: 50 hermes sessions with one SSE stream
+// each, 50 sends at once, the fake provider streaming each answer in chunks. Correctness only
+// (timings live in bench/concurrency.ts): every turn ends end_turn, every stream is gap-free,
+// has no duplicate and equals the session's history. Runs on the embedded defaults and, with
+// TEST_DATABASE_URL / TEST_REDIS_URL, on PostgreSQL + Redis.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestServer, type TestServer } from '../helpers/server.js';
+import { startFakeProvider, type FakeProvider } from '../fake-provider/server.js';
+import { history, sendText, waitFor } from '../helpers/sessions.js';
+import { streamedIds, watchStream } from '../helpers/streams.js';
+
+const C = 50;
+
+let s: TestServer;
+let fake: FakeProvider;
+beforeAll(async () => {
+  fake = await startFakeProvider();
+  // Enough credits for every turn's hold at once.
+  s = await startTestServer({ anthropicApiKey: 'sk-ant-test', anthropicBaseUrl: fake.anthropicBaseUrl, startingCreditsCents: 1_000_000 });
+});
+afterAll(async () => {
+  await s?.stop();
+  await fake?.close();
+});
+
+describe(`${C} turns at once`, () => {
+  it('every turn ends end_turn; every stream is gap- and duplicate-free and equals its history', async () => {
+    const agent = (await s.api('POST', '/agents', { body: {} })).body.agent;
+    const sessions: string[] = [];
+    for (let i = 0; i < C; i += 10) {
+      const batch = await Promise.all(Array.from({ length: Math.min(10, C - i) }, () => s.api('POST', '/sessions', { body: { agent: agent.id } })));
+      for (const r of batch) {
+        expect(r.status).toBe(201);
+        sessions.push(r.body.session.id);
+      }
+    }
+    for (const id of sessions) await waitFor(async () => (await s.api('GET', `/sessions/${id}`)).body.session.status === 'idle', 20_000);
+    const streams = await Promise.all(sessions.map((id) => watchStream(s.base, s.adminToken, id)));
+    const replayedIdles = await Promise.all(sessions.map(async (id) => (await history(s, id)).filter((e) => e.type === 'session.status_idle').length));
+    await Promise.all(streams.map((w, i) => w.idles(replayedIdles[i]!)));
+    for (let i = 0; i < C; i++) fake.enqueue({ kind: 'text', text: `answer number ${i} in several words`, chunks: 6, delayMs: 10 });
+
+    const sent = await Promise.all(sessions.map((id) => sendText(s, id, 'go')));
+    expect(sent.map((r) => r.status)).toEqual(sessions.map(() => 202));
+    await Promise.all(streams.map((w, i) => w.idles(replayedIdles[i]! + 1)));
+
+    const answers = new Set<string>();
+    for (let i = 0; i < C; i++) {
+      const w = streams[i]!;
+      const events = await history(s, sessions[i]!);
+      const ids = w.frames.map((f) => f.id);
+      expect(new Set(ids).size, 'no duplicate').toBe(ids.length);
+      expect([...ids].sort(), 'ids in order').toEqual(ids);
+      expect(ids, 'stream equals history').toEqual(streamedIds(events));
+      const last = w.frames.at(-1)!;
+      expect(last.type).toBe('session.status_idle');
+      expect(last.data.stop_reason, JSON.stringify(w.frames.filter((f) => f.type === 'session.error'))).toEqual({ type: 'end_turn' });
+      expect(w.frames.some((f) => f.type === 'session.error')).toBe(false);
+      const final = w.frames.filter((f) => f.type === 'agent.message' && f.data.final);
+      expect(final).toHaveLength(1);
+      // The chunks of this turn's stream make up its own final message (no chunk of another session).
+      const chunks = w.frames.filter((f) => f.type === 'agent.message' && !f.data.final && f.data.messageId === final[0]!.data.messageId);
+      expect(chunks.map((f) => f.data.text).join('')).toBe(final[0]!.data.text);
+      answers.add(final[0]!.data.text);
+    }
+    expect(answers.size, 'each session got one of the answers, none twice').toBe(C);
+    for (const w of streams) w.close();
+  }, 120_000);
+});
