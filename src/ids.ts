@@ -40,7 +40,8 @@ export type IdPrefix =
   | 'env'
   | 'memstore'
   | 'mem'
-  | 'memver';
+  | 'memver'
+  | 'sthr';
 
 export function newId(prefix: IdPrefix): string {
   return `${prefix}_${nextUlid().toLowerCase()}`;

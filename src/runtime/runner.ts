@@ -13,6 +13,8 @@ import { moveOf, movableFrom, transition } from './session-state-machine.js';
 import { sandboxFilling } from './sandbox-filling.js';
 import { service } from '../services/registry.js';
 import { finishUnfinishedStreams } from './unfinished-streams.js';
+import { INTERRUPTS, publishInterrupt } from './runner-signals.js';
+import { isThreadId, threadTurnEnded } from './threads.js';
 
 const HEARTBEAT_MS = 5_000;
 
@@ -37,17 +39,7 @@ function stopBeating(sessionId: string): void {
   beat = null;
 }
 
-/**
- * Interrupts of every session reach each process on ONE channel, the message naming the session
- * (`<sessionId> <by>`): a process listens once, instead of a subscription (two Redis round
- * trips) per run of a session; the run it names, if live here, is aborted.
- */
-const INTERRUPTS = 'interrupts';
-
-/** Asks the process running the session's turn (any process) to interrupt it. */
-export async function publishInterrupt(sessionId: string, by: string): Promise<void> {
-  await pubsub().publish(INTERRUPTS, `${sessionId} ${by}`);
-}
+export { publishInterrupt };
 
 // Per pub/sub part (a test composes several in turn): its subscription, made at the first run.
 const interruptListeners = new WeakMap<PubSub, Promise<unknown>>();
@@ -262,7 +254,9 @@ function beginRun(sessionId: string, start: () => Promise<Started | null>): { st
         }
         state.controller = null;
         await sandboxFilling().syncMemoryBack(sessionId, current.turn); // memory stores: the turn's writes become versions (never throws)
+        const ended = current.turn;
         current = await endTurn(sessionId, { type: 'session.status_idle', fields: { stop_reason: stop } });
+        if (isThreadId(sessionId)) await threadTurnEnded(sessionId, ended, stop); // multiagent: its session hears of it
       }
     } finally {
       stopBeating(sessionId);
@@ -287,6 +281,7 @@ export async function recoverStaleSessions(staleMs = settings.runnerStaleMs()): 
 async function endLostTurns(stale: { id: string; runnerId: string | null }[]): Promise<string[]> {
   const recovered: string[] = [];
   for (const s of stale) {
+    const turn = isThreadId(s.id) ? ((await prisma.session.findUnique({ where: { id: s.id }, select: { turnCount: true } }))?.turnCount ?? 0) : 0;
     if (!(await transition(s.id, 'recover', { runnerId: null }, prisma, { runnerId: s.runnerId }))) continue;
     await commitEvents(s.id, [
       ...(await finishUnfinishedStreams(s.id)),
@@ -296,6 +291,7 @@ async function endLostTurns(stale: { id: string; runnerId: string | null }[]): P
       },
       { type: 'session.status_idle', fields: { stop_reason: { type: 'retries_exhausted' } } },
     ]);
+    if (isThreadId(s.id)) await threadTurnEnded(s.id, turn, { type: 'retries_exhausted' });
     recovered.push(s.id);
   }
   return recovered;

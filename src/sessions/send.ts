@@ -17,6 +17,7 @@ import { assertCanStartTurn } from '../billing/spend-gate.js';
 import { materializeContent } from './attachments.js';
 import { legacyPartsToContent } from './legacy-parts.js';
 import { checkConfirmations } from '../tools/confirmations.js';
+import { interruptThreads } from '../runtime/threads.js';
 
 function who(viewer: Viewer): string {
   return viewer.auth === 'token' ? `token:${viewer.tokenId}` : `user:${viewer.user.id}`;
@@ -77,7 +78,10 @@ export async function sendEvents(viewer: Viewer, idOrAgent: string, body: SendEv
     } else prepared.push({ type: e.type, fields: { content: e.content } });
   }
   const stored = await commitEvents(session.id, prepared);
-  if (body.events.some((e) => e.type === 'user.interrupt')) await publishInterrupt(session.id, by);
+  if (body.events.some((e) => e.type === 'user.interrupt')) {
+    await publishInterrupt(session.id, by);
+    await interruptThreads(session.id, by); // multiagent: every running thread too
+  }
   if (hasInputs) await enqueueSessionRun(session.id);
   return stored.map((s) => s.event);
 }
@@ -85,8 +89,10 @@ export async function sendEvents(viewer: Viewer, idOrAgent: string, body: SendEv
 /** POST /sessions/{id}/interrupt: `interrupting` when a turn runs, else `no_turn`. */
 export async function interruptSession(viewer: Viewer, idOrAgent: string): Promise<'interrupting' | 'no_turn'> {
   const session = await resolveSession(viewer, idOrAgent);
-  if (session.status !== 'running') return 'no_turn';
   const by = who(viewer);
+  // Multiagent: an interrupt of the session interrupts every running thread.
+  const threads = await interruptThreads(session.id, by);
+  if (session.status !== 'running') return threads ? 'interrupting' : 'no_turn';
   await commitEvent(session.id, { type: 'user.interrupt', fields: { by } });
   await publishInterrupt(session.id, by);
   return 'interrupting';

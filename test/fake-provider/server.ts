@@ -50,6 +50,14 @@ export interface FakeProvider {
   /** Refuse requests the real API would refuse (default true). */
   strict: boolean;
   enqueue(...steps: FakeStep[]): void;
+  /**
+   * Multiagent: steps for the requests whose system prompt contains `marker` (an agent's prompt),
+   * taken before the shared FIFO, so a coordinator and its parallel specialists are scripted
+   * each on their own (see the block "per-agent scripts" below).
+   */
+  enqueueFor(marker: string, ...steps: FakeStep[]): void;
+  /** When each request arrived (ms since epoch), in `requests` order. */
+  arrivals: number[];
   reset(): void;
   close(): Promise<void>;
 }
@@ -554,10 +562,36 @@ function streamFailure(res: http.ServerResponse, api: Api, responses: boolean, s
   res.end();
 }
 
+// ---- per-agent scripts (multiagent, issue #32) -----------------------------------------------
+// A coordinator and its specialists call the provider at once: a script per agent, picked by a
+// marker in the request's system prompt (Anthropic `system`, Chat's system/developer messages,
+// Responses' `instructions`). A coordinator is scripted to delegate with ordinary tool_call steps
+// naming the delegation tools (`delegate`, `message_thread`, `wait_threads`).
+
+function systemTextOf(body: any): string {
+  if (!body || typeof body !== 'object') return '';
+  const parts: string[] = [];
+  if (typeof body.system === 'string') parts.push(body.system);
+  else if (Array.isArray(body.system)) for (const b of body.system) parts.push(String(b?.text ?? ''));
+  if (typeof body.instructions === 'string') parts.push(body.instructions);
+  for (const m of Array.isArray(body.messages) ? body.messages : [])
+    if (m?.role === 'system' || m?.role === 'developer') parts.push(typeof m.content === 'string' ? m.content : JSON.stringify(m.content));
+  return parts.join('\n');
+}
+
+function takeScripted(scripts: Map<string, FakeStep[]>, body: any): FakeStep | undefined {
+  if (!scripts.size) return undefined;
+  const system = systemTextOf(body);
+  for (const [marker, steps] of scripts) if (steps.length && system.includes(marker)) return steps.shift();
+  return undefined;
+}
+
 // ---- server ------------------------------------------------------------------------------
 
 export async function startFakeProvider(): Promise<FakeProvider> {
   let queue: FakeStep[] = [];
+  const scripts = new Map<string, FakeStep[]>();
+  const arrivals: number[] = [];
   const requests: RecordedRequest[] = [];
   const hangs = new Set<http.ServerResponse>();
   const fake = { rejectKeys: new Set<string>(), strict: true };
@@ -572,6 +606,7 @@ export async function startFakeProvider(): Promise<FakeProvider> {
     const headers = Object.fromEntries(Object.entries(req.headers).map(([k, v]) => [k, String(v)]));
     const path = (req.url ?? '').split('?')[0]!;
     requests.push({ path, headers, body });
+    arrivals.push(Date.now());
     const responses = path === '/v1/responses';
     const api: Api | null = path === '/v1/messages' ? 'anthropic' : path === '/v1/chat/completions' || responses ? 'openai' : null;
     if (!api) return sendError(res, 'openai', 404, `Unknown request URL: ${req.method} ${path}`);
@@ -587,7 +622,7 @@ export async function startFakeProvider(): Promise<FakeProvider> {
       if (invalid) return sendError(res, api, 400, invalid);
     }
 
-    const step: FakeStep = queue.shift() ?? { kind: 'text', text: 'ok' };
+    const step: FakeStep = takeScripted(scripts, body) ?? queue.shift() ?? { kind: 'text', text: 'ok' };
     if (step.kind === 'error') {
       return sendError(
         res,
@@ -630,8 +665,14 @@ export async function startFakeProvider(): Promise<FakeProvider> {
     openaiBaseUrl: `http://127.0.0.1:${port}/v1`,
     requests,
     enqueue: (...steps: FakeStep[]) => void queue.push(...steps),
+    enqueueFor(marker: string, ...steps: FakeStep[]) {
+      scripts.set(marker, [...(scripts.get(marker) ?? []), ...steps]);
+    },
+    arrivals,
     reset() {
       queue = [];
+      scripts.clear();
+      arrivals.length = 0;
       requests.length = 0;
       fake.rejectKeys.clear();
       fake.strict = true;
