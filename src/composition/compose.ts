@@ -26,6 +26,7 @@ import { bullRoutineScheduler } from '../routines/bull-scheduler.js';
 import { systemResolver } from '../net/outbound-guard.js';
 import { handleGatewayRequest } from '../gateway/http-endpoint.js';
 import { syncResources } from '../resources/resources.js';
+import { relayDelegation } from '../runtime/delegation-tools.js';
 import { materializeSkills } from '../skills/materialize.js';
 import { openRedis } from '../redis.js';
 import type { Database } from '../db/client.js';
@@ -73,6 +74,7 @@ export async function composeServices(cfg: Config, opts: ComposeOptions): Promis
       egressCa: sandboxes.egress.ca,
       sandboxDriver: sandboxes.driver,
       sandboxFilling: { syncResources, materializeSkills, syncMemoryBack: syncMemoryMountsBack },
+      relayDelegation, // multiagent: a coordinator's delegation tools in the CLI engines' MCP relay
       redis,
       pubsub: redis ? redisPubSub(redis.shared, redis.dedicated()) : memoryPubSub(),
       turnQueue: redis ? bullQueue(runSession, redis.dedicated(), cfg.turnWorker ? redis.dedicated() : null, cfg.queuePrefix) : inProcessQueue(runSession),

@@ -7,7 +7,16 @@ import { prisma } from '../db/client.js';
 import type { ToolSpec } from '../gateway/types.js';
 import type { Session } from '../generated/prisma/client.js';
 import type { Toolbox, ToolCall, ToolOutcome } from '../tools/types.js';
-import { outcomeOf, rosterOf, sendToThread, startThread, ThreadRefusal, type SentMessage, type ThreadOutcome } from './threads.js';
+import {
+  isThreadId as isThreadSession,
+  outcomeOf,
+  rosterOf,
+  sendToThread,
+  startThread,
+  ThreadRefusal,
+  type SentMessage,
+  type ThreadOutcome,
+} from './threads.js';
 
 export const DELEGATION_TOOL_NAMES = ['delegate', 'message_thread', 'wait_threads'] as const;
 
@@ -109,13 +118,30 @@ async function lastMessageOf(session: Session, threadId: string): Promise<SentMe
 }
 
 /** `tools` plus the delegation tools when `session` is a coordinator's (unchanged otherwise). */
-export function withDelegation(session: Session, tools: Toolbox): Toolbox {
+export function withDelegation(session: Session, tools: Toolbox, state: DelegationState = newDelegationState()): Toolbox {
   const specs = delegationSpecs(session);
   if (!specs.length) return tools;
-  const state = newDelegationState();
   return {
     specs: async () => [...(await tools.specs()), ...specs],
     decide: (name) => (isDelegation(name) ? Promise.resolve('run') : tools.decide(name)),
     run: (call, signal) => (isDelegation(call.name) ? runDelegationTool(session, state, call, signal) : tools.run(call, signal)),
   };
+}
+
+// The relay (src/tools/mcp/relay.ts) is stateless per request: what a CLI coordinator's turn has
+// sent is kept here by session and turn (the last few turns of a session only).
+const relayStates = new Map<string, DelegationState>();
+
+/** The relay's toolbox of a coordinator's session, with the delegation tools (installed by the composition). */
+export async function relayDelegation(caller: { sessionId: string; turn: number }, tools: Toolbox): Promise<Toolbox> {
+  if (isThreadSession(caller.sessionId)) return tools;
+  const session = await prisma.session.findUnique({ where: { id: caller.sessionId } });
+  if (!session || !delegationSpecs(session).length) return tools;
+  const key = `${caller.sessionId}#${caller.turn}`;
+  let state = relayStates.get(key);
+  if (!state) {
+    relayStates.set(key, (state = newDelegationState()));
+    if (relayStates.size > 1000) relayStates.delete(relayStates.keys().next().value!);
+  }
+  return withDelegation(session, tools, state);
 }
