@@ -13,6 +13,8 @@
 //  5. channels (bench/channels.ts): inbound acknowledgement under load, message → user.message
 //     stored → reply posted through the loopback platform.
 // 12. dashboard (bench/dashboard.ts): first load in a fresh Chromium context beside a bare page's.
+// 13. multiagent (bench/multiagent.ts): delegate → specialist's first model request, two parallel
+//     1 s specialists' wall time, beside a turn's start and one specialist alone. BENCH_ONLY=multiagent.
 //  BENCH_ONLY=rest runs only the first measurement; BENCH_ONLY=hot the first two; BENCH_ONLY=engines
 //  only the engines' (BENCH_ENGINES=opencode,pi narrows them); BENCH_ONLY=dashboard only the dashboard's.
 //  2. send (202) → first SSE frame latency, p50/p99, the fake provider answering at once, beside
@@ -39,6 +41,7 @@ import { mcpBench } from './mcp.js';
 import { sandboxBench } from './sandboxes.js';
 import { engineBench } from './engines.js';
 import { dashboardBench } from './dashboard.js';
+import { multiagentBench } from './multiagent.js';
 import { environmentBench } from './environments.js';
 import { firstFrameBench, openStream, startFrameLimit } from './first-frame.js';
 
@@ -89,6 +92,10 @@ const s = await startTestServer({
 const rows: [string, string][] = [];
 if (process.env.BENCH_ONLY === 'engines') {
   rows.push(...(await engineBench(s)));
+  await finishEarly();
+}
+if (process.env.BENCH_ONLY === 'multiagent') {
+  rows.push(...(await multiagentBench(s, fake)));
   await finishEarly();
 }
 if (process.env.BENCH_ONLY === 'dashboard') {
@@ -270,6 +277,9 @@ rows.push(...(await sandboxBench(s)));
 
 // 10. environments: create → idle with packages, first (installing) and cached, vs none (bench/environments.ts).
 rows.push(...(await environmentBench(s)));
+
+// 13. multiagent: delegation overhead and two parallel specialists (bench/multiagent.ts).
+rows.push(...(await multiagentBench(s, fake)));
 
 // 11. CLI engines: session create → first agent.message per installed engine (warm), hermes alongside (bench/engines.ts).
 rows.push(...(await engineBench(s)));

@@ -13,6 +13,21 @@ import { newId } from '../ids.js';
 import { logger } from '../logger.js';
 import { enqueueSessionRun } from './queue.js';
 import { publishInterrupt } from './runner-signals.js';
+import { Prisma } from '../generated/prisma/client.js';
+import type { NewEvent, StoredEvent } from '../events/types.js';
+import { service } from '../services/registry.js';
+
+/**
+ * The runner's one-statement send-and-start (`storeInputsAndStartTurn`, src/runtime/runner.ts),
+ * installed by the composition: the runner imports this module (its hooks), so not the reverse.
+ */
+export type StartTurnAtOnce = (sessionId: string, inputs: NewEvent[], gate: Prisma.Sql) => Promise<StoredEvent[] | null>;
+
+declare module '../services/registry.js' {
+  interface Services {
+    startTurnAtOnce: StartTurnAtOnce;
+  }
+}
 
 /** One roster agent as its session snapshotted it (src/agents/roster.ts writes it). */
 export interface RosterMember {
@@ -75,6 +90,15 @@ interface Gate {
   queue: (() => void)[];
 }
 const gates = new Map<string, Gate>();
+
+/** A slot at once, or false (nothing taken). */
+function tryAcquire(parentId: string): boolean {
+  let gate = gates.get(parentId);
+  if (!gate) gates.set(parentId, (gate = { active: 0, queue: [] }));
+  if (gate.active >= settings.threadsPerSession()) return false;
+  gate.active++;
+  return true;
+}
 
 async function acquire(parentId: string, signal: AbortSignal): Promise<boolean> {
   let gate = gates.get(parentId);
@@ -150,27 +174,54 @@ export async function startThread(parent: Session, name: string, message: string
     type: 'thread.started',
     fields: { thread_id: id, agent: { id: member.agentId, name: member.name, version: member.version } },
   });
-  return sendToThread(parent, id, message, signal);
+  return sendToThread(parent, id, message, signal, true);
 }
 
 /** A follow-up to a thread of this session (it keeps its own conversation); queued when it runs. */
-export async function sendToThread(parent: Session, threadId: string, message: string, signal: AbortSignal): Promise<SentMessage> {
-  const thread = await prisma.session.findFirst({ where: { id: threadId, parentSessionId: parent.id }, select: { id: true, status: true } });
-  if (!thread) throw new ThreadRefusal(`no thread ${threadId} in this session`);
-  if (thread.status === 'terminated') throw new ThreadRefusal(`the thread ${threadId} is archived`);
-  const [stored] = await commitEvents(threadId, [{ type: 'user.message', fields: { content: [{ type: 'text', text: message }] } }]);
-  const eventId = stored!.event.id;
-  // Dispatched under the session's cap; the slot is given back when the message's turn ends.
-  void (async () => {
-    if (!(await acquire(parent.id, signal))) return; // the coordinator's turn ended first: the input waits
+export async function sendToThread(parent: Session, threadId: string, message: string, signal: AbortSignal, fresh = false): Promise<SentMessage> {
+  if (!fresh) {
+    const thread = await prisma.session.findFirst({ where: { id: threadId, parentSessionId: parent.id }, select: { id: true, status: true } });
+    if (!thread) throw new ThreadRefusal(`no thread ${threadId} in this session`);
+    if (thread.status === 'terminated') throw new ThreadRefusal(`the thread ${threadId} is archived`);
+  }
+  const input: NewEvent = { type: 'user.message', fields: { content: [{ type: 'text', text: message }] } };
+  // Fast path: a slot free and this process runs turns: the message is stored and the thread's
+  // turn claimed in ONE statement and run here (as a send to an idle session is).
+  if (tryAcquire(parent.id) && service('turnQueue').runsTurnsHere) {
+    const atOnce = await service('startTurnAtOnce')(threadId, [input], Prisma.sql`TRUE`).catch((err: unknown) => {
+      release(parent.id);
+      throw err;
+    });
+    if (atOnce) {
+      const sent = { threadId, eventId: atOnce[0]!.event.id };
+      void holdSlot(parent.id, sent, false);
+      return sent;
+    }
+    release(parent.id);
+  }
+  const [stored] = await commitEvents(threadId, [input]);
+  const sent = { threadId, eventId: stored!.event.id };
+  void holdSlot(parent.id, sent, true, signal);
+  return sent;
+}
+
+/**
+ * Holds a slot of the session's cap for `sent`'s turn until it ends; `dispatch`: first waits for
+ * a slot and queues the thread's run.
+ */
+async function holdSlot(parentId: string, sent: SentMessage, dispatch: boolean, signal?: AbortSignal): Promise<void> {
+  const threadId = sent.threadId;
+  const eventId = sent.eventId;
+  const parent = { id: parentId };
+  await (async () => {
+    if (dispatch && !(await acquire(parent.id, signal!))) return; // the coordinator's turn ended first: the input waits
     try {
-      await enqueueSessionRun(threadId);
+      if (dispatch) await enqueueSessionRun(threadId);
       await outcomeOf(parent.id, { threadId, eventId }, AbortSignal.timeout(24 * 3600_000));
     } finally {
       release(parent.id);
     }
   })().catch((err) => logger.warn({ err, threadId }, 'thread dispatch failed'));
-  return { threadId, eventId };
 }
 
 // ---- waiting for replies ----

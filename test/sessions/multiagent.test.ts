@@ -7,6 +7,11 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { startFakeProvider, type FakeProvider } from '../fake-provider/server.js';
 import { collectSse, sendText, waitFor, waitForEvents } from '../helpers/sessions.js';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { prisma } from '../../src/db/client.js';
+import { issueSessionCredential } from '../../src/gateway/session-credentials.js';
+import { mcpRelayFor } from '../../src/engines/cli/core/mcp-relay.js';
 
 let s: TestServer;
 let fake: FakeProvider;
@@ -305,5 +310,39 @@ describe('the roster', () => {
     // GraphQL shows the roster too
     const gql = await s.gql(`query($id: String!) { agent(id: $id) { multiagent { type } } }`, { id: a.id });
     expect(gql.body.errors).toBeUndefined();
+  }, 30_000);
+});
+
+describe('a CLI coordinator', () => {
+  it('delegates through the MCP relay: the delegation tools are listed, a thread runs, wait_threads returns its reply', async () => {
+    const { session, coordinator } = await team();
+    // A CLI engine of a coordinator gets the relay even without MCP servers or capabilities.
+    expect(mcpRelayFor({ mcpServers: [], capabilities: [] })).toBeNull();
+    expect(mcpRelayFor({ mcpServers: [], capabilities: [] }, 'http://x/gateway', true)).toMatchObject({ url: 'http://x/gateway/mcp' });
+    expect(coordinator.multiagent.agents).toHaveLength(3);
+    // The CLI's turn is running (the only time its credential works), as the CLI engine runs it.
+    await prisma.session.update({ where: { id: session.id }, data: { status: 'running', turnCount: 1 } });
+    const client = new Client({ name: 'test-cli', version: '1.0.0' });
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL(`${s.url}/gateway/mcp`), {
+        requestInit: { headers: { authorization: `Bearer ${issueSessionCredential(session.id)}` } },
+      }),
+    );
+    const tools = (await client.listTools()).tools;
+    expect(tools.map((t) => t.name).sort()).toEqual(['delegate', 'message_thread', 'wait_threads']);
+    expect(tools.find((t) => t.name === 'delegate')!.inputSchema).toMatchObject({ properties: { agent: { enum: ['researcher', 'reviewer', 'self'] } } });
+    fake.enqueueFor('RESEARCHER', { kind: 'text', text: 'relayed research' });
+    const started = await client.callTool({ name: 'delegate', arguments: { agent: 'researcher', message: 'from the CLI' } });
+    expect(started.isError).toBe(false);
+    const threadId = JSON.parse((started.content as any)[0].text).thread_id;
+    expect(threadId).toMatch(/^sthr_/);
+    // A later request of the same turn (the relay keeps no connection) waits for what this turn sent.
+    const waited = await client.callTool({ name: 'wait_threads', arguments: {} });
+    expect(waited.isError).toBe(false);
+    expect(JSON.parse((waited.content as any)[0].text).threads).toEqual([
+      { thread_id: threadId, agent: 'researcher', status: 'replied', reply: 'relayed research' },
+    ]);
+    await client.close();
+    await prisma.session.update({ where: { id: session.id }, data: { status: 'idle' } });
   }, 30_000);
 });
