@@ -242,6 +242,34 @@ describe('stopping threads', () => {
   }, 30_000);
 });
 
+describe('webhooks', () => {
+  it("an endpoint subscribed to thread.started and thread.idle gets them for the session; a thread's own events are no deliveries", async () => {
+    const hook = await s.api('POST', '/webhooks', {
+      body: { url: 'https://example.com/multiagent-hook', events: ['thread.started', 'thread.idle', 'session.status_idle'] },
+    });
+    expect(hook.status, JSON.stringify(hook.body)).toBe(201);
+    const { session } = await team();
+    fake.enqueueFor('COORDINATOR', { kind: 'tool_call', name: 'delegate', id: 'toolu_d', input: { agent: 'researcher', message: 'x' } }, waitAll, {
+      kind: 'text',
+      text: 'ok',
+    });
+    await sendText(s, session.id, 'go');
+    await waitIdle(session.id);
+    const rows = await prisma.webhookDelivery.findMany({ where: { endpointId: hook.body.id } });
+    const bodies = rows.map((r) => JSON.parse(r.body));
+    expect(bodies.filter((b) => b.type.startsWith('thread.')).map((b) => [b.type, b.data])).toEqual(
+      expect.arrayContaining([
+        ['thread.started', { type: 'session', id: session.id }],
+        ['thread.idle', { type: 'session', id: session.id }],
+      ]),
+    );
+    // session.status_idle: the coordinator's only, never the thread's (a thread is not a session of its own)
+    expect(bodies.filter((b) => b.type === 'session.status_idle').every((b) => b.data.id === session.id)).toBe(true);
+    expect(bodies.some((b) => String(b.data.id).startsWith('sthr_'))).toBe(false);
+    await s.api('DELETE', `/webhooks/${hook.body.id}`);
+  }, 30_000);
+});
+
 describe('the roster', () => {
   it('is echoed in the detail, validated at create and PATCH, and resolved at session start', async () => {
     const a = await agent({ displayName: 'Roster A' });
