@@ -27,6 +27,8 @@ afterAll(async () => {
 beforeEach(() => fake.reset());
 
 const types = (events: any[]) => events.map((e) => e.type);
+/** The coordinator's last turn end (a thread's thread.idle may follow it on the stream). */
+const lastIdle = (events: any[]) => events.filter((e) => e.type === 'session.status_idle').at(-1);
 
 async function agent(body: Record<string, unknown>) {
   const res = await s.api('POST', '/agents', { body: { llm: 'claude-sonnet-4-5', ...body } });
@@ -76,7 +78,7 @@ describe('a coordinator delegating to two specialists', () => {
     fake.enqueueFor('REVIEWER', { kind: 'text', text: 'plan looks fine', chunks: 4, delayMs: 150 });
     await sendText(s, session.id, 'do the task');
     const events = await waitIdle(session.id);
-    expect(events.at(-1).stop_reason).toEqual({ type: 'end_turn' });
+    expect(lastIdle(events).stop_reason).toEqual({ type: 'end_turn' });
 
     // The session's stream: thread.started × 2, thread.message × 2, thread.idle × 2, then the answer.
     const started = events.filter((e) => e.type === 'thread.started');
@@ -178,7 +180,7 @@ describe('stopping threads', () => {
     const res = await s.api('POST', `/sessions/${session.id}/interrupt`);
     expect(res.body.status).toBe('interrupting');
     const events = await waitIdle(session.id);
-    expect(events.at(-1).stop_reason).toEqual({ type: 'end_turn' });
+    expect(lastIdle(events).stop_reason).toEqual({ type: 'end_turn' });
     await waitForEvents(s, session.id, 'thread.idle');
     const thread = (await s.api('GET', `/sessions/${session.id}/threads/${threadId}/events`)).body.events;
     expect(types(thread)).toContain('user.interrupt');
@@ -193,7 +195,7 @@ describe('stopping threads', () => {
     fake.enqueueFor('REVIEWER', { kind: 'hang', text: 'slow' });
     await sendText(s, session.id, 'spend');
     const events = await waitIdle(session.id, 1, 20_000);
-    expect(events.at(-1).stop_reason).toEqual({ type: 'budget_reached' });
+    expect(lastIdle(events).stop_reason).toEqual({ type: 'budget_reached' });
     const idles = (await waitForEvents(s, session.id, 'thread.idle', 2)).filter((e) => e.type === 'thread.idle');
     expect(idles.find((e) => e.agent.name === 'researcher').stop_reason.type).toBe('budget_reached');
     const detail = (await s.api('GET', `/sessions/${session.id}`)).body.session;
