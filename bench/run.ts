@@ -22,6 +22,8 @@
 //     session create → idle and `cp -a` of the same files. BENCH_ONLY=fork runs only this one.
 // 17. memory stores (bench/memory-stores.ts): session create → idle with a mounted store of 1,000
 //     memories against none, the first turn's write-in, the read-back of 100 changed memories.
+// 18. multiagent (bench/multiagent.ts): delegate → specialist's first model request, two parallel
+//     1 s specialists' wall time, beside a turn's start and one specialist alone. BENCH_ONLY=multiagent.
 //  BENCH_ONLY=rest runs only the first measurement; BENCH_ONLY=hot the first two; BENCH_ONLY=engines
 //  only the engines' (BENCH_ENGINES=opencode,pi narrows them); BENCH_ONLY=<part> runs one part: dashboard,
 //  outcomes, long-sessions, telemetry, fork, memory-stores.
@@ -51,6 +53,7 @@ import { sandboxBench } from './sandboxes.js';
 import { engineBench } from './engines.js';
 import { dashboardBench } from './dashboard.js';
 import { longSessionBench } from './long-sessions.js';
+import { multiagentBench } from './multiagent.js';
 import { environmentBench } from './environments.js';
 import { memoryStoreBench } from './memory-stores.js';
 import { firstFrameBench, openStream, startFrameLimit } from './first-frame.js';
@@ -112,6 +115,10 @@ if (process.env.BENCH_ONLY === 'outcomes') {
 }
 if (process.env.BENCH_ONLY === 'fork') {
   rows.push(...(await forkBench(s)));
+  await finishEarly();
+}
+if (process.env.BENCH_ONLY === 'multiagent') {
+  rows.push(...(await multiagentBench(s, fake)));
   await finishEarly();
 }
 if (process.env.BENCH_ONLY === 'dashboard') {
@@ -314,6 +321,8 @@ rows.push(...(await environmentBench(s)));
 // 17. memory stores: create → idle with a mounted store of 1,000 memories vs none, the first
 //     turn's write-in, the read-back of 100 changed memories (bench/memory-stores.ts).
 rows.push(...(await memoryStoreBench(s)));
+// 18. multiagent: delegation overhead and two parallel specialists (bench/multiagent.ts).
+rows.push(...(await multiagentBench(s, fake)));
 
 // 11. CLI engines: session create → first agent.message per installed engine (warm), hermes alongside (bench/engines.ts).
 rows.push(...(await engineBench(s)));

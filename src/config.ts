@@ -210,6 +210,8 @@ export const settings = {
   compactKeepTurns: () => num('COMPACT_KEEP_TURNS', 2),
   /** RUNNER_STALE_MS: a running session not heard from for this long is recovered (default 30 s). */
   runnerStaleMs: () => num('RUNNER_STALE_MS', 30_000),
+  /** THREADS_PER_SESSION: multiagent, how many of a session's threads run turns at once (default 4; more wait their turn). */
+  threadsPerSession: () => num('THREADS_PER_SESSION', 4),
   /** RECOVERY_INTERVAL_MS: how often stale sessions are looked for (default 15 s). */
   recoveryIntervalMs: () => num('RECOVERY_INTERVAL_MS', 15_000),
 

@@ -41,7 +41,8 @@ export type IdPrefix =
   | 'memstore'
   | 'mem'
   | 'memver'
-  | 'outc';
+  | 'outc'
+  | 'sthr';
 
 export function newId(prefix: IdPrefix): string {
   return `${prefix}_${nextUlid().toLowerCase()}`;

@@ -12,10 +12,12 @@ import { sessionEvent } from '../../src/events/types.js';
 import { fileResourceInput, resourceInput, rotateTokenBody, sessionResource, resourcePage, resourceDeleted } from '../../src/resources/contract.js';
 import { selectionOf, toGraphQLInput } from '../../src/contract/values.js';
 import { Ok } from '../schemas.js';
+import { threadAnswer, threadBody, threadEventFeed, threadList } from '../../src/sessions/threads.js';
 
 const SESSION = selectionOf(sessionBody);
 const EVENT = selectionOf(sessionEvent);
 const RESOURCE = selectionOf(sessionResource);
+const THREAD = selectionOf(threadBody);
 const sessionAnswer = z.strictObject({ session: sessionBody });
 
 export const sessionRoutes = [
@@ -145,6 +147,57 @@ export const sessionRoutes = [
     query: z.strictObject({ after: z.string().max(64).optional().describe('replay every event after this event id') }),
     document: '',
     feed: (ctx, { params, query, headers }) => sessionEventFeed(ctx.viewer!, params.id!, query.after ?? headers['last-event-id'] ?? null),
+    response: sessionEvent,
+    errors: ['invalid_request'],
+  }),
+  // ---- multiagent (issue #32): a coordinator's threads ----
+  defineRoute({
+    method: 'GET',
+    path: '/sessions/{id}/threads',
+    operationId: 'listSessionThreads',
+    tag: 'Threads',
+    scope: 'read',
+    summary: "A coordinator session's threads (one per delegation to a roster agent), oldest first",
+    document: `query Threads($id: String!) { threads: sessionThreads(sessionId: $id) { ${THREAD} } }`,
+    response: threadList,
+  }),
+  defineRoute({
+    method: 'GET',
+    path: '/sessions/{id}/threads/{thread_id}',
+    operationId: 'getSessionThread',
+    tag: 'Threads',
+    scope: 'read',
+    summary: 'One thread',
+    document: `query Thread($id: String!, $thread_id: String!) { thread: sessionThread(sessionId: $id, threadId: $thread_id) { ${THREAD} } }`,
+    response: threadAnswer,
+  }),
+  defineRoute({
+    method: 'GET',
+    path: '/sessions/{id}/threads/{thread_id}/events',
+    operationId: 'listThreadEvents',
+    tag: 'Threads',
+    scope: 'read',
+    summary: "A thread's event history, oldest first, cursor-paged (as a session's)",
+    query: z.strictObject({
+      cursor: z.string().max(64).optional().describe('the `cursor` of the previous page'),
+      limit: z.coerce.number().int().min(1).max(1000).default(100).describe('1 to 1000, default 100'),
+    }),
+    document: `query ThreadHistory($id: String!, $thread_id: String!, $cursor: String, $limit: Int) { page: threadEventsPage(sessionId: $id, threadId: $thread_id, cursor: $cursor, limit: $limit) { ${selectionOf(eventsPageBody)} } }`,
+    variables: ({ params, query }) => ({ id: params.id, thread_id: params.thread_id, cursor: query.cursor ?? null, limit: query.limit }),
+    pick: (data) => data.page,
+    response: eventsPageBody,
+    errors: ['invalid_request'],
+  }),
+  defineRoute({
+    method: 'GET',
+    path: '/sessions/{id}/threads/{thread_id}/events/stream',
+    operationId: 'streamThreadEvents',
+    tag: 'Threads',
+    scope: 'read',
+    summary: "Live SSE stream of one thread (as a session's); resumes after Last-Event-ID or ?after=",
+    query: z.strictObject({ after: z.string().max(64).optional().describe('replay every event after this event id') }),
+    document: '',
+    feed: (ctx, { params, query, headers }) => threadEventFeed(ctx.viewer!, params.id!, params.thread_id!, query.after ?? headers['last-event-id'] ?? null),
     response: sessionEvent,
     errors: ['invalid_request'],
   }),

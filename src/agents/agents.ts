@@ -13,13 +13,14 @@ import { defaultModel, currentHarness } from '../catalog/catalog.js';
 import { checkEffortForEngine, checkModelForEngine } from '../sessions/engine-rules.js';
 import { SECRET_KEY_PATTERN, DEFAULT_AGENT_TYPE } from './rules.js';
 import type { CreateAgentBody, PatchAgentBody, PutPromptBody, PutSecretBody } from './contract.js';
-import type { Agent, Prisma } from '../generated/prisma/client.js';
+import { Prisma, type Agent } from '../generated/prisma/client.js';
 import { nudgeDispatchers, queueResourceEvent } from '../webhooks/outbox.js';
 import type { WebhookEventType } from '../webhooks/catalog.js';
 import { checkSkillRefs } from './skill-refs.js';
 import { storedMcpServers } from '../tools/mcp/auth.js';
 import { checkSecretChange, EgressHeaderConflictError, publishPolicyChange } from '../egress/session-policy.js';
 import { checkDefaultChoice } from '../sessions/default-session.js';
+import { checkRoster } from './roster.js';
 
 type Tx = Prisma.TransactionClient;
 
@@ -99,6 +100,7 @@ export async function createAgent(viewer: Viewer, body: CreateAgentBody): Promis
   const mcpServers = storedMcpServers(body.mcpServers);
   const displayName = body.displayName ?? autoName();
   const id = newId('agent');
+  const multiagent = await checkRoster(viewer.universe.id, id, body.multiagent);
   for (let attempt = 0; ; attempt++) {
     const slug = await freeSlug(slugify(displayName));
     try {
@@ -121,6 +123,7 @@ export async function createAgent(viewer: Viewer, body: CreateAgentBody): Promis
             mcpServers: mcpServers as unknown as Prisma.InputJsonValue,
             customData: body.customData as Prisma.InputJsonValue,
             metadata: body.metadata as Prisma.InputJsonValue,
+            ...(multiagent ? { multiagent: multiagent as Prisma.InputJsonValue } : {}),
             // An explicit prompt, even an empty one, is prompt version 1; omitted or null: none.
             ...(body.prompt != null ? { promptVersions: { create: { id: newId('pv'), version: 1, content: body.prompt, active: true } } } : {}),
           },
@@ -176,6 +179,10 @@ export async function updateAgent(viewer: Viewer, id: string, body: PatchAgentBo
     if (body.mcpServers !== undefined) data.mcpServers = storedMcpServers(body.mcpServers, agent.mcpServers) as unknown as Prisma.InputJsonValue;
     if (body.customData !== undefined) data.customData = body.customData as Prisma.InputJsonValue;
     if (body.defaultSessionId !== undefined) data.defaultSessionId = body.defaultSessionId;
+    if (body.multiagent !== undefined) {
+      const roster = await checkRoster(agent.universeId, agent.id, body.multiagent);
+      data.multiagent = roster ? (roster as Prisma.InputJsonValue) : Prisma.DbNull;
+    }
 
     const written = await announced(async (tx) => {
       const n = await tx.agent.updateMany({ where: { id: agent.id, version: agent.version, archived: false }, data });

@@ -87,6 +87,40 @@ const customDataInput = strict({
   config: z.record(z.string(), z.string()).default({}).describe('string values'),
 }).meta({ id: 'AgentCustomDataInput' });
 
+// Multiagent (issue #32): a coordinator's roster of agents it may delegate to, each in a thread of
+// its own. Names are what the delegation tools take (default: the agent's slug; `self`).
+const rosterName = z
+  .string()
+  .regex(/^[A-Za-z0-9_-]{1,64}$/, 'must match ^[A-Za-z0-9_-]{1,64}$')
+  .describe("the name the coordinator's tools use; default the agent's slug (self: `self`)");
+const rosterEntryInput = z
+  .discriminatedUnion(
+    'type',
+    [
+      strict({
+        type: z.literal('agent'),
+        id: nonEmpty.max(128).describe('an agent of the same universe, not archived, without a roster of its own'),
+        name: rosterName.optional(),
+      }).meta({
+        id: 'MultiagentRosterAgentInput',
+      }),
+      strict({ type: z.literal('self'), name: rosterName.optional() }).meta({
+        id: 'MultiagentRosterSelfInput',
+        description: 'The coordinator itself, in a thread of its own',
+      }),
+    ],
+    { error: () => 'type must be agent or self' },
+  )
+  .meta({ id: 'MultiagentRosterEntryInput' });
+export const multiagentInput = strict({
+  type: z.literal('coordinator'),
+  agents: z.array(rosterEntryInput).min(1).max(LIMITS.rosterAgents).describe('1 to 20 roster entries, names unique'),
+}).meta({
+  id: 'MultiagentInput',
+  description: 'Makes the agent a coordinator that delegates to these agents in threads (one level: no roster agent has a roster)',
+});
+export type MultiagentInput = z.output<typeof multiagentInput>;
+
 const metadataInput = z.record(z.string().max(256), z.unknown()).describe('Client metadata (free-form)');
 const capabilities = z.array(capabilityId).max(CAPABILITY_IDS.length * 2);
 
@@ -104,11 +138,12 @@ export const createAgentBody = strict({
   mcpServers: z.array(mcpServerInput).max(LIMITS.mcpServers).default([]),
   customData: z.array(customDataInput).max(LIMITS.customData).default([]),
   metadata: metadataInput.default({}),
+  multiagent: multiagentInput.nullish().describe('a coordinator roster; omitted or null: a single agent'),
 }).meta({ id: 'CreateAgentInput', description: 'Every field optional: an empty input creates a hermes agent with no capabilities' });
 export type CreateAgentBody = z.output<typeof createAgentBody>;
 
 const PATCH_HINT =
-  'PATCH accepts displayName, name, description, llm, capabilities, metadata, harnessVersion, reasoningEffort, instructions, skills, mcpServers, customData, defaultSessionId, expectedVersion (the prompt is saved with PUT /agents/{id}/prompt)';
+  'PATCH accepts displayName, name, description, llm, capabilities, metadata, harnessVersion, reasoningEffort, instructions, skills, mcpServers, customData, multiagent, defaultSessionId, expectedVersion (the prompt is saved with PUT /agents/{id}/prompt)';
 
 // The spec's PATCH fields, plus name, description, llm, instructions and customData (every
 // creatable field except agentType, which would invalidate llm and reasoningEffort, and prompt,
@@ -127,6 +162,7 @@ export const patchAgentBody = strict(
     skills: z.array(skillAttachmentInput).max(LIMITS.skills).optional().describe('replaces the whole array'),
     mcpServers: z.array(mcpServerInput).max(LIMITS.mcpServers).optional().describe('replaces the whole list'),
     customData: z.array(customDataInput).max(LIMITS.customData).optional(),
+    multiagent: multiagentInput.nullable().optional().describe('replaced whole; null removes the roster; applies to sessions started after'),
     defaultSessionId: nonEmpty
       .max(128)
       .optional()
@@ -224,6 +260,17 @@ export type CustomDataView = z.output<typeof customDataBody>;
 const instructionFileBody = z.strictObject({ name: z.string(), content: z.string() }).meta({ id: 'AgentInstructionFile' });
 export type InstructionView = z.output<typeof instructionFileBody>;
 
+const rosterEntryBody = z
+  .discriminatedUnion('type', [
+    z.strictObject({ type: z.literal('agent'), id: z.string(), name: z.string() }).meta({ id: 'MultiagentRosterAgent' }),
+    z.strictObject({ type: z.literal('self'), name: z.string() }).meta({ id: 'MultiagentRosterSelf' }),
+  ])
+  .meta({ id: 'MultiagentRosterEntry' });
+export const multiagentBody = z
+  .strictObject({ type: z.literal('coordinator'), agents: z.array(rosterEntryBody) })
+  .meta({ id: 'Multiagent', description: "A coordinator's roster: the agents it delegates to, each in a thread of its own" });
+export type MultiagentView = z.output<typeof multiagentBody>;
+
 export const agentBody = z
   .strictObject({
     ...listItemFields,
@@ -243,6 +290,7 @@ export const agentBody = z
         'the session the service verbs target when addressed by agent id: a live session of the agent (the first one created, or the one chosen with PATCH; when it is archived or deleted, the newest live one), null when the agent has none',
       ),
     universe: z.string().describe('slug of the universe'),
+    multiagent: multiagentBody.nullable().describe('the roster of a coordinator (names resolved); null: a single agent'),
   })
   .meta({ id: 'Agent' });
 export type AgentView = z.output<typeof agentBody>;

@@ -15,7 +15,7 @@ export interface AgentDetailRow extends Agent {
 // `a.*`: every scalar column, as Prisma's include returns them.
 const DETAIL_SQL = `
   SELECT a.*, pv.version AS "promptVersion", pv.content AS "promptContent",
-         (SELECT count(*)::int FROM "Session" s WHERE s."agentId" = a.id) AS "sessionCount"
+         (SELECT count(*)::int FROM "Session" s WHERE s."agentId" = a.id AND s."parentSessionId" IS NULL) AS "sessionCount"
     FROM "Agent" a
     LEFT JOIN "PromptVersion" pv ON pv."agentId" = a.id AND pv.active
    WHERE a.id = $1 AND a."universeId" = $2`;

@@ -34,6 +34,8 @@ export const LIMITS = {
   instructions: 20,
   customData: 100,
   promptNote: 500,
+  // Multiagent (issue #32): entries of a coordinator's roster.
+  rosterAgents: 20,
 } as const;
 
 /** Secret keys travel in the URL path and become environment-style names: a conservative set. */

@@ -4,6 +4,7 @@ import { prisma } from '../db/client.js';
 import type { Agent } from '../generated/prisma/client.js';
 import type { AgentDetailRow } from './detail-row.js';
 import type { AgentView } from './contract.js';
+import { multiagentView } from './roster.js';
 import { customDataView, instructionsView, mcpServersView, metadataView, skillsView } from './shapes.js';
 
 export function agentView(a: AgentDetailRow): AgentView {
@@ -32,6 +33,7 @@ export function agentView(a: AgentDetailRow): AgentView {
     metadata: metadataView(a.metadata),
     defaultSessionId: a.defaultSessionId,
     universe: a.universe.slug,
+    multiagent: multiagentView(a.multiagent),
   };
 }
 
@@ -41,7 +43,7 @@ export async function agentViews(universeSlug: string, agents: Agent[]): Promise
   const ids = agents.map((a) => a.id);
   const [prompts, counts] = await Promise.all([
     prisma.promptVersion.findMany({ where: { agentId: { in: ids }, active: true }, select: { agentId: true, version: true, content: true } }),
-    prisma.session.groupBy({ by: ['agentId'], where: { agentId: { in: ids } }, _count: { _all: true } }),
+    prisma.session.groupBy({ by: ['agentId'], where: { agentId: { in: ids }, parentSessionId: null }, _count: { _all: true } }),
   ]);
   const promptOf = new Map(prompts.map((p) => [p.agentId, p]));
   const countOf = new Map(counts.map((c) => [c.agentId, c._count._all]));

@@ -15,7 +15,7 @@ import { syncMemoryMountsBack } from '../memory/mount.js';
 import { settings, type Config } from '../config.js';
 import { redisPubSub, memoryPubSub } from '../events/pubsub.js';
 import { bullQueue, inProcessQueue } from '../runtime/queue.js';
-import { openTurnGate, runSession } from '../runtime/runner.js';
+import { openTurnGate, runSession, storeInputsAndStartTurn } from '../runtime/runner.js';
 import { startSandboxes } from '../runtime/sandboxes.js';
 import { createWarmSandboxes } from '../runtime/warm-sandboxes.js';
 import { spareLedger } from '../runtime/spare-ledger.js';
@@ -26,6 +26,7 @@ import { bullRoutineScheduler } from '../routines/bull-scheduler.js';
 import { systemResolver } from '../net/outbound-guard.js';
 import { handleGatewayRequest } from '../gateway/http-endpoint.js';
 import { syncResources } from '../resources/resources.js';
+import { relayDelegation } from '../runtime/delegation-tools.js';
 import { materializeSkills } from '../skills/materialize.js';
 import { openRedis } from '../redis.js';
 import type { Database } from '../db/client.js';
@@ -73,6 +74,8 @@ export async function composeServices(cfg: Config, opts: ComposeOptions): Promis
       egressCa: sandboxes.egress.ca,
       sandboxDriver: sandboxes.driver,
       sandboxFilling: { syncResources, materializeSkills, syncMemoryBack: syncMemoryMountsBack },
+      startTurnAtOnce: storeInputsAndStartTurn, // multiagent: a thread's message and its turn's start in one statement
+      relayDelegation, // multiagent: a coordinator's delegation tools in the CLI engines' MCP relay
       redis,
       pubsub: redis ? redisPubSub(redis.shared, redis.dedicated()) : memoryPubSub(),
       turnQueue: redis ? bullQueue(runSession, redis.dedicated(), cfg.turnWorker ? redis.dedicated() : null, cfg.queuePrefix) : inProcessQueue(runSession),

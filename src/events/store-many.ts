@@ -53,14 +53,14 @@ export async function storeEventsOfSessions(groups: SessionEvents[]): Promise<Ma
     ), s AS (
       UPDATE "Session" x SET "eventSeq" = x."eventSeq" + counts.n
       FROM counts, locked WHERE x."id" = counts.session_id AND locked."id" = x."id"
-      RETURNING x."id", x."eventSeq", x."agentId", x."universeId", x."turnCount", counts.n
+      RETURNING x."id", x."eventSeq", x."agentId", x."universeId", x."turnCount", x."parentSessionId", counts.n
     ), input AS (
       SELECT * FROM unnest(${sessionIds}::text[], ${ids}::text[], ${types}::text[], ${bodies}::text[], ${turns}::int[], ${ords}::int[])
         AS t(session_id, id, type, body, turn, ord)
     ), ins AS (
       INSERT INTO "SessionEvent" ("id", "sessionId", "seq", "type", "payload", "turn", "createdAt")
       SELECT input.id, input.session_id, (s."eventSeq" - s.n + input.ord)::int, input.type,
-             input.body::jsonb || jsonb_build_object('agentId', s."agentId"), input.turn,
+             input.body::jsonb || jsonb_build_object('agentId', s."agentId") || CASE WHEN s."parentSessionId" IS NULL THEN '{}'::jsonb ELSE jsonb_build_object('sessionId', s."parentSessionId", 'thread_id', s."id") END, input.turn,
              (${iso}::timestamptz AT TIME ZONE 'UTC')
       FROM input JOIN s ON s."id" = input.session_id
       RETURNING "id", "sessionId", "seq", "type", "payload"
@@ -79,6 +79,7 @@ export async function storeEventsOfSessions(groups: SessionEvents[]): Promise<Ma
              now(), now()
       FROM webhook_events w JOIN s ON s."id" = w."sessionId"
       JOIN "WebhookEndpoint" e ON e."universeId" = s."universeId" AND e."status" = 'active' AND w."type" = ANY(e."events")
+      WHERE s."parentSessionId" IS NULL
       ON CONFLICT DO NOTHING
       RETURNING 1
     )

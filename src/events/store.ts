@@ -57,14 +57,15 @@ export async function storeEvents(tx: EventTx, sessionId: string, events: NewEve
     WITH s AS (
       UPDATE "Session" SET "eventSeq" = "eventSeq" + ${n}${change ? Prisma.sql`, ${change.set}` : Prisma.empty}
       WHERE "id" = ${sessionId}${change ? Prisma.sql` AND ${change.where}` : Prisma.empty}
-      RETURNING "eventSeq", "agentId", "universeId", "turnCount"
+      RETURNING "id", "eventSeq", "agentId", "universeId", "turnCount", "parentSessionId"
     )${change?.with ? Prisma.sql`, ${change.with}` : Prisma.empty}, input AS (
       SELECT * FROM unnest(${ids}::text[], ${events.map((e) => e.type)}::text[], ${bodies}::text[], ${events.map((e) => e.turn ?? null)}::int[])
         WITH ORDINALITY AS t(id, type, body, turn, ord)
     ), ins AS (
       INSERT INTO "SessionEvent" ("id", "sessionId", "seq", "type", "payload", "turn", "createdAt")
       SELECT input.id, ${sessionId}, (s."eventSeq" - ${n} + input.ord)::int, input.type,
-             input.body::jsonb || jsonb_build_object('agentId', s."agentId"),
+             -- a thread's events (issue #32) name its session and carry thread_id
+             input.body::jsonb || jsonb_build_object('agentId', s."agentId") || CASE WHEN s."parentSessionId" IS NULL THEN '{}'::jsonb ELSE jsonb_build_object('sessionId', s."parentSessionId", 'thread_id', s."id") END,
              ${change?.turnFor ? Prisma.sql`COALESCE(input.turn, CASE WHEN input.type = ANY(${[...change.turnFor]}::text[]) THEN s."turnCount" END)` : Prisma.sql`input.turn`},
              (${iso}::timestamptz AT TIME ZONE 'UTC')
       FROM s, input
@@ -84,6 +85,7 @@ export async function storeEvents(tx: EventTx, sessionId: string, events: NewEve
              json_build_object('id', w."id", 'type', w."type", 'created_at', ${iso}::text, 'data', json_build_object('type', 'session', 'id', ${sessionId}::text))::text,
              now(), now()
       FROM webhook_events w JOIN "WebhookEndpoint" e ON e."universeId" = (SELECT "universeId" FROM s) AND e."status" = 'active' AND w."type" = ANY(e."events")
+      WHERE (SELECT "parentSessionId" FROM s) IS NULL -- a thread's own events are no webhooks (its session's thread.* are)
       ON CONFLICT DO NOTHING
       RETURNING 1
     )

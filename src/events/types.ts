@@ -16,10 +16,12 @@ const common = {
   sessionId: z.string(),
   agentId: nullableString,
   at: dateTime(z.string().describe('ISO 8601 timestamp')),
+  thread_id: z.string().optional().describe("Multiagent: on a thread's own events, the thread (sthr_…); sessionId is its session"),
 };
 
 function event<T extends string, F extends z.ZodRawShape>(type: T, id: string, fields: F) {
-  return z.strictObject({ ...common, type: z.literal(type), ...fields }).meta({ id });
+  // A type's own field replaces a common one of the same name (thread.*'s required thread_id).
+  return z.strictObject({ ...(common as Omit<typeof common, keyof F>), type: z.literal(type), ...fields }).meta({ id });
 }
 
 export const stopReason = z
@@ -73,6 +75,8 @@ export const compactedRange = z
   .meta({ id: 'CompactedRange' })
   .describe('The first and last event the summary stands for (history keeps them)');
 // ---- end issue #31 --------------------------------------------------------------------------
+/** Multiagent: the roster agent a thread runs (its version snapshotted when the session started). */
+export const threadAgent = z.strictObject({ id: z.string(), name: z.string().describe('its roster name'), version: z.int32() }).meta({ id: 'ThreadAgent' });
 
 const streamed = {
   final: z.boolean().optional().describe('false on streamed chunks; true on the complete message that follows them'),
@@ -140,6 +144,19 @@ export const sessionEvent = z
     }),
     event('session.deleted', 'SessionDeletedEvent', {}),
     ...outcomeEvents,
+    // ---- multiagent (issue #32): what a coordinator's threads do, on the session's own stream ----
+    event('thread.started', 'ThreadStartedEvent', { thread_id: z.string(), agent: threadAgent }),
+    event('thread.message', 'ThreadMessageEvent', {
+      thread_id: z.string(),
+      agent: threadAgent,
+      text: z.string().describe("The specialist's final reply of its turn"),
+    }),
+    event('thread.idle', 'ThreadIdleEvent', {
+      thread_id: z.string(),
+      agent: threadAgent,
+      stop_reason: stopReason,
+      error: sessionErrorDetail.nullable().optional().describe("The thread's turn failed: its last session.error"),
+    }),
   ])
   .meta({ id: 'SessionEvent' });
 
@@ -148,7 +165,10 @@ export type SessionEventType = SessionEvent['type'];
 export const SESSION_EVENT_TYPES = sessionEvent.options.map((o) => o.shape.type.value) as SessionEventType[];
 
 /** What a producer gives for one event: its type-specific fields; the store adds the common ones. */
-export type EventFields<T extends SessionEventType> = Omit<Extract<SessionEvent, { type: T }>, 'id' | 'type' | 'sessionId' | 'agentId' | 'at'>;
+export type EventFields<T extends SessionEventType> = Omit<
+  Extract<SessionEvent, { type: T }>,
+  'id' | 'type' | 'sessionId' | 'agentId' | 'at' | (T extends `thread.${string}` ? never : 'thread_id')
+>;
 /** One session event as an engine produces it (the store adds id, session, agent, time and turn). */
 export type EngineEvent = { [T in SessionEventType]: { type: T; fields: EventFields<T> } }[SessionEventType];
 export type NewEvent = { [T in SessionEventType]: { type: T; fields: EventFields<T>; turn?: number } }[SessionEventType];

@@ -75,13 +75,13 @@ function modelSpan(scope: MeterScope, req: MeterRequest, billing: string): Span 
 }
 
 export async function openMeter(scope: MeterScope, req: MeterRequest): Promise<Meter> {
-  const session = await prisma.session.findUniqueOrThrow({
-    where: { id: scope.sessionId },
-    select: { modelBilling: true, consumedNanoUsd: true, budgetReachedAt: true, ...SPEND_CAP_COLUMNS },
-  });
+  const columns = { modelBilling: true, consumedNanoUsd: true, budgetReachedAt: true, parentSessionId: true, ...SPEND_CAP_COLUMNS } as const;
+  const own = await prisma.session.findUniqueOrThrow({ where: { id: scope.sessionId }, select: columns });
+  // A thread (multiagent, issue #32) spends its session's budget: the session's row caps it.
+  const session = own.parentSessionId ? await prisma.session.findUniqueOrThrow({ where: { id: own.parentSessionId }, select: columns }) : own;
   // The session's cap, or a routine fire's allowance for this turn (the fire's turn then ends
   // with budget_reached, while the session itself stays open for more work).
-  const cap = turnCapNano(session, scope.turn);
+  const cap = turnCapNano(session, own.parentSessionId ? -1 : scope.turn);
   if (session.budgetReachedAt || (cap !== null && session.consumedNanoUsd >= cap)) throw new BudgetReachedError();
 
   let cred: ProviderCredential;
@@ -212,10 +212,11 @@ async function record(
             VALUES (${usageId}, ${scope.sessionId}, ${scope.universeId}, ${scope.turn}, ${req.provider}, ${req.model}, ${cred.kind},
               ${usage.inputTokens}, ${usage.outputTokens}, ${usage.cacheReadTokens}, ${usage.cacheWriteTokens}, ${cost}, now()))`,
           Prisma.sql`consumed AS (
+            -- A thread's cost counts on its row and on its session's (whose budget it spends).
             UPDATE "Session" SET "consumedNanoUsd" = "consumedNanoUsd" + ${cost},
               "budgetReachedAt" = CASE WHEN "budgetMaxCents" IS NOT NULL AND "budgetReachedAt" IS NULL
                 AND "consumedNanoUsd" + ${cost} >= "budgetMaxCents" * 10000000 THEN now() ELSE "budgetReachedAt" END
-            WHERE "id" = ${scope.sessionId})`,
+            WHERE "id" = ${scope.sessionId} OR "id" = (SELECT p."parentSessionId" FROM "Session" p WHERE p."id" = ${scope.sessionId}))`,
         ]
       : [];
     if (cred.kind === 'platform' && req.provider !== 'demo')

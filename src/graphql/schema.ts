@@ -15,5 +15,6 @@ import './channels.js';
 import './environments.js';
 import './vaults.js';
 import './memory.js';
+import './threads.js';
 
 export const schema = builder.toSchema({ sortSchema: true });

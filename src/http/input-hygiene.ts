@@ -145,6 +145,7 @@ export const PATH_PARAM_SHAPES: Record<string, RegExp> = {
   'memory-stores/{id}': idOf('memstore'),
   'memories/{memory_id}': idOf('mem'),
   'versions/{version_id}': idOf('memver'),
+  'threads/{thread_id}': idOf('sthr'),
   // created slugs are stricter (3 to 40, no dash at the ends); personal ones are derived from emails
   'universes/{slug}': /^[a-z0-9][a-z0-9-]{0,63}$/,
 };

@@ -16,6 +16,8 @@ import { finishUnfinishedStreams } from './unfinished-streams.js';
 import { turnUsage } from '../billing/usage.js';
 import { afterAgentTurn, interruptActiveOutcome, type AfterTurn } from './outcomes.js';
 import { cancelWaitingRuns, releaseSlot, takeSlot, tryTakeSlot } from './turn-slots.js';
+import { INTERRUPTS, publishInterrupt } from './runner-signals.js';
+import { isThreadId, threadTurnEnded } from './threads.js';
 
 const HEARTBEAT_MS = 5_000;
 
@@ -40,17 +42,7 @@ function stopBeating(sessionId: string): void {
   beat = null;
 }
 
-/**
- * Interrupts of every session reach each process on ONE channel, the message naming the session
- * (`<sessionId> <by>`): a process listens once, instead of a subscription (two Redis round
- * trips) per run of a session; the run it names, if live here, is aborted.
- */
-const INTERRUPTS = 'interrupts';
-
-/** Asks the process running the session's turn (any process) to interrupt it. */
-export async function publishInterrupt(sessionId: string, by: string): Promise<void> {
-  await pubsub().publish(INTERRUPTS, `${sessionId} ${by}`);
-}
+export { publishInterrupt };
 
 // Per pub/sub part (a test composes several in turn): its subscription, made at the first run.
 const interruptListeners = new WeakMap<PubSub, Promise<unknown>>();
@@ -302,10 +294,12 @@ function beginRun(sessionId: string, start: () => Promise<Started | null>, slotT
           logger.error({ err, sessionId }, 'could not sum the turn usage');
           return undefined;
         });
+        const ended = current.turn;
         current = await endTurn(sessionId, {
           type: 'session.status_idle',
           fields: { stop_reason: after.stop ?? { type: 'end_turn' }, ...(usage ? { usage } : {}) },
         });
+        if (isThreadId(sessionId)) await threadTurnEnded(sessionId, ended, after.stop ?? { type: 'end_turn' }); // multiagent: its session hears of it
       }
     } finally {
       if (holdsSlot) releaseSlot();
@@ -344,6 +338,7 @@ async function endLostTurns(stale: { id: string; runnerId: string | null }[]): P
     if (!taken.count) continue;
     const row = await prisma.session.findUnique({ where: { id: s.id }, select: { turnCount: true } });
     if (row) await sandboxFilling().syncMemoryBack(s.id, row.turnCount); // never throws
+    const turn = row?.turnCount ?? 0;
     if (!(await transition(s.id, 'recover', { runnerId: null }, prisma, { runnerId: ownerId() }))) continue;
     await interruptActiveOutcome(s.id); // an outcome whose turn or evaluation was lost ends interrupted
     await commitEvents(s.id, [
@@ -354,6 +349,7 @@ async function endLostTurns(stale: { id: string; runnerId: string | null }[]): P
       },
       { type: 'session.status_idle', fields: { stop_reason: { type: 'retries_exhausted' } } },
     ]);
+    if (isThreadId(s.id)) await threadTurnEnded(s.id, turn, { type: 'retries_exhausted' });
     recovered.push(s.id);
   }
   return recovered;

@@ -73,7 +73,10 @@ async function runEngine(session: SessionRow, turn: number, signal: AbortSignal,
     signal,
     emit,
     emitIn,
-    sandbox: async () => (await sandboxDriver().get(sessionId)) ?? (await newTurnSandbox(session, (type, fields) => emit({ type, fields }))),
+    // A thread (multiagent) works in its session's sandbox.
+    sandbox: async () =>
+      (await sandboxDriver().get(session.parentSessionId ?? sessionId)) ??
+      (await newTurnSandbox({ ...session, id: session.parentSessionId ?? sessionId }, (type, fields) => emit({ type, fields }))),
     get sandboxDriver() {
       return sandboxDriver().name;
     },

@@ -16,7 +16,8 @@ import { Prisma } from '../generated/prisma/client.js';
 
 type Db = Pick<typeof prisma, '$executeRaw'>;
 
-const live = (sessionAlias: Prisma.Sql) => Prisma.sql`${sessionAlias}."status" <> 'terminated'`;
+// Threads (hidden child sessions, issue #32) are never an agent's default.
+const live = (sessionAlias: Prisma.Sql) => Prisma.sql`${sessionAlias}."status" <> 'terminated' AND ${sessionAlias}."parentSessionId" IS NULL`;
 
 /** Inside the create's transaction: the new session becomes the default when the agent has no live one. */
 export async function claimDefaultIfVacant(db: Db, agentId: string, sessionId: string): Promise<void> {

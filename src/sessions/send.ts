@@ -18,6 +18,7 @@ import { materializeContent } from './attachments.js';
 import { legacyPartsToContent } from './legacy-parts.js';
 import { checkConfirmations } from '../tools/confirmations.js';
 import { attachEvent, createOutcome, forgetOutcome } from '../runtime/outcomes.js';
+import { interruptThreads } from '../runtime/threads.js';
 
 function who(viewer: Viewer): string {
   return viewer.auth === 'token' ? `token:${viewer.tokenId}` : `user:${viewer.user.id}`;
@@ -105,7 +106,10 @@ export async function sendEvents(viewer: Viewer, idOrAgent: string, body: SendEv
     throw err;
   }
   for (const { event } of stored) if (event.type === 'user.define_outcome') await attachEvent(event.outcome_id, event.id);
-  if (body.events.some((e) => e.type === 'user.interrupt')) await publishInterrupt(session.id, by);
+  if (body.events.some((e) => e.type === 'user.interrupt')) {
+    await publishInterrupt(session.id, by);
+    await interruptThreads(session.id, by); // multiagent: every running thread too
+  }
   if (hasInputs) await enqueueSessionRun(session.id);
   return stored.map((s) => s.event);
 }
@@ -113,8 +117,10 @@ export async function sendEvents(viewer: Viewer, idOrAgent: string, body: SendEv
 /** POST /sessions/{id}/interrupt: `interrupting` when a turn runs, else `no_turn`. */
 export async function interruptSession(viewer: Viewer, idOrAgent: string): Promise<'interrupting' | 'no_turn'> {
   const session = await resolveSession(viewer, idOrAgent);
-  if (session.status !== 'running') return 'no_turn';
   const by = who(viewer);
+  // Multiagent: an interrupt of the session interrupts every running thread.
+  const threads = await interruptThreads(session.id, by);
+  if (session.status !== 'running') return threads ? 'interrupting' : 'no_turn';
   await commitEvent(session.id, { type: 'user.interrupt', fields: { by } });
   await publishInterrupt(session.id, by);
   return 'interrupting';

@@ -24,6 +24,8 @@ import { environmentForNewSession } from '../environments/environments.js';
 import { warmSandboxes, type WarmRequest } from '../runtime/warm-sandboxes.js';
 import { mcpRelayFor } from '../engines/cli/core/mcp-relay.js';
 import { currentHarness } from '../catalog/catalog.js';
+import { rosterForNewSession, type RosterMember } from '../agents/roster.js';
+import { interruptThreads } from '../runtime/threads.js';
 import { claimDefaultIfVacant, defaultSessionOf, moveDefaultFrom } from './default-session.js';
 
 const notFound = () => new AppError('not_found', 'session not found');
@@ -31,7 +33,8 @@ const notFound = () => new AppError('not_found', 'session not found');
 /** Resolves `sess_…` or `agent_…` (the agent's default session, default-session.ts) within the viewer's universe. */
 export async function resolveSession(viewer: Viewer, idOrAgent: string): Promise<Session> {
   if (idOrAgent.startsWith('agent_')) idOrAgent = await defaultSessionOf(viewer.universe.id, idOrAgent);
-  const session = await prisma.session.findFirst({ where: { id: idOrAgent, universeId: viewer.universe.id } });
+  // A thread (`sthr_`, a hidden child session) is reached through its session's /threads only.
+  const session = await prisma.session.findFirst({ where: { id: idOrAgent, universeId: viewer.universe.id, parentSessionId: null } });
   if (!session) throw notFound();
   return session;
 }
@@ -60,6 +63,8 @@ export async function createSession(viewer: Viewer, body: CreateSessionBody): Pr
   if (budgetMax !== null && budgetMax <= 0n) throw new AppError('invalid_request', 'budget amount must be above zero');
   // initial_events are all-or-nothing with the create: refused by the spend gate, no session is made.
   if (body.initial_events?.length) await assertCanStartTurn(viewer.universe.id, modelBilling);
+  // A coordinator's roster, each agent's version snapshotted (an archived one refuses the start).
+  const roster = await rosterForNewSession(agent, llm);
 
   // A sandbox made ahead for this engine (its CLI's server already warm) gives the session its id.
   const warmRequest: WarmRequest = {
@@ -69,7 +74,7 @@ export async function createSession(viewer: Viewer, body: CreateSessionBody): Pr
   };
   const warmId = warmSandboxes().take(warmRequest);
   try {
-    return await createSessionRow(viewer, body, agent, warmId ?? newId('sess'), { llm, modelBilling, budgetMax });
+    return await createSessionRow(viewer, body, agent, warmId ?? newId('sess'), { llm, modelBilling, budgetMax, roster });
   } catch (err) {
     if (warmId) warmSandboxes().giveBack(warmRequest, warmId);
     throw err;
@@ -81,9 +86,9 @@ async function createSessionRow(
   body: CreateSessionBody,
   agent: Agent & { promptVersions: { version: number }[] },
   id: string,
-  resolved: { llm: string; modelBilling: string; budgetMax: bigint | null },
+  resolved: { llm: string; modelBilling: string; budgetMax: bigint | null; roster: RosterMember[] | null },
 ): Promise<Session> {
-  const { llm, modelBilling, budgetMax } = resolved;
+  const { llm, modelBilling, budgetMax, roster } = resolved;
   const initial: NewEvent[] = [];
   let outcomeId: string | null = null;
   for (const e of body.initial_events ?? []) {
@@ -118,6 +123,7 @@ async function createSessionRow(
         promptVersion: agent.promptVersions[0]?.version ?? null,
         vaultIds,
         environmentId: environment?.id ?? null,
+        ...(roster ? { roster: roster as unknown as object } : {}),
       },
     });
     await claimDefaultIfVacant(tx, agent.id, id);
@@ -145,7 +151,7 @@ async function createSessionRow(
 
 /** The universe's sessions (of one agent when given), newest first, in a constant number of queries. */
 export async function listSessions(viewer: Viewer, agentId: string | null | undefined): Promise<SessionView[]> {
-  return sessionViews({ universeId: viewer.universe.id, ...(agentId ? { agentId } : {}) });
+  return sessionViews({ universeId: viewer.universe.id, parentSessionId: null, ...(agentId ? { agentId } : {}) });
 }
 
 export async function patchSession(viewer: Viewer, idOrAgent: string, body: PatchSessionBody): Promise<Session> {
@@ -202,6 +208,7 @@ export async function archiveSession(viewer: Viewer, idOrAgent: string): Promise
     return now;
   }
   await commitEvent(session.id, { type: 'session.status_terminated', fields: {} });
+  await archiveThreads(session.id);
   await moveDefaultFrom(prisma, session.id);
   await teardownSandbox(session.id);
   // A delete racing this archive may have removed the record meanwhile.
@@ -213,8 +220,12 @@ export async function archiveSession(viewer: Viewer, idOrAgent: string): Promise
 export async function deleteSession(viewer: Viewer, idOrAgent: string): Promise<void> {
   const session = await resolveSession(viewer, idOrAgent);
   assertAllowed('delete', statusOf(session));
-  // Announce before removal so live streams learn of it; then the row and its events go.
+  // Announce before removal so live streams learn of it; then the row and its events go (its
+  // threads' with it: their rows cascade).
   await commitEvent(session.id, { type: 'session.deleted', fields: {} });
+  const threads = await prisma.session.findMany({ where: { parentSessionId: session.id }, select: { id: true } });
+  if (threads.length) await interruptThreads(session.id, 'session deleted');
+  for (const t of threads) await commitEvent(t.id, { type: 'session.deleted', fields: {} }).catch(() => undefined);
   await prisma.$transaction(async (tx) => {
     await moveDefaultFrom(tx, session.id);
     await tx.sessionResource.deleteMany({ where: { sessionId: session.id } });
@@ -222,6 +233,15 @@ export async function deleteSession(viewer: Viewer, idOrAgent: string): Promise<
     if (removed.count !== 1) throw new AppError('session_running', 'the session started running; interrupt it first');
   });
   await teardownSandbox(session.id);
+}
+
+/** Multiagent: a session's archive ends its threads (running ones are interrupted first). */
+async function archiveThreads(sessionId: string): Promise<void> {
+  await interruptThreads(sessionId, 'session archived');
+  const threads = await prisma.session.findMany({ where: { parentSessionId: sessionId, status: { not: 'terminated' } }, select: { id: true } });
+  if (!threads.length) return;
+  await prisma.session.updateMany({ where: { id: { in: threads.map((t) => t.id) } }, data: { status: 'terminated' } });
+  for (const t of threads) await commitEvent(t.id, { type: 'session.status_terminated', fields: {} }).catch(() => undefined);
 }
 
 export { enqueueSessionRun };

@@ -56,6 +56,7 @@ describe('create', () => {
       metadata: {},
       defaultSessionId: null,
       universe: who.body.universe.slug,
+      multiagent: null,
     });
     expect(Math.abs(Date.parse(a.createdAt) - Date.now())).toBeLessThan(60_000);
   });
@@ -351,7 +352,21 @@ describe('read', () => {
     expect(ids[0]).toBe(a.id);
     expect(ids.indexOf(older.id)).toBe(1);
     expect(ids).toEqual([...ids].sort().reverse());
-    const { slug, description, prompt, promptVersion, mcpServers, skills, instructions, customData, metadata, defaultSessionId, universe, ...listed } = a;
+    const {
+      slug,
+      description,
+      prompt,
+      promptVersion,
+      mcpServers,
+      skills,
+      instructions,
+      customData,
+      metadata,
+      defaultSessionId,
+      universe,
+      multiagent,
+      ...listed
+    } = a;
     expect(list.body.agents[0]).toEqual(listed);
     const one = await s.api('GET', `/agents/${a.id}`);
     expect(one.status).toBe(200);

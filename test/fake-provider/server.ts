@@ -53,6 +53,14 @@ export interface FakeProvider {
   /** Prompt caching and context size (issue #31): see the block "prompt caching and context window" below. */
   promptCache: PromptCacheSim;
   enqueue(...steps: FakeStep[]): void;
+  /**
+   * Multiagent: steps for the requests whose system prompt contains `marker` (an agent's prompt),
+   * taken before the shared FIFO, so a coordinator and its parallel specialists are scripted
+   * each on their own (see the block "per-agent scripts" below).
+   */
+  enqueueFor(marker: string, ...steps: FakeStep[]): void;
+  /** When each request arrived (ms since epoch), in `requests` order. */
+  arrivals: number[];
   reset(): void;
   close(): Promise<void>;
 }
@@ -661,11 +669,37 @@ function contextRefusal(api: Api, tokens: number, window: number): string {
     : `This model's maximum context length is ${window} tokens. However, your messages resulted in ${tokens} tokens. Please reduce the length of the messages.`;
 }
 
+// ---- per-agent scripts (multiagent, issue #32) -----------------------------------------------
+// A coordinator and its specialists call the provider at once: a script per agent, picked by a
+// marker in the request's system prompt (Anthropic `system`, Chat's system/developer messages,
+// Responses' `instructions`). A coordinator is scripted to delegate with ordinary tool_call steps
+// naming the delegation tools (`delegate`, `message_thread`, `wait_threads`).
+
+function systemTextOf(body: any): string {
+  if (!body || typeof body !== 'object') return '';
+  const parts: string[] = [];
+  if (typeof body.system === 'string') parts.push(body.system);
+  else if (Array.isArray(body.system)) for (const b of body.system) parts.push(String(b?.text ?? ''));
+  if (typeof body.instructions === 'string') parts.push(body.instructions);
+  for (const m of Array.isArray(body.messages) ? body.messages : [])
+    if (m?.role === 'system' || m?.role === 'developer') parts.push(typeof m.content === 'string' ? m.content : JSON.stringify(m.content));
+  return parts.join('\n');
+}
+
+function takeScripted(scripts: Map<string, FakeStep[]>, body: any): FakeStep | undefined {
+  if (!scripts.size) return undefined;
+  const system = systemTextOf(body);
+  for (const [marker, steps] of scripts) if (steps.length && system.includes(marker)) return steps.shift();
+  return undefined;
+}
+
 // ---- server ------------------------------------------------------------------------------
 
 export async function startFakeProvider(): Promise<FakeProvider> {
   let queue: FakeStep[] = [];
   const graderCalls = new Map<string, number>();
+  const scripts = new Map<string, FakeStep[]>();
+  const arrivals: number[] = [];
   const requests: RecordedRequest[] = [];
   const hangs = new Set<http.ServerResponse>();
   const fake = {
@@ -684,6 +718,7 @@ export async function startFakeProvider(): Promise<FakeProvider> {
     const headers = Object.fromEntries(Object.entries(req.headers).map(([k, v]) => [k, String(v)]));
     const path = (req.url ?? '').split('?')[0]!;
     requests.push({ path, headers, body });
+    arrivals.push(Date.now());
     const responses = path === '/v1/responses';
     const api: Api | null = path === '/v1/messages' ? 'anthropic' : path === '/v1/chat/completions' || responses ? 'openai' : null;
     if (!api) return sendError(res, 'openai', 404, `Unknown request URL: ${req.method} ${path}`);
@@ -700,7 +735,7 @@ export async function startFakeProvider(): Promise<FakeProvider> {
     }
 
     let step: FakeStep | undefined;
-    const next = (): FakeStep => graderStep(body, graderCalls) ?? queue.shift() ?? { kind: 'text', text: 'ok' };
+    const next = (): FakeStep => graderStep(body, graderCalls) ?? takeScripted(scripts, body) ?? queue.shift() ?? { kind: 'text', text: 'ok' };
     const sim = fake.promptCache;
     if ((sim.simulate || sim.contextWindow !== null) && body && typeof body === 'object') {
       const counts = simulatedCounts(sim, api, responses, body);
@@ -772,9 +807,15 @@ export async function startFakeProvider(): Promise<FakeProvider> {
     openaiBaseUrl: `http://127.0.0.1:${port}/v1`,
     requests,
     enqueue: (...steps: FakeStep[]) => void queue.push(...steps),
+    enqueueFor(marker: string, ...steps: FakeStep[]) {
+      scripts.set(marker, [...(scripts.get(marker) ?? []), ...steps]);
+    },
+    arrivals,
     reset() {
       queue = [];
       graderCalls.clear();
+      scripts.clear();
+      arrivals.length = 0;
       requests.length = 0;
       fake.rejectKeys.clear();
       fake.strict = true;

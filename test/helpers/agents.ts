@@ -28,6 +28,7 @@ export const DETAIL_KEYS = [
   'instructions',
   'mcpServers',
   'metadata',
+  'multiagent',
   'prompt',
   'promptVersion',
   'skills',

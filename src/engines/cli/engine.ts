@@ -14,6 +14,7 @@ import { type Engine, type StopReason, type TurnContext, toolServerUnavailable, 
 import { warmSandboxes } from '../../runtime/warm-sandboxes.js';
 import { engineAdapter } from './registry.js';
 import { mcpRelayFor } from './core/mcp-relay.js';
+import { rosterOf } from '../../runtime/threads.js';
 import { sessionMcpTools } from '../../tools/mcp/servers.js';
 import type { StoredMcpServer } from '../../tools/mcp/auth.js';
 import { EngineInstallError, installEngine, type InstalledEngine } from './core/install.js';
@@ -93,7 +94,7 @@ async function runInstalled(
   const home = engineHome(session.agentType);
   const endpoint = sandbox.egressEndpoint ?? EGRESS_ENDPOINT;
   const gatewayBaseUrl = modelProvider(session.llm) === 'anthropic' ? `${endpoint}/gateway/anthropic` : `${endpoint}/gateway/openai/v1`;
-  const mcpRelay = mcpRelayFor(agent, `${endpoint}/gateway`);
+  const mcpRelay = mcpRelayFor(agent, `${endpoint}/gateway`, rosterOf(session).length > 0);
   // Skills in the CLI's own skills folder are listed by the CLI itself; the prompt names only
   // others (a session provisioned before its engine had a folder keeps them in /workspace/.skills).
   const skillsDir = adapter.skillsDir(home);

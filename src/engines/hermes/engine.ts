@@ -10,6 +10,7 @@ import { installedSkillsOf } from '../installed-skills.js';
 import { memoryMountNotes } from '../memory-prompt.js';
 import { settlePendingCalls } from '../../tools/confirmations.js';
 import { sessionToolbox } from '../../tools/toolbox.js';
+import { withDelegation } from '../../runtime/delegation-tools.js';
 import { type Engine, type StopReason, type TurnContext, toolServerUnavailable, turnFailed } from '../engine.js';
 import { buildConversation } from './history.js';
 import { runHermesTurn } from './loop.js';
@@ -38,7 +39,8 @@ async function runHermesEngineTurn(ctx: TurnContext): Promise<StopReason> {
   } catch (err) {
     return turnFailed(emit, 'resource_unavailable', `a session resource could not be placed in the sandbox: ${(err as Error).message}`);
   }
-  const tools = await sessionToolbox({
+  // A coordinator (multiagent) also gets its delegation tools.
+  const own = await sessionToolbox({
     sessionId,
     universeId: session.universeId,
     agentId: session.agentId,
@@ -47,6 +49,7 @@ async function runHermesEngineTurn(ctx: TurnContext): Promise<StopReason> {
     onServerUnavailable: (server, message) => toolServerUnavailable(emit, server, message),
     agent: agent && agent.id === session.agentId ? agent : null, // read at the turn's start: no second read
   });
+  const tools = withDelegation(session, own);
   const stopped = await settlePendingCalls({ sessionId, turn, tools, signal, emitIn });
   if (stopped) return stopped;
   // What provisioning installed (written before the session went idle): in the row read above.

@@ -25,6 +25,20 @@ import type { Sandbox } from '../../sandbox/driver.js';
 import { sandboxDriver } from '../../sandbox/current-driver.js';
 import { serviceToolbox } from '../toolbox.js';
 import type { Toolbox, ToolOutcome } from '../types.js';
+import { service } from '../../services/registry.js';
+
+/**
+ * Multiagent (issue #32): a coordinator's delegation tools join the relay's (so a CLI coordinator
+ * delegates as hermes does). They run in the runtime (src/runtime/delegation-tools.ts); the
+ * composition installs the function that adds them to a session's relayed toolbox.
+ */
+export type RelayDelegation = (caller: RelayCaller, tools: Toolbox) => Promise<Toolbox>;
+
+declare module '../../services/registry.js' {
+  interface Services {
+    relayDelegation: RelayDelegation;
+  }
+}
 
 /** Who a relay request is for: the session whose running turn the credential belongs to. */
 export interface RelayCaller {
@@ -63,6 +77,10 @@ function lazySandbox(sessionId: string): Sandbox {
 }
 
 async function relayToolbox(caller: RelayCaller): Promise<Toolbox> {
+  return service('relayDelegation')(caller, await ownRelayToolbox(caller));
+}
+
+async function ownRelayToolbox(caller: RelayCaller): Promise<Toolbox> {
   const session = await prisma.session.findUnique({ where: { id: caller.sessionId }, select: { agentId: true } });
   const emit = (fields: Parameters<typeof commitEvents>[1][number]) => commitEvents(caller.sessionId, [fields]);
   return serviceToolbox({

@@ -30,6 +30,10 @@ export type SessionEvent = Base &
     | { __typename: 'UserCompactEvent'; by: string }
     | { __typename: 'SessionErrorEvent'; error: { type: string; message: string; retryStatus: string; attempt: number | null } }
     | { __typename: 'SessionStatusRunningEvent' | 'SessionStatusTerminatedEvent' | 'SessionDeletedEvent' }
+    // multiagent: what a coordinator's threads do, on the session's stream
+    | { __typename: 'ThreadStartedEvent'; threadId: string; agent: { name: string } }
+    | { __typename: 'ThreadMessageEvent'; threadId: string; agent: { name: string }; text: string }
+    | { __typename: 'ThreadIdleEvent'; threadId: string; agent: { name: string }; stopReason: { type: string } }
   );
 
 /** The GraphQL selection that fills SessionEvent (fragment spreads on every union member). */
@@ -49,7 +53,10 @@ export const EVENT_FIELDS = `
   ... on UserCompactEvent { id at by }
   ... on SessionErrorEvent { id at error { type message retryStatus attempt } }
   ... on SessionStatusTerminatedEvent { id at }
-  ... on SessionDeletedEvent { id at }`;
+  ... on SessionDeletedEvent { id at }
+  ... on ThreadStartedEvent { id at threadId agent { name } }
+  ... on ThreadMessageEvent { id at threadId text agent { name } }
+  ... on ThreadIdleEvent { id at threadId agent { name } stopReason { type } }`;
 
 export const PART_FRAGMENT = `fragment PartFields on MessagePart {
   __typename
@@ -292,6 +299,14 @@ export class Timeline {
       case 'SessionDeletedEvent':
         this.status = 'deleted';
         return this.push({ kind: 'note', key: `evt:${e.id}`, at: e.at, tone: 'bad', text: 'Session deleted' });
+      case 'ThreadStartedEvent':
+        return this.push({ kind: 'note', key: `evt:${e.id}`, at: e.at, tone: 'plain', text: `Delegated to ${e.agent.name} (thread ${e.threadId})` });
+      case 'ThreadMessageEvent':
+        return this.push({ kind: 'note', key: `evt:${e.id}`, at: e.at, tone: 'plain', text: `${e.agent.name} replied: ${e.text}` });
+      case 'ThreadIdleEvent':
+        return e.stopReason.type === 'end_turn'
+          ? undefined
+          : this.push({ kind: 'note', key: `evt:${e.id}`, at: e.at, tone: 'warn', text: `${e.agent.name}'s thread stopped: ${e.stopReason.type}` });
     }
   }
 

@@ -102,3 +102,16 @@ export function SessionTable({ sessions, agentNames }: { sessions: SessionRow[];
     />
   );
 }
+
+// ---- multiagent: a coordinator's threads ----
+export interface ThreadRow {
+  id: string;
+  status: string;
+  agent: { name: string };
+}
+const THREADS = doc`query Threads($id: String!) { sessionThreads(sessionId: $id) { id status agent { name } } }`;
+export async function listThreads(sessionId: string): Promise<ThreadRow[]> {
+  return (await gql<{ sessionThreads: ThreadRow[] }>(THREADS, { id: sessionId })).sessionThreads;
+}
+export const THREAD_HISTORY = doc`query ThreadHistory($id: String!, $thread: String!, $cursor: String) { sessionEventsPage: threadEventsPage(sessionId: $id, threadId: $thread, cursor: $cursor, limit: 1000) { cursor hasMore events { ${EVENT_FIELDS} } } } ${PART_FRAGMENT}`;
+export const THREAD_LIVE = doc`subscription ThreadLive($id: String!, $thread: String!, $after: String) { sessionEvents: threadEvents(sessionId: $id, threadId: $thread, after: $after) { ${EVENT_FIELDS} } } ${PART_FRAGMENT}`;

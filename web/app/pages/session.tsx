@@ -9,7 +9,21 @@ import { href, navigate } from '../lib/router.js';
 import { cents, when } from '../lib/format.js';
 import { ErrorNote, Loading, Page } from '../ui.js';
 import { Timeline, type Item, type SessionEvent, type TurnTiming } from '../lib/timeline.js';
-import { HISTORY, LIVE, SESSION_FIELDS, budgetText, forkSession, interrupt, sendMessage, statusBadge, usageText, type SessionRow } from './session-api.js';
+import {
+  HISTORY,
+  LIVE,
+  SESSION_FIELDS,
+  THREAD_HISTORY,
+  THREAD_LIVE,
+  budgetText,
+  forkSession,
+  interrupt,
+  listThreads,
+  sendMessage,
+  statusBadge,
+  usageText,
+  type SessionRow,
+} from './session-api.js';
 import { SessionMemoryMounts } from './memory-stores.js';
 import { SessionOutcomes } from './outcomes.js';
 
@@ -22,7 +36,7 @@ const AGENT_NAME = doc`query SessionAgent($id: String!) { agent(id: $id) { displ
 
 type Phase = { kind: 'history'; loaded: number } | { kind: 'live' } | { kind: 'stopped'; error: Error };
 
-function useTimeline(sessionId: string, onTurnEnd: () => void) {
+function useTimeline(sessionId: string, threadId: string | null, onTurnEnd: () => void) {
   const timeline = useRef(new Timeline());
   const [, render] = useReducer((n: number) => n + 1, 0);
   const [phase, setPhase] = useState<Phase>({ kind: 'history', loaded: 0 });
@@ -45,7 +59,14 @@ function useTimeline(sessionId: string, onTurnEnd: () => void) {
     (async () => {
       let cursor: string | null = null;
       for (;;) {
-        const page: { sessionEventsPage: { cursor: string | null; hasMore: boolean; events: SessionEvent[] } } = await gql(HISTORY, { id: sessionId, cursor });
+        const page: { sessionEventsPage: { cursor: string | null; hasMore: boolean; events: SessionEvent[] } } = await gql(
+          threadId ? THREAD_HISTORY : HISTORY,
+          {
+            id: sessionId,
+            cursor,
+            ...(threadId ? { thread: threadId } : {}),
+          },
+        );
         if (cancelled) return;
         timeline.current.apply(page.sessionEventsPage.events);
         setPhase({ kind: 'history', loaded: timeline.current.eventCount });
@@ -55,8 +76,8 @@ function useTimeline(sessionId: string, onTurnEnd: () => void) {
       }
       setPhase({ kind: 'live' });
       stop = subscribe<{ sessionEvents: SessionEvent }>(
-        LIVE,
-        { id: sessionId, after: timeline.current.lastEventId },
+        threadId ? THREAD_LIVE : LIVE,
+        { id: sessionId, after: timeline.current.lastEventId, ...(threadId ? { thread: threadId } : {}) },
         {
           next: (d) => {
             if (!timeline.current.apply([d.sessionEvents])) return;
@@ -73,7 +94,7 @@ function useTimeline(sessionId: string, onTurnEnd: () => void) {
       stop?.();
       if (frame) cancelAnimationFrame(frame);
     };
-  }, [sessionId]);
+  }, [sessionId, threadId]);
 
   return { timeline: timeline.current, phase, render };
 }
@@ -239,7 +260,15 @@ function TurnTimings({ turns }: { turns: readonly TurnTiming[] }) {
 
 export function SessionPage({ id }: { id: string }) {
   const info = useAsync(() => gql<Info>(INFO, { id }), [id]);
-  const { timeline, phase, render } = useTimeline(id, info.reload);
+  // multiagent: the coordinator's threads, shown one at a time (a switcher), live.
+  const [threadId, setThreadId] = useState<string | null>(null);
+  const threads = useAsync(() => listThreads(id), [id]);
+  const reloadThreads = threads.reload;
+  const onTurnEnd = () => {
+    info.reload();
+    reloadThreads();
+  };
+  const { timeline, phase, render } = useTimeline(id, threadId, onTurnEnd);
   const [text, setText] = useState('');
   const [announce, setAnnounce] = useState('');
   const session = info.data?.session;
@@ -249,7 +278,13 @@ export function SessionPage({ id }: { id: string }) {
     () => (agentId ? gql<{ agent: { displayName: string } }>(AGENT_NAME, { id: agentId }).then((d) => d.agent.displayName) : Promise.resolve(null)),
     [agentId],
   );
-  const status = timeline.status ?? session?.status ?? null;
+  const status = threadId ? (session?.status ?? null) : (timeline.status ?? session?.status ?? null);
+  // While the session works, its threads (new ones, their status) are looked at again.
+  useEffect(() => {
+    if (status !== 'running') return;
+    const timer = setInterval(reloadThreads, 1500);
+    return () => clearInterval(timer);
+  }, [status, reloadThreads]);
 
   // Provisioning ends without an event: look again until the sandbox is ready.
   const reloadInfo = info.reload;
@@ -340,6 +375,25 @@ export function SessionPage({ id }: { id: string }) {
         </dl>
       ) : null}
       <SessionMemoryMounts sessionId={id} />
+      {threads.data?.length ? (
+        <nav className="actions" aria-label="Threads" data-testid="session-threads">
+          <button type="button" className={threadId ? 'secondary' : undefined} aria-pressed={!threadId} onClick={() => setThreadId(null)}>
+            Coordinator
+          </button>
+          {threads.data.map((t) => (
+            <button
+              type="button"
+              key={t.id}
+              className={threadId === t.id ? undefined : 'secondary'}
+              aria-pressed={threadId === t.id}
+              onClick={() => setThreadId(t.id)}
+              data-thread={t.id}
+            >
+              {t.agent.name} · {t.status}
+            </button>
+          ))}
+        </nav>
+      ) : null}
       <SessionOutcomes sessionId={id} status={status} />
       <TurnTimings turns={timeline.turns} />
       {phase.kind === 'history' ? <Loading what={`history (${phase.loaded} events so far)`} /> : null}

@@ -35,15 +35,18 @@ export function relayToolTimeoutSec(): number {
 export function mcpRelayFor(
   agent: { mcpServers: unknown; capabilities: readonly string[] } | null,
   gatewayRoot = `${EGRESS_ENDPOINT}/gateway`,
+  /** Multiagent: the session is a coordinator's (its delegation tools come through the relay). */
+  coordinator = false,
 ): McpRelay | null {
   if (!agent) return null;
   const servers = Array.isArray(agent.mcpServers) ? agent.mcpServers.length : 0;
-  if (!servers && !agent.capabilities.length) return null;
+  if (!servers && !agent.capabilities.length && !coordinator) return null;
   return {
     url: `${gatewayRoot.replace(/\/+$/, '')}/mcp`,
     tokenEnv: 'AGENT_SERVICE_TOKEN',
     startupTimeoutSec: Math.ceil(settings.mcpConnectTimeoutMs() / 1000) + 15,
-    toolTimeoutSec: relayToolTimeoutSec(),
+    // A coordinator's wait_threads lasts as long as its threads' turns.
+    toolTimeoutSec: coordinator ? Math.max(relayToolTimeoutSec(), 3600) : relayToolTimeoutSec(),
   };
 }
 
