@@ -143,7 +143,8 @@ describe('a coordinator delegating to two specialists', () => {
     const again = await waitIdle(session.id, 2);
     expect(again.filter((e) => e.type === 'thread.message').at(-1).text).toBe('ice is wet when it melts');
     const secondResearch = requestsOf('RESEARCHER')[1]!;
-    expect(secondResearch.body.messages).toEqual([
+    // Prompt caching adds cache_control markers to blocks; the words and their order are what matter here.
+    expect(secondResearch.body.messages).toMatchObject([
       { role: 'user', content: [{ type: 'text', text: 'find the facts' }] },
       { role: 'assistant', content: [{ type: 'text', text: 'facts: water is wet' }] },
       { role: 'user', content: [{ type: 'text', text: 'and is ice wet?' }] },
