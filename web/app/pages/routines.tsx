@@ -17,7 +17,7 @@ interface Routine {
   archivedAt: string | null;
   schedule: { expression: string; timezone: string; lastRunAt: string | null; upcomingRunsAt: string[] } | null;
   target: { __typename: 'NewSessionTarget'; agent: string } | { __typename: 'SessionTarget'; sessionId: string };
-  initialEvents: { content: { text?: string }[] }[];
+  initialEvents: { content?: { text?: string }[] }[];
   pausedReason: { __typename: string } | null;
 }
 interface Run {
@@ -32,7 +32,7 @@ interface Run {
 const FIELDS = `id name description status archivedAt pausedReason { __typename }
   schedule { expression timezone lastRunAt upcomingRunsAt }
   target { __typename ... on NewSessionTarget { agent } ... on SessionTarget { sessionId } }
-  initialEvents { content { ... on TextBlock { text } } }`;
+  initialEvents { ... on RoutineInitialEvent { content { ... on TextBlock { text } } } }`;
 const LIST = doc`query Routines { routines(first: 100) { edges { node { ${FIELDS} } } } agents(first: 100, archived: false) { edges { node { id displayName } } } }`;
 const CREATE = doc`mutation CreateRoutine($input: CreateRoutineInput!) { createRoutine(input: $input) { id } }`;
 const UPDATE = doc`mutation UpdateRoutine($id: String!, $input: UpdateRoutineInput!) { updateRoutine(id: $id, input: $input) { id } }`;
@@ -85,7 +85,7 @@ function input(v: Values) {
     description: text(v.description) || null,
     // A routine that targets a session (made through the API) keeps its target when edited here.
     ...(text(v.agent) ? { target: { newSession: { agent: text(v.agent) } } } : {}),
-    initialEvents: [{ content: [{ text: { text: text(v.message) } }] }],
+    initialEvents: [{ userMessage: { content: [{ text: { text: text(v.message) } }] } }],
     schedule: cron ? { expression: cron, timezone: text(v.timezone) || 'UTC' } : null,
   };
 }
@@ -180,7 +180,7 @@ export function RoutinesPage() {
           name: r.name,
           description: r.description ?? '',
           agent: r.target.__typename === 'NewSessionTarget' ? r.target.agent : '',
-          message: r.initialEvents[0]?.content.map((c) => c.text ?? '').join('\n') ?? '',
+          message: (r.initialEvents.find((e) => e.content)?.content ?? []).map((c) => c.text ?? '').join('\n') ?? '',
           cron: r.schedule?.expression ?? '',
           timezone: r.schedule?.timezone ?? 'UTC',
         }),
