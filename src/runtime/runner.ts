@@ -253,12 +253,16 @@ function beginRun(sessionId: string, start: () => Promise<Started | null>, slotT
       onStart(first);
       if (!first) return;
       let current: Started | null = first;
+      let revisionController: AbortController | null = null;
       startBeating(sessionId);
       while (current) {
         await (announced ?? announceEvents(current.batch));
         announced = null;
         await subscribed;
-        state.controller = new AbortController();
+        // A revision turn keeps the controller of the turn it revises: an interrupt between the
+        // verdict and the revision's start stops the revision (issue #33).
+        state.controller = revisionController ?? new AbortController();
+        revisionController = null;
         const { shutdown } = turnGate();
         if (shutdown.signal.aborted) state.controller.abort(shutdown.signal.reason);
         let stop: StopReason;
@@ -281,14 +285,15 @@ function beginRun(sessionId: string, start: () => Promise<Started | null>, slotT
           logger.error({ err, sessionId }, 'outcome evaluation failed unexpectedly');
           return { stop };
         });
-        state.controller = null;
         if (after.revision) {
           const revision = await startRevisionTurn(sessionId, after.revision);
           if (revision) {
+            revisionController = state.controller;
             current = revision;
             continue;
           }
         }
+        state.controller = null;
         // Beyond the spec (issue #31): the idle event carries what the turn used.
         const usage = await turnUsage(sessionId, current.turn, startedAt).catch((err) => {
           logger.error({ err, sessionId }, 'could not sum the turn usage');
