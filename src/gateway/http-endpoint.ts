@@ -18,6 +18,7 @@ import { verifySessionCredential } from './session-credentials.js';
 import { BudgetReachedError, ProviderError, type Provider, type Usage } from './types.js';
 import { wireUsage, type WireApi } from './wire-usage.js';
 import { handleMcpRelay } from '../tools/mcp/relay.js';
+import { inSessionTurn } from '../telemetry/tracing.js';
 
 /** The MCP relay's path under /gateway. */
 export const MCP_RELAY_PATH = '/mcp';
@@ -163,6 +164,19 @@ export async function handleGatewayRequest(
   }
   if (typeof body.model !== 'string' || !body.model) return sendError(res, 400, 'invalid_request', 'model: a model name is required', 'invalid_request_error');
 
+  // The model call's span joins the session's running turn's trace (the CLIs send no traceparent).
+  const model = body.model;
+  await inSessionTurn(who.sessionId, () => meterAndForward(req, res, route, who, raw, { ...body, model }));
+}
+
+async function meterAndForward(
+  req: http.IncomingMessage,
+  res: http.ServerResponse,
+  route: Route,
+  who: { sessionId: string; universeId: string; turn: number },
+  raw: Buffer,
+  body: Record<string, unknown> & { model: string },
+): Promise<void> {
   let meter: Meter;
   try {
     meter = await openMeter(

@@ -10,7 +10,7 @@ import type { EmitEvent, TurnContext } from '../engines/engine.js';
 import { engineFor } from '../engines/registry.js';
 import { sandboxDriver } from '../sandbox/current-driver.js';
 import { newTurnSandbox } from './turn-sandbox.js';
-import { inSpan } from '../telemetry/tracing.js';
+import { asSessionTurn, inSpan } from '../telemetry/tracing.js';
 import { firstFrameDuration, turnDuration, turnsFinished, turnsStarted } from '../telemetry/metrics.js';
 
 export type { StopReason };
@@ -49,7 +49,7 @@ export async function runTurn(sessionId: string, turn: number, signal: AbortSign
   let stopReason = 'error';
   try {
     return await inSpan(`invoke_agent ${engine}`, attributes, async (span) => {
-      const stop = await runEngine(session, turn, signal, emit, emitIn);
+      const stop = await asSessionTurn(sessionId, () => runEngine(session, turn, signal, emit, emitIn));
       stopReason = stop.type;
       span?.setAttribute('agent_service.stop_reason', stop.type);
       return stop;

@@ -213,3 +213,25 @@ export function incomingContext(headers: Record<string, string | string[] | unde
 export function withSpanActive<T>(parent: Context, span: Span, requestId: string, fn: () => T): T {
   return context.with(trace.setSpan(parent, span).setValue(REQUEST_ID_KEY, requestId), fn);
 }
+
+// A CLI engine's model calls reach the gateway as HTTP requests from its sandbox, without a
+// `traceparent` (the CLIs send none): the running turn's context, kept here by session, parents
+// their spans so a CLI turn's model calls sit in its trace like hermes' do.
+const turnContexts = new Map<string, Context>();
+
+/** Runs `fn` as session `sessionId`'s turn: its model calls through the HTTP gateway join this context. */
+export async function asSessionTurn<T>(sessionId: string, fn: () => Promise<T>): Promise<T> {
+  if (!on) return fn();
+  turnContexts.set(sessionId, context.active());
+  try {
+    return await fn();
+  } finally {
+    turnContexts.delete(sessionId);
+  }
+}
+
+/** Runs `fn` in session `sessionId`'s running turn's context when this process runs it (else as is). */
+export function inSessionTurn<T>(sessionId: string, fn: () => T): T {
+  const turn = on ? turnContexts.get(sessionId) : undefined;
+  return turn ? context.with(turn, fn) : fn();
+}

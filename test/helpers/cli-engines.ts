@@ -22,7 +22,7 @@ import { engineAdapter } from '../../src/engines/cli/registry.js';
 import { installEngine } from '../../src/engines/cli/core/install.js';
 import { currentHarness } from '../../src/catalog/catalog.js';
 import { prisma } from '../../src/db/client.js';
-import { config } from '../../src/config.js';
+import { config, type Config } from '../../src/config.js';
 
 export interface CliEngineCase {
   agentType: string;
@@ -96,7 +96,7 @@ export function requireBwrap(): void {
  * in ENGINE_CACHE_DIR: no test times a download), the fake provider as both upstreams and a
  * server using it (with keys the CLIs must never see).
  */
-export async function startCliEngineServer(agentType: string): Promise<{ s: TestServer; fake: FakeProvider }> {
+export async function startCliEngineServer(agentType: string, overrides: Partial<Config> = {}): Promise<{ s: TestServer; fake: FakeProvider }> {
   requireBwrap();
   await installEngine(engineAdapter(agentType)!.cli, currentHarness(agentType));
   const fake = await startFakeProvider();
@@ -105,6 +105,7 @@ export async function startCliEngineServer(agentType: string): Promise<{ s: Test
     openaiBaseUrl: fake.openaiBaseUrl,
     anthropicApiKey: ANTHROPIC_KEY,
     anthropicBaseUrl: fake.anthropicBaseUrl,
+    ...overrides,
   });
   return { s, fake };
 }
