@@ -3,7 +3,7 @@ import { z } from 'zod';
 import type { RestRoute } from './route.js';
 import { ErrorEnvelope } from './schemas.js';
 import { STATUS_BY_CODE } from '../src/errors.js';
-import { PATH_PARAM_SHAPES } from '../src/http/input-hygiene.js';
+import { PATH_PARAM_SHAPES, pathParamShape } from '../src/http/input-hygiene.js';
 import { SECRET_KEY_PATTERN } from '../src/agents/rules.js';
 import { CREDENTIAL_KEY } from '../src/vaults/contract.js';
 import { SESSION_COOKIE } from '../src/auth/viewer.js';
@@ -116,7 +116,7 @@ function pathParameters(path: string) {
   return segments.flatMap((seg, i) => {
     const m = /^\{(\w+)\}$/.exec(seg);
     if (!m) return [];
-    const pattern = PATH_PARAM_PATTERNS[`${segments[i - 1]}/${seg}`];
+    const pattern = pathParamShape(segments, i, PATH_PARAM_PATTERNS);
     return [
       {
         name: m[1],

@@ -145,10 +145,26 @@ export const PATH_PARAM_SHAPES: Record<string, RegExp> = {
   'memory-stores/{id}': idOf('memstore'),
   'memories/{memory_id}': idOf('mem'),
   'versions/{version_id}': idOf('memver'),
-  'threads/{thread_id}': idOf('sthr'),
+  // a session's thread (multiagent); a channel connection's `threads/{thread_id}` is the platform's own id
+  'sessions/{id}/threads/{thread_id}': idOf('sthr'),
   // created slugs are stricter (3 to 40, no dash at the ends); personal ones are derived from emails
   'universes/{slug}': /^[a-z0-9][a-z0-9-]{0,63}$/,
 };
+
+/**
+ * The shape of the parameter at `segments[i]`: by the whole template up to it (where the same
+ * `<segment>/{name}` means different things on different routes), else by the segment before it.
+ */
+export function pathParamShape(segments: string[], i: number, table: Record<string, RegExp> = PATH_PARAM_SHAPES): RegExp | undefined {
+  return (
+    table[
+      segments
+        .slice(0, i + 1)
+        .filter(Boolean)
+        .join('/')
+    ] ?? table[`${segments[i - 1]}/${segments[i]}`]
+  );
+}
 
 interface CompiledRoute {
   method: string;
@@ -220,7 +236,7 @@ function checkPathParams(template: string[], segments: string[]): void {
     } catch {
       throw new InputError(404, 'not_found', `${part.slice(1, -1)} does not name any resource`);
     }
-    const shape = PATH_PARAM_SHAPES[`${template[i - 1]}/${part}`];
+    const shape = pathParamShape(template, i);
     const ok = shape ? shape.test(value) : value.length <= MAX_PATH_PARAM_LENGTH && !CONTROL_CHAR.test(value) && !LONE_SURROGATE.test(value);
     if (!ok) throw new InputError(404, 'not_found', `${part.slice(1, -1)} does not name any resource`);
   });

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { routes } from '../../rest/routes/index.js';
 import type { RestRoute } from '../../rest/route.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
-import { PATH_PARAM_SHAPES } from '../../src/http/input-hygiene.js';
+import { pathParamShape } from '../../src/http/input-hygiene.js';
 
 let s: TestServer;
 let readToken: string;
@@ -25,7 +25,7 @@ function missing(route: RestRoute): string {
       if (!param) return part;
       if (param === 'provider') return 'anthropic';
       if (param === 'slug') return 'no-such-universe';
-      const shape = PATH_PARAM_SHAPES[`${parts[i - 1]}/${part}`];
+      const shape = pathParamShape(parts, i);
       const prefix = shape ? /\(\?:(\w+)/.exec(shape.source)?.[1] : undefined;
       return prefix ? `${prefix}_01jz0000000000000000000000` : `missing_${param}`;
     })
