@@ -5,29 +5,16 @@
 // carries the sum of the turn's metered calls; the session (REST, GraphQL) its totals.
 // Compaction: driven past the (capped) context window, hermes summarises older turns instead of
 // failing; user.compact; a lone message over the window; budgets stop exactly with both on.
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { startTestServer, type TestServer } from '../helpers/server.js';
-import { startFakeProvider, type FakeProvider } from '../fake-provider/server.js';
-import { history, readySession, sendText, waitForEvents } from '../helpers/sessions.js';
+import { afterAll, beforeEach, describe, expect, it } from 'vitest';
+import type { TestServer } from '../helpers/server.js';
+import type { FakeProvider } from '../fake-provider/server.js';
+import { history, readySession, sendText, waitForEvents, withServerOnFakeProvider } from '../helpers/sessions.js';
 import { prisma } from '../../src/db/client.js';
 
 let s: TestServer;
 let fake: FakeProvider;
-beforeAll(async () => {
-  fake = await startFakeProvider();
-  s = await startTestServer({
-    anthropicApiKey: 'sk-ant-test',
-    anthropicBaseUrl: fake.anthropicBaseUrl,
-    openaiApiKey: 'sk-openai-test',
-    openaiBaseUrl: fake.openaiBaseUrl,
-  });
-});
-afterAll(async () => {
-  await s?.stop();
-  await fake?.close();
-});
+withServerOnFakeProvider((started) => ({ s, fake } = started), { openai: true });
 beforeEach(() => {
-  fake.reset();
   fake.promptCache.simulate = true;
 });
 

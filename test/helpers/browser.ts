@@ -4,7 +4,13 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { createRequire } from 'node:module';
+import { afterAll, beforeAll } from 'vitest';
 import { chromium, type Browser, type BrowserContext, type BrowserContextOptions, type Page } from 'playwright-core';
+import type { Config } from '../../src/config.js';
+import { buildWeb } from '../../scripts/build-web.mjs';
+import { startFakeProvider, type FakeProvider } from '../fake-provider/server.js';
+import { startTestServer, type TestServer } from './server.js';
+import { onFakeProvider } from './sessions.js';
 
 export const CHROMIUM = process.env.CHROMIUM_PATH || '/usr/bin/chromium';
 export const chromiumInstalled = fs.existsSync(CHROMIUM);
@@ -45,6 +51,61 @@ export async function signIn(p: Page, s: { url: string; adminEmail: string; admi
   await p.getByLabel('Password').fill(s.adminPassword);
   await p.getByRole('button', { name: 'Sign in' }).click();
   await p.getByRole('heading', { level: 1, name: 'Agents' }).waitFor();
+}
+
+export interface WebDesk {
+  s: TestServer;
+  browser: Browser;
+  /** The 1280×900 offline context the page is in. */
+  desk: OfflineContext;
+  page: Page;
+}
+
+export interface WebDeskOptions {
+  /** Config for the server, read when it starts (after the fake provider's, which it overrides). */
+  server?: () => Partial<Config>;
+  /** Set before the fake provider and the server start. */
+  env?: Record<string, string>;
+  /** Also send the server's OpenAI calls to the fake provider. */
+  openai?: boolean;
+  /** Runs once the server is up, before Chromium starts (e.g. to create what the pages show). */
+  seed?: (s: TestServer) => Promise<void>;
+  /** Sign the page in as the server's owner (default true). */
+  signIn?: boolean;
+}
+
+/**
+ * A browser test file's setup, as hooks of the enclosing describe: before all, the web is built
+ * (when stale), `env` is set, a fake provider starts when `fakeProvider` (the server's model
+ * calls go to it, see onFakeProvider), then a test server (then `seed`), Chromium, an offline
+ * 1280×900 context and a page in it, signed in as the owner unless `signIn: false`; `use`
+ * receives them. After all, the browser, the server and the provider are stopped, in that order.
+ */
+export function withWebDesk(use: (d: WebDesk) => void, opts?: WebDeskOptions & { fakeProvider?: false }): void;
+export function withWebDesk(use: (d: WebDesk & { fake: FakeProvider }) => void, opts: WebDeskOptions & { fakeProvider: true }): void;
+export function withWebDesk(use: (d: WebDesk & { fake: FakeProvider }) => void, opts: WebDeskOptions & { fakeProvider?: boolean } = {}): void {
+  let s: TestServer | undefined;
+  let fake: FakeProvider | undefined;
+  let browser: Browser | undefined;
+  beforeAll(async () => {
+    await buildWeb({ ifStale: true });
+    Object.assign(process.env, opts.env);
+    if (opts.fakeProvider) fake = await startFakeProvider();
+    s = await startTestServer({ ...(fake ? onFakeProvider(fake, opts) : {}), ...opts.server?.() });
+    await opts.seed?.(s);
+    browser = await launch();
+    const desk = await offlineContext(browser, { viewport: { width: 1280, height: 900 } });
+    // Playwright's own waits give up before the test's timeout, so a failure names its locator.
+    desk.context.setDefaultTimeout(15_000);
+    const page = await desk.context.newPage();
+    if (opts.signIn !== false) await signIn(page, s);
+    use({ s, fake: fake as FakeProvider, browser, desk, page }); // fake: undefined without `fakeProvider` (typed so by the overloads)
+  }, 120_000);
+  afterAll(async () => {
+    await browser?.close();
+    await s?.stop();
+    await fake?.close();
+  });
 }
 
 export async function screenshot(page: Page, name: string): Promise<void> {

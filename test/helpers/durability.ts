@@ -9,7 +9,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
-import { api } from './child-server.js';
+import { afterAll, beforeAll } from 'vitest';
+import { startFakeProvider, type FakeProvider } from '../fake-provider/server.js';
+import { api, startChildServer, type ChildServer } from './child-server.js';
 
 export const DB = process.env.TEST_DATABASE_URL;
 export const REDIS = process.env.TEST_REDIS_URL;
@@ -48,6 +50,49 @@ export async function dropSchemas(): Promise<void> {
   await client.connect();
   for (const schema of schemas.splice(0)) await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
   await client.end();
+}
+
+export interface CrashDeployments {
+  /** The file's fake provider (started before all). */
+  readonly fake: FakeProvider;
+  /**
+   * A deployment on the fake provider at a fixed free port (a restarted process is the same
+   * instance), whose runners never go stale in the test: a restart ends a lost turn at once.
+   */
+  deployment(postgres: boolean): Promise<{ env: Record<string, string>; token: string }>;
+  /** A child server of the deployment, killed with SIGKILL after all if still running. */
+  start(env: Record<string, string>): Promise<ChildServer>;
+}
+
+/**
+ * The kill -9 tests' harness, as hooks: one fake provider for the file; after all, every child
+ * server started through it is SIGKILLed, the provider closed and the deployments' schemas dropped.
+ */
+export function withCrashDeployments(): CrashDeployments {
+  let fake: FakeProvider | undefined;
+  const children: ChildServer[] = [];
+  beforeAll(async () => {
+    fake = await startFakeProvider();
+  });
+  afterAll(async () => {
+    await Promise.all(children.map((c) => c.kill('SIGKILL')));
+    await fake?.close();
+    await dropSchemas();
+  });
+  return {
+    get fake() {
+      return fake!;
+    },
+    async deployment(postgres) {
+      const port = await freePort();
+      return deploymentEnv({ postgres, providerUrl: fake!.anthropicBaseUrl, extra: { PORT: String(port), RUNNER_STALE_MS: '600000' } });
+    },
+    async start(env) {
+      const child = await startChildServer(env);
+      children.push(child);
+      return child;
+    },
+  };
 }
 
 /** A port free right now (the child binds it; a restart binds it again). */

@@ -1,7 +1,42 @@
 // Helpers for session tests: create an agent and a ready session, wait for events, read SSE.
-import { expect } from 'vitest';
-import type { TestServer } from './server.js';
+import { afterAll, beforeAll, beforeEach, expect } from 'vitest';
+import type { Config } from '../../src/config.js';
+import { startFakeProvider, type FakeProvider } from '../fake-provider/server.js';
+import { startTestServer, type TestServer } from './server.js';
 import { validatorForUrl } from './openapi-validator.js';
+
+/** The config sending a server's Anthropic calls (and, with `openai`, its OpenAI calls) to the fake provider. */
+export function onFakeProvider(fake: FakeProvider, opts: { openai?: boolean } = {}): Partial<Config> {
+  return {
+    anthropicApiKey: 'sk-ant-test',
+    anthropicBaseUrl: fake.anthropicBaseUrl,
+    ...(opts.openai ? { openaiApiKey: 'sk-openai-test', openaiBaseUrl: fake.openaiBaseUrl } : {}),
+  };
+}
+
+/**
+ * A test file's server on the fake provider, as hooks: before all, `env` is set, a fake provider
+ * starts and a test server whose model calls go to it (see onFakeProvider); `use` receives both.
+ * The provider's script is reset before each test; the server, then the provider, stop after all.
+ */
+export function withServerOnFakeProvider(
+  use: (started: { s: TestServer; fake: FakeProvider }) => void,
+  opts: { openai?: boolean; env?: Record<string, string> } = {},
+): void {
+  let s: TestServer | undefined;
+  let fake: FakeProvider | undefined;
+  beforeAll(async () => {
+    Object.assign(process.env, opts.env);
+    fake = await startFakeProvider();
+    s = await startTestServer(onFakeProvider(fake, opts));
+    use({ s, fake });
+  });
+  afterAll(async () => {
+    await s?.stop();
+    await fake?.close();
+  });
+  beforeEach(() => fake!.reset());
+}
 
 export async function readySession(s: TestServer, agentBody: Record<string, unknown> = {}, sessionBody: Record<string, unknown> = {}) {
   const agent = (await s.api('POST', '/agents', { body: agentBody })).body.agent;

@@ -2,29 +2,17 @@
 // result reported done is in the sandbox's directory, not yet read back; the restart's recovery
 // reads it back while it ends the lost turn (before any new turn), so it becomes a version by
 // the session and nothing is lost. On PGlite (a data directory) and, when configured, PostgreSQL + Redis.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startFakeProvider, type FakeProvider } from '../fake-provider/server.js';
-import { startChildServer, api, type ChildServer } from '../helpers/child-server.js';
-import { CONFIGS, deploymentEnv, dropSchemas, freePort, say, waitForHistory } from '../helpers/durability.js';
+import { describe, expect, it } from 'vitest';
+import { api } from '../helpers/child-server.js';
+import { CONFIGS, say, waitForHistory, withCrashDeployments } from '../helpers/durability.js';
 
-let fake: FakeProvider;
-const children: ChildServer[] = [];
-
-beforeAll(async () => {
-  fake = await startFakeProvider();
-});
-afterAll(async () => {
-  await Promise.all(children.map((c) => c.kill('SIGKILL')));
-  await fake?.close();
-  await dropSchemas();
-});
+const crash = withCrashDeployments();
 
 describe.each(CONFIGS)('kill -9 after a memory write ($name)', ({ postgres }) => {
   it('the write reported done is stored after the restart, attributed to the session', async () => {
-    const port = await freePort();
-    const { env, token } = deploymentEnv({ postgres, providerUrl: fake.anthropicBaseUrl, extra: { PORT: String(port), RUNNER_STALE_MS: '600000' } });
-    const first = await startChildServer(env);
-    children.push(first);
+    const { fake } = crash;
+    const { env, token } = await crash.deployment(postgres);
+    const first = await crash.start(env);
     const store = (await api(first.base, token, 'POST', '/memory-stores', { name: 'notes' })).body;
     const agent = (await api(first.base, token, 'POST', '/agents', {})).body.agent;
     const created = await api(first.base, token, 'POST', '/sessions', {
@@ -52,8 +40,7 @@ describe.each(CONFIGS)('kill -9 after a memory write ($name)', ({ postgres }) =>
 
     // The restart ends the lost turn (its runner was this instance's previous life) and reads
     // the mount back as it does: the memory is there before any new turn.
-    const second = await startChildServer(env);
-    children.push(second);
+    const second = await crash.start(env);
     const ended = await waitForHistory(second.base, token, session.id, (ev) => ev.at(-1)?.type === 'session.status_idle', 30_000);
     expect(ended.filter((e) => e.type === 'session.error').map((e) => e.error.type)).toEqual(['runner_lost']);
     expect(ended.filter((e) => e.type === 'session.status_running')).toHaveLength(1);

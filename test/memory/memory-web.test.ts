@@ -2,47 +2,30 @@
 // create a store, add a memory, open it, edit it (a stale edit is refused), see its versions
 // with each one's line diff against the one before it, restore the first one from that view,
 // redact one, archive the store; the page passes the axe audit.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Browser, Locator, Page } from 'playwright-core';
-import { startTestServer, type TestServer } from '../helpers/server.js';
+import { describe, expect, it } from 'vitest';
+import type { Locator, Page } from 'playwright-core';
+import type { TestServer } from '../helpers/server.js';
 import {
   CHROMIUM_MISSING,
   chromiumInstalled,
   expectContains,
   expectCount,
-  launch,
-  offlineContext,
   screenshot,
   seriousViolations,
-  signIn,
+  withWebDesk,
   type OfflineContext,
 } from '../helpers/browser.js';
-import { buildWeb } from '../../scripts/build-web.mjs';
 
 if (!chromiumInstalled) console.warn(CHROMIUM_MISSING);
 
 let s: TestServer;
-let browser: Browser;
 let desk: OfflineContext;
 let page: Page;
 
 const row = (text: string): Locator => page.locator('main table.stack > tbody > tr', { hasText: text }).first();
 
 describe.skipIf(!chromiumInstalled)('the memory stores page in Chromium (skipped without /usr/bin/chromium)', () => {
-  beforeAll(async () => {
-    await buildWeb({ ifStale: true });
-    s = await startTestServer();
-    browser = await launch();
-    desk = await offlineContext(browser, { viewport: { width: 1280, height: 900 } });
-    desk.context.setDefaultTimeout(15_000);
-    page = await desk.context.newPage();
-    await signIn(page, s);
-  }, 120_000);
-
-  afterAll(async () => {
-    await browser?.close();
-    await s?.stop();
-  });
+  withWebDesk((d) => ({ s, desk, page } = d));
 
   it('stores, memories by path, edit, versions, restore, redact, archive', async () => {
     await page.locator('nav.nav').getByRole('link', { name: 'Memory stores', exact: true }).click();

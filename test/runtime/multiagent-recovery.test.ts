@@ -3,30 +3,18 @@
 // as a lost turn (runner_lost, streams completed, idle), the session's stream hears the thread's
 // end (thread.idle), and both keep working: a new task delegates to the same thread, which
 // remembers its earlier words. On PGlite (a data directory) and PostgreSQL + Redis.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startFakeProvider, type FakeProvider } from '../fake-provider/server.js';
-import { startChildServer, api, type ChildServer } from '../helpers/child-server.js';
-import { CONFIGS, deploymentEnv, dropSchemas, freePort, say, waitForHistory } from '../helpers/durability.js';
+import { describe, expect, it } from 'vitest';
+import { api } from '../helpers/child-server.js';
+import { CONFIGS, say, waitForHistory, withCrashDeployments } from '../helpers/durability.js';
 
-let fake: FakeProvider;
-const children: ChildServer[] = [];
-
-beforeAll(async () => {
-  fake = await startFakeProvider();
-});
-afterAll(async () => {
-  await Promise.all(children.map((c) => c.kill('SIGKILL')));
-  await fake?.close();
-  await dropSchemas();
-});
+const crash = withCrashDeployments();
 
 describe.each(CONFIGS)('kill -9 while a coordinator waits for its thread ($name)', ({ postgres }) => {
   it('after the restart: coordinator and thread end as lost turns, streams complete, the thread keeps its memory', async () => {
+    const { fake } = crash;
     fake.reset();
-    const port = await freePort();
-    const { env, token } = deploymentEnv({ postgres, providerUrl: fake.anthropicBaseUrl, extra: { PORT: String(port), RUNNER_STALE_MS: '600000' } });
-    const first = await startChildServer(env);
-    children.push(first);
+    const { env, token } = await crash.deployment(postgres);
+    const first = await crash.start(env);
     const call = (base: string, method: string, path: string, body?: unknown) => api(base, token, method, path, body);
     const specialist = (await call(first.base, 'POST', '/agents', { prompt: 'You are the SPECIALIST.' })).body.agent;
     const coordinator = (
@@ -67,8 +55,7 @@ describe.each(CONFIGS)('kill -9 while a coordinator waits for its thread ($name)
       { kind: 'text', text: 'all done' },
     );
     fake.enqueueFor('SPECIALIST', { kind: 'text', text: 'finished the research' });
-    const second = await startChildServer(env);
-    children.push(second);
+    const second = await crash.start(env);
 
     // Both turns ended as lost at once (not after RUNNER_STALE_MS); the session heard of the thread's end.
     const events = await waitForHistory(

@@ -1,39 +1,26 @@
 // kill -9 while an outcome's grader is answering (issue #33): after the restart the session is
 // never left running: the lost evaluation ends with runner_lost, the outcome `interrupted`, the
 // session idle; a new outcome can then be defined and is graded. PGlite and PostgreSQL + Redis.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startFakeProvider, type FakeProvider } from '../fake-provider/server.js';
-import { startChildServer, api, type ChildServer } from '../helpers/child-server.js';
-import { CONFIGS, deploymentEnv, dropSchemas, freePort, idleSession, waitForHistory } from '../helpers/durability.js';
+import { describe, expect, it } from 'vitest';
+import { api } from '../helpers/child-server.js';
+import { CONFIGS, idleSession, waitForHistory, withCrashDeployments } from '../helpers/durability.js';
 
-let fake: FakeProvider;
-const children: ChildServer[] = [];
-beforeAll(async () => {
-  fake = await startFakeProvider();
-});
-afterAll(async () => {
-  await Promise.all(children.map((c) => c.kill('SIGKILL')));
-  await fake?.close();
-  await dropSchemas();
-});
+const crash = withCrashDeployments();
 
 const define = (base: string, token: string, sessionId: string, rubric: string) =>
   api(base, token, 'POST', `/sessions/${sessionId}/events`, { events: [{ type: 'user.define_outcome', description: 'do it', rubric }] });
 
 describe.each(CONFIGS)('kill -9 during an evaluation ($name)', ({ postgres }) => {
   it('the restarted instance ends the lost evaluation: outcome interrupted, session idle, a new outcome works', async () => {
-    const port = await freePort();
-    const { env, token } = deploymentEnv({ postgres, providerUrl: fake.anthropicBaseUrl, extra: { PORT: String(port), RUNNER_STALE_MS: '600000' } });
-    const first = await startChildServer(env);
-    children.push(first);
+    const { env, token } = await crash.deployment(postgres);
+    const first = await crash.start(env);
     const { session } = await idleSession(first.base, token);
     const tag = postgres ? 'pg' : 'lite';
     expect((await define(first.base, token, session.id, `- lost ${tag}\ngrader-script: hang`)).status).toBe(202);
     await waitForHistory(first.base, token, session.id, (ev) => ev.some((e) => e.type === 'outcome.evaluation_started'));
     await first.kill('SIGKILL');
 
-    const second = await startChildServer(env);
-    children.push(second);
+    const second = await crash.start(env);
     const events = await waitForHistory(second.base, token, session.id, (ev) => ev.some((e) => e.type === 'session.status_idle'), 30_000);
     expect(events.filter((e) => e.type === 'session.error').map((e) => e.error.type)).toEqual(['runner_lost']);
     expect((await api(second.base, token, 'GET', `/sessions/${session.id}`)).body.session.status).toBe('idle');

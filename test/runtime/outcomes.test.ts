@@ -2,23 +2,14 @@
 // grader (scripted by a `grader-script:` directive in the rubric) checks the work; revision turns,
 // the iteration limit, a malformed verdict, an interrupt and the budget during grading, one
 // active outcome at a time, the read-only file tools over /workspace, the webhook-free reads.
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { startTestServer, type TestServer } from '../helpers/server.js';
-import { startFakeProvider, type FakeProvider } from '../fake-provider/server.js';
-import { readySession, waitFor, waitForEvents, history } from '../helpers/sessions.js';
+import { describe, expect, it } from 'vitest';
+import type { TestServer } from '../helpers/server.js';
+import type { FakeProvider } from '../fake-provider/server.js';
+import { readySession, waitFor, waitForEvents, history, withServerOnFakeProvider } from '../helpers/sessions.js';
 
 let s: TestServer;
 let fake: FakeProvider;
-beforeAll(async () => {
-  process.env.MODEL_RETRY_BASE_MS = '20';
-  fake = await startFakeProvider();
-  s = await startTestServer({ anthropicApiKey: 'sk-ant-test', anthropicBaseUrl: fake.anthropicBaseUrl });
-});
-afterAll(async () => {
-  await s?.stop();
-  await fake?.close();
-});
-beforeEach(() => fake.reset());
+withServerOnFakeProvider((started) => ({ s, fake } = started), { env: { MODEL_RETRY_BASE_MS: '20' } });
 
 const defineOutcome = (sessionId: string, rubric: string, extra: Record<string, unknown> = {}) =>
   s.api('POST', `/sessions/${sessionId}/events`, {

@@ -3,10 +3,10 @@
 // for their replies and answers; threads have their own history and SSE stream (resume
 // included); an interrupt, the budget and a failing specialist reach every thread; the roster is
 // checked at save and at session start. Runs on the embedded defaults and on PostgreSQL + Redis.
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { startTestServer, type TestServer } from '../helpers/server.js';
-import { startFakeProvider, type FakeProvider } from '../fake-provider/server.js';
-import { collectSse, sendText, waitFor, waitForEvents } from '../helpers/sessions.js';
+import { describe, expect, it } from 'vitest';
+import type { TestServer } from '../helpers/server.js';
+import type { FakeProvider } from '../fake-provider/server.js';
+import { collectSse, sendText, waitFor, waitForEvents, withServerOnFakeProvider } from '../helpers/sessions.js';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { prisma } from '../../src/db/client.js';
@@ -15,16 +15,7 @@ import { mcpRelayFor } from '../../src/engines/cli/core/mcp-relay.js';
 
 let s: TestServer;
 let fake: FakeProvider;
-beforeAll(async () => {
-  process.env.MODEL_RETRY_BASE_MS = '20';
-  fake = await startFakeProvider();
-  s = await startTestServer({ anthropicApiKey: 'sk-ant-test', anthropicBaseUrl: fake.anthropicBaseUrl });
-});
-afterAll(async () => {
-  await s?.stop();
-  await fake?.close();
-});
-beforeEach(() => fake.reset());
+withServerOnFakeProvider((started) => ({ s, fake } = started), { env: { MODEL_RETRY_BASE_MS: '20' } });
 
 const types = (events: any[]) => events.map((e) => e.type);
 /** The coordinator's last turn end (a thread's thread.idle may follow it on the stream). */

@@ -4,25 +4,17 @@
 // request the provider receives is asserted); a running source forks at its last completed turn.
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { startTestServer, type TestServer } from '../helpers/server.js';
-import { startFakeProvider, type FakeProvider } from '../fake-provider/server.js';
-import { readySession, sendText, waitForEvents, waitFor, history } from '../helpers/sessions.js';
+import { describe, expect, it } from 'vitest';
+import type { TestServer } from '../helpers/server.js';
+import type { FakeProvider } from '../fake-provider/server.js';
+import { readySession, sendText, waitForEvents, waitFor, history, withServerOnFakeProvider } from '../helpers/sessions.js';
 import { config } from '../../src/config.js';
 import { prisma } from '../../src/db/client.js';
 import { storeEvents, type NewEvent } from '../../src/events/store.js';
 
 let s: TestServer;
 let fake: FakeProvider;
-beforeAll(async () => {
-  fake = await startFakeProvider();
-  s = await startTestServer({ anthropicApiKey: 'sk-ant-test', anthropicBaseUrl: fake.anthropicBaseUrl });
-});
-afterAll(async () => {
-  await s?.stop();
-  await fake?.close();
-});
-beforeEach(() => fake.reset());
+withServerOnFakeProvider((started) => ({ s, fake } = started));
 
 const budget = (cents: number) => ({ type: 'limit', max_list_cost: { amount: String(cents), currency: 'USD' } });
 const workspaceFile = (sessionId: string, rel: string) => path.join(config().dataDir, 'sandboxes', sessionId, 'workspace', rel);

@@ -2,10 +2,10 @@
 // with two completed turns, forked at the first turn's reply → the page moves to the new session,
 // which says where it came from and shows turn 1 but not turn 2; the API agrees (forked_from,
 // history prefix). The page passes the axe audit; screenshot in test-artifacts/web/.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Browser, Page } from 'playwright-core';
-import { startTestServer, type TestServer } from '../helpers/server.js';
-import { startFakeProvider, type FakeProvider } from '../fake-provider/server.js';
+import { describe, expect, it } from 'vitest';
+import type { Page } from 'playwright-core';
+import type { TestServer } from '../helpers/server.js';
+import type { FakeProvider } from '../fake-provider/server.js';
 import { readySession, sendText, waitForEvents, history } from '../helpers/sessions.js';
 import {
   CHROMIUM_MISSING,
@@ -13,40 +13,21 @@ import {
   expectContains,
   expectCount,
   expectText,
-  launch,
-  offlineContext,
   screenshot,
   seriousViolations,
-  signIn,
+  withWebDesk,
   type OfflineContext,
 } from '../helpers/browser.js';
-import { buildWeb } from '../../scripts/build-web.mjs';
 
 if (!chromiumInstalled) console.warn(CHROMIUM_MISSING);
 
 let s: TestServer;
 let fake: FakeProvider;
-let browser: Browser;
 let desk: OfflineContext;
 let page: Page;
 
 describe.skipIf(!chromiumInstalled)('fork from here, in Chromium (skipped without /usr/bin/chromium)', () => {
-  beforeAll(async () => {
-    await buildWeb({ ifStale: true });
-    fake = await startFakeProvider();
-    s = await startTestServer({ anthropicApiKey: 'sk-ant-test', anthropicBaseUrl: fake.anthropicBaseUrl });
-    browser = await launch();
-    desk = await offlineContext(browser, { viewport: { width: 1280, height: 900 } });
-    desk.context.setDefaultTimeout(15_000);
-    page = await desk.context.newPage();
-    await signIn(page, s);
-  }, 120_000);
-
-  afterAll(async () => {
-    await browser?.close();
-    await s?.stop();
-    await fake?.close();
-  });
+  withWebDesk((d) => ({ s, fake, desk, page } = d), { fakeProvider: true });
 
   it('forks at the first reply: the new session has turn 1 and not turn 2, and says where it came from', async () => {
     const { session } = await readySession(s, { displayName: 'Forker' });

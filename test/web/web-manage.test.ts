@@ -7,7 +7,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Locator, Page } from 'playwright-core';
-import { startTestServer, type TestServer } from '../helpers/server.js';
+import type { TestServer } from '../helpers/server.js';
 import { startFakeTelegram, type FakeTelegram } from '../fake-platforms/telegram.js';
 import {
   CHROMIUM_MISSING,
@@ -15,14 +15,13 @@ import {
   expectContains,
   expectCount,
   expectText,
-  launch,
   offlineContext,
   screenshot,
   seriousViolations,
   signIn,
+  withWebDesk,
   type OfflineContext,
 } from '../helpers/browser.js';
-import { buildWeb } from '../../scripts/build-web.mjs';
 
 if (!chromiumInstalled) console.warn(CHROMIUM_MISSING);
 
@@ -68,7 +67,6 @@ describe.skipIf(!chromiumInstalled)('the management pages in Chromium (skipped w
   let agentId = '';
 
   beforeAll(async () => {
-    await buildWeb({ ifStale: true });
     receiver = http.createServer((req, res) => {
       let body = '';
       req.on('data', (c) => (body += c));
@@ -81,22 +79,19 @@ describe.skipIf(!chromiumInstalled)('the management pages in Chromium (skipped w
     receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`;
     tg = await startFakeTelegram();
     tg.addBot(BOT_TOKEN, 'web_dashboard_bot');
-    s = await startTestServer({ telegramApiBaseUrl: tg.url });
-    const agent = await s.api('POST', '/agents', { body: { displayName: 'Routine Runner' } });
-    expect(agent.status).toBe(201);
-    agentId = agent.body.agent.id;
-    browser = await launch();
-    desk = await offlineContext(browser, { viewport: { width: 1280, height: 900 } });
-    desk.context.setDefaultTimeout(15_000);
-    page = await desk.context.newPage();
-    await signIn(page, s);
-  }, 120_000);
-
+  });
+  // Registered first, so run last: after the browser and the server are stopped.
   afterAll(async () => {
-    await browser?.close();
-    await s?.stop();
     await tg?.close();
     await new Promise<void>((r) => (receiver ? receiver.close(() => r()) : r()));
+  });
+  withWebDesk((d) => ({ s, browser, desk, page } = d), {
+    server: () => ({ telegramApiBaseUrl: tg.url }),
+    seed: async (started) => {
+      const agent = await started.api('POST', '/agents', { body: { displayName: 'Routine Runner' } });
+      expect(agent.status).toBe(201);
+      agentId = agent.body.agent.id;
+    },
   });
 
   it('environments: create with packages and hosts, edit, archive', async () => {

@@ -1,35 +1,20 @@
 // The session page of a coordinator (multiagent, issue #32) in Chromium: while the coordinator
 // waits, a switcher lists its threads live; a thread's own conversation streams in when chosen;
 // back on the coordinator, the thread's reply is shown as a note. The page passes the axe audit.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Browser, Page } from 'playwright-core';
-import { startTestServer, type TestServer } from '../helpers/server.js';
-import { startFakeProvider, type FakeProvider } from '../fake-provider/server.js';
-import { CHROMIUM_MISSING, chromiumInstalled, expectContains, launch, offlineContext, screenshot, seriousViolations, signIn } from '../helpers/browser.js';
-import { buildWeb } from '../../scripts/build-web.mjs';
+import { describe, expect, it } from 'vitest';
+import type { Page } from 'playwright-core';
+import type { TestServer } from '../helpers/server.js';
+import type { FakeProvider } from '../fake-provider/server.js';
+import { CHROMIUM_MISSING, chromiumInstalled, expectContains, screenshot, seriousViolations, signIn, withWebDesk } from '../helpers/browser.js';
 
 if (!chromiumInstalled) console.warn(CHROMIUM_MISSING);
 
 let s: TestServer;
 let fake: FakeProvider;
-let browser: Browser;
 let page: Page;
 
 describe.skipIf(!chromiumInstalled)('a coordinator session in the dashboard', () => {
-  beforeAll(async () => {
-    await buildWeb({ ifStale: true });
-    fake = await startFakeProvider();
-    s = await startTestServer({ anthropicApiKey: 'sk-ant-test', anthropicBaseUrl: fake.anthropicBaseUrl });
-    browser = await launch();
-    const desk = await offlineContext(browser, { viewport: { width: 1280, height: 900 } });
-    desk.context.setDefaultTimeout(15_000);
-    page = await desk.context.newPage();
-  }, 120_000);
-  afterAll(async () => {
-    await browser?.close();
-    await s?.stop();
-    await fake?.close();
-  });
+  withWebDesk((d) => ({ s, fake, page } = d), { fakeProvider: true, signIn: false });
 
   it('shows the threads beside the coordinator, live, and a thread’s own conversation', async () => {
     const specialist = (await s.api('POST', '/agents', { body: { prompt: 'You are the WEB-SPECIALIST.' } })).body.agent;

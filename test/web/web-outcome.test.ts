@@ -1,47 +1,21 @@
 // The session page shows an outcome (issue #33) in a real browser (Debian's Chromium, offline):
 // after a revision and a satisfied evaluation, the outcome's status, its iterations and each
 // evaluation's per-criterion verdict; the page passes the axe audit.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Browser, Page } from 'playwright-core';
-import { startTestServer, type TestServer } from '../helpers/server.js';
-import { startFakeProvider, type FakeProvider } from '../fake-provider/server.js';
+import { describe, expect, it } from 'vitest';
+import type { Page } from 'playwright-core';
+import type { TestServer } from '../helpers/server.js';
+import type { FakeProvider } from '../fake-provider/server.js';
 import { readySession, waitForEvents } from '../helpers/sessions.js';
-import {
-  CHROMIUM_MISSING,
-  chromiumInstalled,
-  expectCount,
-  expectText,
-  launch,
-  offlineContext,
-  screenshot,
-  seriousViolations,
-  signIn,
-} from '../helpers/browser.js';
-import { buildWeb } from '../../scripts/build-web.mjs';
+import { CHROMIUM_MISSING, chromiumInstalled, expectCount, expectText, screenshot, seriousViolations, withWebDesk } from '../helpers/browser.js';
 
 if (!chromiumInstalled) console.warn(CHROMIUM_MISSING);
 
 let s: TestServer;
 let fake: FakeProvider;
-let browser: Browser;
 let page: Page;
 
 describe.skipIf(!chromiumInstalled)('the session page shows its outcome (skipped without /usr/bin/chromium)', () => {
-  beforeAll(async () => {
-    await buildWeb({ ifStale: true });
-    fake = await startFakeProvider();
-    s = await startTestServer({ anthropicApiKey: 'sk', anthropicBaseUrl: fake.anthropicBaseUrl });
-    browser = await launch();
-    const desk = await offlineContext(browser, { viewport: { width: 1280, height: 900 } });
-    desk.context.setDefaultTimeout(15_000);
-    page = await desk.context.newPage();
-    await signIn(page, s);
-  }, 120_000);
-  afterAll(async () => {
-    await browser?.close();
-    await s?.stop();
-    await fake?.close();
-  });
+  withWebDesk((d) => ({ s, fake, page } = d), { fakeProvider: true, server: () => ({ anthropicApiKey: 'sk' }) });
 
   it('status, iterations and every criterion of each evaluation', async () => {
     const { session } = await readySession(s);

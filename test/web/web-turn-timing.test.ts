@@ -1,48 +1,22 @@
 // The session page shows where each turn's time went (model steps and tool calls with their
 // durations, from the events' timestamps), in a real browser (Debian's Chromium, offline); the
 // page with the timing open passes the axe audit.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Browser, Page } from 'playwright-core';
-import { startTestServer, type TestServer } from '../helpers/server.js';
-import { startFakeProvider, type FakeProvider } from '../fake-provider/server.js';
+import { describe, expect, it } from 'vitest';
+import type { Page } from 'playwright-core';
+import type { TestServer } from '../helpers/server.js';
+import type { FakeProvider } from '../fake-provider/server.js';
 import { readySession, sendText, waitForEvents } from '../helpers/sessions.js';
-import {
-  CHROMIUM_MISSING,
-  chromiumInstalled,
-  expectCount,
-  launch,
-  offlineContext,
-  screenshot,
-  seriousViolations,
-  signIn,
-  type OfflineContext,
-} from '../helpers/browser.js';
-import { buildWeb } from '../../scripts/build-web.mjs';
+import { CHROMIUM_MISSING, chromiumInstalled, expectCount, screenshot, seriousViolations, withWebDesk, type OfflineContext } from '../helpers/browser.js';
 
 if (!chromiumInstalled) console.warn(CHROMIUM_MISSING);
 
 let s: TestServer;
 let fake: FakeProvider;
-let browser: Browser;
 let desk: OfflineContext;
 let page: Page;
 
 describe.skipIf(!chromiumInstalled)('per-turn timing on the session page (skipped without /usr/bin/chromium)', () => {
-  beforeAll(async () => {
-    await buildWeb({ ifStale: true });
-    fake = await startFakeProvider();
-    s = await startTestServer({ anthropicApiKey: 'sk-ant-test', anthropicBaseUrl: fake.anthropicBaseUrl });
-    browser = await launch();
-    desk = await offlineContext(browser, { viewport: { width: 1280, height: 900 } });
-    desk.context.setDefaultTimeout(15_000);
-    page = await desk.context.newPage();
-    await signIn(page, s);
-  }, 120_000);
-  afterAll(async () => {
-    await browser?.close();
-    await s?.stop();
-    await fake?.close();
-  });
+  withWebDesk((d) => ({ s, fake, desk, page } = d), { fakeProvider: true });
 
   it('lists each turn with its model calls and tool calls and their durations', async () => {
     const { session } = await readySession(s);

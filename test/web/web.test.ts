@@ -13,10 +13,10 @@ import http from 'node:http';
 import { gzipSync } from 'node:zlib';
 import { spawn } from 'node:child_process';
 import type { AddressInfo } from 'node:net';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
-import { startTestServer, type TestServer } from '../helpers/server.js';
-import { startFakeProvider, type FakeProvider } from '../fake-provider/server.js';
+import type { TestServer } from '../helpers/server.js';
+import type { FakeProvider } from '../fake-provider/server.js';
 import { waitFor } from '../helpers/sessions.js';
 import {
   ARTIFACTS,
@@ -25,14 +25,14 @@ import {
   expectContains,
   expectCount,
   expectText,
-  launch,
   offlineContext,
   screenshot,
   seriousViolations,
   signIn as signInAs,
+  withWebDesk,
   type OfflineContext,
 } from '../helpers/browser.js';
-import { buildWeb, WEB_DIST } from '../../scripts/build-web.mjs';
+import { WEB_DIST } from '../../scripts/build-web.mjs';
 
 if (!chromiumInstalled) console.warn(CHROMIUM_MISSING);
 
@@ -66,29 +66,17 @@ async function audit(p: Page, name: string, exclude: string[] = []) {
 const signIn = (p: Page) => signInAs(p, s);
 
 describe.skipIf(!chromiumInstalled)('the web in Chromium (skipped without /usr/bin/chromium: apt-get install -y chromium)', () => {
-  beforeAll(async () => {
-    await buildWeb({ ifStale: true });
-    process.env.MODEL_RETRY_BASE_MS = '20';
-    fake = await startFakeProvider();
-    s = await startTestServer({
-      anthropicApiKey: 'sk-ant-test',
-      anthropicBaseUrl: fake.anthropicBaseUrl,
-      openaiApiKey: 'sk-openai-test',
-      openaiBaseUrl: fake.openaiBaseUrl,
-    });
-    browser = await launch();
-    desk = await offlineContext(browser, { viewport: { width: 1280, height: 900 } });
-    // Playwright's own waits give up before the test's timeout, so a failure names its locator.
-    desk.context.setDefaultTimeout(15_000);
-    page = await desk.context.newPage();
-  }, 120_000);
+  withWebDesk((d) => ({ s, fake, browser, desk, page } = d), {
+    fakeProvider: true,
+    openai: true,
+    env: { MODEL_RETRY_BASE_MS: '20' },
+    signIn: false,
+  });
 
-  afterAll(async () => {
+  // Registered after the desk, so run before it is stopped.
+  afterAll(() => {
     fs.mkdirSync(ARTIFACTS, { recursive: true });
     fs.writeFileSync(path.join(ARTIFACTS, 'perf.json'), JSON.stringify(perf, null, 2) + '\n');
-    await browser?.close();
-    await s?.stop();
-    await fake?.close();
   });
 
   it('sign in: the dashboard sends a new visitor to the sign-in page, a wrong password is explained, then the agents page', async () => {
