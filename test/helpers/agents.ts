@@ -59,14 +59,16 @@ function ownerOf(proto: object, method: string): any {
  * Counts the SQL statements sent while `fn` runs (both drivers' query entry points); with
  * `matching`, only statements whose text matches it (the process's background pollers run too).
  */
-export async function countQueries(fn: () => Promise<unknown>, matching?: RegExp): Promise<number> {
+/** `matching`: a pattern of the statement's text, or a test of its text and parameter values. */
+export async function countQueries(fn: () => Promise<unknown>, matching?: RegExp | ((text: string, values: unknown[]) => boolean)): Promise<number> {
   let n = 0;
   const targets = [ownerOf(pg.Client.prototype, 'query'), ownerOf(PGlite.prototype, 'query')].filter(Boolean);
   const originals = targets.map((t) => t.query);
   targets.forEach((t, i) => {
     t.query = function (this: unknown, ...args: unknown[]) {
       const text = typeof args[0] === 'string' ? args[0] : String((args[0] as { text?: string } | undefined)?.text ?? '');
-      if (!matching || matching.test(text)) n++;
+      const values = (Array.isArray(args[1]) ? args[1] : ((args[0] as { values?: unknown[] } | undefined)?.values ?? [])) as unknown[];
+      if (!matching || (typeof matching === 'function' ? matching(text, values) : matching.test(text))) n++;
       return originals[i].apply(this, args);
     };
   });
