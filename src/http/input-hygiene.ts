@@ -147,6 +147,7 @@ export const PATH_PARAM_SHAPES: Record<string, RegExp> = {
   'versions/{version_id}': idOf('memver'),
   // a session's thread (multiagent); a channel connection's `threads/{thread_id}` is the platform's own id
   'sessions/{id}/threads/{thread_id}': idOf('sthr'),
+  'outcomes/{outcome_id}': idOf('outc'),
   // created slugs are stricter (3 to 40, no dash at the ends); personal ones are derived from emails
   'universes/{slug}': /^[a-z0-9][a-z0-9-]{0,63}$/,
 };
