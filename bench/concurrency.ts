@@ -102,6 +102,7 @@ interface Snapshot {
   rss: number;
   heapUsed: number;
   statements: Record<string, number>;
+  texts?: Record<string, number>;
 }
 
 /** The service's statement counts and memory (after a full GC), written on SIGUSR2 by the preloaded counter. */
@@ -194,6 +195,11 @@ async function level(server: ChildServer, fake: FakeProvider, token: string, age
     openStream: { rss: (before.rss - idleSessions.rss) / c, heap: (before.heapUsed - idleSessions.heapUsed) / c },
   };
   const statements = { total: (totalOf(after) - totalOf(before)) / c, kinds: perTurn(before, after, c) };
+  if (after.texts)
+    for (const [t, n] of Object.entries(after.texts)) {
+      const d = (n - (before.texts?.[t] ?? 0)) / c;
+      if (d > 0) console.error(`C=${c}: ${d.toFixed(2)} per turn  ${t.replace(/\s+/g, ' ')}`);
+    }
   return { c, firsts, idles, wall, cpu, rss0, rss, errors, mismatches, memory, statements, notEndTurn, sessionErrors, logged };
 }
 

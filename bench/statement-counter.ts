@@ -28,10 +28,22 @@ function kindOf(text: string): string {
   return table ? `${verb} ${table}` : verb;
 }
 
-// Counted by text (cheap: the texts repeat), classified when written.
+// Counted by text (cheap: the texts repeat), classified when written. BENCH_STATEMENTS=where
+// also keeps, per text, our source frames of its first caller (to find who sends a statement).
+const where = process.env.BENCH_STATEMENTS === 'where' ? new Map<string, string>() : null;
 function count(text: unknown): void {
   const sql = typeof text === 'string' ? text : ((text as { text?: string } | null)?.text ?? '');
   counts.set(sql, (counts.get(sql) ?? 0) + 1);
+  if (where && !where.has(sql))
+    where.set(
+      sql,
+      (new Error().stack ?? '')
+        .split('\n')
+        .filter((l) => /\/(src|rest)\//.test(l))
+        .slice(0, 4)
+        .map((l) => l.replace(/.*\/((src|rest)\/[^)]*).*/, '$1'))
+        .join(' < '),
+    );
 }
 
 function byKind(): Record<string, number> {
@@ -66,7 +78,13 @@ if (file) {
   process.on('SIGUSR2', () => {
     (globalThis as { gc?: () => void }).gc?.();
     const { rss, heapUsed } = process.memoryUsage();
-    const snapshot = { seq: ++snapshots, rss, heapUsed, statements: byKind() };
+    const snapshot = {
+      seq: ++snapshots,
+      rss,
+      heapUsed,
+      statements: byKind(),
+      ...(where ? { texts: Object.fromEntries([...counts].map(([sql, n]) => [`${kindOf(sql)} @ ${where.get(sql)} :: ${sql.slice(0, 90)}`, n])) } : {}),
+    };
     fs.writeFileSync(`${file}.tmp`, JSON.stringify(snapshot));
     fs.renameSync(`${file}.tmp`, file);
   });

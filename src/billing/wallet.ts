@@ -1,17 +1,40 @@
 // The universe wallet: a balance in nano-dollars, holds for model calls in flight (so parallel
 // turns cannot spend the same money twice) and a ledger of grants and charges.
 import { prisma } from '../db/client.js';
+import { batched } from '../db/batched.js';
+import { sqlRows } from '../db/raw-query.js';
 import { Prisma } from '../generated/prisma/client.js';
 import { newId } from '../ids.js';
 import { centsToNano } from '../money.js';
 
-/** Reserves `nano` if the available balance (balance − holds) covers it. */
-export async function hold(universeId: string, nano: bigint): Promise<boolean> {
+async function holdOne(universeId: string, nano: bigint): Promise<boolean> {
   const n = await prisma.$executeRaw`
     UPDATE "Universe" SET "heldNanoUsd" = "heldNanoUsd" + ${nano}
     WHERE "id" = ${universeId} AND "balanceNanoUsd" - "heldNanoUsd" >= ${nano} AND "balanceNanoUsd" > 0`;
   return n === 1;
 }
+
+// Calls starting together hold in one statement (src/db/batched.ts), each universe's row updated
+// once by the sum of its calls: when the sum fits, each of its parts does. A universe whose sum
+// does not fit holds call by call, so the calls that fit still start.
+const holds = batched(async (calls: { universeId: string; nano: bigint }[]): Promise<boolean[]> => {
+  if (calls.length === 1) return [await holdOne(calls[0]!.universeId, calls[0]!.nano)];
+  const held = await sqlRows<{ id: string }>(
+    prisma,
+    Prisma.sql`
+    WITH req AS (
+      SELECT r.u, SUM(r.n)::bigint AS n FROM unnest(${calls.map((c) => c.universeId)}::text[], ${calls.map((c) => c.nano.toString())}::bigint[]) AS r(u, n) GROUP BY r.u
+    )
+    UPDATE "Universe" x SET "heldNanoUsd" = x."heldNanoUsd" + req.n FROM req
+     WHERE x."id" = req.u AND x."balanceNanoUsd" - x."heldNanoUsd" >= req.n AND x."balanceNanoUsd" > 0
+    RETURNING x."id"`,
+  );
+  const ok = new Set(held.map((r) => r.id));
+  return Promise.all(calls.map((c) => (ok.has(c.universeId) ? true : holdOne(c.universeId, c.nano))));
+});
+
+/** Reserves `nano` if the available balance (balance − holds) covers it. */
+export const hold = (universeId: string, nano: bigint): Promise<boolean> => holds({ universeId, nano });
 
 /** Releases a hold and charges the actual cost (one atomic update plus a ledger line). */
 export async function settle(universeId: string, held: bigint, cost: bigint, ref: { sessionId: string; usageId: string | null }): Promise<void> {

@@ -4,6 +4,7 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { prisma } from '../db/client.js';
+import { batched } from '../db/batched.js';
 import { AppError } from '../errors.js';
 import { newId } from '../ids.js';
 import { seal, open } from '../crypto/secret-box.js';
@@ -129,9 +130,17 @@ export async function insertPlanned(planned: Planned[]): Promise<SessionResource
  * Gives the sandbox every resource it has not received yet (before a turn, after provisioning);
  * `memory: false` leaves the memory stores to the next turn's write-in.
  */
+// Turns starting together read their sessions' resources in one statement (src/db/batched.ts).
+const resourcesOf = batched(async (sessionIds: string[]): Promise<SessionResource[][]> => {
+  const rows = await prisma.sessionResource.findMany({ where: { sessionId: { in: sessionIds } }, orderBy: { createdAt: 'asc' } });
+  const of = new Map<string, SessionResource[]>(sessionIds.map((id) => [id, []]));
+  for (const r of rows) of.get(r.sessionId)?.push(r);
+  return sessionIds.map((id) => of.get(id) ?? []);
+});
+
 export async function syncResources(sessionId: string, sandbox: Sandbox, opts: { memory?: boolean } = {}): Promise<SessionResource[]> {
   // One read of the session's resources: those not given yet, and whether any memory store is mounted.
-  const all = await prisma.sessionResource.findMany({ where: { sessionId }, orderBy: { createdAt: 'asc' } });
+  const all = await resourcesOf(sessionId);
   const pending = all.filter((r) => r.syncedAt === null && r.type !== 'memory_store');
   for (const r of pending) {
     if (r.type === 'file') {

@@ -13,7 +13,7 @@ import { moveOf, movableFrom, transition } from './session-state-machine.js';
 import { sandboxFilling } from './sandbox-filling.js';
 import { service } from '../services/registry.js';
 import { finishUnfinishedStreams } from './unfinished-streams.js';
-import { turnUsage } from '../billing/usage.js';
+import { turnUsage, turnUsageAndOutcome } from '../billing/usage.js';
 import { afterAgentTurn, interruptActiveOutcome, type AfterTurn } from './outcomes.js';
 import { cancelWaitingRuns, releaseSlot, takeSlot, tryTakeSlot } from './turn-slots.js';
 import { INTERRUPTS, publishInterrupt } from './runner-signals.js';
@@ -280,25 +280,32 @@ function beginRun(sessionId: string, start: () => Promise<Started | null>, slotT
           stop = { type: 'retries_exhausted' };
         }
         await sandboxFilling().syncMemoryBack(sessionId, current.turn); // memory stores: the turn's writes become versions (never throws)
-        // An outcome the turn carried is graded while the session stays running (src/runtime/outcomes.ts).
-        const after = await afterAgentTurn(sessionId, current.turn, stop, state.controller.signal).catch(async (err): Promise<AfterTurn> => {
-          logger.error({ err, sessionId }, 'outcome evaluation failed unexpectedly');
-          return { stop };
-        });
-        if (after.revision) {
-          const revision = await startRevisionTurn(sessionId, after.revision);
-          if (revision) {
-            revisionController = state.controller;
-            current = revision;
-            continue;
-          }
-        }
-        state.controller = null;
-        // Beyond the spec (issue #31): the idle event carries what the turn used.
-        const usage = await turnUsage(sessionId, current.turn, startedAt).catch((err) => {
+        // Beyond the spec (issue #31): the idle event carries what the turn used; the same
+        // statement says whether an outcome waits for grading (issues #33, #29).
+        const sumFailed = (err: unknown) => {
           logger.error({ err, sessionId }, 'could not sum the turn usage');
           return undefined;
-        });
+        };
+        const facts = await turnUsageAndOutcome(sessionId, current.turn, startedAt).catch(sumFailed);
+        let usage = facts?.usage;
+        let after: AfterTurn = { stop };
+        if (!facts || facts.outcomeActive) {
+          // An outcome the turn carried is graded while the session stays running (src/runtime/outcomes.ts).
+          after = await afterAgentTurn(sessionId, current.turn, stop, state.controller.signal).catch(async (err): Promise<AfterTurn> => {
+            logger.error({ err, sessionId }, 'outcome evaluation failed unexpectedly');
+            return { stop };
+          });
+          if (after.revision) {
+            const revision = await startRevisionTurn(sessionId, after.revision);
+            if (revision) {
+              revisionController = state.controller;
+              current = revision;
+              continue;
+            }
+          }
+          usage = await turnUsage(sessionId, current.turn, startedAt).catch(sumFailed); // the grader's calls are the turn's too
+        }
+        state.controller = null;
         const ended = current.turn;
         current = await endTurn(sessionId, {
           type: 'session.status_idle',

@@ -5,6 +5,9 @@
 // reason, and a new message instead of a confirmation answers them as not confirmed. Their
 // results are stored in the paused turn, right after the calls, as the model must see them.
 import { prisma } from '../db/client.js';
+import { batched } from '../db/batched.js';
+import { sqlRows } from '../db/raw-query.js';
+import { Prisma } from '../generated/prisma/client.js';
 import { AppError } from '../errors.js';
 import type { SessionEvent, StopReason } from '../events/types.js';
 import { emitOutcome, type EmitEvent } from './tool-events.js';
@@ -20,16 +23,26 @@ export interface PendingCall {
   awaiting: boolean;
 }
 
+// The stop reason of each session's latest idle (turns starting together: one statement, src/db/batched.ts).
+const lastStopOf = batched(async (sessionIds: string[]): Promise<(string | null)[]> => {
+  const rows = await sqlRows<{ sid: string; stop: string | null }>(
+    prisma,
+    Prisma.sql`
+    SELECT k.sid, last."stop" FROM unnest(${sessionIds}::text[]) AS k(sid)
+      CROSS JOIN LATERAL (
+        SELECT e."payload"->'stop_reason'->>'type' AS "stop" FROM "SessionEvent" e
+         WHERE e."sessionId" = k.sid AND e."type" = 'session.status_idle' ORDER BY e."seq" DESC LIMIT 1
+      ) last`,
+  );
+  const stops = new Map(rows.map((r) => [r.sid, r.stop]));
+  return sessionIds.map((id) => stops.get(id) ?? null);
+});
+
 /** The calls of the latest turn that paused for a confirmation, still without a result. */
 export async function pendingCalls(sessionId: string): Promise<{ turn: number; calls: PendingCall[] } | null> {
   // Only a session whose last turn paused can have waiting calls (the latest idle says so,
   // found a few rows from the end): the common case costs one short read.
-  const lastIdle = await prisma.sessionEvent.findFirst({
-    where: { sessionId, type: 'session.status_idle' },
-    orderBy: { seq: 'desc' },
-    select: { payload: true },
-  });
-  if ((lastIdle?.payload as Extract<SessionEvent, { type: 'session.status_idle' }> | undefined)?.stop_reason.type !== 'requires_action') return null;
+  if ((await lastStopOf(sessionId)) !== 'requires_action') return null;
   const marker = await prisma.sessionEvent.findFirst({
     where: { sessionId, type: 'agent.tool_use', payload: { path: ['awaiting_confirmation'], equals: true } },
     orderBy: { seq: 'desc' },

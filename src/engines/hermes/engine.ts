@@ -12,7 +12,7 @@ import { settlePendingCalls } from '../../tools/confirmations.js';
 import { sessionToolbox } from '../../tools/toolbox.js';
 import { withDelegation } from '../../runtime/delegation-tools.js';
 import { type Engine, type StopReason, type TurnContext, toolServerUnavailable, turnFailed } from '../engine.js';
-import { buildConversation } from './history.js';
+import { conversationOf, turnStartRows } from './history.js';
 import { runHermesTurn } from './loop.js';
 import { fitContext, isContextRefusal, type CompactionContext } from './compaction.js';
 import { stoppedForBudget, BUDGET_STOP } from '../../gateway/budget-stop.js';
@@ -55,7 +55,9 @@ async function runHermesEngineTurn(ctx: TurnContext): Promise<StopReason> {
   // What provisioning installed (written before the session went idle): in the row read above.
   const skills = installedSkillsOf(session);
   const effort = session.reasoningEffort ?? agent?.reasoningEffort ?? null;
-  let messages = await buildConversation(sessionId, turn);
+  // The conversation and this turn's inputs: one read (issue #29).
+  const start = await turnStartRows(sessionId, turn, TURN_INPUTS);
+  let messages = await conversationOf(start.rows);
   const provider = modelProvider(session.llm);
 
   const request = {
@@ -79,8 +81,8 @@ async function runHermesEngineTurn(ctx: TurnContext): Promise<StopReason> {
   const compaction: CompactionContext = { sessionId, turn, request, emit, signal, callModel };
 
   // user.compact (a turn of its own, or with other inputs): summarise everything before this turn now.
-  const inputs = await prisma.sessionEvent.findMany({ where: { sessionId, turn, type: { in: TURN_INPUTS } }, select: { type: true } });
-  if (inputs.some((e) => e.type === 'user.compact')) {
+  const inputs = start.inputs;
+  if (inputs.includes('user.compact')) {
     try {
       messages = await fitContext(compaction, messages, await tools.specs(), 'user');
     } catch (err) {
@@ -88,7 +90,7 @@ async function runHermesEngineTurn(ctx: TurnContext): Promise<StopReason> {
       if (signal.aborted) return { type: 'end_turn' };
       return turnFailed(emit, err instanceof ProviderError ? err.code : 'engine_error', `compaction failed: ${(err as Error).message}`);
     }
-    if (signal.aborted || inputs.every((e) => e.type === 'user.compact')) return { type: 'end_turn' };
+    if (signal.aborted || inputs.every((t) => t === 'user.compact')) return { type: 'end_turn' };
   }
 
   return runHermesTurn({

@@ -2,6 +2,9 @@
 // then what the engine did), so a conversation survives restarts and queued messages sent
 // mid-turn land in their own, later turn.
 import { prisma } from '../../db/client.js';
+import { batched } from '../../db/batched.js';
+import { sqlRows } from '../../db/raw-query.js';
+import { Prisma } from '../../generated/prisma/client.js';
 import type { ChatMessage, ContentBlock } from '../../gateway/types.js';
 import type { SessionEvent } from '../../events/types.js';
 import type { ContentBlockInput } from '../../events/content.js';
@@ -24,6 +27,45 @@ export function conversationRows(sessionId: string, turn: number): Promise<Conve
     orderBy: [{ turn: 'asc' }, { seq: 'asc' }],
     select: { turn: true, payload: true },
   });
+}
+
+// Inputs that are no conversation rows but a turn's start needs to see (engine.ts).
+const START_EXTRA = ['user.compact', 'user.tool_confirmation'];
+
+interface StartRow extends ConversationRow {
+  type: string;
+}
+
+// Turns starting together read their conversations in one statement (src/db/batched.ts).
+const startRowsOf = batched(async (keys: { sessionId: string; turn: number }[]): Promise<StartRow[][]> => {
+  const rows = await sqlRows<StartRow & { sessionId: string }>(
+    prisma,
+    Prisma.sql`
+    SELECT e."sessionId", e."turn", e."type", e."payload"
+      FROM unnest(${keys.map((k) => k.sessionId)}::text[], ${keys.map((k) => k.turn)}::int[]) AS k(sid, upto)
+      JOIN "SessionEvent" e ON e."sessionId" = k.sid AND e."turn" IS NOT NULL AND e."turn" <= k.upto
+     WHERE e."type" = ANY(${[...CONVERSATION_TYPES, ...START_EXTRA]}::text[])
+     ORDER BY e."sessionId", e."turn", e."seq"`,
+  );
+  const of = new Map<string, StartRow[]>();
+  for (const { sessionId, ...r } of rows) {
+    const list = of.get(sessionId);
+    if (list) list.push(r);
+    else of.set(sessionId, [r]);
+  }
+  return keys.map((k) => of.get(k.sessionId) ?? []);
+});
+
+/**
+ * A turn's start in ONE read: the conversation's rows (as `conversationRows`) and the types of
+ * the turn's own inputs among `inputTypes` (user.compact and user.tool_confirmation are no
+ * conversation rows; the engine asks whether the turn is a compaction).
+ */
+export async function turnStartRows(sessionId: string, turn: number, inputTypes: readonly string[]): Promise<{ rows: ConversationRow[]; inputs: string[] }> {
+  const all = await startRowsOf({ sessionId, turn });
+  const inputs = all.filter((r) => r.turn === turn && inputTypes.includes(r.type)).map((r) => r.type);
+  const rows = all.filter((r) => !START_EXTRA.includes(r.type)).map(({ turn: t, payload }) => ({ turn: t, payload }));
+  return { rows, inputs };
 }
 
 /** The rows the model still sees verbatim, and the summary before them (the latest compaction's). */
