@@ -40,7 +40,8 @@ describe(`${C} turns at once`, () => {
     await Promise.all(streams.map((w, i) => w.idles(replayedIdles[i]!)));
     for (let i = 0; i < C; i++) fake.enqueue({ kind: 'text', text: `answer number ${i} in several words`, chunks: 6, delayMs: 10 });
 
-    const sent = await Promise.all(sessions.map((id) => sendText(s, id, 'go')));
+    fake.requests.length = 0;
+    const sent = await Promise.all(sessions.map((id, i) => sendText(s, id, `go ${i}`)));
     expect(sent.map((r) => r.status)).toEqual(sessions.map(() => 202));
     await Promise.all(streams.map((w, i) => w.idles(replayedIdles[i]! + 1)));
 
@@ -56,6 +57,8 @@ describe(`${C} turns at once`, () => {
       expect(last.type).toBe('session.status_idle');
       expect(last.data.stop_reason, JSON.stringify(w.frames.filter((f) => f.type === 'session.error'))).toEqual({ type: 'end_turn' });
       expect(w.frames.some((f) => f.type === 'session.error')).toBe(false);
+      // The turn's usage (read with the other turns ending at the same moment: src/db/batched.ts) is its own.
+      expect(last.data.usage).toMatchObject({ model_calls: 1, tool_calls: 0 });
       const final = w.frames.filter((f) => f.type === 'agent.message' && f.data.final);
       expect(final).toHaveLength(1);
       // The chunks of this turn's stream make up its own final message (no chunk of another session).
@@ -64,6 +67,25 @@ describe(`${C} turns at once`, () => {
       answers.add(final[0]!.data.text);
     }
     expect(answers.size, 'each session got one of the answers, none twice').toBe(C);
+
+    // A second turn each, at once: every model request carries its own session's conversation
+    // (turns starting together read their conversations in one statement).
+    for (let i = 0; i < C; i++) fake.enqueue({ kind: 'text', text: `second answer ${i}`, chunks: 2, delayMs: 10 });
+    fake.requests.length = 0;
+    await Promise.all(sessions.map((id, i) => sendText(s, id, `again ${i}`)));
+    await Promise.all(streams.map((w, i) => w.idles(replayedIdles[i]! + 2)));
+    expect(fake.requests).toHaveLength(C);
+    const userTexts = (body: any): string[] =>
+      body.messages.filter((m: any) => m.role === 'user').flatMap((m: any) => (typeof m.content === 'string' ? [m.content] : m.content.map((b: any) => b.text)));
+    const seen = new Set<string>();
+    for (const r of fake.requests) {
+      const texts = userTexts(r.body);
+      const n = /^go (\d+)$/.exec(texts[0] ?? '')?.[1];
+      expect(texts, 'its own inputs, in order').toEqual([`go ${n}`, `again ${n}`]);
+      expect(r.body.messages.filter((m: any) => m.role === 'assistant')).toHaveLength(1);
+      seen.add(n!);
+    }
+    expect(seen.size).toBe(C);
     for (const w of streams) w.close();
   }, 120_000);
 });
