@@ -9,7 +9,8 @@ import { DEMO_CREDENTIAL, platformCredential } from './credentials.js';
 import { ProviderError, BudgetReachedError, emptyUsage, type ModelEvent, type ModelRequest, type Usage, type ProviderCredential } from './types.js';
 import { costNanoUsd, priceOf } from '../billing/pricing.js';
 import { SPEND_CAP_COLUMNS, turnCapNano } from '../billing/spend-cap.js';
-import { hold, settleSql } from '../billing/wallet.js';
+import { hold } from '../billing/wallet.js';
+import { writeUsage } from './usage-writes.js';
 import { Prisma } from '../generated/prisma/client.js';
 import { accountCredential, markNeedsReconnect, markUsed } from '../billing/subscriptions.js';
 import { logger } from '../logger.js';
@@ -200,28 +201,22 @@ async function record(
   subscriptionId: string | null,
 ): Promise<bigint> {
   const cost = usage ? costNanoUsd(req.model, usage) : 0n;
-  const usageId = usage ? newId('msg').replace('msg_', 'use_') : null;
   try {
-    // ONE statement: the usage row, the session's consumed cost (list price on either billing;
-    // the budget caps it) and, on the platform's key, the wallet's settle and charge line.
-    const writes: Prisma.Sql[] = usage
-      ? [
-          Prisma.sql`usage_row AS (
-            INSERT INTO "ModelUsage" ("id", "sessionId", "universeId", "turn", "provider", "model", "billing",
-              "inputTokens", "outputTokens", "cacheReadTokens", "cacheWriteTokens", "costNanoUsd", "createdAt")
-            VALUES (${usageId}, ${scope.sessionId}, ${scope.universeId}, ${scope.turn}, ${req.provider}, ${req.model}, ${cred.kind},
-              ${usage.inputTokens}, ${usage.outputTokens}, ${usage.cacheReadTokens}, ${usage.cacheWriteTokens}, ${cost}, now()))`,
-          Prisma.sql`consumed AS (
-            -- A thread's cost counts on its row and on its session's (whose budget it spends).
-            UPDATE "Session" SET "consumedNanoUsd" = "consumedNanoUsd" + ${cost},
-              "budgetReachedAt" = CASE WHEN "budgetMaxCents" IS NOT NULL AND "budgetReachedAt" IS NULL
-                AND "consumedNanoUsd" + ${cost} >= "budgetMaxCents" * 10000000 THEN now() ELSE "budgetReachedAt" END
-            WHERE "id" = ${scope.sessionId} OR "id" = (SELECT p."parentSessionId" FROM "Session" p WHERE p."id" = ${scope.sessionId}))`,
-        ]
-      : [];
-    if (cred.kind === 'platform' && req.provider !== 'demo')
-      await prisma.$executeRaw`${settleSql(scope.universeId, held, cost, { sessionId: scope.sessionId, usageId }, writes)}`;
-    else if (writes.length) await prisma.$executeRaw`WITH ${Prisma.join(writes, ', ')} SELECT 1`;
+    // One statement (possibly shared with other calls ending now: usage-writes.ts): the usage row,
+    // the session's consumed cost (list price on either billing; the budget caps it) and, on the
+    // platform's key, the wallet's settle and charge line.
+    await writeUsage({
+      sessionId: scope.sessionId,
+      universeId: scope.universeId,
+      turn: scope.turn,
+      provider: req.provider,
+      model: req.model,
+      billing: cred.kind,
+      usage,
+      cost,
+      held,
+      settle: cred.kind === 'platform' && req.provider !== 'demo',
+    });
     if (subscriptionId) await markUsed(subscriptionId);
   } catch (err) {
     logger.error({ err, sessionId: scope.sessionId }, 'could not record model usage');

@@ -8,6 +8,7 @@ import { startTestServer, type TestServer } from '../helpers/server.js';
 import { startFakeProvider, type FakeProvider } from '../fake-provider/server.js';
 import { history, sendText, waitFor } from '../helpers/sessions.js';
 import { streamedIds, watchStream } from '../helpers/streams.js';
+import { prisma } from '../../src/db/client.js';
 
 const C = 50;
 
@@ -41,6 +42,8 @@ describe(`${C} turns at once`, () => {
     for (let i = 0; i < C; i++) fake.enqueue({ kind: 'text', text: `answer number ${i} in several words`, chunks: 6, delayMs: 10 });
 
     fake.requests.length = 0;
+    const universeId = (await prisma.session.findUniqueOrThrow({ where: { id: sessions[0]! } })).universeId;
+    const balanceBefore = (await prisma.universe.findUniqueOrThrow({ where: { id: universeId } })).balanceNanoUsd;
     const sent = await Promise.all(sessions.map((id, i) => sendText(s, id, `go ${i}`)));
     expect(sent.map((r) => r.status)).toEqual(sessions.map(() => 202));
     await Promise.all(streams.map((w, i) => w.idles(replayedIdles[i]! + 1)));
@@ -86,6 +89,20 @@ describe(`${C} turns at once`, () => {
       seen.add(n!);
     }
     expect(seen.size).toBe(C);
+
+    // The calls' usage, written in statements shared by calls ending together (usage-writes.ts):
+    // one usage row and one charge line per call, every hold released, the wallet charged exactly
+    // what the sessions consumed.
+    const rows = await prisma.session.findMany({ where: { id: { in: sessions } }, select: { consumedNanoUsd: true, universeId: true } });
+    const consumed = rows.reduce((n, r) => n + r.consumedNanoUsd, 0n);
+    expect(consumed).toBeGreaterThan(0n);
+    expect(await prisma.modelUsage.count({ where: { sessionId: { in: sessions } } })).toBe(2 * C);
+    const charges = await prisma.walletEntry.findMany({ where: { sessionId: { in: sessions }, kind: 'charge' } });
+    expect(charges).toHaveLength(2 * C);
+    expect(charges.reduce((n, e) => n - e.amountNanoUsd, 0n)).toBe(consumed);
+    const universe = await prisma.universe.findUniqueOrThrow({ where: { id: rows[0]!.universeId } });
+    expect(universe.heldNanoUsd).toBe(0n);
+    expect(balanceBefore - universe.balanceNanoUsd).toBe(consumed);
     for (const w of streams) w.close();
   }, 120_000);
 });
