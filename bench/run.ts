@@ -24,9 +24,12 @@
 //     memories against none, the first turn's write-in, the read-back of 100 changed memories.
 // 18. multiagent (bench/multiagent.ts): delegate → specialist's first model request, two parallel
 //     1 s specialists' wall time, beside a turn's start and one specialist alone. BENCH_ONLY=multiagent.
+// 19. many sessions at once (bench/concurrency.ts): C = 10, 50, 200 (BENCH_CONCURRENCY for others,
+//     1000 included) sessions turning together, the service beside its limit for the same event
+//     volume and as two processes on one PostgreSQL + Redis; its own processes. BENCH_ONLY=concurrency.
 //  BENCH_ONLY=rest runs only the first measurement; BENCH_ONLY=hot the first two; BENCH_ONLY=engines
 //  only the engines' (BENCH_ENGINES=opencode,pi narrows them); BENCH_ONLY=<part> runs one part: dashboard,
-//  outcomes, long-sessions, telemetry, fork, memory-stores.
+//  outcomes, long-sessions, telemetry, fork, memory-stores, multiagent, concurrency.
 //  2. send (202) → first SSE frame latency, p50/p99, the fake provider answering at once, beside
 //     the machine's limit for the same work on PostgreSQL + Redis (bench/first-frame-limit.ts).
 //  3. event throughput of one session reaching a subscriber.
@@ -59,6 +62,7 @@ import { memoryStoreBench } from './memory-stores.js';
 import { firstFrameBench, openStream, startFrameLimit } from './first-frame.js';
 import { telemetryBench } from './telemetry.js';
 import { forkBench } from './fork.js';
+import { concurrencyBench } from './concurrency-bench.js';
 
 const DURATION = Number(process.env.BENCH_SECONDS || 8);
 const SUBSCRIBERS = Number(process.env.BENCH_SUBSCRIBERS || 1000);
@@ -135,6 +139,10 @@ if (process.env.BENCH_ONLY === 'telemetry') {
 }
 if (process.env.BENCH_ONLY === 'memory-stores') {
   rows.push(...(await memoryStoreBench(s)));
+  await finishEarly();
+}
+if (process.env.BENCH_ONLY === 'concurrency') {
+  rows.push(...(await concurrencyBench((line) => console.log(line))));
   await finishEarly();
 }
 
@@ -334,6 +342,8 @@ rows.push(...(await dashboardBench(s)));
 rows.push(...(await telemetryBench(s, fake)));
 // 16. fork of a session with 10,000 events and a 50 MiB workspace, beside create → idle and cp -a (bench/fork.ts).
 rows.push(...(await forkBench(s)));
+// 19. many sessions at once, beside the limit and as two processes (bench/concurrency.ts): its own processes.
+rows.push(...(await concurrencyBench((line) => console.log(line))));
 
 console.log('\n| measurement | result |\n|---|---|');
 for (const [k, v] of rows) console.log(`| ${k} | ${v} |`);

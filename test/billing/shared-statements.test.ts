@@ -24,7 +24,7 @@ afterAll(async () => {
 
 async function sessionRow(universeId: string, parentSessionId: string | null = null) {
   return prisma.session.create({
-    data: { id: newId(parentSessionId ? 'sthr' : 'sesn'), universeId, agentType: 'hermes', llm: 'claude-sonnet-4-5', status: 'idle', parentSessionId },
+    data: { id: newId(parentSessionId ? 'sthr' : 'sess'), universeId, agentType: 'hermes', llm: 'claude-sonnet-4-5', status: 'idle', parentSessionId },
   });
 }
 
