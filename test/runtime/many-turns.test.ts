@@ -79,7 +79,9 @@ describe(`${C} turns at once`, () => {
     await Promise.all(streams.map((w, i) => w.idles(replayedIdles[i]! + 2)));
     expect(fake.requests).toHaveLength(C);
     const userTexts = (body: any): string[] =>
-      body.messages.filter((m: any) => m.role === 'user').flatMap((m: any) => (typeof m.content === 'string' ? [m.content] : m.content.map((b: any) => b.text)));
+      body.messages
+        .filter((m: any) => m.role === 'user')
+        .flatMap((m: any) => (typeof m.content === 'string' ? [m.content] : m.content.map((b: any) => b.text)));
     const seen = new Set<string>();
     for (const r of fake.requests) {
       const texts = userTexts(r.body);
