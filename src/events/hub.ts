@@ -3,7 +3,7 @@
 // queries). A subscriber replays from the store first, then follows live events; sequence
 // numbers make the hand-over gap-free and duplicate-free, and a detected gap is re-read.
 // Batches committed by this process are delivered at once, without the notice's round trip
-// and read (onLocal).
+// and read (onLocal); another process's notice carries its batch when small (no read either).
 import { eventsAfter, sessionChannel, type StoredEvent } from './store.js';
 import { pubsub } from './pubsub.js';
 import { onLocalBatch } from './local-batches.js';
@@ -57,10 +57,29 @@ async function fetchUpTo(sessionId: string, topic: Topic, first: number, last: n
 function onNotice(sessionId: string, message: string): void {
   const topic = topics.get(sessionId);
   if (!topic) return;
-  const [firstRaw, lastRaw] = message.split('-');
+  const nl = message.indexOf('\n');
+  const [firstRaw, lastRaw] = (nl === -1 ? message : message.slice(0, nl)).split('-');
   const first = Number(firstRaw);
   const last = Number(lastRaw);
-  topic.chain = topic.chain.then(() => fetchUpTo(sessionId, topic, first, last)).catch((err) => logger.warn({ err, sessionId }, 'live event fetch failed'));
+  // A notice of another process may carry its events (store.ts `notice`): delivered as a local
+  // batch is, without a read; parsed only when still needed (this process's own notices are not).
+  topic.chain = topic.chain
+    .then(() => {
+      if (last <= topic.lastFetched) return;
+      if (nl !== -1 && continues(topic, first)) return deliverBatch(topic, JSON.parse(message.slice(nl + 1)) as StoredEvent[]);
+      return fetchUpTo(sessionId, topic, first, last);
+    })
+    .catch((err) => logger.warn({ err, sessionId }, 'live event fetch failed'));
+}
+
+/** Whether a batch starting at `first` continues exactly what every subscriber of the topic has. */
+function continues(topic: Topic, first: number): boolean {
+  return topic.lastFetched > 0 ? topic.lastFetched === first - 1 : [...topic.subscribers].every((s) => !s.replaying && s.lastSeq === first - 1);
+}
+
+function deliverBatch(topic: Topic, stored: StoredEvent[]): void {
+  topic.lastFetched = stored[stored.length - 1]!.seq;
+  for (const sub of topic.subscribers) deliver(sub, stored);
 }
 
 /**
@@ -77,10 +96,8 @@ function onLocal(sessionId: string, stored: StoredEvent[]): void {
   topic.chain = topic.chain
     .then(() => {
       if (last <= topic.lastFetched) return;
-      const continues = topic.lastFetched > 0 ? topic.lastFetched === first - 1 : [...topic.subscribers].every((s) => !s.replaying && s.lastSeq === first - 1);
-      if (!continues) return fetchUpTo(sessionId, topic, first, last);
-      topic.lastFetched = last;
-      for (const sub of topic.subscribers) deliver(sub, stored);
+      if (!continues(topic, first)) return fetchUpTo(sessionId, topic, first, last);
+      deliverBatch(topic, stored);
     })
     .catch((err) => logger.warn({ err, sessionId }, 'live event fetch failed'));
 }

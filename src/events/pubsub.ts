@@ -7,6 +7,8 @@ import { service } from '../services/registry.js';
 export type Listener = (message: string) => void;
 
 export interface PubSub {
+  /** Whether other processes hear what this one publishes (Redis), or only this process (in memory). */
+  readonly crossProcess: boolean;
   publish(channel: string, message: string): Promise<void>;
   /** Returns an unsubscribe function. */
   subscribe(channel: string, listener: Listener): Promise<() => Promise<void>>;
@@ -17,6 +19,7 @@ export function memoryPubSub(): PubSub {
   const emitter = new EventEmitter();
   emitter.setMaxListeners(0);
   return {
+    crossProcess: false,
     async publish(channel, message) {
       emitter.emit(channel, message);
     },
@@ -37,6 +40,7 @@ export function redisPubSub(publisher: Redis, subscriber: Redis, prefix = 'as:')
   const counts = new Map<string, number>();
   subscriber.on('message', (channel: string, message: string) => local.emit(channel.slice(prefix.length), message));
   return {
+    crossProcess: true,
     async publish(channel, message) {
       await publisher.publish(prefix + channel, message);
     },

@@ -5,7 +5,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { createAgent } from '../helpers/agents.js';
 import { prisma } from '../../src/db/client.js';
-import { commitEvents, storeEvents, type NewEvent, type StoredEvent } from '../../src/events/store.js';
+import { commitEvents, sessionChannel, storeEvents, type NewEvent, type StoredEvent } from '../../src/events/store.js';
+import { pubsub } from '../../src/events/pubsub.js';
 import { followSession } from '../../src/events/hub.js';
 import { handOverLocalBatch } from '../../src/events/local-batches.js';
 
@@ -83,6 +84,41 @@ describe('local hand-over of committed batches', () => {
     await commitEvents(id, [status('new')]);
     const got = await take(follower, 3);
     expect(got.map(textOf)).toEqual(['old-1', 'old-2', 'new']);
+    await follower.return!();
+  });
+});
+
+// Another process's notice (Redis pub/sub) carries its batch when small (store.ts `notice`):
+// a stream here delivers it without reading the store; a notice past a gap still reads.
+describe.runIf(process.env.TEST_REDIS_URL)("another process's notices", () => {
+  it('a notice carrying its events is delivered as it is; one that does not continue the stream is read from the store', async () => {
+    const id = await idleSession();
+    const follower = followSession(id, 0);
+    await commitEvents(id, [status('here')]);
+    const [first] = await take(follower, 1);
+    // As another process publishes it: the range and the events, which are not in the store.
+    const synthetic: StoredEvent = {
+      seq: first!.seq + 1,
+      event: { ...first!.event, id: 'evt_from_the_notice_only', part: { type: 'status', index: 0, level: 'working', text: 'remote' } } as never,
+    };
+    await pubsub().publish(sessionChannel(id), `${synthetic.seq}-${synthetic.seq}\n${JSON.stringify([synthetic])}`);
+    const [second] = await take(follower, 1);
+    expect(second!.event.id).toBe('evt_from_the_notice_only');
+    await follower.return!();
+  });
+
+  it('a notice whose events do not continue the stream (a batch was missed) is read from the store instead', async () => {
+    const id = await idleSession();
+    const follower = followSession(id, 0);
+    await commitEvents(id, [status('here')]);
+    const [first] = await take(follower, 1);
+    // Committed without a notice (as by a process whose notice is still on its way).
+    await prisma.$transaction((tx) => storeEvents(tx, id, [status('stored-1'), status('stored-2')]));
+    const wrong: StoredEvent = { seq: first!.seq + 2, event: { ...first!.event, id: 'evt_never_delivered' } as never };
+    await pubsub().publish(sessionChannel(id), `${wrong.seq}-${wrong.seq}\n${JSON.stringify([wrong])}`);
+    const got = await take(follower, 2);
+    expect(got.map(textOf)).toEqual(['stored-1', 'stored-2']);
+    expect(got.map((e) => e.seq)).toEqual([first!.seq + 1, first!.seq + 2]);
     await follower.return!();
   });
 });
