@@ -12,8 +12,8 @@ import { startLimit, startService, type Side } from './concurrency-sides.js';
 const WARM_UP = 10;
 
 const HEADER = [
-  '| C | side | first frame p50 / p99 | send → idle p50 / p99 | overhead p99 (− 1000 ms) | turns/s | CPU per turn | ratio (target) | statements per turn | RSS | per 100 idle sessions (RSS / heap) | per 100 open streams (RSS / heap) | errors | stream ≠ history | not end_turn / session.error / errors logged |',
-  '|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|',
+  '| C | side | first frame p50 / p99 | send → idle p50 / p99 | overhead p99 (− 1000 ms) | turns/s | CPU per turn | ratio (target) | statements per turn | RSS | per 100 idle sessions (RSS / heap) | per 100 open streams (RSS / heap) | errors | stream ≠ history | not end_turn / session.error / errors logged | machine cores busy |',
+  '|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|',
 ];
 
 const turnsPerSecond = (r: LevelResult) => r.c / (r.wall / 1000);
@@ -23,7 +23,7 @@ const mb = (bytes: number) => `${((bytes * 100) / 2 ** 20).toFixed(1)}`;
 
 function tableRow(side: Side, r: LevelResult, ratio: string): string {
   const logged = [...r.logged.values()].reduce((a, b) => a + b, 0);
-  return `| ${r.c} | ${side.label} | ${pct(r.firsts, 50).toFixed(0)} / ${pct(r.firsts, 99).toFixed(0)} ms | ${(pct(r.idles, 50) / 1000).toFixed(2)} / ${(pct(r.idles, 99) / 1000).toFixed(2)} s | ${overhead(r).toFixed(2)} s | ${turnsPerSecond(r).toFixed(1)} | ${cpuPerTurn(r).toFixed(1)} ms | ${ratio} | ${r.statements.total.toFixed(1)} | ${r.rss.toFixed(0)} MB | ${mb(r.memory.idleSession.rss)} / ${mb(r.memory.idleSession.heap)} MB | ${mb(r.memory.openStream.rss)} / ${mb(r.memory.openStream.heap)} MB | ${r.errors} | ${r.mismatches} | ${r.notEndTurn} / ${r.sessionErrors} / ${logged} |`;
+  return `| ${r.c} | ${side.label} | ${pct(r.firsts, 50).toFixed(0)} / ${pct(r.firsts, 99).toFixed(0)} ms | ${(pct(r.idles, 50) / 1000).toFixed(2)} / ${(pct(r.idles, 99) / 1000).toFixed(2)} s | ${overhead(r).toFixed(2)} s | ${turnsPerSecond(r).toFixed(1)} | ${cpuPerTurn(r).toFixed(1)} ms | ${ratio} | ${r.statements.total.toFixed(1)} | ${r.rss.toFixed(0)} MB | ${mb(r.memory.idleSession.rss)} / ${mb(r.memory.idleSession.heap)} MB | ${mb(r.memory.openStream.rss)} / ${mb(r.memory.openStream.heap)} MB | ${r.errors} | ${r.mismatches} | ${r.notEndTurn} / ${r.sessionErrors} / ${logged} | ${(100 * r.machineBusy).toFixed(0)} % |`;
 }
 
 /** The summary line of one side's level for `npm run bench`'s table. */

@@ -5,9 +5,19 @@
 // stream checked against its session's history. With several processes, session i is sent to
 // process i % n and streamed from process (i + 1) % n: every stream is served by another
 // process than the one its send went to.
+import fs from 'node:fs';
 import type { FakeProvider } from '../test/fake-provider/server.js';
 import { call, watch, type Watch } from './concurrency-client.js';
 import { cpuOf, rssOf, snapshot, type Side, type Snapshot } from './concurrency-sides.js';
+
+/** The machine's CPU time so far (all cores, /proc/stat jiffies): busy and total. */
+function machineTicks(): { busy: number; total: number } {
+  const [, ...fields] = fs.readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/);
+  const n = fields.map(Number);
+  const idle = (n[3] ?? 0) + (n[4] ?? 0); // idle + iowait
+  const total = n.slice(0, 8).reduce((a, b) => a + b, 0);
+  return { busy: total - idle, total };
+}
 
 export const PROVIDER_MS = 1000;
 const WORDS = 10;
@@ -48,6 +58,7 @@ export async function level(side: Side, fake: FakeProvider, c: number) {
   const before = await snapshot(side);
   const outputAt = procs.map((p) => p.output().length);
   const cpu0 = cpuOf(side);
+  const machine0 = machineTicks();
   const t0 = performance.now();
   const mono0 = process.hrtime.bigint() / 1000n; // µs, the clock of a CPU profile's timestamps
   const sends = sessions.map((id, i) =>
@@ -60,6 +71,9 @@ export async function level(side: Side, fake: FakeProvider, c: number) {
   if (process.env.BENCH_CPU_PROF && side.label === 'service')
     console.error(`C=${c}: turns between ${mono0} and ${process.hrtime.bigint() / 1000n} µs (monotonic, as in the CPU profile)`);
   const cpu = cpuOf(side) - cpu0;
+  const machine1 = machineTicks();
+  // The whole machine's cores busy over the turns (every process: the side, PostgreSQL, Redis, this client and fake provider).
+  const machineBusy = (machine1.busy - machine0.busy) / Math.max(1, machine1.total - machine0.total);
   const rss = rssOf(side);
   const after = await snapshot(side);
   // Correctness: each stream equals the session's history (less user.message and system.message,
@@ -97,5 +111,5 @@ export async function level(side: Side, fake: FakeProvider, c: number) {
       const d = (n - (before.texts?.[t] ?? 0)) / c;
       if (d > 0) console.error(`C=${c}: ${d.toFixed(2)} per turn  ${t.replace(/\s+/g, ' ')}`);
     }
-  return { c, firsts, idles, wall, cpu, rss, errors, mismatches, memory, statements, notEndTurn, sessionErrors, logged };
+  return { c, firsts, idles, wall, cpu, machineBusy, rss, errors, mismatches, memory, statements, notEndTurn, sessionErrors, logged };
 }

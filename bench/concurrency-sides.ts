@@ -179,8 +179,18 @@ export async function snapshot(side: Side): Promise<Snapshot> {
   };
   const all = await Promise.all(side.procs.map(one));
   const statements: Record<string, number> = {};
-  for (const s of all) for (const [kind, n] of Object.entries(s.statements)) statements[kind] = (statements[kind] ?? 0) + n;
-  return { seq: 0, rss: all.reduce((a, s) => a + s.rss, 0), heapUsed: all.reduce((a, s) => a + s.heapUsed, 0), statements };
+  const texts: Record<string, number> = {};
+  for (const s of all) {
+    for (const [kind, n] of Object.entries(s.statements)) statements[kind] = (statements[kind] ?? 0) + n;
+    for (const [text, n] of Object.entries(s.texts ?? {})) texts[text] = (texts[text] ?? 0) + n;
+  }
+  return {
+    seq: 0,
+    rss: all.reduce((a, s) => a + s.rss, 0),
+    heapUsed: all.reduce((a, s) => a + s.heapUsed, 0),
+    statements,
+    ...(Object.keys(texts).length ? { texts } : {}),
+  };
 }
 
 /** CPU time (user + system) of every process of the side, in ms. */

@@ -148,13 +148,10 @@ const ours = () => Prisma.sql`"status" = ANY(${RELEASE.from}::text[]) AND "runne
  */
 async function endTurn(sessionId: string, idle: NewEvent): Promise<Started | null> {
   for (;;) {
-    if (!turnGate().draining) {
-      const next = await storeTurnStart(sessionId, [idle, RUNNING], false, Prisma.sql`${ours()} AND ${inputsWaiting(sessionId)}`);
-      if (next) return next;
-    }
-    // Released: idle, unless an input arrived meanwhile (then the loop starts its turn);
-    // at shutdown the inputs stay for the next process.
-    const keepInputs = turnGate().draining ? Prisma.sql`TRUE` : Prisma.sql`("budgetReachedAt" IS NOT NULL OR NOT ${inputsWaiting(sessionId)})`;
+    // Released first (the common end: nothing waits; one statement), idle unless an input
+    // arrived meanwhile; at shutdown the inputs stay for the next process.
+    const draining = turnGate().draining;
+    const keepInputs = draining ? Prisma.sql`TRUE` : Prisma.sql`NOT ${inputsWaiting(sessionId)}`;
     const released = await storeEvents(prisma, sessionId, [idle], {
       set: Prisma.sql`"status" = ${RELEASE.to}, "runnerId" = NULL`,
       where: Prisma.sql`${ours()} AND ${keepInputs}`,
@@ -162,6 +159,11 @@ async function endTurn(sessionId: string, idle: NewEvent): Promise<Started | nul
     if (released.turnCount !== null) {
       await announceEvents(released);
       return null;
+    }
+    // Inputs wait: the next turn starts in the same statement as this one's idle.
+    if (!draining) {
+      const next = await storeTurnStart(sessionId, [idle, RUNNING], false, Prisma.sql`${ours()} AND ${inputsWaiting(sessionId)}`);
+      if (next) return next;
     }
     const row = await prisma.session.findUnique({ where: { id: sessionId }, select: { status: true, runnerId: true } });
     if (!row || row.runnerId !== ownerId() || !(RELEASE.from as readonly string[]).includes(row.status)) {

@@ -59,6 +59,20 @@ describe('a send that starts its turn', () => {
     await interruptAndWaitIdle(session.id);
   });
 
+  it("a turn's end with nothing waiting: its session.status_idle and the release to idle are one statement", async () => {
+    const { session } = await readySession(s);
+    fake.enqueue({ kind: 'text', text: 'done' });
+    // Statements that move this session's row between turns: a turn's start or its end.
+    const rowMoves = (text: string, values: unknown[]) =>
+      /UPDATE "Session" SET "eventSeq"/.test(text) && /"turnCount" = "turnCount" \+ 1|"runnerId" = NULL/.test(text) && values.includes(session.id);
+    const moves = await countQueries(async () => {
+      expect((await sendText(s, session.id, 'quick')).status).toBe(202);
+      await waitForEvents(s, session.id, 'session.status_idle', 1);
+    }, rowMoves);
+    expect(moves).toBe(2); // the send's start, the end's release: no statement probing for a next turn
+    expect((await s.api('GET', `/sessions/${session.id}`)).body.session.status).toBe('idle');
+  });
+
   it('a message to a running session is stored and waits; it becomes the next turn', async () => {
     const { session } = await readySession(s);
     fake.enqueue({ kind: 'hang' });
