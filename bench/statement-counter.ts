@@ -83,7 +83,9 @@ if (file) {
       rss,
       heapUsed,
       statements: byKind(),
-      ...(where ? { texts: Object.fromEntries([...counts].map(([sql, n]) => [`${kindOf(sql)} @ ${where.get(sql)} :: ${sql.replace(/\s+/g, " ").slice(0, 400)}`, n])) } : {}),
+      ...(where
+        ? { texts: Object.fromEntries([...counts].map(([sql, n]) => [`${kindOf(sql)} @ ${where.get(sql)} :: ${sql.replace(/\s+/g, ' ').slice(0, 400)}`, n])) }
+        : {}),
     };
     fs.writeFileSync(`${file}.tmp`, JSON.stringify(snapshot));
     fs.renameSync(`${file}.tmp`, file);
