@@ -54,6 +54,8 @@ export async function concurrencyBench(print: (line: string) => void): Promise<[
     for (const c of levels) {
       const one = await level(service, fake, c);
       print(tableRow(service, one, '—'));
+      if (process.env.BENCH_DEBUG)
+        console.error(`C=${c}: send → the model request p50 / p99 ${pct(one.atProvider, 50).toFixed(0)} / ${pct(one.atProvider, 99).toFixed(0)} ms`);
       rows.push([`many sessions at once, C = ${c}: service`, summary(one)]);
       const measured: [Side, LevelResult][] = [[service, one]];
       if (limit) {

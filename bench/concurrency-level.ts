@@ -20,7 +20,7 @@ function machineTicks(): { busy: number; total: number } {
 }
 
 export const PROVIDER_MS = 1000;
-const WORDS = 10;
+const WORDS = Number(process.env.BENCH_WORDS || 10); // streamed chunks per turn (BENCH_WORDS: what a chunk costs)
 
 const totalOf = (s: Snapshot) => Object.values(s.statements).reduce((a, b) => a + b, 0);
 function perTurn(a: Snapshot, b: Snapshot, turns: number): [string, number][] {
@@ -68,6 +68,9 @@ export async function level(side: Side, fake: FakeProvider, c: number) {
   const firsts = (await Promise.all(streams.map((s) => s.running))).map((t) => t - t0);
   const idles = (await Promise.all(streams.map((s) => s.idle))).map((t) => t - t0);
   const wall = performance.now() - t0;
+  // When the turns reached the model provider (its arrivals, epoch ms): the turn starts' share of the latency.
+  const epoch0 = performance.timeOrigin + t0;
+  const atProvider = fake.arrivals.filter((a) => a >= epoch0 - 1).map((a) => a - epoch0);
   if (process.env.BENCH_CPU_PROF && side.label === 'service')
     console.error(`C=${c}: turns between ${mono0} and ${process.hrtime.bigint() / 1000n} µs (monotonic, as in the CPU profile)`);
   const cpu = cpuOf(side) - cpu0;
@@ -111,5 +114,5 @@ export async function level(side: Side, fake: FakeProvider, c: number) {
       const d = (n - (before.texts?.[t] ?? 0)) / c;
       if (d > 0) console.error(`C=${c}: ${d.toFixed(2)} per turn  ${t.replace(/\s+/g, ' ')}`);
     }
-  return { c, firsts, idles, wall, cpu, machineBusy, rss, errors, mismatches, memory, statements, notEndTurn, sessionErrors, logged };
+  return { c, firsts, atProvider, idles, wall, cpu, machineBusy, rss, errors, mismatches, memory, statements, notEndTurn, sessionErrors, logged };
 }

@@ -18,7 +18,9 @@
 // BENCH_PROCESSES=N the service × N side (default 2 when TEST_DATABASE_URL and TEST_REDIS_URL
 // are set, otherwise 1: none); BENCH_CPU_PROF=dir writes the one-process service's CPU profile
 // there (node --cpu-prof); BENCH_NODE_ARGS node flags for that process; BENCH_STATEMENTS=1 also
-// prints each level's statements per turn by kind (=where: by statement text, with its caller); BENCH_DEBUG=1 prints a stream ≠ history case.
+// prints each level's statements per turn by kind (=where: by statement text, with its caller); BENCH_DEBUG=1 prints a stream ≠ history case and
+// the send → model request percentiles (the turn starts' share); BENCH_WORDS=n streams n chunks a
+// turn instead of 10 (1 against 10: what a streamed chunk costs beside a turn's fixed cost).
 // TEST_DATABASE_URL / TEST_REDIS_URL: PostgreSQL and Redis (DATABASE_POOL_SIZE passes through).
 import { concurrencyBench } from './concurrency-bench.js';
 
