@@ -3,6 +3,8 @@
 // and the wallet (a hold for the call's worst case), then records usage at list price, adds it
 // to the session's consumed cost and charges the wallet.
 import { prisma } from '../db/client.js';
+import { batched } from '../db/batched.js';
+import { AppError } from '../errors.js';
 import { newId } from '../ids.js';
 import { streamModel } from './gateway.js';
 import { DEMO_CREDENTIAL, platformCredential } from './credentials.js';
@@ -75,11 +77,25 @@ function modelSpan(scope: MeterScope, req: MeterRequest, billing: string): Span 
   });
 }
 
+const METER_COLUMNS = { id: true, modelBilling: true, consumedNanoUsd: true, budgetReachedAt: true, parentSessionId: true, ...SPEND_CAP_COLUMNS } as const;
+type MeterRow = Prisma.SessionGetPayload<{ select: typeof METER_COLUMNS }>;
+
+// Calls starting together read their sessions' spend in one query (src/db/batched.ts; issue #29).
+const meterRows = batched(async (ids: string[]): Promise<(MeterRow | null)[]> => {
+  const rows = await prisma.session.findMany({ where: { id: { in: ids } }, select: METER_COLUMNS });
+  const byId = new Map(rows.map((r) => [r.id, r]));
+  return ids.map((id) => byId.get(id) ?? null);
+});
+async function meterRowOf(id: string): Promise<MeterRow> {
+  const row = await meterRows(id);
+  if (!row) throw new AppError('not_found', `session ${id} not found`);
+  return row;
+}
+
 export async function openMeter(scope: MeterScope, req: MeterRequest): Promise<Meter> {
-  const columns = { modelBilling: true, consumedNanoUsd: true, budgetReachedAt: true, parentSessionId: true, ...SPEND_CAP_COLUMNS } as const;
-  const own = await prisma.session.findUniqueOrThrow({ where: { id: scope.sessionId }, select: columns });
+  const own = await meterRowOf(scope.sessionId);
   // A thread (multiagent, issue #32) spends its session's budget: the session's row caps it.
-  const session = own.parentSessionId ? await prisma.session.findUniqueOrThrow({ where: { id: own.parentSessionId }, select: columns }) : own;
+  const session = own.parentSessionId ? await meterRowOf(own.parentSessionId) : own;
   // The session's cap, or a routine fire's allowance for this turn (the fire's turn then ends
   // with budget_reached, while the session itself stays open for more work).
   const cap = turnCapNano(session, own.parentSessionId ? -1 : scope.turn);

@@ -3,6 +3,8 @@
 // engine of the session's agentType (src/engines/registry.ts) through the one Engine seam.
 import { performance } from 'node:perf_hooks';
 import { prisma } from '../db/client.js';
+import { batched } from '../db/batched.js';
+import { AppError } from '../errors.js';
 import { logger } from '../logger.js';
 import { commitEvents } from '../events/store.js';
 import type { StopReason } from '../events/types.js';
@@ -21,7 +23,8 @@ export type { StopReason };
  * the engine's first event is the first-frame latency.
  */
 export async function runTurn(sessionId: string, turn: number, signal: AbortSignal): Promise<StopReason> {
-  const session = await prisma.session.findUniqueOrThrow({ where: { id: sessionId } });
+  const session = await sessionRowOf(sessionId);
+  if (!session) throw new AppError('not_found', `session ${sessionId} not found`);
   const engine = session.agentType;
   const started = performance.now();
   let firstFrame = false;
@@ -62,10 +65,24 @@ export async function runTurn(sessionId: string, turn: number, signal: AbortSign
 }
 
 type SessionRow = Awaited<ReturnType<typeof prisma.session.findUniqueOrThrow>>;
+type AgentRow = Awaited<ReturnType<typeof prisma.agent.findUniqueOrThrow>>;
+
+// Turns starting together read their sessions and their agents in one query each (src/db/batched.ts):
+// under a burst of sends, one Prisma call per batch instead of one per turn (issue #29).
+const sessionRowOf = batched(async (ids: string[]): Promise<(SessionRow | null)[]> => {
+  const rows = await prisma.session.findMany({ where: { id: { in: ids } } });
+  const byId = new Map(rows.map((r) => [r.id, r]));
+  return ids.map((id) => byId.get(id) ?? null);
+});
+const agentRowOf = batched(async (ids: string[]): Promise<(AgentRow | null)[]> => {
+  const rows = await prisma.agent.findMany({ where: { id: { in: ids } } });
+  const byId = new Map(rows.map((r) => [r.id, r]));
+  return ids.map((id) => byId.get(id) ?? null);
+});
 
 async function runEngine(session: SessionRow, turn: number, signal: AbortSignal, emit: EmitEvent, emitIn: (turn: number) => EmitEvent): Promise<StopReason> {
   const sessionId = session.id;
-  const agent = session.agentId ? await prisma.agent.findUnique({ where: { id: session.agentId } }) : null;
+  const agent = session.agentId ? await agentRowOf(session.agentId) : null;
   const ctx: TurnContext = {
     session,
     agent,
