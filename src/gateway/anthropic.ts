@@ -1,4 +1,5 @@
 // Anthropic Messages API, streaming. ANTHROPIC_BASE_URL is read without /v1, as the SDK does.
+import { postToProvider, type ProviderAnswer } from './provider-http.js';
 import { parseSse } from './sse.js';
 import { networkError, parseStreamJson, providerErrorFrom, streamError, truncatedError } from './http-errors.js';
 import {
@@ -140,25 +141,25 @@ interface BlockState {
 const STOP_REASONS = new Set(['end_turn', 'tool_use', 'max_tokens']);
 
 export async function* streamAnthropic(req: ModelRequest, cred: ProviderCredential, signal?: AbortSignal): AsyncGenerator<ModelEvent> {
-  let res: Response;
+  let res: ProviderAnswer;
   try {
-    res = await fetch(`${cred.baseUrl.replace(/\/+$/, '')}/v1/messages`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', accept: 'text/event-stream', 'x-api-key': cred.apiKey, 'anthropic-version': '2023-06-01' },
-      body: JSON.stringify(anthropicBody(req)),
+    res = await postToProvider(
+      `${cred.baseUrl.replace(/\/+$/, '')}/v1/messages`,
+      { 'content-type': 'application/json', accept: 'text/event-stream', 'x-api-key': cred.apiKey, 'anthropic-version': '2023-06-01' },
+      JSON.stringify(anthropicBody(req)),
       signal,
-    });
+    );
   } catch (err) {
     if (signal?.aborted) return;
     throw networkError(err, 'anthropic');
   }
-  if (!res.ok || !res.body) throw await providerErrorFrom(res, 'anthropic', cred.apiKey);
+  if (!res.ok) throw await providerErrorFrom(res, 'anthropic', cred.apiKey);
 
   const usage: Usage = emptyUsage();
   const blocks = new Map<number, BlockState>();
   let finished = false;
   try {
-    read: for await (const rec of parseSse(res.body as unknown as AsyncIterable<Uint8Array>)) {
+    read: for await (const rec of parseSse(res.body)) {
       const msg = parseStreamJson('anthropic', rec.data);
       switch (msg.type) {
         case 'message_start': {

@@ -2,6 +2,7 @@
 // 401/403 mean the credential is refused, other 4xx are the request's fault. Messages keep the
 // provider's own words (they say what to fix) but never a key: OpenAI echoes a masked one.
 import { ProviderError } from './types.js';
+import type { ProviderAnswer } from './provider-http.js';
 
 /** Remove the credential and anything shaped like a provider key from provider text. */
 export function redact(text: string, apiKey?: string): string {
@@ -11,7 +12,7 @@ export function redact(text: string, apiKey?: string): string {
 }
 
 /** Retry-After in milliseconds: OpenAI's `retry-after-ms`, or `retry-after` seconds / HTTP date. */
-function retryAfterMs(res: Response): number | null {
+function retryAfterMs(res: ProviderAnswer): number | null {
   const ms = Number(res.headers.get('retry-after-ms'));
   if (Number.isFinite(ms) && ms > 0) return ms;
   const raw = res.headers.get('retry-after');
@@ -29,7 +30,7 @@ function byStatus(status: number): { retryable: boolean; code: string } {
   return { retryable: false, code: 'provider_bad_request' };
 }
 
-export async function providerErrorFrom(res: Response, provider: string, apiKey?: string): Promise<ProviderError> {
+export async function providerErrorFrom(res: ProviderAnswer, provider: string, apiKey?: string): Promise<ProviderError> {
   let detail = '';
   try {
     const text = await res.text();

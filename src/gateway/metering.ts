@@ -13,7 +13,7 @@ import { costNanoUsd, priceOf } from '../billing/pricing.js';
 import { SPEND_CAP_COLUMNS, turnCapNano } from '../billing/spend-cap.js';
 import { hold } from '../billing/wallet.js';
 import { writeUsage } from './usage-writes.js';
-import { Prisma } from '../generated/prisma/client.js';
+import type { Prisma } from '../generated/prisma/client.js';
 import { accountCredential, markNeedsReconnect, markUsed } from '../billing/subscriptions.js';
 import { logger } from '../logger.js';
 import { failSpan, SpanKind, tracer, tracingOn, type Span } from '../telemetry/tracing.js';

@@ -3,6 +3,7 @@
 // are asked for reasoning summaries (shown as agent.reasoning) and their encrypted reasoning,
 // which is kept in the reasoning block's signature and sent back in later calls, so the model
 // keeps its chain of thought across tool calls and turns.
+import { postToProvider, type ProviderAnswer } from './provider-http.js';
 import { parseSse } from './sse.js';
 import { networkError, parseStreamJson, providerErrorFrom, streamError, truncatedError } from './http-errors.js';
 import { isOpenAIReasoningModel, openaiReasoningEffort } from './openai.js';
@@ -99,26 +100,26 @@ interface ReasoningState {
 }
 
 export async function* streamOpenAIResponses(req: ModelRequest, cred: ProviderCredential, signal?: AbortSignal): AsyncGenerator<ModelEvent> {
-  let res: Response;
+  let res: ProviderAnswer;
   try {
-    res = await fetch(`${cred.baseUrl.replace(/\/+$/, '')}/responses`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', accept: 'text/event-stream', authorization: `Bearer ${cred.apiKey}` },
-      body: JSON.stringify(responsesBody(req)),
+    res = await postToProvider(
+      `${cred.baseUrl.replace(/\/+$/, '')}/responses`,
+      { 'content-type': 'application/json', accept: 'text/event-stream', authorization: `Bearer ${cred.apiKey}` },
+      JSON.stringify(responsesBody(req)),
       signal,
-    });
+    );
   } catch (err) {
     if (signal?.aborted) return;
     throw networkError(err, 'openai');
   }
-  if (!res.ok || !res.body) throw await providerErrorFrom(res, 'openai', cred.apiKey);
+  if (!res.ok) throw await providerErrorFrom(res, 'openai', cred.apiKey);
 
   const calls = new Map<string, CallState>(); // by output item id (argument deltas name the item)
   const reasoning = new Map<string, ReasoningState>();
   let sawCall = false;
   let stop: Extract<ModelEvent, { type: 'stop' }>['reason'] | null = null;
   try {
-    read: for await (const rec of parseSse(res.body as unknown as AsyncIterable<Uint8Array>)) {
+    read: for await (const rec of parseSse(res.body)) {
       const ev = parseStreamJson('openai', rec.data);
       switch (ev.type) {
         case 'response.output_item.added': {

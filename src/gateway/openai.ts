@@ -1,4 +1,5 @@
 // OpenAI Chat Completions, streaming. OPENAI_BASE_URL is read with /v1, as the SDK does.
+import { postToProvider, type ProviderAnswer } from './provider-http.js';
 import { effortFor } from '../catalog/reasoning-effort.js';
 import { parseSse } from './sse.js';
 import { networkError, parseStreamJson, providerErrorFrom, streamError, truncatedError } from './http-errors.js';
@@ -88,19 +89,19 @@ interface CallState {
 }
 
 export async function* streamOpenAI(req: ModelRequest, cred: ProviderCredential, signal?: AbortSignal): AsyncGenerator<ModelEvent> {
-  let res: Response;
+  let res: ProviderAnswer;
   try {
-    res = await fetch(`${cred.baseUrl.replace(/\/+$/, '')}/chat/completions`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', accept: 'text/event-stream', authorization: `Bearer ${cred.apiKey}` },
-      body: JSON.stringify(openaiBody(req)),
+    res = await postToProvider(
+      `${cred.baseUrl.replace(/\/+$/, '')}/chat/completions`,
+      { 'content-type': 'application/json', accept: 'text/event-stream', authorization: `Bearer ${cred.apiKey}` },
+      JSON.stringify(openaiBody(req)),
       signal,
-    });
+    );
   } catch (err) {
     if (signal?.aborted) return;
     throw networkError(err, 'openai');
   }
-  if (!res.ok || !res.body) throw await providerErrorFrom(res, 'openai', cred.apiKey);
+  if (!res.ok) throw await providerErrorFrom(res, 'openai', cred.apiKey);
 
   const calls = new Map<number, CallState>();
   let finish: string | null = null;
@@ -108,7 +109,7 @@ export async function* streamOpenAI(req: ModelRequest, cred: ProviderCredential,
   let sawUsage = false;
   let reasoning = false; // OpenAI-compatible servers stream reasoning_content; close it once
   try {
-    for await (const rec of parseSse(res.body as unknown as AsyncIterable<Uint8Array>)) {
+    for await (const rec of parseSse(res.body)) {
       if (rec.data === '[DONE]') {
         done = true;
         break;
