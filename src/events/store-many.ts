@@ -17,13 +17,28 @@ const WEBHOOK_TYPES = [...SESSION_WEBHOOK_EVENTS];
 export interface SessionEvents {
   sessionId: string;
   events: NewEvent[];
+  /** With a claim: the universe the session must be in, able to pay on platform billing (null: no condition). */
+  universeId?: string | null;
+}
+
+/**
+ * The same statement also starts each session's turn (a send's fast path, many at once): the
+ * row is claimed (`from` → `to`, this process its runner, turnCount + 1, not with the budget
+ * reached, the group's universe condition), inputs already waiting are given to the new turn and
+ * so are the group's events of `turnFor`. A session whose row does not match stores nothing.
+ */
+export interface TurnClaim {
+  owner: string;
+  from: readonly string[];
+  to: string;
+  turnFor: readonly string[];
 }
 
 /**
  * Stores every group's events in ONE statement (its own transaction). The answer has a batch per
  * stored session; a session missing from it was deleted meanwhile (nothing of it stored).
  */
-export async function storeEventsOfSessions(groups: SessionEvents[]): Promise<Map<string, StoredBatch>> {
+export async function storeEventsOfSessions(groups: SessionEvents[], claim?: TurnClaim): Promise<Map<string, StoredBatch>> {
   const sorted = [...groups].sort((a, b) => (a.sessionId < b.sessionId ? -1 : a.sessionId > b.sessionId ? 1 : 0));
   const iso = new Date().toISOString();
   const sessionIds: string[] = [];
@@ -49,18 +64,36 @@ export async function storeEventsOfSessions(groups: SessionEvents[]): Promise<Ma
     WITH locked AS MATERIALIZED (
       SELECT x."id" FROM "Session" x WHERE x."id" = ANY(${sorted.map((g) => g.sessionId)}::text[]) ORDER BY x."id" FOR UPDATE
     ), counts AS (
-      SELECT * FROM unnest(${sorted.map((g) => g.sessionId)}::text[], ${sorted.map((g) => g.events.length)}::int[]) AS c(session_id, n)
+      SELECT * FROM unnest(${sorted.map((g) => g.sessionId)}::text[], ${sorted.map((g) => g.events.length)}::int[], ${sorted.map((g) => g.universeId ?? null)}::text[])
+        AS c(session_id, n, universe_id)
     ), s AS (
-      UPDATE "Session" x SET "eventSeq" = x."eventSeq" + counts.n
-      FROM counts, locked WHERE x."id" = counts.session_id AND locked."id" = x."id"
+      UPDATE "Session" x SET "eventSeq" = x."eventSeq" + counts.n${
+        claim ? Prisma.sql`, "turnCount" = x."turnCount" + 1, "status" = ${claim.to}, "runnerId" = ${claim.owner}, "runnerHeartbeatAt" = now()` : Prisma.empty
+      }
+      FROM counts, locked WHERE x."id" = counts.session_id AND locked."id" = x."id"${
+        claim
+          ? Prisma.sql` AND x."status" = ANY(${[...claim.from]}::text[]) AND x."budgetReachedAt" IS NULL
+        -- the send's gate (src/billing/spend-gate.ts): this universe's session, a wallet that can pay
+        AND (counts.universe_id IS NULL OR (x."universeId" = counts.universe_id
+             AND (x."modelBilling" <> 'platform' OR (SELECT u."balanceNanoUsd" FROM "Universe" u WHERE u."id" = counts.universe_id) > 0)))`
+          : Prisma.empty
+      }
       RETURNING x."id", x."eventSeq", x."agentId", x."universeId", x."turnCount", x."parentSessionId", counts.n
-    ), input AS (
+    )${
+      claim
+        ? Prisma.sql`, taken AS (
+      UPDATE "SessionEvent" e SET "turn" = s."turnCount" FROM s
+      WHERE e."sessionId" = s."id" AND e."turn" IS NULL AND e."type" = ANY(${[...claim.turnFor]}::text[])
+    )`
+        : Prisma.empty
+    }, input AS (
       SELECT * FROM unnest(${sessionIds}::text[], ${ids}::text[], ${types}::text[], ${bodies}::text[], ${turns}::int[], ${ords}::int[])
         AS t(session_id, id, type, body, turn, ord)
     ), ins AS (
       INSERT INTO "SessionEvent" ("id", "sessionId", "seq", "type", "payload", "turn", "createdAt")
       SELECT input.id, input.session_id, (s."eventSeq" - s.n + input.ord)::int, input.type,
-             input.body::jsonb || jsonb_build_object('agentId', s."agentId") || CASE WHEN s."parentSessionId" IS NULL THEN '{}'::jsonb ELSE jsonb_build_object('sessionId', s."parentSessionId", 'thread_id', s."id") END, input.turn,
+             input.body::jsonb || jsonb_build_object('agentId', s."agentId") || CASE WHEN s."parentSessionId" IS NULL THEN '{}'::jsonb ELSE jsonb_build_object('sessionId', s."parentSessionId", 'thread_id', s."id") END,
+             ${claim ? Prisma.sql`COALESCE(input.turn, CASE WHEN input.type = ANY(${[...claim.turnFor]}::text[]) THEN s."turnCount" END)` : Prisma.sql`input.turn`},
              (${iso}::timestamptz AT TIME ZONE 'UTC')
       FROM input JOIN s ON s."id" = input.session_id
       RETURNING "id", "sessionId", "seq", "type", "payload"

@@ -5,6 +5,8 @@ import { settings } from '../config.js';
 import { prisma } from '../db/client.js';
 import { ownerId, previousLivesPrefix } from '../services/instance.js';
 import { commitEvent, commitEvents, storeEvents, announceEvents, type StoredBatch, type NewEvent, type StoredEvent } from '../events/store.js';
+import { storeEventsOfSessions } from '../events/store-many.js';
+import { batched } from '../db/batched.js';
 import { Prisma } from '../generated/prisma/client.js';
 import { pubsub, type PubSub } from '../events/pubsub.js';
 import { logger } from '../logger.js';
@@ -195,17 +197,59 @@ export async function runSession(sessionId: string): Promise<void> {
 }
 
 /**
+ * What a send's fast path asks of the session's row besides being claimable: to be in this
+ * universe, whose wallet can pay on platform billing (a send); null: nothing more (a thread's
+ * message, whose session the coordinator's turn holds).
+ */
+export type StartGate = { universeId: string } | null;
+
+const gateSql = (gate: StartGate): Prisma.Sql =>
+  gate
+    ? Prisma.sql`"universeId" = ${gate.universeId}
+    AND ("modelBilling" <> 'platform' OR (SELECT u."balanceNanoUsd" FROM "Universe" u WHERE u."id" = ${gate.universeId}) > 0)`
+    : Prisma.sql`TRUE`;
+
+interface StartAsked {
+  sessionId: string;
+  events: NewEvent[];
+  gate: StartGate;
+}
+
+// Sends to idle sessions arriving together start their turns in ONE statement (src/db/batched.ts,
+// the event store's statement for many sessions in claim mode); a lone one, a session asked twice,
+// and each one again when the shared statement fails, take the one-session statement.
+const turnStarts = batched(async (asked: StartAsked[]): Promise<(Started | null)[]> => {
+  const alone = (a: StartAsked) => storeTurnStart(a.sessionId, a.events, true, gateSql(a.gate));
+  if (asked.length === 1 || new Set(asked.map((a) => a.sessionId)).size !== asked.length) return Promise.all(asked.map(alone));
+  let batches: Map<string, StoredBatch>;
+  try {
+    batches = await storeEventsOfSessions(
+      asked.map((a) => ({ sessionId: a.sessionId, events: a.events, universeId: a.gate?.universeId ?? null })),
+      { owner: ownerId(), from: CLAIM.from, to: CLAIM.to, turnFor: INPUT_TYPES },
+    );
+  } catch (err) {
+    logger.warn({ err, sessions: asked.length }, 'a shared turn-start statement failed; each session is started alone');
+    return Promise.all(asked.map(alone));
+  }
+  return asked.map((a) => {
+    const batch = batches.get(a.sessionId);
+    return batch && batch.turnCount !== null ? { turn: batch.turnCount, batch } : null;
+  });
+});
+
+/**
  * The send's fast path: when no run of the session is live in this process, stores `inputs`
  * and starts their turn in ONE statement (the claim of `startTurn`, the new inputs and any
- * already waiting given to the turn, session.status_running), only where `gate` also holds;
- * the turn then runs here. Returns the stored inputs, or null when nothing was stored (a run is
- * live here, the session is not claimable, the gate failed): the caller takes the ordinary
- * path, which gives the precise answer.
+ * already waiting given to the turn, session.status_running), only where `gate` also holds
+ * (possibly one statement with other sessions' sends of the same moment); the turn then runs
+ * here. Returns the stored inputs, or null when nothing was stored (a run is live here, the
+ * session is not claimable, the gate failed): the caller takes the ordinary path, which gives
+ * the precise answer.
  */
-export async function storeInputsAndStartTurn(sessionId: string, inputs: NewEvent[], gate: Prisma.Sql): Promise<StoredEvent[] | null> {
+export async function storeInputsAndStartTurn(sessionId: string, inputs: NewEvent[], gate: StartGate): Promise<StoredEvent[] | null> {
   // Every turn slot taken: the ordinary path stores the inputs and queues the run.
   if (turnGate().draining || running.has(sessionId) || !tryTakeSlot()) return null;
-  const run = beginRun(sessionId, () => storeTurnStart(sessionId, [...inputs, RUNNING], true, gate), true);
+  const run = beginRun(sessionId, () => turnStarts({ sessionId, events: [...inputs, RUNNING], gate }), true);
   run.finished.catch((err) => logger.error({ err, sessionId }, 'session run failed'));
   const started = await run.started;
   return started ? started.batch.stored.slice(0, inputs.length) : null;

@@ -21,7 +21,7 @@ import { service } from '../services/registry.js';
  * The runner's one-statement send-and-start (`storeInputsAndStartTurn`, src/runtime/runner.ts),
  * installed by the composition: the runner imports this module (its hooks), so not the reverse.
  */
-export type StartTurnAtOnce = (sessionId: string, inputs: NewEvent[], gate: Prisma.Sql) => Promise<StoredEvent[] | null>;
+export type StartTurnAtOnce = (sessionId: string, inputs: NewEvent[], gate: { universeId: string } | null) => Promise<StoredEvent[] | null>;
 
 declare module '../services/registry.js' {
   interface Services {
@@ -188,7 +188,7 @@ export async function sendToThread(parent: Session, threadId: string, message: s
   // Fast path: a slot free and this process runs turns: the message is stored and the thread's
   // turn claimed in ONE statement and run here (as a send to an idle session is).
   if (tryAcquire(parent.id) && service('turnQueue').runsTurnsHere) {
-    const atOnce = await service('startTurnAtOnce')(threadId, [input], Prisma.sql`TRUE`).catch((err: unknown) => {
+    const atOnce = await service('startTurnAtOnce')(threadId, [input], null).catch((err: unknown) => {
       release(parent.id);
       throw err;
     });

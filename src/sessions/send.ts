@@ -44,12 +44,7 @@ async function sendAndStartAtOnce(viewer: Viewer, idOrAgent: string, body: SendE
     inputs.push(e.type === 'user.message' ? { type: e.type, fields: { content: e.content } } : { type: e.type, fields: { content: e.content } });
   }
   const universeId = viewer.universe.id;
-  const stored = await storeInputsAndStartTurn(
-    idOrAgent,
-    inputs,
-    Prisma.sql`"universeId" = ${universeId}
-    AND ("modelBilling" <> 'platform' OR (SELECT u."balanceNanoUsd" FROM "Universe" u WHERE u."id" = ${universeId}) > 0)`,
-  );
+  const stored = await storeInputsAndStartTurn(idOrAgent, inputs, { universeId });
   return stored && stored.map((s) => s.event);
 }
 

@@ -13,6 +13,7 @@ import { hold } from '../../src/billing/wallet.js';
 import { turnUsageAndOutcome } from '../../src/billing/usage.js';
 import { pendingCalls } from '../../src/tools/confirmations.js';
 import { commitEvents } from '../../src/events/store.js';
+import { storeEventsOfSessions } from '../../src/events/store-many.js';
 
 let s: TestServer;
 beforeAll(async () => {
@@ -125,5 +126,47 @@ describe('statements shared by calls of one moment', () => {
       [1, 1, 2, '0.000000009', false],
       [0, 0, 0, '0.000000000', false],
     ]);
+  });
+
+  it('turn starts of one moment (sends to idle sessions): one statement claims each matching row; the others store nothing', async () => {
+    const slug = (await s.api('GET', '/whoami')).body.universe.slug as string;
+    const universe = await prisma.universe.findUniqueOrThrow({ where: { slug } });
+    await prisma.universe.update({ where: { id: universe.id }, data: { balanceNanoUsd: 1_000_000n } });
+    const idle = await sessionRow(universe.id);
+    const waiting = await sessionRow(universe.id); // an input already waits: the new turn takes it too
+    const busy = await sessionRow(universe.id);
+    const elsewhere = await sessionRow(universe.id);
+    await prisma.session.update({ where: { id: busy.id }, data: { status: 'running' } });
+    await commitEvents(waiting.id, [{ type: 'user.message', fields: { content: [{ type: 'text', text: 'queued' }] } }]);
+    const text = (t: string) => ({ type: 'user.message', fields: { content: [{ type: 'text', text: t }] } }) as const;
+    const running = { type: 'session.status_running', fields: {} } as const;
+    const claim = { owner: 'test-owner', from: ['idle'], to: 'running', turnFor: ['user.message'] };
+    let batches = new Map<string, Awaited<ReturnType<typeof storeEventsOfSessions>> extends Map<string, infer B> ? B : never>();
+    const statements = await countQueries(async () => {
+      batches = await storeEventsOfSessions(
+        [
+          { sessionId: idle.id, events: [text('one'), running], universeId: universe.id },
+          { sessionId: waiting.id, events: [text('two'), running], universeId: universe.id },
+          { sessionId: busy.id, events: [text('three'), running], universeId: universe.id },
+          { sessionId: elsewhere.id, events: [text('four'), running], universeId: 'univ_some_other_one' },
+        ],
+        claim,
+      );
+    }, /"SessionEvent"/);
+    expect(statements).toBe(1);
+    expect([...batches.keys()].sort()).toEqual([idle.id, waiting.id].sort());
+    for (const id of [idle.id, waiting.id]) {
+      const row = await prisma.session.findUniqueOrThrow({ where: { id } });
+      expect([row.status, row.runnerId, row.turnCount]).toEqual(['running', 'test-owner', 1]);
+      expect(batches.get(id)!.turnCount).toBe(1);
+      const events = await prisma.sessionEvent.findMany({ where: { sessionId: id }, orderBy: { seq: 'asc' } });
+      // The inputs (the one waiting and the new one) belong to the new turn.
+      expect(events.filter((e) => e.type === 'user.message').map((e) => e.turn)).toEqual(id === waiting.id ? [1, 1] : [1]);
+      expect(events.at(-1)!.type).toBe('session.status_running');
+    }
+    for (const id of [busy.id, elsewhere.id]) {
+      expect(await prisma.sessionEvent.count({ where: { sessionId: id, type: 'session.status_running' } })).toBe(0);
+      expect((await prisma.session.findUniqueOrThrow({ where: { id } })).turnCount).toBe(0);
+    }
   });
 });
