@@ -28,6 +28,7 @@ export interface SessionEvents {
  * so are the group's events of `turnFor`. A session whose row does not match stores nothing.
  */
 export interface TurnClaim {
+  kind: 'claim';
   owner: string;
   from: readonly string[];
   to: string;
@@ -35,10 +36,25 @@ export interface TurnClaim {
 }
 
 /**
+ * The same statement also ends each session's run (turns ending together): the row, still this
+ * process's (`from`, runner `owner`), goes to `to` without a runner, unless an input of
+ * `inputTypes` waits (then it stores nothing: the runner starts the next turn instead).
+ */
+export interface RunRelease {
+  kind: 'release';
+  owner: string;
+  from: readonly string[];
+  to: string;
+  inputTypes: readonly string[];
+}
+
+/**
  * Stores every group's events in ONE statement (its own transaction). The answer has a batch per
  * stored session; a session missing from it was deleted meanwhile (nothing of it stored).
  */
-export async function storeEventsOfSessions(groups: SessionEvents[], claim?: TurnClaim): Promise<Map<string, StoredBatch>> {
+export async function storeEventsOfSessions(groups: SessionEvents[], change?: TurnClaim | RunRelease): Promise<Map<string, StoredBatch>> {
+  const claim = change?.kind === 'claim' ? change : undefined;
+  const release = change?.kind === 'release' ? change : undefined;
   const sorted = [...groups].sort((a, b) => (a.sessionId < b.sessionId ? -1 : a.sessionId > b.sessionId ? 1 : 0));
   const iso = new Date().toISOString();
   const sessionIds: string[] = [];
@@ -68,7 +84,11 @@ export async function storeEventsOfSessions(groups: SessionEvents[], claim?: Tur
         AS c(session_id, n, universe_id)
     ), s AS (
       UPDATE "Session" x SET "eventSeq" = x."eventSeq" + counts.n${
-        claim ? Prisma.sql`, "turnCount" = x."turnCount" + 1, "status" = ${claim.to}, "runnerId" = ${claim.owner}, "runnerHeartbeatAt" = now()` : Prisma.empty
+        claim
+          ? Prisma.sql`, "turnCount" = x."turnCount" + 1, "status" = ${claim.to}, "runnerId" = ${claim.owner}, "runnerHeartbeatAt" = now()`
+          : release
+            ? Prisma.sql`, "status" = ${release.to}, "runnerId" = NULL`
+            : Prisma.empty
       }
       FROM counts, locked WHERE x."id" = counts.session_id AND locked."id" = x."id"${
         claim
@@ -76,7 +96,10 @@ export async function storeEventsOfSessions(groups: SessionEvents[], claim?: Tur
         -- the send's gate (src/billing/spend-gate.ts): this universe's session, a wallet that can pay
         AND (counts.universe_id IS NULL OR (x."universeId" = counts.universe_id
              AND (x."modelBilling" <> 'platform' OR (SELECT u."balanceNanoUsd" FROM "Universe" u WHERE u."id" = counts.universe_id) > 0)))`
-          : Prisma.empty
+          : release
+            ? Prisma.sql` AND x."status" = ANY(${[...release.from]}::text[]) AND x."runnerId" = ${release.owner}
+        AND NOT EXISTS (SELECT 1 FROM "SessionEvent" e WHERE e."sessionId" = x."id" AND e."turn" IS NULL AND e."type" = ANY(${[...release.inputTypes]}::text[]))`
+            : Prisma.empty
       }
       RETURNING x."id", x."eventSeq", x."agentId", x."universeId", x."turnCount", x."parentSessionId", counts.n
     )${

@@ -141,6 +141,29 @@ const startTurn = (sessionId: string, claim: boolean) => storeTurnStart(sessionI
 
 const ours = () => Prisma.sql`"status" = ANY(${RELEASE.from}::text[]) AND "runnerId" = ${ownerId()}`;
 
+// Runs ending together are released in ONE statement (the event store's many-session statement
+// in release mode, src/db/batched.ts): each row that is still this process's and has no input
+// waiting goes idle with its session.status_idle; the others store nothing (turnCount null).
+const releases = batched(async (asked: { sessionId: string; idle: NewEvent }[]): Promise<StoredBatch[]> => {
+  const alone = (a: { sessionId: string; idle: NewEvent }) =>
+    storeEvents(prisma, a.sessionId, [a.idle], {
+      set: Prisma.sql`"status" = ${RELEASE.to}, "runnerId" = NULL`,
+      where: Prisma.sql`${ours()} AND NOT ${inputsWaiting(a.sessionId)}`,
+    });
+  if (asked.length === 1 || new Set(asked.map((a) => a.sessionId)).size !== asked.length) return Promise.all(asked.map(alone));
+  let batches: Map<string, StoredBatch>;
+  try {
+    batches = await storeEventsOfSessions(
+      asked.map((a) => ({ sessionId: a.sessionId, events: [a.idle] })),
+      { kind: 'release', owner: ownerId(), from: RELEASE.from, to: RELEASE.to, inputTypes: INPUT_TYPES },
+    );
+  } catch (err) {
+    logger.warn({ err, sessions: asked.length }, 'a shared release statement failed; each session is released alone');
+    return Promise.all(asked.map(alone));
+  }
+  return asked.map((a) => batches.get(a.sessionId) ?? { sessionId: a.sessionId, stored: [], deliveries: 0, turnCount: null });
+});
+
 /**
  * A turn's end: its session.status_idle stored in ONE statement with what follows it, so that no
  * reader sees the stream idle while the row still says running (an archive sent on the idle
@@ -153,11 +176,9 @@ async function endTurn(sessionId: string, idle: NewEvent): Promise<Started | nul
     // Released first (the common end: nothing waits; one statement), idle unless an input
     // arrived meanwhile; at shutdown the inputs stay for the next process.
     const draining = turnGate().draining;
-    const keepInputs = draining ? Prisma.sql`TRUE` : Prisma.sql`NOT ${inputsWaiting(sessionId)}`;
-    const released = await storeEvents(prisma, sessionId, [idle], {
-      set: Prisma.sql`"status" = ${RELEASE.to}, "runnerId" = NULL`,
-      where: Prisma.sql`${ours()} AND ${keepInputs}`,
-    });
+    const released = draining
+      ? await storeEvents(prisma, sessionId, [idle], { set: Prisma.sql`"status" = ${RELEASE.to}, "runnerId" = NULL`, where: ours() })
+      : await releases({ sessionId, idle });
     if (released.turnCount !== null) {
       await announceEvents(released);
       return null;
@@ -225,7 +246,7 @@ const turnStarts = batched(async (asked: StartAsked[]): Promise<(Started | null)
   try {
     batches = await storeEventsOfSessions(
       asked.map((a) => ({ sessionId: a.sessionId, events: a.events, universeId: a.gate?.universeId ?? null })),
-      { owner: ownerId(), from: CLAIM.from, to: CLAIM.to, turnFor: INPUT_TYPES },
+      { kind: 'claim', owner: ownerId(), from: CLAIM.from, to: CLAIM.to, turnFor: INPUT_TYPES },
     );
   } catch (err) {
     logger.warn({ err, sessions: asked.length }, 'a shared turn-start statement failed; each session is started alone');

@@ -12,7 +12,7 @@ import { writeUsage } from '../../src/gateway/usage-writes.js';
 import { hold } from '../../src/billing/wallet.js';
 import { turnUsageAndOutcome } from '../../src/billing/usage.js';
 import { pendingCalls } from '../../src/tools/confirmations.js';
-import { commitEvents } from '../../src/events/store.js';
+import { commitEvents, type NewEvent } from '../../src/events/store.js';
 import { storeEventsOfSessions } from '../../src/events/store-many.js';
 
 let s: TestServer;
@@ -138,9 +138,9 @@ describe('statements shared by calls of one moment', () => {
     const elsewhere = await sessionRow(universe.id);
     await prisma.session.update({ where: { id: busy.id }, data: { status: 'running' } });
     await commitEvents(waiting.id, [{ type: 'user.message', fields: { content: [{ type: 'text', text: 'queued' }] } }]);
-    const text = (t: string) => ({ type: 'user.message', fields: { content: [{ type: 'text', text: t }] } }) as const;
-    const running = { type: 'session.status_running', fields: {} } as const;
-    const claim = { owner: 'test-owner', from: ['idle'], to: 'running', turnFor: ['user.message'] };
+    const text = (t: string): NewEvent => ({ type: 'user.message', fields: { content: [{ type: 'text', text: t }] } });
+    const running: NewEvent = { type: 'session.status_running', fields: {} };
+    const claim = { kind: 'claim', owner: 'test-owner', from: ['idle'], to: 'running', turnFor: ['user.message'] } as const;
     let batches = new Map<string, Awaited<ReturnType<typeof storeEventsOfSessions>> extends Map<string, infer B> ? B : never>();
     const statements = await countQueries(async () => {
       batches = await storeEventsOfSessions(
@@ -168,5 +168,32 @@ describe('statements shared by calls of one moment', () => {
       expect(await prisma.sessionEvent.count({ where: { sessionId: id, type: 'session.status_running' } })).toBe(0);
       expect((await prisma.session.findUniqueOrThrow({ where: { id } })).turnCount).toBe(0);
     }
+  });
+
+  it("runs ending together: one statement releases each row still this process's with nothing waiting", async () => {
+    const slug = (await s.api('GET', '/whoami')).body.universe.slug as string;
+    const universe = await prisma.universe.findUniqueOrThrow({ where: { slug } });
+    const done = await sessionRow(universe.id);
+    const queued = await sessionRow(universe.id); // an input waits: not released (the runner starts the next turn)
+    const taken = await sessionRow(universe.id); // another process runs it now
+    for (const x of [done, queued]) await prisma.session.update({ where: { id: x.id }, data: { status: 'running', runnerId: 'test-owner' } });
+    await prisma.session.update({ where: { id: taken.id }, data: { status: 'running', runnerId: 'another-owner' } });
+    await commitEvents(queued.id, [{ type: 'user.message', fields: { content: [{ type: 'text', text: 'next' }] } }]);
+    const idle: NewEvent = { type: 'session.status_idle', fields: { stop_reason: { type: 'end_turn' } } };
+    const release = { kind: 'release', owner: 'test-owner', from: ['running'], to: 'idle', inputTypes: ['user.message'] } as const;
+    let batches = new Map<string, unknown>();
+    const statements = await countQueries(async () => {
+      batches = await storeEventsOfSessions(
+        [done, queued, taken].map((x) => ({ sessionId: x.id, events: [idle] })),
+        release,
+      );
+    }, /"SessionEvent"/);
+    expect(statements).toBe(1);
+    expect([...batches.keys()]).toEqual([done.id]);
+    const rowOf = (id: string) => prisma.session.findUniqueOrThrow({ where: { id } });
+    expect(await rowOf(done.id)).toMatchObject({ status: 'idle', runnerId: null });
+    expect(await rowOf(queued.id)).toMatchObject({ status: 'running', runnerId: 'test-owner' });
+    expect(await rowOf(taken.id)).toMatchObject({ status: 'running', runnerId: 'another-owner' });
+    for (const x of [queued, taken]) expect(await prisma.sessionEvent.count({ where: { sessionId: x.id, type: 'session.status_idle' } })).toBe(0);
   });
 });
