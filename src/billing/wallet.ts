@@ -15,20 +15,29 @@ async function holdOne(universeId: string, nano: bigint): Promise<boolean> {
 }
 
 // Calls starting together hold in one statement (src/db/batched.ts), each universe's row updated
-// once by the sum of its calls: when the sum fits, each of its parts does. A universe whose sum
-// does not fit holds call by call, so the calls that fit still start.
+// once by the sum of its calls (rows locked in id order: two batches wait for each other instead
+// of deadlocking): when the sum fits, each of its parts does. A universe whose sum does not fit
+// holds call by call, so the calls that fit still start; a failed statement, call by call too.
 const holds = batched(async (calls: { universeId: string; nano: bigint }[]): Promise<boolean[]> => {
-  if (calls.length === 1) return [await holdOne(calls[0]!.universeId, calls[0]!.nano)];
-  const held = await sqlRows<{ id: string }>(
-    prisma,
-    Prisma.sql`
-    WITH req AS (
-      SELECT r.u, SUM(r.n)::bigint AS n FROM unnest(${calls.map((c) => c.universeId)}::text[], ${calls.map((c) => c.nano.toString())}::bigint[]) AS r(u, n) GROUP BY r.u
-    )
-    UPDATE "Universe" x SET "heldNanoUsd" = x."heldNanoUsd" + req.n FROM req
-     WHERE x."id" = req.u AND x."balanceNanoUsd" - x."heldNanoUsd" >= req.n AND x."balanceNanoUsd" > 0
-    RETURNING x."id"`,
-  );
+  const alone = () => Promise.all(calls.map((c) => holdOne(c.universeId, c.nano)));
+  if (calls.length === 1) return alone();
+  let held: { id: string }[];
+  try {
+    held = await sqlRows<{ id: string }>(
+      prisma,
+      Prisma.sql`
+      WITH req AS (
+        SELECT r.u, SUM(r.n)::bigint AS n FROM unnest(${calls.map((c) => c.universeId)}::text[], ${calls.map((c) => c.nano.toString())}::bigint[]) AS r(u, n) GROUP BY r.u
+      ), locked AS MATERIALIZED (
+        SELECT x."id" FROM "Universe" x WHERE x."id" IN (SELECT u FROM req) ORDER BY x."id" FOR UPDATE
+      )
+      UPDATE "Universe" x SET "heldNanoUsd" = x."heldNanoUsd" + req.n FROM req, locked
+       WHERE x."id" = req.u AND locked."id" = x."id" AND x."balanceNanoUsd" - x."heldNanoUsd" >= req.n AND x."balanceNanoUsd" > 0
+      RETURNING x."id"`,
+    );
+  } catch {
+    return alone();
+  }
   const ok = new Set(held.map((r) => r.id));
   return Promise.all(calls.map((c) => (ok.has(c.universeId) ? true : holdOne(c.universeId, c.nano))));
 });
