@@ -193,8 +193,9 @@ describe('telegram conversations', () => {
     tg.floodNext(1, 1);
     fake.enqueue({ kind: 'text', text: 'After the flood.' });
     await tg.userMessage(TOKEN, { chatId: 5560, text: 'hello?' });
+    // The reply's row is written after the webhook was acknowledged: absent at first.
     const reply = async () => prisma.channelReply.findFirstOrThrow({ where: { sessionId: session.id } });
-    await waitFor(async () => (await reply()).status === 'posted', 20_000, 'the reply posted');
+    await waitFor(async () => (await prisma.channelReply.findFirst({ where: { sessionId: session.id } }))?.status === 'posted', 20_000, 'the reply posted');
     const tries = () => repliesTo(5560).filter((m) => m.text === 'After the flood.');
     expect(tries()).toHaveLength(2); // the refused try, then the one Telegram took
     const [refusedAt, postedAt] = tg.calls.filter((c) => c.method === 'sendMessage' && c.body.text === 'After the flood.').map((c) => c.at);
