@@ -12,8 +12,8 @@ import { startLimit, startService, type Side } from './concurrency-sides.js';
 const WARM_UP = 10;
 
 const HEADER = [
-  '| C | side | first frame p50 / p99 | send → idle p50 / p99 | overhead p99 (− 1000 ms) | turns/s | CPU per turn | ratio (target) | statements per turn | RSS | per 100 idle sessions (RSS / heap) | per 100 open streams (RSS / heap) | errors | stream ≠ history | not end_turn / session.error / errors logged | machine cores busy |',
-  '|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|',
+  '| C | side | first frame p50 / p99 | send → idle p50 / p99 | overhead p99 (− 1000 ms) | turns/s | events/s | CPU per turn | ratio (target) | statements per turn | RSS | per 100 idle sessions (RSS / heap) | per 100 open streams (RSS / heap) | errors | stream ≠ history | not end_turn / session.error / errors logged | machine cores busy |',
+  '|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|',
 ];
 
 const turnsPerSecond = (r: LevelResult) => r.c / (r.wall / 1000);
@@ -23,12 +23,12 @@ const mb = (bytes: number) => `${((bytes * 100) / 2 ** 20).toFixed(1)}`;
 
 function tableRow(side: Side, r: LevelResult, ratio: string): string {
   const logged = [...r.logged.values()].reduce((a, b) => a + b, 0);
-  return `| ${r.c} | ${side.label} | ${pct(r.firsts, 50).toFixed(0)} / ${pct(r.firsts, 99).toFixed(0)} ms | ${(pct(r.idles, 50) / 1000).toFixed(2)} / ${(pct(r.idles, 99) / 1000).toFixed(2)} s | ${overhead(r).toFixed(2)} s | ${turnsPerSecond(r).toFixed(1)} | ${cpuPerTurn(r).toFixed(1)} ms | ${ratio} | ${r.statements.total.toFixed(1)} | ${r.rss.toFixed(0)} MB | ${mb(r.memory.idleSession.rss)} / ${mb(r.memory.idleSession.heap)} MB | ${mb(r.memory.openStream.rss)} / ${mb(r.memory.openStream.heap)} MB | ${r.errors} | ${r.mismatches} | ${r.notEndTurn} / ${r.sessionErrors} / ${logged} | ${(100 * r.machineBusy).toFixed(0)} % |`;
+  return `| ${r.c} | ${side.label} | ${pct(r.firsts, 50).toFixed(0)} / ${pct(r.firsts, 99).toFixed(0)} ms | ${(pct(r.idles, 50) / 1000).toFixed(2)} / ${(pct(r.idles, 99) / 1000).toFixed(2)} s | ${overhead(r).toFixed(2)} s | ${turnsPerSecond(r).toFixed(1)} | ${(r.events / (r.wall / 1000)).toFixed(0)} | ${cpuPerTurn(r).toFixed(1)} ms | ${ratio} | ${r.statements.total.toFixed(1)} | ${r.rss.toFixed(0)} MB | ${mb(r.memory.idleSession.rss)} / ${mb(r.memory.idleSession.heap)} MB | ${mb(r.memory.openStream.rss)} / ${mb(r.memory.openStream.heap)} MB | ${r.errors} | ${r.mismatches} | ${r.notEndTurn} / ${r.sessionErrors} / ${logged} | ${(100 * r.machineBusy).toFixed(0)} % |`;
 }
 
 /** The summary line of one side's level for `npm run bench`'s table. */
 const summary = (r: LevelResult) =>
-  `first frame p50 / p99 ${pct(r.firsts, 50).toFixed(0)} / ${pct(r.firsts, 99).toFixed(0)} ms, send → idle p99 ${(pct(r.idles, 99) / 1000).toFixed(2)} s (overhead ${overhead(r).toFixed(2)} s), ${turnsPerSecond(r).toFixed(1)} turns/s, CPU ${cpuPerTurn(r).toFixed(1)} ms and ${r.statements.total.toFixed(1)} statements per turn, errors ${r.errors}, stream ≠ history ${r.mismatches}, not end_turn ${r.notEndTurn}`;
+  `first frame p50 / p99 ${pct(r.firsts, 50).toFixed(0)} / ${pct(r.firsts, 99).toFixed(0)} ms, send → idle p99 ${(pct(r.idles, 99) / 1000).toFixed(2)} s (overhead ${overhead(r).toFixed(2)} s), ${turnsPerSecond(r).toFixed(1)} turns/s, ${(r.events / (r.wall / 1000)).toFixed(0)} events/s, CPU ${cpuPerTurn(r).toFixed(1)} ms and ${r.statements.total.toFixed(1)} statements per turn, errors ${r.errors}, stream ≠ history ${r.mismatches}, not end_turn ${r.notEndTurn}`;
 
 /** Prints the full table line by line through `print`; answers the summary rows for `npm run bench`. */
 export async function concurrencyBench(print: (line: string) => void): Promise<[string, string][]> {

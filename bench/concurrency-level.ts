@@ -59,6 +59,7 @@ export async function level(side: Side, fake: FakeProvider, c: number) {
   const outputAt = procs.map((p) => p.output().length);
   const cpu0 = cpuOf(side);
   const machine0 = machineTicks();
+  const frames0 = streams.reduce((n, w) => n + w.ids.length, 0);
   const t0 = performance.now();
   const mono0 = process.hrtime.bigint() / 1000n; // µs, the clock of a CPU profile's timestamps
   const sends = sessions.map((id, i) =>
@@ -68,6 +69,8 @@ export async function level(side: Side, fake: FakeProvider, c: number) {
   const firsts = (await Promise.all(streams.map((s) => s.running))).map((t) => t - t0);
   const idles = (await Promise.all(streams.map((s) => s.idle))).map((t) => t - t0);
   const wall = performance.now() - t0;
+  // Stream frames delivered over the turns (every stored event the spec streams, to its one stream).
+  const events = streams.reduce((n, w) => n + w.ids.length, 0) - frames0;
   // When the turns reached the model provider (its arrivals, epoch ms): the turn starts' share of the latency.
   const epoch0 = performance.timeOrigin + t0;
   const atProvider = fake.arrivals.filter((a) => a >= epoch0 - 1).map((a) => a - epoch0);
@@ -114,5 +117,5 @@ export async function level(side: Side, fake: FakeProvider, c: number) {
       const d = (n - (before.texts?.[t] ?? 0)) / c;
       if (d > 0) console.error(`C=${c}: ${d.toFixed(2)} per turn  ${t.replace(/\s+/g, ' ')}`);
     }
-  return { c, firsts, atProvider, idles, wall, cpu, machineBusy, rss, errors, mismatches, memory, statements, notEndTurn, sessionErrors, logged };
+  return { c, firsts, atProvider, idles, wall, events, cpu, machineBusy, rss, errors, mismatches, memory, statements, notEndTurn, sessionErrors, logged };
 }
