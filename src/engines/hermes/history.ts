@@ -38,22 +38,19 @@ interface StartRow extends ConversationRow {
 
 // Turns starting together read their conversations in one statement (src/db/batched.ts).
 const startRowsOf = batched(async (keys: { sessionId: string; turn: number }[]): Promise<StartRow[][]> => {
-  const rows = await sqlRows<StartRow & { sessionId: string }>(
+  const rows = await sqlRows<StartRow & { ord: number | string }>(
     prisma,
     Prisma.sql`
-    SELECT e."sessionId", e."turn", e."type", e."payload"
-      FROM unnest(${keys.map((k) => k.sessionId)}::text[], ${keys.map((k) => k.turn)}::int[]) AS k(sid, upto)
+    SELECT k.ord, e."turn", e."type", e."payload"
+      FROM unnest(${keys.map((k) => k.sessionId)}::text[], ${keys.map((k) => k.turn)}::int[]) WITH ORDINALITY AS k(sid, upto, ord)
       JOIN "SessionEvent" e ON e."sessionId" = k.sid AND e."turn" IS NOT NULL AND e."turn" <= k.upto
      WHERE e."type" = ANY(${[...CONVERSATION_TYPES, ...START_EXTRA]}::text[])
-     ORDER BY e."sessionId", e."turn", e."seq"`,
+     ORDER BY k.ord, e."turn", e."seq"`,
   );
-  const of = new Map<string, StartRow[]>();
-  for (const { sessionId, ...r } of rows) {
-    const list = of.get(sessionId);
-    if (list) list.push(r);
-    else of.set(sessionId, [r]);
-  }
-  return keys.map((k) => of.get(k.sessionId) ?? []);
+  // Each key's rows (by its place in the batch: a session asked twice gets its rows twice).
+  const of: StartRow[][] = keys.map(() => []);
+  for (const { ord, ...r } of rows) of[Number(ord) - 1]!.push(r);
+  return of;
 });
 
 /**
