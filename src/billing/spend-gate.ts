@@ -2,6 +2,7 @@
 // billing is refused with 402 insufficient_credits"): checked wherever work is accepted, i.e. a
 // send with inputs and a session create whose initial_events start the first turn.
 import { AppError } from '../errors.js';
+import { Prisma } from '../generated/prisma/client.js';
 import { balanceNano } from './wallet.js';
 
 /** Throws 402 insufficient_credits when a turn billed this way could not start in this universe. */
@@ -15,3 +16,10 @@ export async function assertCanStartTurn(universeId: string, modelBilling: strin
     );
   }
 }
+
+/**
+ * The same gate inside a statement that starts a turn (a send's fast path): true when a session
+ * row billed by `billing` may start one in universe `universeId` (both SQL expressions).
+ */
+export const canStartTurnSql = (billing: Prisma.Sql, universeId: Prisma.Sql): Prisma.Sql =>
+  Prisma.sql`(${billing} <> 'platform' OR (SELECT u."balanceNanoUsd" FROM "Universe" u WHERE u."id" = ${universeId}) > 0)`;

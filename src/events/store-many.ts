@@ -17,7 +17,7 @@ const WEBHOOK_TYPES = [...SESSION_WEBHOOK_EVENTS];
 export interface SessionEvents {
   sessionId: string;
   events: NewEvent[];
-  /** With a claim: the universe the session must be in, able to pay on platform billing (null: no condition). */
+  /** With a claim: the universe the session must be in, meeting the claim's gate (null: no condition). */
   universeId?: string | null;
 }
 
@@ -33,6 +33,8 @@ export interface TurnClaim {
   from: readonly string[];
   to: string;
   turnFor: readonly string[];
+  /** The condition a group with a universe also meets, given the row's billing and that universe (SQL). */
+  gate: (billing: Prisma.Sql, universeId: Prisma.Sql) => Prisma.Sql;
 }
 
 /**
@@ -93,9 +95,7 @@ export async function storeEventsOfSessions(groups: SessionEvents[], change?: Tu
       FROM counts, locked WHERE x."id" = counts.session_id AND locked."id" = x."id"${
         claim
           ? Prisma.sql` AND x."status" = ANY(${[...claim.from]}::text[]) AND x."budgetReachedAt" IS NULL
-        -- the send's gate (src/billing/spend-gate.ts): this universe's session, a wallet that can pay
-        AND (counts.universe_id IS NULL OR (x."universeId" = counts.universe_id
-             AND (x."modelBilling" <> 'platform' OR (SELECT u."balanceNanoUsd" FROM "Universe" u WHERE u."id" = counts.universe_id) > 0)))`
+        AND (counts.universe_id IS NULL OR (x."universeId" = counts.universe_id AND ${claim.gate(Prisma.sql`x."modelBilling"`, Prisma.sql`counts.universe_id`)}))`
           : release
             ? Prisma.sql` AND x."status" = ANY(${[...release.from]}::text[]) AND x."runnerId" = ${release.owner}
         AND NOT EXISTS (SELECT 1 FROM "SessionEvent" e WHERE e."sessionId" = x."id" AND e."turn" IS NULL AND e."type" = ANY(${[...release.inputTypes]}::text[]))`

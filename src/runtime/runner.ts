@@ -16,6 +16,7 @@ import { sandboxFilling } from './sandbox-filling.js';
 import { service } from '../services/registry.js';
 import { finishUnfinishedStreams } from './unfinished-streams.js';
 import { turnUsage, turnUsageAndOutcome } from '../billing/usage.js';
+import { canStartTurnSql } from '../billing/spend-gate.js';
 import { afterAgentTurn, interruptActiveOutcome, type AfterTurn } from './outcomes.js';
 import { cancelWaitingRuns, releaseSlot, takeSlot, tryTakeSlot } from './turn-slots.js';
 import { INTERRUPTS, publishInterrupt } from './runner-signals.js';
@@ -225,10 +226,7 @@ export async function runSession(sessionId: string): Promise<void> {
 export type StartGate = { universeId: string } | null;
 
 const gateSql = (gate: StartGate): Prisma.Sql =>
-  gate
-    ? Prisma.sql`"universeId" = ${gate.universeId}
-    AND ("modelBilling" <> 'platform' OR (SELECT u."balanceNanoUsd" FROM "Universe" u WHERE u."id" = ${gate.universeId}) > 0)`
-    : Prisma.sql`TRUE`;
+  gate ? Prisma.sql`"universeId" = ${gate.universeId} AND ${canStartTurnSql(Prisma.sql`"modelBilling"`, Prisma.sql`${gate.universeId}`)}` : Prisma.sql`TRUE`;
 
 interface StartAsked {
   sessionId: string;
@@ -246,7 +244,7 @@ const turnStarts = batched(async (asked: StartAsked[]): Promise<(Started | null)
   try {
     batches = await storeEventsOfSessions(
       asked.map((a) => ({ sessionId: a.sessionId, events: a.events, universeId: a.gate?.universeId ?? null })),
-      { kind: 'claim', owner: ownerId(), from: CLAIM.from, to: CLAIM.to, turnFor: INPUT_TYPES },
+      { kind: 'claim', owner: ownerId(), from: CLAIM.from, to: CLAIM.to, turnFor: INPUT_TYPES, gate: canStartTurnSql },
     );
   } catch (err) {
     logger.warn({ err, sessions: asked.length }, 'a shared turn-start statement failed; each session is started alone');

@@ -14,6 +14,7 @@ import { turnUsageAndOutcome } from '../../src/billing/usage.js';
 import { pendingCalls } from '../../src/tools/confirmations.js';
 import { commitEvents, type NewEvent } from '../../src/events/store.js';
 import { storeEventsOfSessions } from '../../src/events/store-many.js';
+import { canStartTurnSql } from '../../src/billing/spend-gate.js';
 
 let s: TestServer;
 beforeAll(async () => {
@@ -140,7 +141,7 @@ describe('statements shared by calls of one moment', () => {
     await commitEvents(waiting.id, [{ type: 'user.message', fields: { content: [{ type: 'text', text: 'queued' }] } }]);
     const text = (t: string): NewEvent => ({ type: 'user.message', fields: { content: [{ type: 'text', text: t }] } });
     const running: NewEvent = { type: 'session.status_running', fields: {} };
-    const claim = { kind: 'claim', owner: 'test-owner', from: ['idle'], to: 'running', turnFor: ['user.message'] } as const;
+    const claim = { kind: 'claim', owner: 'test-owner', from: ['idle'], to: 'running', turnFor: ['user.message'], gate: canStartTurnSql } as const;
     let batches = new Map<string, Awaited<ReturnType<typeof storeEventsOfSessions>> extends Map<string, infer B> ? B : never>();
     const statements = await countQueries(async () => {
       batches = await storeEventsOfSessions(
