@@ -66,10 +66,22 @@ function onNotice(sessionId: string, message: string): void {
   topic.chain = topic.chain
     .then(() => {
       if (last <= topic.lastFetched) return;
-      if (nl !== -1 && continues(topic, first)) return deliverBatch(topic, JSON.parse(message.slice(nl + 1)) as StoredEvent[]);
+      const carried = nl !== -1 && continues(topic, first) ? parsedBatch(message.slice(nl + 1), first, last) : null;
+      if (carried) return deliverBatch(topic, carried);
       return fetchUpTo(sessionId, topic, first, last);
     })
     .catch((err) => logger.warn({ err, sessionId }, 'live event fetch failed'));
+}
+
+/** A notice's batch when it is one (its range exactly, in order); null sends the reader to the store. */
+function parsedBatch(text: string, first: number, last: number): StoredEvent[] | null {
+  try {
+    const batch = JSON.parse(text) as StoredEvent[];
+    const ok = Array.isArray(batch) && batch.length === last - first + 1 && batch.every((e, i) => e?.seq === first + i && typeof e.event === 'object');
+    return ok ? batch : null;
+  } catch {
+    return null;
+  }
 }
 
 /** Whether a batch starting at `first` continues exactly what every subscriber of the topic has. */

@@ -89,36 +89,55 @@ describe('local hand-over of committed batches', () => {
 });
 
 // Another process's notice (Redis pub/sub) carries its batch when small (store.ts `notice`):
-// a stream here delivers it without reading the store; a notice past a gap still reads.
+// a stream here delivers it without reading the store; a notice past a gap, or one whose batch
+// is not what its range says, still reads.
 describe.runIf(process.env.TEST_REDIS_URL)("another process's notices", () => {
-  it('a notice carrying its events is delivered as it is; one that does not continue the stream is read from the store', async () => {
+  /** A session followed from the start, with its first event delivered. */
+  async function followed() {
     const id = await idleSession();
     const follower = followSession(id, 0);
     await commitEvents(id, [status('here')]);
     const [first] = await take(follower, 1);
-    // As another process publishes it: the range and the events, which are not in the store.
+    return { id, follower, first: first! };
+  }
+  /** As another process publishes it: the range, then the batch's text. */
+  const publishNotice = (id: string, from: number, to: number, batch: string) => pubsub().publish(sessionChannel(id), `${from}-${to}\n${batch}`);
+
+  it('a notice carrying its events is delivered as it is, without reading the store', async () => {
+    const { id, follower, first } = await followed();
+    // Not in the store: only the notice can deliver it.
     const synthetic: StoredEvent = {
-      seq: first!.seq + 1,
-      event: { ...first!.event, id: 'evt_from_the_notice_only', part: { type: 'status', index: 0, level: 'working', text: 'remote' } } as never,
+      seq: first.seq + 1,
+      event: { ...first.event, id: 'evt_from_the_notice_only', part: { type: 'status', index: 0, level: 'working', text: 'remote' } } as never,
     };
-    await pubsub().publish(sessionChannel(id), `${synthetic.seq}-${synthetic.seq}\n${JSON.stringify([synthetic])}`);
+    await publishNotice(id, synthetic.seq, synthetic.seq, JSON.stringify([synthetic]));
     const [second] = await take(follower, 1);
     expect(second!.event.id).toBe('evt_from_the_notice_only');
     await follower.return!();
   });
 
   it('a notice whose events do not continue the stream (a batch was missed) is read from the store instead', async () => {
-    const id = await idleSession();
-    const follower = followSession(id, 0);
-    await commitEvents(id, [status('here')]);
-    const [first] = await take(follower, 1);
+    const { id, follower, first } = await followed();
     // Committed without a notice (as by a process whose notice is still on its way).
     await prisma.$transaction((tx) => storeEvents(tx, id, [status('stored-1'), status('stored-2')]));
-    const wrong: StoredEvent = { seq: first!.seq + 2, event: { ...first!.event, id: 'evt_never_delivered' } as never };
-    await pubsub().publish(sessionChannel(id), `${wrong.seq}-${wrong.seq}\n${JSON.stringify([wrong])}`);
+    const wrong: StoredEvent = { seq: first.seq + 2, event: { ...first.event, id: 'evt_never_delivered' } as never };
+    await publishNotice(id, wrong.seq, wrong.seq, JSON.stringify([wrong]));
     const got = await take(follower, 2);
     expect(got.map(textOf)).toEqual(['stored-1', 'stored-2']);
-    expect(got.map((e) => e.seq)).toEqual([first!.seq + 1, first!.seq + 2]);
+    expect(got.map((e) => e.seq)).toEqual([first.seq + 1, first.seq + 2]);
+    await follower.return!();
+  });
+
+  it("a notice whose batch is unreadable or not its range's is read from the store instead", async () => {
+    const { id, follower, first } = await followed();
+    await prisma.$transaction((tx) => storeEvents(tx, id, [status('stored-1')]));
+    await publishNotice(id, first.seq + 1, first.seq + 1, '[{"seq": not json');
+    expect((await take(follower, 1)).map(textOf)).toEqual(['stored-1']);
+    await prisma.$transaction((tx) => storeEvents(tx, id, [status('stored-2')]));
+    const misnumbered: StoredEvent = { seq: first.seq + 7, event: { ...first.event, id: 'evt_never_delivered' } as never };
+    await publishNotice(id, first.seq + 2, first.seq + 2, JSON.stringify([misnumbered]));
+    const [got] = await take(follower, 1);
+    expect([textOf(got!), got!.seq]).toEqual(['stored-2', first.seq + 2]);
     await follower.return!();
   });
 });
