@@ -1,9 +1,10 @@
-// One statement for many concurrent callers (issue #29): the same read or update asked by many
-// turns at once (their starts and ends cluster under a burst) goes out as ONE statement over all
-// their keys, since each statement costs a round trip and a wake-up of PostgreSQL on the same
-// cores. The policy is the event commits' (src/events/commit-queue.ts): a call waits at most for
-// the end of the current event-loop turn, or, under load, for one of the statements in flight;
-// what arrived meanwhile goes out together. A lone call is a statement over one key.
+// One statement for many concurrent callers (issue #29): the same read or write asked by many
+// turns at once (their starts, streamed chunks and ends cluster under a burst) goes out as ONE
+// statement over all their keys, since each statement costs a round trip and a wake-up of
+// PostgreSQL on the same cores. A call waits at most for the end of the current event-loop turn,
+// or, under load, for one of the statements in flight; what arrived meanwhile goes out together.
+// A lone call is a statement over one key. The event commits (src/events/commit-queue.ts) use it
+// with their own choice of what may go together.
 
 /** Statements in flight at once (the other calls gather meanwhile). */
 const MAX_IN_FLIGHT = 2;
@@ -14,11 +15,22 @@ interface Call<K, R> {
   reject: (err: unknown) => void;
 }
 
+export interface BatchChoice<K> {
+  /** Keys per statement at most (default 500), when `take` does not choose. */
+  maxKeys?: number;
+  /**
+   * Which of the waiting keys (in arrival order) go in the next statement: true for each taken;
+   * the others wait for a later one, in order. Called only when a statement may start.
+   */
+  take?: (waiting: K[]) => boolean[];
+}
+
 /**
  * `run` answers every key of a batch, in the keys' order (one statement). A failed statement
  * fails each of its callers with its error.
  */
-export function batched<K, R>(run: (keys: K[]) => Promise<R[]>, maxKeys = 500): (key: K) => Promise<R> {
+export function batched<K, R>(run: (keys: K[]) => Promise<R[]>, choice: BatchChoice<K> = {}): (key: K) => Promise<R> {
+  const maxKeys = choice.maxKeys ?? 500;
   let waiting: Call<K, R>[] = [];
   let inFlight = 0;
   let scheduled = false;
@@ -32,8 +44,16 @@ export function batched<K, R>(run: (keys: K[]) => Promise<R[]>, maxKeys = 500): 
   function flush(): void {
     scheduled = false;
     if (inFlight >= MAX_IN_FLIGHT || !waiting.length) return;
-    const taken = waiting.slice(0, maxKeys);
-    waiting = waiting.slice(taken.length);
+    let taken: Call<K, R>[];
+    if (choice.take) {
+      const mask = choice.take(waiting.map((c) => c.key));
+      taken = waiting.filter((_, i) => mask[i]);
+      waiting = waiting.filter((_, i) => !mask[i]);
+    } else {
+      taken = waiting.slice(0, maxKeys);
+      waiting = waiting.slice(taken.length);
+    }
+    if (!taken.length) return; // all held back: a statement in flight ends, then they are asked again
     inFlight++;
     run(taken.map((c) => c.key))
       .then(

@@ -73,7 +73,7 @@ describe('batched', () => {
 
   it('a batch holds at most maxKeys keys; the rest go in the next statement', async () => {
     const { runs, run } = manual();
-    const load = batched(run, 2);
+    const load = batched(run, { maxKeys: 2 });
     const answers = [1, 2, 3, 4, 5].map((k) => load(k));
     await tick();
     await tick();
@@ -89,5 +89,48 @@ describe('batched', () => {
     expect(runs.at(-1)!.keys).toEqual([5]);
     runs.at(-1)!.finish();
     expect(await answers[4]).toBe('answer 5');
+  });
+
+  it('with take: the keys it holds back wait, in order, for a later statement', async () => {
+    const { runs, run } = manual();
+    const inFlight = new Set<number>();
+    // Odd keys may not share a statement with another odd key, nor go while one is in flight.
+    const take = (waiting: number[]) => {
+      let odd = false;
+      return waiting.map((k) => {
+        if (k % 2 === 0) return true;
+        if (odd || inFlight.size) return false;
+        odd = true;
+        inFlight.add(k);
+        return true;
+      });
+    };
+    const load = batched(
+      async (keys: number[]) => {
+        try {
+          return await run(keys);
+        } finally {
+          for (const k of keys) inFlight.delete(k);
+        }
+      },
+      { take },
+    );
+    const answers = [1, 2, 3, 4, 5].map((k) => load(k));
+    await tick();
+    expect(runs.map((r) => r.keys)).toEqual([[1, 2, 4]]); // 3 and 5 held back (one odd per statement)
+    await tick();
+    expect(runs).toHaveLength(1); // nothing may go while the odd one is in flight
+    runs[0]!.finish();
+    await Promise.all(answers.slice(0, 2));
+    await tick();
+    await tick();
+    expect(runs.map((r) => r.keys)).toEqual([[1, 2, 4], [3]]);
+    runs[1]!.finish();
+    await answers[2];
+    await tick();
+    await tick();
+    expect(runs.at(-1)!.keys).toEqual([5]);
+    runs.at(-1)!.finish();
+    expect(await Promise.all(answers)).toEqual(['answer 1', 'answer 2', 'answer 3', 'answer 4', 'answer 5']);
   });
 });
