@@ -2,6 +2,7 @@
 // agent and raw SSE parsing, the same code against the service and against its limit
 // (bench/concurrency-limit.ts), so neither side is measured through a different client.
 import http from 'node:http';
+import { openSessionStream } from '../test/helpers/streams.js';
 
 export const pct = (xs: number[], p: number) => {
   const s = [...xs].sort((a, b) => a - b);
@@ -43,39 +44,21 @@ export interface Watch {
 }
 
 /** One session's stream: every frame id kept (gap and duplicate checks), the turn's first and last frames timed. */
-export function watch(base: string, token: string, sessionId: string): Promise<Watch> {
+export async function watch(base: string, token: string, sessionId: string): Promise<Watch> {
   let onRunning: (t: number) => void = () => undefined;
   let onIdle: (t: number) => void = () => undefined;
   const running = new Promise<number>((r) => (onRunning = r));
   const idle = new Promise<number>((r) => (onIdle = r));
   const ids: string[] = [];
   const w = { stop: null as string | null, sessionErrors: 0 };
-  return new Promise((resolve, reject) => {
-    const req = http.get(`${base}/sessions/${sessionId}/events/stream`, { headers: { authorization: `Bearer ${token}` } }, (res) => {
-      if (res.statusCode !== 200) return reject(new Error(`stream answered ${res.statusCode}`));
-      res.setEncoding('utf8');
-      let buf = '';
-      res.on('data', (chunk: string) => {
-        const at = performance.now();
-        buf += chunk;
-        let i: number;
-        while ((i = buf.indexOf('\n\n')) !== -1) {
-          const frame = buf.slice(0, i);
-          buf = buf.slice(i + 2);
-          const id = /^id: (.+)$/m.exec(frame)?.[1];
-          if (id) ids.push(id);
-          const type = /^event: (.+)$/m.exec(frame)?.[1];
-          if (type === 'session.status_running') onRunning(at);
-          if (type === 'session.error') w.sessionErrors++;
-          if (type === 'session.status_idle' && ids.length > 1) {
-            w.stop = (JSON.parse(/^data: (.+)$/m.exec(frame)?.[1] ?? '{}') as { stop_reason?: { type?: string } }).stop_reason?.type ?? '?';
-            onIdle(at);
-          }
-        }
-      });
-      res.on('error', () => undefined);
-      resolve(Object.assign(w, { ids, running, idle, close: () => req.destroy() }) as Watch);
-    });
-    req.on('error', reject);
+  const close = await openSessionStream(base, token, sessionId, ({ id, type, data }, at) => {
+    if (id) ids.push(id);
+    if (type === 'session.status_running') onRunning(at);
+    if (type === 'session.error') w.sessionErrors++;
+    if (type === 'session.status_idle' && ids.length > 1) {
+      w.stop = (JSON.parse(data ?? '{}') as { stop_reason?: { type?: string } }).stop_reason?.type ?? '?';
+      onIdle(at);
+    }
   });
+  return Object.assign(w, { ids, running, idle, close });
 }

@@ -6,6 +6,7 @@
 // loop the server needs), no response validation, the stream read as raw SSE frames.
 import http from 'node:http';
 import type { TestServer } from '../test/helpers/server.js';
+import { openSessionStream } from '../test/helpers/streams.js';
 import type { FakeProvider } from '../test/fake-provider/server.js';
 import { prisma, splitSchema } from '../src/db/client.js';
 import { startFrameLimitServer } from './first-frame-limit.js';
@@ -22,29 +23,8 @@ const keepAlive = new http.Agent({ keepAlive: true });
 
 /** Opens the session's SSE stream; `onFrame` gets each frame's event type, arrival time and data. */
 export function openStream(s: TestServer, sessionId: string, onFrame: (type: string, at: number, data: string) => void): Promise<() => void> {
-  return new Promise((resolve, reject) => {
-    const req = http.get(`${s.base}/sessions/${sessionId}/events/stream`, { headers: { authorization: `Bearer ${s.adminToken}` } }, (res) => {
-      if (res.statusCode !== 200) {
-        res.resume();
-        return reject(new Error(`stream answered ${res.statusCode}`));
-      }
-      res.setEncoding('utf8');
-      let buf = '';
-      res.on('data', (chunk: string) => {
-        const at = performance.now();
-        buf += chunk;
-        let i: number;
-        while ((i = buf.indexOf('\n\n')) !== -1) {
-          const frame = buf.slice(0, i);
-          buf = buf.slice(i + 2);
-          const m = /event: (.+)/.exec(frame);
-          if (m) onFrame(m[1]!, at, /data: (.*)/.exec(frame)?.[1] ?? '');
-        }
-      });
-      res.on('error', () => undefined); // closed by the caller
-      resolve(() => req.destroy());
-    });
-    req.on('error', reject);
+  return openSessionStream(s.base, s.adminToken, sessionId, (frame, at) => {
+    if (frame.type) onFrame(frame.type, at, frame.data ?? '');
   });
 }
 
