@@ -5,7 +5,49 @@ export interface SseRecord {
   data: string;
 }
 
+/** A Node stream's async iterator that does not destroy it when the reader stops early. */
+interface NodeReadable extends AsyncIterable<Uint8Array> {
+  iterator(options: { destroyOnReturn: boolean }): AsyncIterable<Uint8Array>;
+  readableEnded: boolean;
+  destroyed: boolean;
+  resume(): unknown;
+  destroy(): unknown;
+  on(event: 'error' | 'end', listener: () => void): unknown;
+}
+
+function isNodeReadable(body: AsyncIterable<Uint8Array>): body is NodeReadable {
+  return typeof (body as Partial<NodeReadable>).iterator === 'function' && typeof (body as Partial<NodeReadable>).resume === 'function';
+}
+
+// How long the rest of an answer read past its last record may take to end before the connection
+// is dropped rather than kept for the next call.
+const DRAIN_MS = 5_000;
+
+/**
+ * When the reader stops at the provider's last record (`message_stop`, `[DONE]`), the few bytes
+ * left are read and dropped, so the keep-alive connection goes back to the pool: breaking out of
+ * the stream's own iterator would destroy it (a new TCP connection per model call, and an
+ * AbortError whose stack is built; issue #29). A body that does not end soon is dropped.
+ */
+function drainRest(body: NodeReadable): void {
+  if (body.readableEnded || body.destroyed) return;
+  body.on('error', () => undefined); // the call's answer is complete: a late socket error is moot
+  const timer = setTimeout(() => body.destroy(), DRAIN_MS);
+  timer.unref();
+  body.on('end', () => clearTimeout(timer));
+  body.resume();
+}
+
 export async function* parseSse(body: AsyncIterable<Uint8Array>): AsyncGenerator<SseRecord> {
+  const readable = isNodeReadable(body) ? body : null;
+  try {
+    yield* records(readable ? readable.iterator({ destroyOnReturn: false }) : body);
+  } finally {
+    if (readable) drainRest(readable);
+  }
+}
+
+async function* records(body: AsyncIterable<Uint8Array>): AsyncGenerator<SseRecord> {
   const decoder = new TextDecoder(); // strips a leading BOM, as the SSE spec asks
   let buffer = '';
   let event: string | null = null;

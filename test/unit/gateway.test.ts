@@ -1,4 +1,6 @@
 // Provider adapters against the fake provider, and the SSE parser at every split point.
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseSse } from '../../src/gateway/sse.js';
 import { streamModel } from '../../src/gateway/gateway.js';
@@ -118,5 +120,43 @@ describe.each(['anthropic', 'openai'] as const)('%s adapter', (provider) => {
     const started = Date.now();
     await collect(streamModel(request(provider), cred(provider), ctl.signal));
     expect(Date.now() - started).toBeLessThan(2000);
+  });
+});
+
+describe('a provider answer read to its last record', () => {
+  it('leaves the keep-alive connection for the next call, even when the server ends the body a moment later', async () => {
+    // A server that sends message_stop, then ends the response only 300 ms later: the reader stops
+    // at message_stop; the rest is drained, not the connection destroyed (a new one per call).
+    let connections = 0;
+    const record = (data: object) => `event: ${(data as { type: string }).type}\ndata: ${JSON.stringify(data)}\n\n`;
+    const server = http.createServer((req, res) => {
+      req.resume();
+      req.on('end', () => {
+        res.writeHead(200, { 'content-type': 'text/event-stream' });
+        res.write(
+          record({ type: 'message_start', message: { usage: { input_tokens: 1, output_tokens: 0 } } }) +
+            record({ type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } }) +
+            record({ type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: 'hi' } }) +
+            record({ type: 'content_block_stop', index: 0 }) +
+            record({ type: 'message_delta', delta: { stop_reason: 'end_turn' }, usage: { output_tokens: 1 } }) +
+            record({ type: 'message_stop' }),
+        );
+        setTimeout(() => res.end(), 300);
+      });
+    });
+    server.on('connection', () => void connections++);
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+      for (let i = 0; i < 3; i++) {
+        const events = await collect(streamModel(request('anthropic'), { apiKey: 'k', baseUrl, kind: 'platform' as const }));
+        expect(events.at(-1)).toEqual({ type: 'stop', reason: 'end_turn' });
+        await new Promise((resolve) => setTimeout(resolve, 400)); // the body has ended: the connection is idle in the pool
+      }
+      expect(connections).toBe(1);
+    } finally {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    }
   });
 });
