@@ -23,6 +23,11 @@ export interface MeterScope {
   sessionId: string;
   universeId: string;
   turn: number;
+  /**
+   * The session's spend as its turn read it at the start (the turn's first call): no read of
+   * its own before the call (issue #29). Later calls read it again.
+   */
+  startRow?: MeterRow;
 }
 
 /** Rough token count of a request (4 characters a token), for holds and in-stream budget checks. */
@@ -78,7 +83,7 @@ function modelSpan(scope: MeterScope, req: MeterRequest, billing: string): Span 
 }
 
 const METER_COLUMNS = { id: true, modelBilling: true, consumedNanoUsd: true, budgetReachedAt: true, parentSessionId: true, ...SPEND_CAP_COLUMNS } as const;
-type MeterRow = Prisma.SessionGetPayload<{ select: typeof METER_COLUMNS }>;
+export type MeterRow = Prisma.SessionGetPayload<{ select: typeof METER_COLUMNS }>;
 
 // Calls starting together read their sessions' spend in one query (src/db/batched.ts; issue #29).
 const meterRows = batched(async (ids: string[]): Promise<(MeterRow | null)[]> => {
@@ -93,7 +98,7 @@ async function meterRowOf(id: string): Promise<MeterRow> {
 }
 
 export async function openMeter(scope: MeterScope, req: MeterRequest): Promise<Meter> {
-  const own = await meterRowOf(scope.sessionId);
+  const own = scope.startRow ?? (await meterRowOf(scope.sessionId));
   // A thread (multiagent, issue #32) spends its session's budget: the session's row caps it.
   const session = own.parentSessionId ? await meterRowOf(own.parentSessionId) : own;
   // The session's cap, or a routine fire's allowance for this turn (the fire's turn then ends

@@ -73,6 +73,20 @@ describe('a send that starts its turn', () => {
     expect((await s.api('GET', `/sessions/${session.id}`)).body.session.status).toBe('idle');
   });
 
+  it("a turn's first model call takes the session's spend from the row the turn started with: no read of its own", async () => {
+    const { session } = await readySession(s);
+    fake.enqueue({ kind: 'text', text: 'done' });
+    // The metering's own read of a session's spend (src/gateway/metering.ts): its columns, not the whole row.
+    const spendReads = (text: string, values: unknown[]) =>
+      /^\s*SELECT\b[\s\S]*"consumedNanoUsd"[\s\S]*\bFROM "(public"\.")?Session"/.test(text) && !/"agentType"/.test(text) && values.flat().includes(session.id);
+    const reads = await countQueries(async () => {
+      expect((await sendText(s, session.id, 'quick')).status).toBe(202);
+      await waitForEvents(s, session.id, 'session.status_idle', 1);
+    }, spendReads);
+    expect(fake.requests).toHaveLength(1);
+    expect(reads).toBe(0);
+  });
+
   it('a message to a running session is stored and waits; it becomes the next turn', async () => {
     const { session } = await readySession(s);
     fake.enqueue({ kind: 'hang' });

@@ -3,13 +3,14 @@
 // Tool calls a previous turn left waiting for a confirmation are settled first.
 import { settings } from '../../config.js';
 import { prisma } from '../../db/client.js';
-import { meteredModelStream } from '../../gateway/metering.js';
+import { meteredModelStream, type MeterRow } from '../../gateway/metering.js';
 import { modelProvider } from '../../gateway/models.js';
 import { sandboxFilling } from '../../runtime/sandbox-filling.js';
 import { installedSkillsOf } from '../installed-skills.js';
 import { memoryMountNotes } from '../memory-prompt.js';
 import { settlePendingCalls } from '../../tools/confirmations.js';
 import { sessionToolbox } from '../../tools/toolbox.js';
+import type { Toolbox } from '../../tools/types.js';
 import { withDelegation } from '../../runtime/delegation-tools.js';
 import { type Engine, type StopReason, type TurnContext, toolServerUnavailable, turnFailed } from '../engine.js';
 import { conversationOf, turnStartRows } from './history.js';
@@ -50,7 +51,15 @@ async function runHermesEngineTurn(ctx: TurnContext): Promise<StopReason> {
     agent: agent && agent.id === session.agentId ? agent : null, // read at the turn's start: no second read
   });
   const tools = withDelegation(session, own);
-  const stopped = await settlePendingCalls({ sessionId, turn, tools, signal, emitIn });
+  // The turn's first model call takes the session's spend from the row the turn started with (no
+  // read of its own), unless a settled call ran first (a capability may have spent meanwhile).
+  let startRow: MeterRow | undefined = session;
+  const settling: Toolbox = {
+    specs: () => tools.specs(),
+    decide: (name) => tools.decide(name),
+    run: (call, sig) => ((startRow = undefined), tools.run(call, sig)),
+  };
+  const stopped = await settlePendingCalls({ sessionId, turn, tools: settling, signal, emitIn });
   if (stopped) return stopped;
   // What provisioning installed (written before the session went idle): in the row read above.
   const skills = installedSkillsOf(session);
@@ -76,8 +85,11 @@ async function runHermesEngineTurn(ctx: TurnContext): Promise<StopReason> {
     // One cache key per session: its calls share a prefix (docs/engines.md "Prompt caching").
     cacheKey: settings.promptCaching() ? sessionId : null,
   };
-  const callModel = (req: Parameters<typeof meteredModelStream>[1], sig: AbortSignal) =>
-    meteredModelStream({ sessionId, universeId: session.universeId, turn }, req, sig);
+  const callModel = (req: Parameters<typeof meteredModelStream>[1], sig: AbortSignal) => {
+    const row = startRow;
+    startRow = undefined;
+    return meteredModelStream({ sessionId, universeId: session.universeId, turn, startRow: row }, req, sig);
+  };
   const compaction: CompactionContext = { sessionId, turn, request, emit, signal, callModel };
 
   // user.compact (a turn of its own, or with other inputs): summarise everything before this turn now.
