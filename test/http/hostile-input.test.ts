@@ -473,13 +473,14 @@ describe('other entry points', () => {
       `{ webhookEndpoint(id: "whep_x") { ${Array.from({ length: MAX_RESOLVED_FIELDS }, (_, i) => `d${i}: deliveries(first: 1) { edges { node { id } } }`).join(' ')} } }`,
     );
 
-    // /graphql/stream validates with the same rule (its validation answers are a bare 400)
+    // /graphql/stream validates with the same rule
     const sse = await fetch(`${s.url}/graphql/stream`, {
       method: 'POST',
       headers: { authorization: `Bearer ${s.adminToken}`, 'content-type': 'application/json', accept: 'text/event-stream' },
       body: JSON.stringify({ query: `{ ${roots(MAX_RESOLVED_FIELDS + 1)} }` }),
     });
     expect(sse.status).toBe(400);
+    expect(await sse.text()).toContain(`at most ${MAX_RESOLVED_FIELDS} per operation`);
     await stillServing();
   });
 });
