@@ -37,6 +37,16 @@ function errorResponse(err: unknown) {
   ] as const;
 }
 
+/**
+ * A document that does not parse or validate: 400 with GraphQL's errors. (graphql-sse takes a
+ * returned `{errors}` without `data` for execution arguments and answered a bare "Unable to
+ * detect operation AST", losing the reason.)
+ */
+function documentErrors(errors: readonly GraphQLError[]) {
+  const body = errors.map((e) => ({ message: e.message, ...(e.locations ? { locations: e.locations } : {}), extensions: { code: 'invalid_request' } }));
+  return [JSON.stringify({ errors: body }), { status: 400, statusText: 'invalid_request', headers: { 'content-type': 'application/json' } }] as const;
+}
+
 export function graphqlSseHandler() {
   return createHandler<Ctx>({
     authenticate: () => null, // distinct connections mode only
@@ -54,10 +64,10 @@ export function graphqlSseHandler() {
       try {
         document = envelope.parse(params.query);
       } catch (err) {
-        return { errors: [err as GraphQLError] };
+        return documentErrors([err as GraphQLError]);
       }
       const errors = envelope.validate(envelope.schema, document);
-      if (errors.length) return { errors };
+      if (errors.length) return documentErrors(errors);
       return {
         schema: envelope.schema,
         document,

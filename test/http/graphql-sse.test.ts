@@ -69,6 +69,19 @@ describe('GraphQL over SSE (/graphql/stream)', () => {
     expect(res.text).not.toMatch(/\bat \S+ \(/);
   });
 
+  it('a document that does not parse or validate is a 400 naming the reason (it used to be a bare "Unable to detect operation AST")', async () => {
+    const unparsable = await stream('{ __typename ', bearer());
+    expect(JSON.parse(unparsable.text)).toEqual({
+      errors: [expect.objectContaining({ message: expect.stringContaining('Syntax Error'), extensions: { code: 'invalid_request' } })],
+    });
+    const invalid = await stream('{ noSuchField }', bearer());
+    expect(invalid.status).toBe(400);
+    expect(invalid.type).toMatch(/^application\/json/);
+    expect(JSON.parse(invalid.text)).toEqual({
+      errors: [expect.objectContaining({ message: 'Cannot query field "noSuchField" on type "Query".', extensions: { code: 'invalid_request' } })],
+    });
+  });
+
   it('serves distinct connections only (no single-connection stream registration)', async () => {
     const put = await fetch(`${s.url}/graphql/stream`, { method: 'PUT', headers: bearer() });
     expect(put.status).toBe(404);

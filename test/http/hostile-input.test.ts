@@ -14,6 +14,7 @@ import { blobStore } from '../../src/blobs/blob-store.js';
 import { newId } from '../../src/ids.js';
 import { isRequestScoped, installProcessSafetyNet } from '../../src/process-safety.js';
 import { findJsonProblem, jsonDepthExceeds } from '../../src/http/input-hygiene.js';
+import { MAX_RESOLVED_FIELDS } from '../../src/graphql/operation-limits.js';
 
 let s: TestServer;
 let port: number;
@@ -439,6 +440,48 @@ describe('other entry points', () => {
     expect(malformed.status).toBe(400);
     expect((await malformed.json()).errors[0].message).toContain('invalid JSON');
     expect((await s.gql('{ __typename }')).body).toEqual({ data: { __typename: 'Query' } });
+  });
+
+  it('GraphQL: aliases cannot multiply resolvers (3,000 aliased listings used to hold the process ~20 s): over 50 per operation is refused before anything runs', async () => {
+    const roots = (n: number) => Array.from({ length: n }, (_, i) => `a${i}: agents(first: 1) { edges { node { id } } }`).join(' ');
+    /** A validation failure: 200 for application/json, 400 for application/graphql-response+json (GraphQL over HTTP). */
+    const refused = async (query: string) => {
+      const res = await s.gql(query);
+      expect(res.body.data).toBeUndefined();
+      expect(res.body.errors).toEqual([
+        expect.objectContaining({ message: expect.stringContaining(`at most ${MAX_RESOLVED_FIELDS} per operation`), extensions: { code: 'invalid_request' } }),
+      ]);
+      const strict = await fetch(`${s.url}/graphql`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${s.adminToken}`, 'content-type': 'application/json', accept: 'application/graphql-response+json' },
+        body: JSON.stringify({ query }),
+      });
+      expect(strict.status).toBe(400);
+    };
+    const ok = await s.gql(`{ ${roots(MAX_RESOLVED_FIELDS)} }`);
+    expect(ok.status).toBe(200);
+    expect(ok.body.errors).toBeUndefined();
+    expect(Object.keys(ok.body.data)).toHaveLength(MAX_RESOLVED_FIELDS);
+
+    await refused(`{ ${roots(3000)} }`);
+    // the same through a fragment, in a mutation (nothing created), and nested (a field with arguments)
+    await refused(`query { ...F } fragment F on Query { ${roots(MAX_RESOLVED_FIELDS + 1)} }`);
+    const before = (await s.api('GET', '/agents')).body.agents.length;
+    await refused(`mutation { ${Array.from({ length: MAX_RESOLVED_FIELDS + 1 }, (_, i) => `m${i}: createAgent(input: {}) { id }`).join(' ')} }`);
+    expect((await s.api('GET', '/agents')).body.agents.length).toBe(before);
+    await refused(
+      `{ webhookEndpoint(id: "whep_x") { ${Array.from({ length: MAX_RESOLVED_FIELDS }, (_, i) => `d${i}: deliveries(first: 1) { edges { node { id } } }`).join(' ')} } }`,
+    );
+
+    // /graphql/stream validates with the same rule
+    const sse = await fetch(`${s.url}/graphql/stream`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${s.adminToken}`, 'content-type': 'application/json', accept: 'text/event-stream' },
+      body: JSON.stringify({ query: `{ ${roots(MAX_RESOLVED_FIELDS + 1)} }` }),
+    });
+    expect(sse.status).toBe(400);
+    expect(await sse.text()).toContain(`at most ${MAX_RESOLVED_FIELDS} per operation`);
+    await stillServing();
   });
 });
 
