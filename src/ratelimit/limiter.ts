@@ -30,6 +30,9 @@ export function limitKey(req: Request, bearerHash?: string | null): string {
   return 'ip:' + (req.ip ?? 'unknown');
 }
 
+// What a budget's key counts (limitKey's prefixes), as the 429 names it.
+const WHOSE: Record<string, string> = { t: 'token', c: 'sign-in session', ip: 'address' };
+
 function setHeaders(res: Response, limit: number, d: LimitDecision): void {
   res.setHeader('RateLimit-Limit', String(limit));
   res.setHeader('RateLimit-Remaining', String(d.remaining));
@@ -57,7 +60,7 @@ export async function consumeRateLimit(counter: RateCounter, key: string, res: R
   if (decision.allowed) return true;
   rateLimitRefusals.inc();
   res.setHeader('Retry-After', String(Math.max(1, Math.ceil(decision.msBeforeNext / 1000))));
-  sendError(res, 429, 'rate_limited', `more than ${limit} requests per minute for this token; retry after the Retry-After header`);
+  sendError(res, 429, 'rate_limited', `more than ${limit} requests per minute for this ${WHOSE[key.slice(0, key.indexOf(':'))] ?? 'client'}; retry after the Retry-After header`);
   return false;
 }
 

@@ -17,7 +17,7 @@ it('the 121st request of a token within a minute is refused with 429 and Retry-A
   expect(statuses.every((st) => st === 200)).toBe(true);
   const last = await s.api('GET', '/whoami');
   expect(last.status).toBe(429);
-  expect(last.body).toEqual({ error: { code: 'rate_limited', message: expect.any(String) } });
+  expect(last.body).toEqual({ error: { code: 'rate_limited', message: expect.stringContaining('requests per minute for this token') } });
   const retryAfter = Number(last.headers.get('retry-after'));
   expect(retryAfter).toBeGreaterThan(0);
   expect(retryAfter).toBeLessThanOrEqual(60);
@@ -39,4 +39,20 @@ it('a concurrent burst of one token is counted request by request (batched per t
   expect(answers.filter((a) => a.status === 429)).toHaveLength(10);
   // Every remaining count from 119 down to 0 was handed out exactly once.
   expect(ok.map((a) => Number(a.headers.get('ratelimit-remaining'))).sort((a, b) => a - b)).toEqual(Array.from({ length: 120 }, (_, i) => i));
+});
+
+it('requests without a credential share their address\'s budget, and the 429 says so', async () => {
+  const statuses: number[] = [];
+  let last: Response | undefined;
+  while (statuses.length < 125) {
+    last = await fetch(`${s.url}/v1/whoami`);
+    statuses.push(last.status);
+    if (last.status !== 401) break;
+  }
+  // Counted, and refused for the missing token, until the address's budget (partly spent by this
+  // file's sign-ins) runs out.
+  expect(statuses.slice(0, -1).every((st) => st === 401)).toBe(true);
+  expect(statuses.length).toBeLessThanOrEqual(121);
+  expect(last!.status).toBe(429);
+  expect((await last!.json()).error.message).toContain('requests per minute for this address');
 });
