@@ -108,7 +108,8 @@ export async function listFiles(viewer: Viewer, q: ListQuery) {
     const found = await prisma.file.findMany({ where: { id: { in: q.ids }, universeId: viewer.universe.id, ...live() } });
     const byId = new Map(found.map((f) => [f.id, f]));
     return {
-      data: q.ids
+      // Each file once, in the order first asked (an id repeated in ids[] is one file).
+      data: [...new Set(q.ids)]
         .map((id) => byId.get(id))
         .filter((f): f is File => !!f)
         .map(fileJson),

@@ -120,6 +120,8 @@ describe('list, delete, content', () => {
     expectError(await s.api('GET', `/files?limit=2&page=${Buffer.from('files:../x').toString('base64url')}`), 400, 'invalid_request');
     const picked = await s.api('GET', `/files?ids[]=${ids[1]}&ids[]=${ids[3]}`);
     expect(picked.body.data.map((f: any) => f.id)).toEqual([ids[1], ids[3]]);
+    const repeated = await s.api('GET', `/files?ids[]=${ids[3]}&ids[]=${ids[1]}&ids[]=${ids[3]}`);
+    expect(repeated.body.data.map((f: any) => f.id)).toEqual([ids[3], ids[1]]); // each file once
     expect(picked.body.next_page).toBeNull();
     expectError(await s.api('GET', `/files?ids[]=${ids[1]}&limit=2`), 400, 'invalid_request');
     const many = Array.from({ length: 101 }, (_, i) => `ids[]=file_${i}`).join('&');
