@@ -60,7 +60,12 @@ export async function consumeRateLimit(counter: RateCounter, key: string, res: R
   if (decision.allowed) return true;
   rateLimitRefusals.inc();
   res.setHeader('Retry-After', String(Math.max(1, Math.ceil(decision.msBeforeNext / 1000))));
-  sendError(res, 429, 'rate_limited', `more than ${limit} requests per minute for this ${WHOSE[key.slice(0, key.indexOf(':'))] ?? 'client'}; retry after the Retry-After header`);
+  sendError(
+    res,
+    429,
+    'rate_limited',
+    `more than ${limit} requests per minute for this ${WHOSE[key.slice(0, key.indexOf(':'))] ?? 'client'}; retry after the Retry-After header`,
+  );
   return false;
 }
 

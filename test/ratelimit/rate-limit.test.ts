@@ -41,7 +41,7 @@ it('a concurrent burst of one token is counted request by request (batched per t
   expect(ok.map((a) => Number(a.headers.get('ratelimit-remaining'))).sort((a, b) => a - b)).toEqual(Array.from({ length: 120 }, (_, i) => i));
 });
 
-it('requests without a credential share their address\'s budget, and the 429 says so', async () => {
+it("requests without a credential share their address's budget, and the 429 says so", async () => {
   const statuses: number[] = [];
   let last: Response | undefined;
   while (statuses.length < 125) {
