@@ -7,6 +7,7 @@
 import {
   GraphQLError,
   Kind,
+  getNamedType,
   isObjectType,
   isInterfaceType,
   type ASTVisitor,
@@ -34,7 +35,7 @@ export function resolvedFieldCount(
       if (sel.kind === Kind.FIELD) {
         const def = parent && (isObjectType(parent) || isInterfaceType(parent)) ? parent.getFields()[sel.name.value] : undefined;
         if (isRoot || (def && def.args.length > 0)) n++;
-        if (sel.selectionSet && def) n += count(namedComposite(schema, def.type), sel.selectionSet, false);
+        if (sel.selectionSet && def) n += count(getNamedType(def.type) as GraphQLCompositeType, sel.selectionSet, false);
       } else if (sel.kind === Kind.INLINE_FRAGMENT) {
         const type = sel.typeCondition ? (schema.getType(sel.typeCondition.name.value) as GraphQLCompositeType | undefined) : parent;
         n += count(type, sel.selectionSet, isRoot);
@@ -57,11 +58,6 @@ export function resolvedFieldCount(
     return n;
   };
   return count(root, set, true);
-}
-
-function namedComposite(schema: GraphQLSchema, type: { toString(): string }): GraphQLCompositeType | undefined {
-  const name = type.toString().replace(/[[\]!]/g, '');
-  return schema.getType(name) as GraphQLCompositeType | undefined;
 }
 
 /** The validation rule Yoga adds (see yoga.ts), so /graphql and /graphql/stream both apply it. */

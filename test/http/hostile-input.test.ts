@@ -15,6 +15,7 @@ import { newId } from '../../src/ids.js';
 import { isRequestScoped, installProcessSafetyNet } from '../../src/process-safety.js';
 import { findJsonProblem, jsonDepthExceeds } from '../../src/http/input-hygiene.js';
 import { MAX_RESOLVED_FIELDS } from '../../src/graphql/operation-limits.js';
+import { getIntrospectionQuery } from 'graphql';
 
 let s: TestServer;
 let port: number;
@@ -462,6 +463,12 @@ describe('other entry points', () => {
     expect(ok.status).toBe(200);
     expect(ok.body.errors).toBeUndefined();
     expect(Object.keys(ok.body.data)).toHaveLength(MAX_RESOLVED_FIELDS);
+    // GraphiQL's schema introspection (every option on) stays under the limit.
+    const introspection = await s.gql(
+      getIntrospectionQuery({ descriptions: true, inputValueDeprecation: true, specifiedByUrl: true, directiveIsRepeatable: true, oneOf: true }),
+    );
+    expect(introspection.body.errors).toBeUndefined();
+    expect(introspection.body.data.__schema.queryType.name).toBe('Query');
 
     await refused(`{ ${roots(3000)} }`);
     // the same through a fragment, in a mutation (nothing created), and nested (a field with arguments)
