@@ -33,8 +33,6 @@ export interface RunningServer {
   stop(): Promise<void>;
 }
 
-const RECOVERY_INTERVAL_MS = settings.recoveryIntervalMs();
-
 async function recover(): Promise<void> {
   const recovered = await recoverStaleSessions();
   if (recovered.length) logger.warn({ sessions: recovered }, 'recovered sessions whose runner stopped');
@@ -50,12 +48,18 @@ function listenUrlOf(server: http.Server | undefined): string | null {
 
 export interface StartOptions {
   pgliteDir?: string;
+  /** The image a new PGlite database starts from (tests: one migrated database copied per server). */
+  pgliteImage?: Blob;
   /** Parts composed instead of the real ones (tests: a DNS resolver), see composeServices. */
   services?: Partial<Services>;
 }
 
 export async function startServer(cfg: Config, opts: StartOptions = {}): Promise<RunningServer> {
-  const database = await openDatabase({ databaseUrl: cfg.databaseUrl, pgliteDir: opts.pgliteDir ?? path.join(cfg.dataDir, 'pglite') });
+  const database = await openDatabase({
+    databaseUrl: cfg.databaseUrl,
+    pgliteDir: opts.pgliteDir ?? path.join(cfg.dataDir, 'pglite'),
+    pgliteImage: opts.pgliteImage,
+  });
   let listening: http.Server | undefined; // the listen address is a composed service (the default PUBLIC_URL)
   let composed: Awaited<ReturnType<typeof composeServices>>;
   try {
@@ -84,7 +88,7 @@ export async function startServer(cfg: Config, opts: StartOptions = {}): Promise
       (ids) => ids.length && logger.info({ sessions: ids }, 'removed spare sandboxes left by a stopped process'),
       (err) => logger.warn({ err }, 'could not read the spares left by stopped processes'),
     );
-    recovery = setInterval(() => void recover().catch((err) => logger.warn({ err }, 'recovery pass failed')), RECOVERY_INTERVAL_MS);
+    recovery = setInterval(() => void recover().catch((err) => logger.warn({ err }, 'recovery pass failed')), settings.recoveryIntervalMs());
     recovery.unref();
 
     dispatcher = startDispatcher();

@@ -47,6 +47,8 @@ export interface DatabaseOptions {
   databaseUrl?: string;
   /** PGlite data directory; `memory://` for a throwaway database. */
   pgliteDir?: string;
+  /** A PGlite data directory's image (`dumpDataDir`) a new database starts from instead of an empty one. */
+  pgliteImage?: Blob;
 }
 
 /** Splits `?schema=x` off a PostgreSQL URL (adapter-pg takes the schema as an option). */
@@ -83,7 +85,7 @@ export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
   }
   const dir = opts.pgliteDir ?? 'memory://';
   if (!dir.startsWith('memory://')) fs.mkdirSync(path.dirname(dir), { recursive: true });
-  const pglite = await PGlite.create(dir);
+  const pglite = await PGlite.create(dir, opts.pgliteImage ? { loadDataDir: opts.pgliteImage } : undefined);
   const close = async () => {
     await client.$disconnect();
     await pglite.close();

@@ -47,6 +47,19 @@ async function run(factory: SqlMigrationAwareDriverAdapterFactory, migrationsLis
   }
 }
 
+type Query = (sql: string, params?: unknown[]) => Promise<{ rows: unknown[] }>;
+
+/** True when `table` (`_prisma_migrations`, which may not exist yet) records every migration in the list as finished. */
+async function allRecorded(list: MigrationList, table: string, query: Query): Promise<boolean> {
+  const exists = (await query('SELECT to_regclass($1)::text AS t', [table])).rows as { t: string | null }[];
+  if (!exists[0]?.t) return false;
+  const rows = (await query(`SELECT migration_name FROM ${table} WHERE finished_at IS NOT NULL AND rolled_back_at IS NULL`)).rows as {
+    migration_name: string;
+  }[];
+  const done = new Set(rows.map((r) => r.migration_name));
+  return list.migrationDirectories.every((d) => done.has(d.path));
+}
+
 // One PGlite serves one process: chain calls on the same instance instead of locking.
 const pgliteQueue = new WeakMap<PGlite, Promise<unknown>>();
 
@@ -55,7 +68,13 @@ export async function applyMigrations(target: MigrationTarget, dir = MIGRATIONS_
   const migrationsList = readMigrations(dir);
   if (target.kind === 'pglite') {
     const db = target.pglite;
-    const next = (pgliteQueue.get(db) ?? Promise.resolve()).catch(() => undefined).then(() => run(pgliteMigrationFactory(db), migrationsList));
+    const next = (pgliteQueue.get(db) ?? Promise.resolve())
+      .catch(() => undefined)
+      .then(async () => {
+        // A database that has them all (a restart, a copied image) opens without the engine.
+        if (await allRecorded(migrationsList, '"_prisma_migrations"', (sql, params) => db.query(sql, params))) return [];
+        return run(pgliteMigrationFactory(db), migrationsList);
+      });
     pgliteQueue.set(db, next);
     return next;
   }
@@ -71,6 +90,8 @@ export async function applyMigrations(target: MigrationTarget, dir = MIGRATIONS_
     // Session-level lock: released by unlock below, or by PostgreSQL if this process dies.
     await lock.query('SELECT pg_advisory_lock(hashtext($1))', [`agent-service migrations ${schema ?? ''}`]);
     if (schema) await lock.query(`CREATE SCHEMA IF NOT EXISTS ${quoteIdent(schema)}`);
+    const table = `${schema ? `${quoteIdent(schema)}.` : ''}"_prisma_migrations"`;
+    if (await allRecorded(migrationsList, table, (sql, params) => lock.query(sql, params))) return [];
     // search_path puts the tables (migration SQL is unqualified) and `_prisma_migrations` in it.
     const pool = new pg.Pool({ connectionString: url, max: 2, ...(schema ? { options: `-c search_path=${quoteIdent(schema)}` } : {}) });
     try {

@@ -10,6 +10,7 @@ import { PrismaPGlite } from 'pglite-prisma-adapter';
 import { PrismaPg } from '@prisma/adapter-pg';
 import { bindMigrationAwareSqlAdapterFactory, type SqlDriverAdapter, type SqlMigrationAwareDriverAdapterFactory } from '@prisma/driver-adapter-utils';
 import type { SchemaEngine } from '@prisma/schema-engine-wasm';
+import { logger } from '../logger.js';
 
 export type { SchemaEngine };
 const require = createRequire(import.meta.url);
@@ -19,11 +20,20 @@ type Bindings = Record<string, unknown> & {
   SchemaEngine: typeof SchemaEngine;
 };
 
-let bindings: Promise<Bindings> | undefined;
+// The glue module is loaded once per process (Node's module cache) and holds one instance's
+// exports, so the instance is one per process too, kept on globalThis: a second copy of this
+// module (a test runner re-evaluating it) that instantiated its own would swap the glue's exports
+// under the first one's engines, which then read another instance's memory.
+const BINDINGS = Symbol.for('agent-service.schema-engine.bindings');
+const shared = globalThis as { [BINDINGS]?: Promise<Bindings> };
 
 // The package's entry imports the .wasm as an ES module, which Node 20 cannot; instantiate it
 // by hand, as the package's own entry would.
 async function loadBindings(): Promise<Bindings> {
+  // A panic hands its message to this hook before the WebAssembly traps (Prisma's CLI installs
+  // one); without it the hook itself throws and the message is lost.
+  const hooks = globalThis as { PRISMA_WASM_PANIC_REGISTRY?: { set_message(message: string): void } };
+  hooks.PRISMA_WASM_PANIC_REGISTRY ??= { set_message: (message) => logger.error({ panic: message }, 'the migration engine panicked') };
   const dir = path.dirname(require.resolve('@prisma/schema-engine-wasm/schema_engine_bg'));
   const bg = (await import(pathToFileURL(path.join(dir, 'schema_engine_bg.js')).href)) as Bindings;
   const module = new WebAssembly.Module(fs.readFileSync(path.join(dir, 'schema_engine_bg.wasm')));
@@ -45,8 +55,8 @@ async function loadBindings(): Promise<Bindings> {
 
 /** A schema engine over `factory`. Call free() when done (it does not close the database). */
 export async function openSchemaEngine(factory: SqlMigrationAwareDriverAdapterFactory, datamodel?: { path: string; content: string }): Promise<SchemaEngine> {
-  bindings ??= loadBindings();
-  const bg = await bindings;
+  shared[BINDINGS] ??= loadBindings();
+  const bg = await shared[BINDINGS];
   const adapter = bindMigrationAwareSqlAdapterFactory(factory);
   return bg.SchemaEngine.new({ datamodels: datamodel ? [[datamodel.path, datamodel.content]] : undefined }, () => undefined, adapter);
 }

@@ -1,8 +1,10 @@
 // The wasm-engine migrator: applies prisma/migrations to PGlite and to a fresh PostgreSQL schema
 // (when TEST_DATABASE_URL is set), reruns as a no-op, and fails a bad migration atomically.
+import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
 import pg from 'pg';
 import { PGlite } from '@electric-sql/pglite';
@@ -91,4 +93,13 @@ describe.skipIf(!DB)('applyMigrations on PostgreSQL', () => {
     );
     expect(def.rows[0].d).toBe(`'x;y'::text`);
   });
+});
+
+describe('the migration engine in a process that loads its module twice', () => {
+  it('engines of both copies migrate, one after the other and at once (the copies used to swap the WebAssembly under each other)', async () => {
+    const fixture = path.join(import.meta.dirname, 'fixtures', 'schema-engine-copies.mts');
+    const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', fixture], { timeout: 60_000 });
+    const result = JSON.parse(stdout.trim().split('\n').at(-1)!);
+    expect(result).toEqual({ distinct: true, applied: [all.length, all.length, all.length] });
+  }, 90_000);
 });

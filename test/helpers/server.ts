@@ -5,6 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
+import { inject } from 'vitest';
 import { loadConfig, type Config } from '../../src/config.js';
 import { startServer, type RunningServer } from '../../src/server.js';
 import type { Services } from '../../src/services/registry.js';
@@ -49,6 +50,15 @@ export interface TestServer {
   stop(): Promise<void>;
 }
 
+// The migrated empty database every in-memory test database starts from (test/helpers/database-image.ts).
+let migratedImage: Blob | undefined;
+function databaseImage(): Blob | undefined {
+  const file = process.env.VITEST ? inject('pgliteImageFile') : ''; // the benches start servers outside Vitest
+  if (!file) return undefined;
+  migratedImage ??= new Blob([fs.readFileSync(file)]);
+  return migratedImage;
+}
+
 /** `services`: parts composed instead of the real ones (e.g. a DNS resolver), see composeServices. */
 export async function startTestServer(overrides: Partial<Config> = {}, opts: { services?: Partial<Services> } = {}): Promise<TestServer> {
   const suffix = randomBytes(6).toString('hex');
@@ -74,7 +84,8 @@ export async function startTestServer(overrides: Partial<Config> = {}, opts: { s
     queuePrefix: `test-${suffix}`,
     ...overrides,
   };
-  const running = await startServer(cfg, { pgliteDir: 'memory://', services: opts.services });
+  const pgliteImage = databaseUrl ? undefined : databaseImage();
+  const running = await startServer(cfg, { pgliteDir: 'memory://', pgliteImage, services: opts.services });
   const url = running.url;
   const base = `${url}/v1`;
 

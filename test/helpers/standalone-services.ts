@@ -4,4 +4,12 @@
 import { installServices } from '../../src/services/registry.js';
 import { standaloneServices } from '../../src/composition/standalone.js';
 
+// Files share their worker process (isolate: false): each starts from the environment the
+// worker started with, whatever the file before it set and did not put back.
+const initialEnv: Record<string, string | undefined> = ((globalThis as { __initialEnv?: Record<string, string | undefined> }).__initialEnv ??= {
+  ...process.env,
+});
+for (const key of Object.keys(process.env)) if (!(key in initialEnv)) delete process.env[key];
+Object.assign(process.env, initialEnv);
+
 installServices(standaloneServices());

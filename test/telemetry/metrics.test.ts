@@ -40,6 +40,8 @@ describe('GET /metrics', () => {
   });
 
   it('counts a known workload: requests by route template, a turn, its model tokens and tool call', async () => {
+    // The counters are the process's: what another file's servers counted in this worker is subtracted.
+    const before = parseMetrics(await (await scrape()).text());
     const { agent, session } = await readySession(s);
     for (let i = 0; i < 3; i++) expect((await s.api('GET', `/agents/${agent.id}`)).status).toBe(200);
     expect((await s.api('GET', '/agents/agent_01aaaaaaaaaaaaaaaaaaaaaaaa')).status).toBe(404);
@@ -54,27 +56,28 @@ describe('GET /metrics', () => {
     const res = await scrape();
     const text = await res.text();
     const m = parseMetrics(text);
+    const grew = (name: string, labels?: Record<string, string>) => seriesValue(m, name, labels) - seriesValue(before, name, labels);
 
     // Requests by method, route template (not the id) and status, with latency histograms.
-    expect(seriesValue(m, 'agent_service_http_requests_total', { method: 'GET', route: '/v1/agents/{id}', status: '200' })).toBe(3);
-    expect(seriesValue(m, 'agent_service_http_requests_total', { method: 'GET', route: '/v1/agents/{id}', status: '404' })).toBe(1);
-    expect(seriesValue(m, 'agent_service_http_requests_total', { method: 'POST', route: '/v1/sessions/{id}/events', status: '202' })).toBe(1);
+    expect(grew('agent_service_http_requests_total', { method: 'GET', route: '/v1/agents/{id}', status: '200' })).toBe(3);
+    expect(grew('agent_service_http_requests_total', { method: 'GET', route: '/v1/agents/{id}', status: '404' })).toBe(1);
+    expect(grew('agent_service_http_requests_total', { method: 'POST', route: '/v1/sessions/{id}/events', status: '202' })).toBe(1);
     expect(text).not.toContain(agent.id);
     expect(m.get('agent_service_http_request_duration_seconds')?.type).toBe('HISTOGRAM');
-    expect(seriesValue(m, 'agent_service_http_request_duration_seconds', { route: '/v1/agents/{id}', status: '200' })).toBe(3);
+    expect(grew('agent_service_http_request_duration_seconds', { route: '/v1/agents/{id}', status: '200' })).toBe(3);
 
     // The turn, its model calls and tokens, its tool call.
-    expect(seriesValue(m, 'agent_service_turns_started_total', { engine: 'hermes' })).toBe(1);
-    expect(seriesValue(m, 'agent_service_turns_finished_total', { engine: 'hermes', stop_reason: 'end_turn' })).toBe(1);
-    expect(seriesValue(m, 'agent_service_turn_duration_seconds', { engine: 'hermes' })).toBe(1);
-    expect(seriesValue(m, 'agent_service_turn_first_frame_seconds', { engine: 'hermes' })).toBe(1);
-    expect(seriesValue(m, 'agent_service_model_calls_total', { provider: 'anthropic', model, result: 'ok' })).toBe(2);
-    expect(seriesValue(m, 'agent_service_model_tokens_total', { model, kind: 'input' })).toBe(120);
-    expect(seriesValue(m, 'agent_service_model_tokens_total', { model, kind: 'output' })).toBe(14);
+    expect(grew('agent_service_turns_started_total', { engine: 'hermes' })).toBe(1);
+    expect(grew('agent_service_turns_finished_total', { engine: 'hermes', stop_reason: 'end_turn' })).toBe(1);
+    expect(grew('agent_service_turn_duration_seconds', { engine: 'hermes' })).toBe(1);
+    expect(grew('agent_service_turn_first_frame_seconds', { engine: 'hermes' })).toBe(1);
+    expect(grew('agent_service_model_calls_total', { provider: 'anthropic', model, result: 'ok' })).toBe(2);
+    expect(grew('agent_service_model_tokens_total', { model, kind: 'input' })).toBe(120);
+    expect(grew('agent_service_model_tokens_total', { model, kind: 'output' })).toBe(14);
     const cost = (await prisma.modelUsage.findMany({ where: { sessionId: session.id } })).reduce((sum, u) => sum + Number(u.costNanoUsd), 0) / 1e9;
-    expect(seriesValue(m, 'agent_service_model_cost_usd_total', { model })).toBeCloseTo(cost, 9);
-    expect(seriesValue(m, 'agent_service_tool_calls_total', { kind: 'sandbox', status: 'ok' })).toBe(1);
-    expect(seriesValue(m, 'agent_service_tool_call_duration_seconds', { kind: 'sandbox' })).toBe(1);
+    expect(grew('agent_service_model_cost_usd_total', { model })).toBeCloseTo(cost, 9);
+    expect(grew('agent_service_tool_calls_total', { kind: 'sandbox', status: 'ok' })).toBe(1);
+    expect(grew('agent_service_tool_call_duration_seconds', { kind: 'sandbox' })).toBe(1);
     expect(seriesValue(m, 'agent_service_sandbox_provisions_total', { driver: 'local', result: 'ok' })).toBeGreaterThanOrEqual(1);
 
     // Gauges read at scrape time, and the process's own metrics.
