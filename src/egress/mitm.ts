@@ -24,15 +24,15 @@ interface Target {
 
 const targets = new WeakMap<net.Socket, Target>();
 let server: http.Server | undefined;
-let upstreamCa: string[] | undefined;
+let upstreamCa: { file: string; ca: string[] } | undefined;
 
 /** Trust for the real hosts: the system's roots, plus EGRESS_UPSTREAM_CA_FILE (a private CA, tests). */
 function upstreamTrust(): string[] | undefined {
-  if (upstreamCa) return upstreamCa;
   const file = settings.egressUpstreamCaFile();
   if (!file) return undefined;
-  upstreamCa = [...tls.rootCertificates, fs.readFileSync(file, 'utf8')];
-  return upstreamCa;
+  // Read once per file: a process that starts servers one after another (a test worker) may name another.
+  if (upstreamCa?.file !== file) upstreamCa = { file, ca: [...tls.rootCertificates, fs.readFileSync(file, 'utf8')] };
+  return upstreamCa.ca;
 }
 
 function fail(res: http.ServerResponse, status: number, code: string, message: string): void {
