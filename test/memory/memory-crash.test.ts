@@ -32,8 +32,15 @@ describe.each(CONFIGS)('kill -9 after a memory write ($name)', ({ postgres }) =>
       { kind: 'hang', text: 'thinking' },
     );
     expect((await say(first.base, token, session.id, 'remember this')).status).toBe(202);
-    const before = await waitForHistory(first.base, token, session.id, (ev) =>
-      ev.some((e) => e.type === 'agent.tool_result' && e.part.status === 'ok' && e.part.tool_name === 'write_file'),
+    // Killed once the hanging model call has begun (its first words are in history): killed
+    // earlier, the hang would still be queued at the fake provider for the next turn.
+    const before = await waitForHistory(
+      first.base,
+      token,
+      session.id,
+      (ev) =>
+        ev.some((e) => e.type === 'agent.tool_result' && e.part.status === 'ok' && e.part.tool_name === 'write_file') &&
+        ev.some((e) => e.type === 'agent.message'),
     );
     expect(before.some((e) => e.type === 'session.status_idle' && e !== before[0])).toBe(false);
     await first.kill('SIGKILL');
