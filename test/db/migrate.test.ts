@@ -103,3 +103,11 @@ describe('the migration engine in a process that loads its module twice', () => 
     expect(result).toEqual({ distinct: true, applied: [all.length, all.length, all.length] });
   }, 90_000);
 });
+
+describe('a database that records every migration', () => {
+  it('opens without starting the migration engine', async () => {
+    const fixture = path.join(import.meta.dirname, 'fixtures', 'migrations-recorded.mts');
+    const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', fixture], { timeout: 60_000 });
+    expect(JSON.parse(stdout.trim().split('\n').at(-1)!)).toEqual({ applied: [], loadedWhenAllRecorded: false });
+  }, 90_000);
+});
