@@ -32,11 +32,15 @@ function perTurn(a: Snapshot, b: Snapshot, turns: number): [string, number][] {
 
 export type LevelResult = Awaited<ReturnType<typeof level>>;
 
-export async function level(side: Side, fake: FakeProvider, c: number) {
+/**
+ * `memory`: the side's memory is read after a full GC around the round (the memory figures; the
+ * forced GCs deoptimize code, so such a round warms up the next one rather than being timed).
+ */
+export async function level(side: Side, fake: FakeProvider, c: number, memory: boolean) {
   const { procs, token } = side;
   const at = (i: number) => procs[i % procs.length]!.base;
   const streamAt = (i: number) => procs[(i + 1) % procs.length]!.base;
-  const bare = await snapshot(side);
+  const bare = await snapshot(side, memory);
   const sessions: string[] = [];
   for (let i = 0; i < c; i += 20) {
     const batch = await Promise.all(
@@ -48,14 +52,14 @@ export async function level(side: Side, fake: FakeProvider, c: number) {
     for (let k = 0; k < 200 && (await call(at(i), token, 'GET', `/sessions/${id}`)).body.session.status !== 'idle'; k++)
       await new Promise((r) => setTimeout(r, 20));
   }
-  const idleSessions = await snapshot(side);
+  const idleSessions = await snapshot(side, memory);
   const streams: Watch[] = [];
   for (let i = 0; i < c; i += 100) streams.push(...(await Promise.all(sessions.slice(i, i + 100).map((id, k) => watch(streamAt(i + k), token, id)))));
   await new Promise((r) => setTimeout(r, 200)); // every stream's replay done
   const text = Array.from({ length: WORDS }, (_, i) => `word${i}`).join(' ');
   for (let i = 0; i < c; i++) fake.enqueue({ kind: 'text', text, chunks: WORDS, delayMs: PROVIDER_MS / WORDS });
   fake.requests.length = 0;
-  const before = await snapshot(side);
+  const before = await snapshot(side, memory);
   const outputAt = procs.map((p) => p.output().length);
   const cpu0 = cpuOf(side);
   const machine0 = machineTicks();
@@ -81,7 +85,7 @@ export async function level(side: Side, fake: FakeProvider, c: number) {
   // The whole machine's cores busy over the turns (every process: the side, PostgreSQL, Redis, this client and fake provider).
   const machineBusy = (machine1.busy - machine0.busy) / Math.max(1, machine1.total - machine0.total);
   const rss = rssOf(side);
-  const after = await snapshot(side);
+  const after = await snapshot(side, memory);
   // Correctness: each stream equals the session's history (less user.message and system.message,
   // which the spec keeps off the stream), no gap, no duplicate.
   let mismatches = 0;
@@ -107,7 +111,7 @@ export async function level(side: Side, fake: FakeProvider, c: number) {
       const m = /^\{"level":(\d+).*"msg":"([^"]*)"/.exec(line);
       if (m && Number(m[1]) >= 50) logged.set(m[2]!, (logged.get(m[2]!) ?? 0) + 1);
     }
-  const memory = {
+  const perUnit = {
     idleSession: { rss: (idleSessions.rss - bare.rss) / c, heap: (idleSessions.heapUsed - bare.heapUsed) / c },
     openStream: { rss: (before.rss - idleSessions.rss) / c, heap: (before.heapUsed - idleSessions.heapUsed) / c },
   };
@@ -117,5 +121,5 @@ export async function level(side: Side, fake: FakeProvider, c: number) {
       const d = (n - (before.texts?.[t] ?? 0)) / c;
       if (d > 0) console.error(`C=${c}: ${d.toFixed(2)} per turn  ${t.replace(/\s+/g, ' ')}`);
     }
-  return { c, firsts, atProvider, idles, wall, events, cpu, machineBusy, rss, errors, mismatches, memory, statements, notEndTurn, sessionErrors, logged };
+  return { c, firsts, atProvider, idles, wall, events, cpu, machineBusy, rss, errors, mismatches, memory: perUnit, statements, notEndTurn, sessionErrors, logged };
 }

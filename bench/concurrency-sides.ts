@@ -164,10 +164,11 @@ export async function startLimit(fake: FakeProvider, db: string): Promise<Side> 
   };
 }
 
-/** Statement counts and memory (after a full GC) of every process of the side, summed. */
-export async function snapshot(side: Side): Promise<Snapshot> {
+/** Statement counts and memory (after a full GC when `gc`) of every process of the side, summed. */
+export async function snapshot(side: Side, gc: boolean): Promise<Snapshot> {
   const one = async (p: Proc): Promise<Snapshot> => {
     const before = fs.existsSync(p.countsFile) ? (JSON.parse(fs.readFileSync(p.countsFile, 'utf8')) as Snapshot).seq : 0;
+    if (gc) fs.writeFileSync(`${p.countsFile}.gc`, '');
     process.kill(p.pid, 'SIGUSR2');
     for (let i = 0; i < 500; i++) {
       await new Promise((r) => setTimeout(r, 10));

@@ -3,7 +3,7 @@
 // report statements per turn without server-side statement logging. On PostgreSQL every
 // statement passes pg.Client#query (Prisma's adapter and the hand-written ones alike); on PGlite,
 // PGlite#query / #exec. SIGUSR2 writes the counts so far to BENCH_STATEMENTS_FILE, with the
-// process's memory after a full GC (when node runs with --expose-gc).
+// process's memory: after a full GC when BENCH_STATEMENTS_FILE.gc exists (node with --expose-gc).
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
 
@@ -76,7 +76,12 @@ const file = process.env.BENCH_STATEMENTS_FILE;
 let snapshots = 0;
 if (file) {
   process.on('SIGUSR2', () => {
-    (globalThis as { gc?: () => void }).gc?.();
+    // A full GC only when the bench asks (`<file>.gc` exists): it deoptimizes code that embeds
+    // what it frees, and the re-optimization would land in a timed round.
+    if (fs.existsSync(`${file}.gc`)) {
+      fs.rmSync(`${file}.gc`);
+      (globalThis as { gc?: () => void }).gc?.();
+    }
     const { rss, heapUsed } = process.memoryUsage();
     const snapshot = {
       seq: ++snapshots,
