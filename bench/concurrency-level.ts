@@ -121,5 +121,22 @@ export async function level(side: Side, fake: FakeProvider, c: number, memory: b
       const d = (n - (before.texts?.[t] ?? 0)) / c;
       if (d > 0) console.error(`C=${c}: ${d.toFixed(2)} per turn  ${t.replace(/\s+/g, ' ')}`);
     }
-  return { c, firsts, atProvider, idles, wall, events, cpu, machineBusy, rss, errors, mismatches, memory: perUnit, statements, notEndTurn, sessionErrors, logged };
+  return {
+    c,
+    firsts,
+    atProvider,
+    idles,
+    wall,
+    events,
+    cpu,
+    machineBusy,
+    rss,
+    errors,
+    mismatches,
+    memory: perUnit,
+    statements,
+    notEndTurn,
+    sessionErrors,
+    logged,
+  };
 }
