@@ -1,9 +1,11 @@
 // The many-sessions bench (issue #29; CLI and knobs in bench/concurrency.ts, a part of
 // `npm run bench`): per level, the service, then its limit, then the service as several
 // processes, one after the other on the same fake provider and client, so that a neighbour's
-// load weighs on each side alike. A warm-up level (C = 10, not reported) on every side first:
-// the first level measured cold was mostly JIT warm-up (first frame at C = 10 ≈ 95–112 ms cold,
-// 30–55 ms warm). Then each level three times on each side: a round that reads the memory
+// load weighs on each side alike. First untimed rounds on every side: one at C = 10 (the first
+// level measured cold was mostly JIT warm-up: first frame at C = 10 ≈ 95–112 ms cold, 30–55 ms
+// warm), then BENCH_WARMUP (default 3) at the highest level, at most 200 (the service's code takes
+// hundreds of turns to be optimized: compiling it was ≈ 20 % of its CPU in a round of 200 turns
+// after a few hundred). Then each level three times on each side: a round that reads the memory
 // (after full GCs), an untimed one, and the timed one. A forced full GC deoptimizes the code that
 // embeds what it frees; re-optimizing the service's code cost ≈ 0.5 s of CPU in a round of 200
 // turns right after one (the limit's far less), so the untimed round takes that cost, and the
@@ -52,6 +54,10 @@ export async function concurrencyBench(print: (line: string) => void): Promise<[
     const several = processes > 1 ? await startService(fake, processes, false) : null;
     if (several) sides.push(several);
     for (const side of sides) await level(side, fake, WARM_UP, false);
+    // Then BENCH_WARMUP rounds (default 3) at the highest level (at most 200) on each side: the
+    // service's code takes hundreds of turns to be optimized; a long-running process has that done.
+    const warmC = Math.min(200, Math.max(...levels));
+    for (let i = 0; i < Number(process.env.BENCH_WARMUP ?? 3); i++) for (const side of sides) await level(side, fake, warmC, false);
     // The memory round, an untimed one that re-optimizes what its full GCs deoptimized, then the
     // timed one, reported with the memory of the first.
     const round = async (side: Side, c: number): Promise<LevelResult> => {

@@ -40,6 +40,12 @@ export async function level(side: Side, fake: FakeProvider, c: number, memory: b
   const { procs, token } = side;
   const at = (i: number) => procs[i % procs.length]!.base;
   const streamAt = (i: number) => procs[(i + 1) % procs.length]!.base;
+  if (memory) {
+    // The garbage of earlier rounds collected and its pages given back first: the RSS deltas are
+    // the sessions' and streams' own.
+    await snapshot(side, true);
+    await new Promise((r) => setTimeout(r, 1000));
+  }
   const bare = await snapshot(side, memory);
   const sessions: string[] = [];
   for (let i = 0; i < c; i += 20) {
@@ -78,8 +84,10 @@ export async function level(side: Side, fake: FakeProvider, c: number, memory: b
   // When the turns reached the model provider (its arrivals, epoch ms): the turn starts' share of the latency.
   const epoch0 = performance.timeOrigin + t0;
   const atProvider = fake.arrivals.filter((a) => a >= epoch0 - 1).map((a) => a - epoch0);
-  if (process.env.BENCH_CPU_PROF && side.label === 'service')
-    console.error(`C=${c}: turns between ${mono0} and ${process.hrtime.bigint() / 1000n} µs (monotonic, as in the CPU profile)`);
+  if ((process.env.BENCH_CPU_PROF || process.env.BENCH_DEBUG) && side.label === 'service')
+    console.error(
+      `C=${c}: turns between ${mono0} and ${process.hrtime.bigint() / 1000n} µs (CLOCK_MONOTONIC: a CPU profile's clock, and perf record -k mono's)`,
+    );
   const cpu = cpuOf(side) - cpu0;
   const machine1 = machineTicks();
   // The whole machine's cores busy over the turns (every process: the side, PostgreSQL, Redis, this client and fake provider).

@@ -14,7 +14,8 @@
 //  - service × N: N service processes on one PostgreSQL + Redis, session i sent to process i % N
 //    and streamed from process (i + 1) % N, and its turns/s ÷ the one process's.
 // Run alone (`npm run bench:concurrency`) or as a part of `npm run bench` (BENCH_ONLY=concurrency).
-// Knobs: BENCH_CONCURRENCY=10,50,200,1000 picks the levels (default 10,50,200);
+// Knobs: BENCH_CONCURRENCY=10,50,200,1000 picks the levels (default 10,50,200); BENCH_WARMUP=n the
+// untimed rounds before them (default 3, at the highest level up to 200);
 // BENCH_PROCESSES=N the service × N side (default 2 when TEST_DATABASE_URL and TEST_REDIS_URL
 // are set, otherwise 1: none); BENCH_CPU_PROF=dir writes the one-process service's CPU profile
 // there (node --cpu-prof); BENCH_NODE_ARGS node flags for that process; BENCH_STATEMENTS=1 also
