@@ -55,7 +55,8 @@ export async function concurrencyBench(print: (line: string) => void): Promise<[
     if (several) sides.push(several);
     for (const side of sides) await level(side, fake, WARM_UP, false);
     // Then BENCH_WARMUP rounds (default 3) at the highest level (at most 200) on each side: the
-    // service's code takes hundreds of turns to be optimized; a long-running process has that done.
+    // service's code takes hundreds of turns to be first optimized. (Re-optimizing after
+    // deoptimizations goes on after any warm-up: that part is measured, as a running process pays it.)
     const warmC = Math.min(200, Math.max(...levels));
     for (let i = 0; i < Number(process.env.BENCH_WARMUP ?? 3); i++) for (const side of sides) await level(side, fake, warmC, false);
     // The memory round, an untimed one that re-optimizes what its full GCs deoptimized, then the
