@@ -8,8 +8,9 @@
 // after a few hundred). Then each level three times on each side: a round that reads the memory
 // (after full GCs), an untimed one, and the timed one. A forced full GC deoptimizes the code that
 // embeds what it frees; re-optimizing the service's code cost ≈ 0.5 s of CPU in a round of 200
-// turns right after one (the limit's far less), so the untimed round takes that cost, and the
-// timed one runs warm at its concurrency, as a long-running process does.
+// turns right after one (the limit's far less), so the untimed round takes that cost. The timed
+// round still re-optimizes what natural GCs and new object shapes deoptimize (≈ 20 % of its CPU
+// after ≈ 1,400 turns, docs/benchmarks.md), as a long-running process does.
 import { startFakeProvider } from '../test/fake-provider/server.js';
 import { pct } from './concurrency-client.js';
 import { level, PROVIDER_MS, type LevelResult } from './concurrency-level.js';
