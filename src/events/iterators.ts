@@ -1,30 +1,36 @@
 // Async iterator helpers of the event streams: a mapping view, and the replay-then-follow
 // iterator that session streams (hub.ts) and channel event streams (channels/feed.ts) share.
 
+// Both iterators answer `next()` with a promise settled from what is at hand (a queued event is
+// one resolved promise, not an async function's frames and awaits): a stream's every frame goes
+// through them, so their promises are a share of a busy process's work (issue #29).
+
+const DONE: IteratorReturnResult<undefined> = Object.freeze({ value: undefined, done: true });
+
 // A mapping/filtering view of an async iterator whose return() reaches the source at once
 // (an async generator would wait for the source's pending next() first).
 export function mapIterator<T, U>(source: AsyncIterator<T>, map: (value: T) => { value: U; last?: boolean } | null): AsyncIterableIterator<U> {
   let done = false;
-  const it: AsyncIterableIterator<U> = {
-    async next() {
-      while (!done) {
-        const r = await source.next();
-        if (r.done) break;
-        const mapped = map(r.value);
-        if (!mapped) continue;
-        if (mapped.last) {
-          done = true;
-          await source.return?.();
-        }
-        return { value: mapped.value, done: false };
-      }
+  const step = (r: IteratorResult<T>): IteratorResult<U> | Promise<IteratorResult<U>> => {
+    if (done || r.done) {
       done = true;
-      return { value: undefined, done: true };
+      return DONE;
+    }
+    const mapped = map(r.value);
+    if (!mapped) return source.next().then(step);
+    if (!mapped.last) return { value: mapped.value, done: false };
+    done = true;
+    const value = { value: mapped.value, done: false } as const;
+    return Promise.resolve(source.return?.()).then(() => value);
+  };
+  const it: AsyncIterableIterator<U> = {
+    next() {
+      return done ? Promise.resolve(DONE) : source.next().then(step);
     },
     async return() {
       done = true;
       await source.return?.();
-      return { value: undefined, done: true };
+      return DONE;
     },
     [Symbol.asyncIterator]() {
       return it;
@@ -64,22 +70,29 @@ export function followIterator<T>(state: FollowState<T>, opts: FollowOptions): A
     state.wake?.();
     await opts.onClose();
   };
-  const iterator: AsyncIterableIterator<T> = {
-    async next() {
-      if (opts.ready) await opts.ready;
-      for (;;) {
-        const failure = opts.failure?.();
-        if (failure) {
-          await close();
-          throw failure;
-        }
-        if (state.closed) return { value: undefined, done: true };
-        if (state.queue.length) return { value: state.queue.shift()!, done: false };
-        if (opts.refill && (await opts.refill())) continue;
-        await new Promise<void>((resolve) => (state.wake = resolve));
+  let ready = opts.ready;
+  const next = (): Promise<IteratorResult<T>> => {
+    if (ready) {
+      const first = ready;
+      ready = undefined;
+      return first.then(next);
+    }
+    const failure = opts.failure?.();
+    if (failure)
+      return close().then(() => {
+        throw failure;
+      });
+    if (state.closed) return Promise.resolve(DONE);
+    if (state.queue.length) return Promise.resolve({ value: state.queue.shift()!, done: false });
+    const wait = () =>
+      new Promise<void>((resolve) => (state.wake = resolve)).then(() => {
         state.wake = null;
-      }
-    },
+        return next();
+      });
+    return opts.refill ? opts.refill().then((more) => (more ? next() : wait())) : wait();
+  };
+  const iterator: AsyncIterableIterator<T> = {
+    next,
     async return() {
       await close();
       return { value: undefined, done: true };

@@ -108,23 +108,20 @@ export async function announceEvents(batch: StoredBatch): Promise<void> {
   if (batch.deliveries) nudgeDispatchers();
   if (!stored.length) return;
   handOverLocalBatch(batch.sessionId, stored); // this process's streams, at once
-  await pubsub().publish(sessionChannel(batch.sessionId), notice(stored));
+  await pubsub().notify(sessionChannel(batch.sessionId), `${stored[0]!.seq}-${stored[stored.length - 1]!.seq}`, () => carriedEvents(stored));
 }
 
 /** Events up to this size travel in their notice to other processes' streams (no read back there). */
 const NOTICE_EVENTS_MAX_CHARS = 64 * 1024;
 
 /**
- * The notice of a committed batch: "first-last", and, when other processes hear it and the
- * batch is small, a line with the events themselves (src/events/hub.ts delivers them without
- * reading the store; issue #29: with several processes, a stream's read per batch was most of
- * the other process's statements).
+ * What a committed batch's notice ("first-last") carries to other processes' streams: the events
+ * themselves when small (src/events/hub.ts delivers them without reading the store; issue #29:
+ * with several processes, a stream's read per batch was most of the other process's statements).
  */
-function notice(stored: StoredEvent[]): string {
-  const range = `${stored[0]!.seq}-${stored[stored.length - 1]!.seq}`;
-  if (!pubsub().crossProcess) return range;
+function carriedEvents(stored: StoredEvent[]): string {
   const events = JSON.stringify(stored);
-  return events.length <= NOTICE_EVENTS_MAX_CHARS ? `${range}\n${events}` : range;
+  return events.length <= NOTICE_EVENTS_MAX_CHARS ? events : '';
 }
 
 // Commits of many sessions share statements under load (commit-queue.ts).

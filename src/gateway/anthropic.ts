@@ -1,6 +1,6 @@
 // Anthropic Messages API, streaming. ANTHROPIC_BASE_URL is read without /v1, as the SDK does.
 import { postToProvider, type ProviderAnswer } from './provider-http.js';
-import { parseSse } from './sse.js';
+import { sseBatches } from './sse.js';
 import { networkError, parseStreamJson, providerErrorFrom, streamError, truncatedError } from './http-errors.js';
 import {
   emptyUsage,
@@ -159,68 +159,69 @@ export async function* streamAnthropic(req: ModelRequest, cred: ProviderCredenti
   const blocks = new Map<number, BlockState>();
   let finished = false;
   try {
-    read: for await (const rec of parseSse(res.body)) {
-      const msg = parseStreamJson('anthropic', rec.data);
-      switch (msg.type) {
-        case 'message_start': {
-          const u = msg.message?.usage ?? {};
-          usage.inputTokens = u.input_tokens ?? 0;
-          usage.outputTokens = u.output_tokens ?? 0;
-          usage.cacheReadTokens = u.cache_read_input_tokens ?? 0;
-          usage.cacheWriteTokens = u.cache_creation_input_tokens ?? 0;
-          yield { type: 'usage', usage: { ...usage } };
-          break;
-        }
-        case 'content_block_start': {
-          const cb = msg.content_block ?? {};
-          const signature = cb.type === 'redacted_thinking' ? (cb.data ?? null) : cb.signature || null;
-          blocks.set(msg.index, { type: cb.type, id: cb.id ?? '', name: cb.name ?? '', json: '', signature });
-          if (cb.type === 'tool_use') yield { type: 'tool_call_start', id: cb.id, name: cb.name };
-          else if (cb.type === 'text' && cb.text) yield { type: 'text_delta', text: cb.text };
-          else if (cb.type === 'thinking' && cb.thinking) yield { type: 'reasoning_delta', text: cb.thinking };
-          break;
-        }
-        case 'content_block_delta': {
-          const block = blocks.get(msg.index);
-          const d = msg.delta ?? {};
-          if (d.type === 'text_delta' && d.text) yield { type: 'text_delta', text: d.text };
-          else if (d.type === 'thinking_delta' && d.thinking) yield { type: 'reasoning_delta', text: d.thinking };
-          else if (d.type === 'signature_delta' && block) block.signature = (block.signature ?? '') + d.signature;
-          else if (d.type === 'input_json_delta' && block && d.partial_json) {
-            block.json += d.partial_json;
-            yield { type: 'tool_call_delta', id: block.id, argsPartial: d.partial_json };
+    read: for await (const batch of sseBatches(res.body))
+      for (const rec of batch) {
+        const msg = parseStreamJson('anthropic', rec.data);
+        switch (msg.type) {
+          case 'message_start': {
+            const u = msg.message?.usage ?? {};
+            usage.inputTokens = u.input_tokens ?? 0;
+            usage.outputTokens = u.output_tokens ?? 0;
+            usage.cacheReadTokens = u.cache_read_input_tokens ?? 0;
+            usage.cacheWriteTokens = u.cache_creation_input_tokens ?? 0;
+            yield { type: 'usage', usage: { ...usage } };
+            break;
           }
-          break;
-        }
-        case 'content_block_stop': {
-          const block = blocks.get(msg.index);
-          if (block?.type === 'tool_use') yield { type: 'tool_call', id: block.id, name: block.name, input: parseToolInput(block.json) };
-          else if (block?.type === 'thinking' || block?.type === 'redacted_thinking') {
-            yield { type: 'reasoning_done', signature: block.signature, redacted: block.type === 'redacted_thinking' };
+          case 'content_block_start': {
+            const cb = msg.content_block ?? {};
+            const signature = cb.type === 'redacted_thinking' ? (cb.data ?? null) : cb.signature || null;
+            blocks.set(msg.index, { type: cb.type, id: cb.id ?? '', name: cb.name ?? '', json: '', signature });
+            if (cb.type === 'tool_use') yield { type: 'tool_call_start', id: cb.id, name: cb.name };
+            else if (cb.type === 'text' && cb.text) yield { type: 'text_delta', text: cb.text };
+            else if (cb.type === 'thinking' && cb.thinking) yield { type: 'reasoning_delta', text: cb.thinking };
+            break;
           }
-          break;
+          case 'content_block_delta': {
+            const block = blocks.get(msg.index);
+            const d = msg.delta ?? {};
+            if (d.type === 'text_delta' && d.text) yield { type: 'text_delta', text: d.text };
+            else if (d.type === 'thinking_delta' && d.thinking) yield { type: 'reasoning_delta', text: d.thinking };
+            else if (d.type === 'signature_delta' && block) block.signature = (block.signature ?? '') + d.signature;
+            else if (d.type === 'input_json_delta' && block && d.partial_json) {
+              block.json += d.partial_json;
+              yield { type: 'tool_call_delta', id: block.id, argsPartial: d.partial_json };
+            }
+            break;
+          }
+          case 'content_block_stop': {
+            const block = blocks.get(msg.index);
+            if (block?.type === 'tool_use') yield { type: 'tool_call', id: block.id, name: block.name, input: parseToolInput(block.json) };
+            else if (block?.type === 'thinking' || block?.type === 'redacted_thinking') {
+              yield { type: 'reasoning_done', signature: block.signature, redacted: block.type === 'redacted_thinking' };
+            }
+            break;
+          }
+          case 'message_delta': {
+            // Counts here are cumulative; newer API versions repeat the input side too.
+            const u = msg.usage ?? {};
+            if (u.output_tokens != null) usage.outputTokens = u.output_tokens;
+            if (u.input_tokens != null) usage.inputTokens = u.input_tokens;
+            if (u.cache_read_input_tokens != null) usage.cacheReadTokens = u.cache_read_input_tokens;
+            if (u.cache_creation_input_tokens != null) usage.cacheWriteTokens = u.cache_creation_input_tokens;
+            yield { type: 'usage', usage: { ...usage } };
+            const reason = msg.delta?.stop_reason;
+            if (reason) yield { type: 'stop', reason: STOP_REASONS.has(reason) ? reason : 'other' };
+            break;
+          }
+          case 'message_stop':
+            finished = true;
+            break read; // do not wait for the server to close the connection
+          case 'error':
+            throw streamError('anthropic', msg.error?.type, msg.error?.message, cred.apiKey);
+          default:
+            break; // ping, and event types added later
         }
-        case 'message_delta': {
-          // Counts here are cumulative; newer API versions repeat the input side too.
-          const u = msg.usage ?? {};
-          if (u.output_tokens != null) usage.outputTokens = u.output_tokens;
-          if (u.input_tokens != null) usage.inputTokens = u.input_tokens;
-          if (u.cache_read_input_tokens != null) usage.cacheReadTokens = u.cache_read_input_tokens;
-          if (u.cache_creation_input_tokens != null) usage.cacheWriteTokens = u.cache_creation_input_tokens;
-          yield { type: 'usage', usage: { ...usage } };
-          const reason = msg.delta?.stop_reason;
-          if (reason) yield { type: 'stop', reason: STOP_REASONS.has(reason) ? reason : 'other' };
-          break;
-        }
-        case 'message_stop':
-          finished = true;
-          break read; // do not wait for the server to close the connection
-        case 'error':
-          throw streamError('anthropic', msg.error?.type, msg.error?.message, cred.apiKey);
-        default:
-          break; // ping, and event types added later
       }
-    }
   } catch (err) {
     if (signal?.aborted) return;
     throw err instanceof ProviderError ? err : networkError(err, 'anthropic');

@@ -11,7 +11,7 @@
 import type http from 'node:http';
 import { prisma } from '../db/client.js';
 import { logger } from '../logger.js';
-import { parseSse } from './sse.js';
+import { sseBatches } from './sse.js';
 import { redact } from './http-errors.js';
 import { openMeter, type Meter } from './metering.js';
 import { verifySessionCredential } from './session-credentials.js';
@@ -255,17 +255,18 @@ async function forward(req: http.IncomingMessage, res: http.ServerResponse, rout
 
     res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
     try {
-      for await (const rec of parseSse(answer.body as unknown as AsyncIterable<Uint8Array>)) {
-        tracker.record(rec.data);
-        if (meter.overBudget(tracker.usage, tracker.streamedChars)) {
-          usage = meter.cutUsage(tracker.usage, tracker.streamedChars);
-          meter.failed('budget');
-          res.write(budgetStopRecord(route.api));
-          upstream.abort();
-          break;
+      read: for await (const batch of sseBatches(answer.body as unknown as AsyncIterable<Uint8Array>))
+        for (const rec of batch) {
+          tracker.record(rec.data);
+          if (meter.overBudget(tracker.usage, tracker.streamedChars)) {
+            usage = meter.cutUsage(tracker.usage, tracker.streamedChars);
+            meter.failed('budget');
+            res.write(budgetStopRecord(route.api));
+            upstream.abort();
+            break read;
+          }
+          res.write(`${rec.event !== null ? `event: ${rec.event}\n` : ''}data: ${rec.data.split('\n').join('\ndata: ')}\n\n`);
         }
-        res.write(`${rec.event !== null ? `event: ${rec.event}\n` : ''}data: ${rec.data.split('\n').join('\ndata: ')}\n\n`);
-      }
     } catch (err) {
       if (!upstream.signal.aborted) logger.warn({ err, provider: route.provider }, 'provider stream broke off in the gateway');
     }

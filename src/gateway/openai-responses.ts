@@ -4,7 +4,7 @@
 // which is kept in the reasoning block's signature and sent back in later calls, so the model
 // keeps its chain of thought across tool calls and turns.
 import { postToProvider, type ProviderAnswer } from './provider-http.js';
-import { parseSse } from './sse.js';
+import { sseBatches } from './sse.js';
 import { networkError, parseStreamJson, providerErrorFrom, streamError, truncatedError } from './http-errors.js';
 import { isOpenAIReasoningModel, openaiReasoningEffort } from './openai.js';
 import { responsesUsage } from './wire-usage.js';
@@ -119,92 +119,93 @@ export async function* streamOpenAIResponses(req: ModelRequest, cred: ProviderCr
   let sawCall = false;
   let stop: Extract<ModelEvent, { type: 'stop' }>['reason'] | null = null;
   try {
-    read: for await (const rec of parseSse(res.body)) {
-      const ev = parseStreamJson('openai', rec.data);
-      switch (ev.type) {
-        case 'response.output_item.added': {
-          const item = ev.item ?? {};
-          if (item.type === 'function_call') {
-            const call: CallState = { id: item.call_id || item.id, name: item.name ?? '', args: '', started: !!item.name };
-            calls.set(item.id, call);
-            if (call.started) yield { type: 'tool_call_start', id: call.id, name: call.name };
-          } else if (item.type === 'reasoning') reasoning.set(item.id, { text: '', part: 0 });
-          break;
-        }
-        case 'response.reasoning_summary_text.delta': {
-          if (!ev.delta) break;
-          let r = reasoning.get(ev.item_id);
-          if (!r) reasoning.set(ev.item_id, (r = { text: '', part: ev.summary_index ?? 0 }));
-          // Each summary part is a paragraph of its own.
-          const sep = r.text && (ev.summary_index ?? 0) !== r.part ? '\n\n' : '';
-          r.part = ev.summary_index ?? 0;
-          r.text += sep + ev.delta;
-          yield { type: 'reasoning_delta', text: sep + ev.delta };
-          break;
-        }
-        case 'response.output_text.delta':
-        case 'response.refusal.delta':
-          if (ev.delta) yield { type: 'text_delta', text: ev.delta };
-          break;
-        case 'response.function_call_arguments.delta': {
-          const call = calls.get(ev.item_id);
-          if (!call || !ev.delta) break;
-          call.args += ev.delta;
-          yield { type: 'tool_call_delta', id: call.id, argsPartial: ev.delta };
-          break;
-        }
-        case 'response.output_item.done': {
-          const item = ev.item ?? {};
-          if (item.type === 'function_call') {
-            const call = calls.get(item.id) ?? { id: item.call_id || item.id, name: '', args: '', started: false };
-            call.name ||= item.name ?? '';
-            if (!call.started) yield { type: 'tool_call_start', id: call.id, name: call.name };
-            sawCall = true;
-            yield { type: 'tool_call', id: call.id, name: call.name, input: parseToolInput(typeof item.arguments === 'string' ? item.arguments : call.args) };
-          } else if (item.type === 'reasoning') {
-            const streamed = reasoning.get(item.id)?.text ?? '';
-            // A summary given only in the finished item (no deltas) is still shown.
-            const whole = Array.isArray(item.summary)
-              ? item.summary
-                  .map((p: { text?: string }) => p?.text ?? '')
-                  .filter(Boolean)
-                  .join('\n\n')
-              : '';
-            if (!streamed && whole) yield { type: 'reasoning_delta', text: whole };
-            const text = streamed || whole;
-            const encrypted = typeof item.encrypted_content === 'string' && item.encrypted_content ? item.encrypted_content : null;
-            // Reasoning without a summary is still kept (redacted) when it can be sent back.
-            if (text || encrypted) yield { type: 'reasoning_done', signature: encrypted ? OPENAI_REASONING_TAG + encrypted : null, redacted: !text };
+    read: for await (const batch of sseBatches(res.body))
+      for (const rec of batch) {
+        const ev = parseStreamJson('openai', rec.data);
+        switch (ev.type) {
+          case 'response.output_item.added': {
+            const item = ev.item ?? {};
+            if (item.type === 'function_call') {
+              const call: CallState = { id: item.call_id || item.id, name: item.name ?? '', args: '', started: !!item.name };
+              calls.set(item.id, call);
+              if (call.started) yield { type: 'tool_call_start', id: call.id, name: call.name };
+            } else if (item.type === 'reasoning') reasoning.set(item.id, { text: '', part: 0 });
+            break;
           }
-          break;
+          case 'response.reasoning_summary_text.delta': {
+            if (!ev.delta) break;
+            let r = reasoning.get(ev.item_id);
+            if (!r) reasoning.set(ev.item_id, (r = { text: '', part: ev.summary_index ?? 0 }));
+            // Each summary part is a paragraph of its own.
+            const sep = r.text && (ev.summary_index ?? 0) !== r.part ? '\n\n' : '';
+            r.part = ev.summary_index ?? 0;
+            r.text += sep + ev.delta;
+            yield { type: 'reasoning_delta', text: sep + ev.delta };
+            break;
+          }
+          case 'response.output_text.delta':
+          case 'response.refusal.delta':
+            if (ev.delta) yield { type: 'text_delta', text: ev.delta };
+            break;
+          case 'response.function_call_arguments.delta': {
+            const call = calls.get(ev.item_id);
+            if (!call || !ev.delta) break;
+            call.args += ev.delta;
+            yield { type: 'tool_call_delta', id: call.id, argsPartial: ev.delta };
+            break;
+          }
+          case 'response.output_item.done': {
+            const item = ev.item ?? {};
+            if (item.type === 'function_call') {
+              const call = calls.get(item.id) ?? { id: item.call_id || item.id, name: '', args: '', started: false };
+              call.name ||= item.name ?? '';
+              if (!call.started) yield { type: 'tool_call_start', id: call.id, name: call.name };
+              sawCall = true;
+              yield { type: 'tool_call', id: call.id, name: call.name, input: parseToolInput(typeof item.arguments === 'string' ? item.arguments : call.args) };
+            } else if (item.type === 'reasoning') {
+              const streamed = reasoning.get(item.id)?.text ?? '';
+              // A summary given only in the finished item (no deltas) is still shown.
+              const whole = Array.isArray(item.summary)
+                ? item.summary
+                    .map((p: { text?: string }) => p?.text ?? '')
+                    .filter(Boolean)
+                    .join('\n\n')
+                : '';
+              if (!streamed && whole) yield { type: 'reasoning_delta', text: whole };
+              const text = streamed || whole;
+              const encrypted = typeof item.encrypted_content === 'string' && item.encrypted_content ? item.encrypted_content : null;
+              // Reasoning without a summary is still kept (redacted) when it can be sent back.
+              if (text || encrypted) yield { type: 'reasoning_done', signature: encrypted ? OPENAI_REASONING_TAG + encrypted : null, redacted: !text };
+            }
+            break;
+          }
+          case 'response.completed':
+          case 'response.incomplete': {
+            const r = ev.response ?? {};
+            if (r.usage && typeof r.usage === 'object') yield { type: 'usage', usage: responsesUsage(r.usage) };
+            stop =
+              ev.type === 'response.completed'
+                ? sawCall
+                  ? 'tool_use'
+                  : 'end_turn'
+                : r.incomplete_details?.reason === 'max_output_tokens'
+                  ? 'max_tokens'
+                  : 'other';
+            break read; // do not wait for the server to close the connection
+          }
+          case 'response.failed': {
+            const r = ev.response ?? {};
+            if (r.usage && typeof r.usage === 'object') yield { type: 'usage', usage: responsesUsage(r.usage) };
+            throw streamError('openai', errorType(r.error?.code), r.error?.message ?? 'the response failed', cred.apiKey);
+          }
+          case 'error': {
+            const e = ev.error && typeof ev.error === 'object' ? ev.error : ev;
+            throw streamError('openai', errorType(e.code ?? e.type), e.message, cred.apiKey);
+          }
+          default:
+            break; // created, in_progress, *.done echoes, and event types added later
         }
-        case 'response.completed':
-        case 'response.incomplete': {
-          const r = ev.response ?? {};
-          if (r.usage && typeof r.usage === 'object') yield { type: 'usage', usage: responsesUsage(r.usage) };
-          stop =
-            ev.type === 'response.completed'
-              ? sawCall
-                ? 'tool_use'
-                : 'end_turn'
-              : r.incomplete_details?.reason === 'max_output_tokens'
-                ? 'max_tokens'
-                : 'other';
-          break read; // do not wait for the server to close the connection
-        }
-        case 'response.failed': {
-          const r = ev.response ?? {};
-          if (r.usage && typeof r.usage === 'object') yield { type: 'usage', usage: responsesUsage(r.usage) };
-          throw streamError('openai', errorType(r.error?.code), r.error?.message ?? 'the response failed', cred.apiKey);
-        }
-        case 'error': {
-          const e = ev.error && typeof ev.error === 'object' ? ev.error : ev;
-          throw streamError('openai', errorType(e.code ?? e.type), e.message, cred.apiKey);
-        }
-        default:
-          break; // created, in_progress, *.done echoes, and event types added later
       }
-    }
   } catch (err) {
     if (signal?.aborted) return;
     throw err instanceof ProviderError ? err : networkError(err, 'openai');

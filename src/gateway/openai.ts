@@ -1,7 +1,7 @@
 // OpenAI Chat Completions, streaming. OPENAI_BASE_URL is read with /v1, as the SDK does.
 import { postToProvider, type ProviderAnswer } from './provider-http.js';
 import { effortFor } from '../catalog/reasoning-effort.js';
-import { parseSse } from './sse.js';
+import { sseBatches } from './sse.js';
 import { networkError, parseStreamJson, providerErrorFrom, streamError, truncatedError } from './http-errors.js';
 import { emptyUsage, parseToolInput, ProviderError, type ChatMessage, type ModelEvent, type ModelRequest, type ProviderCredential } from './types.js';
 
@@ -109,60 +109,61 @@ export async function* streamOpenAI(req: ModelRequest, cred: ProviderCredential,
   let sawUsage = false;
   let reasoning = false; // OpenAI-compatible servers stream reasoning_content; close it once
   try {
-    for await (const rec of parseSse(res.body)) {
-      if (rec.data === '[DONE]') {
-        done = true;
-        break;
-      }
-      const chunk = parseStreamJson('openai', rec.data);
-      if (chunk.error) throw streamError('openai', chunk.error.type ?? chunk.error.code, chunk.error.message, cred.apiKey);
-      const choice = chunk.choices?.[0];
-      const delta = choice?.delta ?? {};
-      const thought = delta.reasoning_content ?? delta.reasoning;
-      if (typeof thought === 'string' && thought) {
-        reasoning = true;
-        yield { type: 'reasoning_delta', text: thought };
-      }
-      const text = (typeof delta.content === 'string' ? delta.content : '') + (typeof delta.refusal === 'string' ? delta.refusal : '');
-      if (reasoning && (text || delta.tool_calls?.length || choice?.finish_reason)) {
-        reasoning = false;
-        yield { type: 'reasoning_done', signature: null };
-      }
-      if (text) yield { type: 'text_delta', text };
-      for (const tc of delta.tool_calls ?? []) {
-        // Only the first fragment of a call carries its id and name; the rest carry its index.
-        let call = calls.get(tc.index ?? 0);
-        if (!call) {
-          call = { id: tc.id || `call_${tc.index ?? 0}`, name: '', args: '', started: false };
-          calls.set(tc.index ?? 0, call);
+    read: for await (const batch of sseBatches(res.body))
+      for (const rec of batch) {
+        if (rec.data === '[DONE]') {
+          done = true;
+          break read;
         }
-        if (tc.function?.name && !call.name) call.name = tc.function.name;
-        if (!call.started && call.name) {
-          call.started = true;
-          yield { type: 'tool_call_start', id: call.id, name: call.name };
+        const chunk = parseStreamJson('openai', rec.data);
+        if (chunk.error) throw streamError('openai', chunk.error.type ?? chunk.error.code, chunk.error.message, cred.apiKey);
+        const choice = chunk.choices?.[0];
+        const delta = choice?.delta ?? {};
+        const thought = delta.reasoning_content ?? delta.reasoning;
+        if (typeof thought === 'string' && thought) {
+          reasoning = true;
+          yield { type: 'reasoning_delta', text: thought };
         }
-        if (tc.function?.arguments) {
-          call.args += tc.function.arguments;
-          yield { type: 'tool_call_delta', id: call.id, argsPartial: tc.function.arguments };
+        const text = (typeof delta.content === 'string' ? delta.content : '') + (typeof delta.refusal === 'string' ? delta.refusal : '');
+        if (reasoning && (text || delta.tool_calls?.length || choice?.finish_reason)) {
+          reasoning = false;
+          yield { type: 'reasoning_done', signature: null };
+        }
+        if (text) yield { type: 'text_delta', text };
+        for (const tc of delta.tool_calls ?? []) {
+          // Only the first fragment of a call carries its id and name; the rest carry its index.
+          let call = calls.get(tc.index ?? 0);
+          if (!call) {
+            call = { id: tc.id || `call_${tc.index ?? 0}`, name: '', args: '', started: false };
+            calls.set(tc.index ?? 0, call);
+          }
+          if (tc.function?.name && !call.name) call.name = tc.function.name;
+          if (!call.started && call.name) {
+            call.started = true;
+            yield { type: 'tool_call_start', id: call.id, name: call.name };
+          }
+          if (tc.function?.arguments) {
+            call.args += tc.function.arguments;
+            yield { type: 'tool_call_delta', id: call.id, argsPartial: tc.function.arguments };
+          }
+        }
+        if (choice?.finish_reason) finish = choice.finish_reason;
+        if (chunk.usage) {
+          // prompt_tokens includes the cached part; count it once, as cache reads.
+          const u = chunk.usage;
+          const cached = u.prompt_tokens_details?.cached_tokens ?? 0;
+          sawUsage = true;
+          yield {
+            type: 'usage',
+            usage: {
+              ...emptyUsage(),
+              inputTokens: Math.max(0, (u.prompt_tokens ?? 0) - cached),
+              outputTokens: u.completion_tokens ?? 0,
+              cacheReadTokens: cached,
+            },
+          };
         }
       }
-      if (choice?.finish_reason) finish = choice.finish_reason;
-      if (chunk.usage) {
-        // prompt_tokens includes the cached part; count it once, as cache reads.
-        const u = chunk.usage;
-        const cached = u.prompt_tokens_details?.cached_tokens ?? 0;
-        sawUsage = true;
-        yield {
-          type: 'usage',
-          usage: {
-            ...emptyUsage(),
-            inputTokens: Math.max(0, (u.prompt_tokens ?? 0) - cached),
-            outputTokens: u.completion_tokens ?? 0,
-            cacheReadTokens: cached,
-          },
-        };
-      }
-    }
   } catch (err) {
     if (signal?.aborted) return;
     throw err instanceof ProviderError ? err : networkError(err, 'openai');

@@ -38,41 +38,42 @@ function drainRest(body: NodeReadable): void {
   body.resume();
 }
 
-export async function* parseSse(body: AsyncIterable<Uint8Array>): AsyncGenerator<SseRecord> {
+/**
+ * The answer's records, one batch per network chunk: one await per chunk, not per record, and no
+ * generator between the socket and the provider's own loop (issue #29: under many concurrent
+ * turns, each async layer per record was a visible share of a turn's promises and CPU).
+ */
+export async function* sseBatches(body: AsyncIterable<Uint8Array>): AsyncGenerator<SseRecord[]> {
   const readable = isNodeReadable(body) ? body : null;
+  const decoder = new SseDecoder();
   try {
-    yield* records(readable ? readable.iterator({ destroyOnReturn: false }) : body);
+    for await (const chunk of readable ? readable.iterator({ destroyOnReturn: false }) : body) {
+      const batch = decoder.push(chunk);
+      if (batch.length) yield batch;
+    }
+    const tail = decoder.end();
+    if (tail.length) yield tail;
   } finally {
     if (readable) drainRest(readable);
   }
 }
 
-async function* records(body: AsyncIterable<Uint8Array>): AsyncGenerator<SseRecord> {
-  const decoder = new TextDecoder(); // strips a leading BOM, as the SSE spec asks
-  let buffer = '';
-  let event: string | null = null;
-  let data: string[] = [];
+/** The answer's records one by one (sseBatches, flattened). */
+export async function* parseSse(body: AsyncIterable<Uint8Array>): AsyncGenerator<SseRecord> {
+  for await (const batch of sseBatches(body)) yield* batch;
+}
 
-  // One line of the stream; a blank line dispatches the record gathered so far.
-  const line = (text: string): SseRecord | null => {
-    if (text === '') {
-      const rec = data.length ? { event, data: data.join('\n') } : null;
-      event = null;
-      data = [];
-      return rec;
-    }
-    if (text.startsWith(':')) return null; // comment / keep-alive
-    const colon = text.indexOf(':');
-    const field = colon === -1 ? text : text.slice(0, colon);
-    let value = colon === -1 ? '' : text.slice(colon + 1);
-    if (value.startsWith(' ')) value = value.slice(1);
-    if (field === 'event') event = value;
-    else if (field === 'data') data.push(value);
-    return null; // `id:` and `retry:` do not matter for one-shot provider streams
-  };
+/** Bytes in (split anywhere), complete records out; synchronous. */
+export class SseDecoder {
+  private readonly decoder = new TextDecoder(); // strips a leading BOM, as the SSE spec asks
+  private buffer = '';
+  private event: string | null = null;
+  private data: string[] = [];
 
-  for await (const chunk of body) {
-    buffer += decoder.decode(chunk, { stream: true });
+  /** The records this chunk completes. */
+  push(chunk: Uint8Array): SseRecord[] {
+    const out: SseRecord[] = [];
+    const buffer = this.buffer + this.decoder.decode(chunk, { stream: true });
     // Walk the buffer with an index and cut it once per chunk (not once per line).
     let start = 0;
     for (let i = 0; i < buffer.length; i++) {
@@ -80,19 +81,44 @@ async function* records(body: AsyncIterable<Uint8Array>): AsyncGenerator<SseReco
       if (c !== 10 && c !== 13) continue;
       // A \r at the very end may be the first half of \r\n: wait for the next chunk.
       if (c === 13 && i + 1 === buffer.length) break;
-      const rec = line(buffer.slice(start, i));
+      const rec = this.line(buffer.slice(start, i));
       if (c === 13 && buffer.charCodeAt(i + 1) === 10) i++;
       start = i + 1;
-      if (rec) yield rec;
+      if (rec) out.push(rec);
     }
-    buffer = buffer.slice(start);
+    this.buffer = buffer.slice(start);
+    return out;
   }
-  buffer += decoder.decode();
-  // Lenient at the end: an unterminated last line and a missing final blank line still count.
-  if (buffer) {
-    const rec = line(buffer.endsWith('\r') ? buffer.slice(0, -1) : buffer);
-    if (rec) yield rec;
+
+  /** The end of the stream, lenient: an unterminated last line and a missing final blank line still count. */
+  end(): SseRecord[] {
+    const out: SseRecord[] = [];
+    const buffer = this.buffer + this.decoder.decode();
+    this.buffer = '';
+    if (buffer) {
+      const rec = this.line(buffer.endsWith('\r') ? buffer.slice(0, -1) : buffer);
+      if (rec) out.push(rec);
+    }
+    const last = this.line('');
+    if (last) out.push(last);
+    return out;
   }
-  const last = line('');
-  if (last) yield last;
+
+  // One line of the stream; a blank line dispatches the record gathered so far.
+  private line(text: string): SseRecord | null {
+    if (text === '') {
+      const rec = this.data.length ? { event: this.event, data: this.data.join('\n') } : null;
+      this.event = null;
+      this.data = [];
+      return rec;
+    }
+    if (text.startsWith(':')) return null; // comment / keep-alive
+    const colon = text.indexOf(':');
+    const field = colon === -1 ? text : text.slice(0, colon);
+    let value = colon === -1 ? '' : text.slice(colon + 1);
+    if (value.startsWith(' ')) value = value.slice(1);
+    if (field === 'event') this.event = value;
+    else if (field === 'data') this.data.push(value);
+    return null; // `id:` and `retry:` do not matter for one-shot provider streams
+  }
 }

@@ -9,6 +9,7 @@ import { commitEvents, sessionChannel, storeEvents, type NewEvent, type StoredEv
 import { pubsub } from '../../src/events/pubsub.js';
 import { followSession } from '../../src/events/hub.js';
 import { handOverLocalBatch } from '../../src/events/local-batches.js';
+import { Redis } from 'ioredis';
 
 let s: TestServer;
 beforeAll(async () => {
@@ -102,6 +103,34 @@ describe.runIf(process.env.TEST_REDIS_URL)("another process's notices", () => {
   }
   /** As another process publishes it: the range, then the batch's text. */
   const publishNotice = (id: string, from: number, to: number, batch: string) => pubsub().publish(sessionChannel(id), `${from}-${to}\n${batch}`);
+
+  it('a notice carries its events only while another process hears the channel', async () => {
+    const { id, follower } = await followed();
+    // Heard by this process alone: the next notices are ranges only.
+    await commitEvents(id, [status('alone-1')]);
+    await commitEvents(id, [status('alone-2')]);
+    await take(follower, 2);
+    // Another process starts listening (a plain Redis subscriber on the same channel).
+    const other = new Redis(process.env.TEST_REDIS_URL!);
+    const heard: string[] = [];
+    other.on('message', (_channel: string, message: string) => heard.push(message));
+    await other.subscribe(`as:${sessionChannel(id)}`);
+    try {
+      const third = await commitEvents(id, [status('joined-1')]);
+      const fourth = await commitEvents(id, [status('joined-2')]);
+      for (let i = 0; i < 200 && heard.length < 2; i++) await new Promise((r) => setTimeout(r, 10));
+      // The first notice it hears was sent as if alone (the range; it reads the store); PUBLISH
+      // said someone else heard it, so the next one carries its events.
+      expect(heard[0]).toBe(`${third[0]!.seq}-${third[0]!.seq}`);
+      const [range, events] = heard[1]!.split('\n');
+      expect(range).toBe(`${fourth[0]!.seq}-${fourth[0]!.seq}`);
+      expect((JSON.parse(events!) as StoredEvent[]).map(textOf)).toEqual(['joined-2']);
+      expect((await take(follower, 2)).map(textOf)).toEqual(['joined-1', 'joined-2']);
+    } finally {
+      other.disconnect();
+      await follower.return!();
+    }
+  });
 
   it('a notice carrying its events is delivered as it is, without reading the store', async () => {
     const { id, follower, first } = await followed();

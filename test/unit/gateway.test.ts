@@ -2,7 +2,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseSse } from '../../src/gateway/sse.js';
+import { parseSse, sseBatches } from '../../src/gateway/sse.js';
 import { streamModel } from '../../src/gateway/gateway.js';
 import { ProviderError, type ModelEvent, type ModelRequest } from '../../src/gateway/types.js';
 import { startFakeProvider, type FakeProvider } from '../fake-provider/server.js';
@@ -31,6 +31,10 @@ describe('SSE parser', () => {
       expect(await collect(parseSse(chunks([stream.slice(0, i), stream.slice(i)])))).toEqual(whole);
     }
     expect(await collect(parseSse(chunks(stream.split(''))))).toEqual(whole);
+  });
+  it('gives the records of one network chunk as one batch (one await per chunk, not per record)', async () => {
+    const batches = await collect(sseBatches(chunks([stream.slice(0, 40), stream.slice(40)])));
+    expect(batches.map((b) => b.map((r) => r.event))).toEqual([['a'], ['b', null]]);
   });
 });
 

@@ -54,7 +54,7 @@ interface StepResult {
 }
 
 /** One model call, streaming its output as events. Throws ProviderError / BudgetReachedError. */
-async function modelStep(t: HermesTurn, messages: ChatMessage[]): Promise<StepResult> {
+async function modelStep(t: HermesTurn, messages: ChatMessage[], tools: ToolSpec[]): Promise<StepResult> {
   const messageId = newId('msg');
   const text = new StreamCoalescer(async (chunk, index) => {
     await t.emit({
@@ -71,7 +71,6 @@ async function modelStep(t: HermesTurn, messages: ChatMessage[]): Promise<StepRe
   });
   const result: StepResult = { text: '', reasoning: [], toolCalls: [] };
   let reasoningText = '';
-  const tools = await t.tools.specs();
   for await (const ev of t.callModel({ ...t.request, messages, tools }, t.signal)) {
     if (t.signal.aborted) break;
     switch (ev.type) {
@@ -123,11 +122,14 @@ export async function runHermesTurn(t: HermesTurn): Promise<StopReason> {
     for (let attempt = 1; ; attempt++) {
       if (t.signal.aborted) return { type: 'end_turn' };
       try {
+        // One look at the tools per call: the fitting and the call see the same list (a step after
+        // tool calls looks again, so a capability granted meanwhile is offered).
+        const tools = await t.tools.specs();
         if (t.fitContext) {
-          const fitted = await t.fitContext(messages, await t.tools.specs(), refused ? 'refused' : 'auto');
+          const fitted = await t.fitContext(messages, tools, refused ? 'refused' : 'auto');
           if (fitted !== messages) messages.splice(0, messages.length, ...fitted);
         }
-        result = await modelStep(t, messages);
+        result = await modelStep(t, messages, tools);
         break;
       } catch (err) {
         if (t.signal.aborted) return { type: 'end_turn' };
