@@ -173,44 +173,113 @@ export async function openMeter(scope: MeterScope, req: MeterRequest): Promise<M
   };
 }
 
-export async function* meteredModelStream(scope: MeterScope, req: ModelRequest, signal: AbortSignal): AsyncIterable<ModelEvent> {
-  const meter = await openMeter(scope, {
-    provider: req.provider,
-    model: req.model,
-    estimatedInputTokens: estimateInputTokens(req),
-    maxTokens: req.maxTokens ?? 8192,
-  });
-  const upstream = new AbortController();
-  const onAbort = () => upstream.abort();
-  signal.addEventListener('abort', onAbort, { once: true });
-  let usage: Usage | null = null;
-  let streamedChars = 0;
-  let budgetHit = false;
-  let failed: unknown = null;
-  try {
-    for await (const ev of streamModel(req, meter.cred, upstream.signal)) {
-      if (ev.type === 'usage') usage = mergeUsage(usage, ev.usage);
-      if (ev.type === 'text_delta' || ev.type === 'reasoning_delta') streamedChars += ev.text.length;
-      if (ev.type === 'tool_call_delta') streamedChars += ev.argsPartial.length;
-      // Reaching the cap stops the stream mid-way.
-      if (meter.overBudget(usage, streamedChars)) {
-        budgetHit = true;
-        usage = meter.cutUsage(usage, streamedChars);
-        upstream.abort();
-        break;
-      }
-      yield ev;
-    }
-  } catch (err) {
-    failed = err instanceof ProviderError ? await meter.refused(err) : err;
-  } finally {
-    if (failed) meter.failed('error', failed);
-    else if (budgetHit) meter.failed('budget');
-    signal.removeEventListener('abort', onAbort);
-    await meter.record(usage);
+/**
+ * The provider's stream, metered: the meter opens before the call, each event counts toward the
+ * budget (reaching it cuts the stream: BudgetReachedError), the usage is recorded at the end
+ * however the stream ends (done, failed, cut, or left by its reader).
+ */
+export function meteredModelStream(scope: MeterScope, req: ModelRequest, signal: AbortSignal): AsyncIterable<ModelEvent> {
+  return { [Symbol.asyncIterator]: () => new MeteredStream(scope, req, signal) };
+}
+
+const DONE: IteratorReturnResult<undefined> = Object.freeze({ value: undefined, done: true });
+
+// A hand-written iterator rather than an async generator wrapping the provider's: each event
+// passes with one promise instead of a generator's several (issue #29: every streamed event of
+// every turn goes through here).
+class MeteredStream implements AsyncIterator<ModelEvent> {
+  private meter: Meter | null = null;
+  private inner: AsyncIterator<ModelEvent> | null = null;
+  private readonly upstream = new AbortController();
+  private readonly onAbort = () => this.upstream.abort();
+  private usage: Usage | null = null;
+  private streamedChars = 0;
+  private ended = false;
+
+  constructor(
+    private readonly scope: MeterScope,
+    private readonly req: ModelRequest,
+    private readonly signal: AbortSignal,
+  ) {}
+
+  next(): Promise<IteratorResult<ModelEvent>> {
+    if (this.ended) return Promise.resolve(DONE);
+    if (!this.inner)
+      return this.open().then(
+        () => this.next(),
+        (err: unknown) => {
+          this.ended = true; // refused before the call (budget, wallet): nothing to record
+          throw err;
+        },
+      );
+    return this.inner.next().then(
+      (r) => this.step(r),
+      (err: unknown) => this.fail(err),
+    );
   }
-  if (failed) throw failed;
-  if (budgetHit) throw new BudgetReachedError();
+
+  async return(): Promise<IteratorResult<ModelEvent>> {
+    if (this.ended || !this.inner) {
+      this.ended = true;
+      return DONE;
+    }
+    try {
+      await this.inner.return?.();
+    } finally {
+      await this.finish(null);
+    }
+    return DONE;
+  }
+
+  private async open(): Promise<void> {
+    const { req } = this;
+    this.meter = await openMeter(this.scope, {
+      provider: req.provider,
+      model: req.model,
+      estimatedInputTokens: estimateInputTokens(req),
+      maxTokens: req.maxTokens ?? 8192,
+    });
+    this.signal.addEventListener('abort', this.onAbort, { once: true });
+    this.inner = streamModel(req, this.meter.cred, this.upstream.signal)[Symbol.asyncIterator]();
+  }
+
+  private step(r: IteratorResult<ModelEvent>): IteratorResult<ModelEvent> | Promise<IteratorResult<ModelEvent>> {
+    if (r.done) return this.finish(null).then(() => DONE);
+    const ev = r.value;
+    if (ev.type === 'usage') this.usage = mergeUsage(this.usage, ev.usage);
+    if (ev.type === 'text_delta' || ev.type === 'reasoning_delta') this.streamedChars += ev.text.length;
+    if (ev.type === 'tool_call_delta') this.streamedChars += ev.argsPartial.length;
+    const meter = this.meter!;
+    if (!meter.overBudget(this.usage, this.streamedChars)) return r;
+    // Reaching the cap stops the stream mid-way.
+    this.usage = meter.cutUsage(this.usage, this.streamedChars);
+    this.upstream.abort();
+    return Promise.resolve(this.inner!.return?.())
+      .catch(() => undefined)
+      .then(() => this.finish('budget'))
+      .then(() => {
+        throw new BudgetReachedError();
+      });
+  }
+
+  private async fail(err: unknown): Promise<never> {
+    let failed = err;
+    try {
+      if (err instanceof ProviderError) failed = await this.meter!.refused(err);
+    } catch (e) {
+      failed = e;
+    }
+    await this.finish('error', failed);
+    throw failed;
+  }
+
+  private async finish(how: 'error' | 'budget' | null, err?: unknown): Promise<void> {
+    if (this.ended) return;
+    this.ended = true;
+    if (how) this.meter!.failed(how, err);
+    this.signal.removeEventListener('abort', this.onAbort);
+    await this.meter!.record(this.usage);
+  }
 }
 
 async function record(

@@ -53,22 +53,29 @@ interface StepResult {
   toolCalls: { id: string; name: string; input: Record<string, unknown> }[];
 }
 
+const noop = () => undefined;
+
 /** One model call, streaming its output as events. Throws ProviderError / BudgetReachedError. */
 async function modelStep(t: HermesTurn, messages: ChatMessage[], tools: ToolSpec[]): Promise<StepResult> {
   const messageId = newId('msg');
-  const text = new StreamCoalescer(async (chunk, index) => {
-    await t.emit({
-      type: 'agent.message',
-      fields: { messageId, final: false, parts: [{ type: 'text', index: 0, text: chunk, stream_id: messageId, stream_index: index }], text: chunk },
-    });
-  });
+  // The sinks hand back the commit's promise as it is (no async frame per streamed chunk).
+  const text = new StreamCoalescer((chunk, index) =>
+    t
+      .emit({
+        type: 'agent.message',
+        fields: { messageId, final: false, parts: [{ type: 'text', index: 0, text: chunk, stream_id: messageId, stream_index: index }], text: chunk },
+      })
+      .then(noop),
+  );
   const reasoningId = newId('msg');
-  const reasoningStream = new StreamCoalescer(async (chunk, index) => {
-    await t.emit({
-      type: 'agent.reasoning',
-      fields: { final: false, part: { type: 'reasoning', index: 0, text: chunk, redacted: false, stream_id: reasoningId, stream_index: index } },
-    });
-  });
+  const reasoningStream = new StreamCoalescer((chunk, index) =>
+    t
+      .emit({
+        type: 'agent.reasoning',
+        fields: { final: false, part: { type: 'reasoning', index: 0, text: chunk, redacted: false, stream_id: reasoningId, stream_index: index } },
+      })
+      .then(noop),
+  );
   const result: StepResult = { text: '', reasoning: [], toolCalls: [] };
   let reasoningText = '';
   for await (const ev of t.callModel({ ...t.request, messages, tools }, t.signal)) {
