@@ -58,7 +58,7 @@ export async function* sseBatches(body: AsyncIterable<Uint8Array>): AsyncGenerat
   }
 }
 
-/** The answer's records one by one (sseBatches, flattened). */
+/** The answer's records one by one (sseBatches, flattened): for tests and readers that want no batches; the providers use sseBatches. */
 export async function* parseSse(body: AsyncIterable<Uint8Array>): AsyncGenerator<SseRecord> {
   for await (const batch of sseBatches(body)) yield* batch;
 }

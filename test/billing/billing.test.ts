@@ -67,6 +67,23 @@ describe('metering', () => {
     expect(charges.reduce((a, c) => a + c.amountNanoUsd, 0n)).toBe(-perCall * 5n);
   });
 
+  it('a call its turn leaves mid-stream (interrupt) is recorded once, at its usage so far, and its hold is released', async () => {
+    const { session } = await readySession(s, { llm: 'claude-sonnet-4-5' });
+    const universeId = await universeIdOf(session.id);
+    fake.enqueue({ kind: 'hang', text: 'partial' }); // message_start counts 10 input tokens, then one delta, then nothing
+    await sendText(s, session.id, 'go on forever');
+    await waitForEvents(s, session.id, 'agent.message');
+    expect((await s.api('POST', `/sessions/${session.id}/interrupt`)).body).toEqual({ status: 'interrupting' });
+    await waitForEvents(s, session.id, 'session.status_idle');
+    await waitFor(async () => (await prisma.modelUsage.count({ where: { sessionId: session.id } })) > 0, 10_000, 'the usage row');
+    const usages = await prisma.modelUsage.findMany({ where: { sessionId: session.id } });
+    expect(usages).toHaveLength(1);
+    expect(usages[0]!.inputTokens).toBe(10); // message_start's count, the only usage the call sent
+    expect(usages[0]!.costNanoUsd).toBeGreaterThan(0n);
+    expect((await prisma.session.findUniqueOrThrow({ where: { id: session.id } })).consumedNanoUsd).toBe(usages[0]!.costNanoUsd);
+    expect((await prisma.universe.findUniqueOrThrow({ where: { id: universeId } })).heldNanoUsd).toBe(0n);
+  });
+
   it('lists engines, models and prices through GraphQL', async () => {
     const res = await s.gql<any>(`{ engines { agentType defaultModel models { id provider inputPerMillion outputPerMillion } } }`);
     const hermes = res.body.data.engines.find((e: any) => e.agentType === 'hermes');
