@@ -7,6 +7,7 @@ import { sqlRows } from '../db/raw-query.js';
 import { newId } from '../ids.js';
 import { Prisma } from '../generated/prisma/client.js';
 import { AppError } from '../errors.js';
+import { logger } from '../logger.js';
 import { pubsub } from './pubsub.js';
 import { handOverLocalBatch } from './local-batches.js';
 import { nudgeDispatchers } from '../webhooks/outbox.js';
@@ -102,13 +103,22 @@ export async function storeEvents(tx: EventTx, sessionId: string, events: NewEve
   };
 }
 
-/** After commit: streams learn the new sequence range (this process's at once, with the events); dispatchers learn of new deliveries. */
-export async function announceEvents(batch: StoredBatch): Promise<void> {
+/**
+ * After commit: streams learn the new sequence range (this process's at once, with the events);
+ * dispatchers learn of new deliveries. Nothing waits for the notice's round trip to Redis (issue
+ * #29: it was on every commit's path and before each turn's model call): one connection keeps
+ * its commands in order, so other processes hear notices in commit order, and when one is lost
+ * their streams read the gap from the store at the next.
+ */
+export function announceEvents(batch: StoredBatch): void {
   const { stored } = batch;
   if (batch.deliveries) nudgeDispatchers();
   if (!stored.length) return;
   handOverLocalBatch(batch.sessionId, stored); // this process's streams, at once
-  await pubsub().notify(sessionChannel(batch.sessionId), `${stored[0]!.seq}-${stored[stored.length - 1]!.seq}`, () => carriedEvents(stored));
+  const { sessionId } = batch;
+  pubsub()
+    .notify(sessionChannel(sessionId), `${stored[0]!.seq}-${stored[stored.length - 1]!.seq}`, () => carriedEvents(stored))
+    .catch((err: unknown) => logger.warn({ err, sessionId }, "a batch's notice to other processes failed; their streams read it at the next"));
 }
 
 /** Events up to this size travel in their notice to other processes' streams (no read back there). */
@@ -135,7 +145,7 @@ const commits = commitQueue((sessionId, events) => storeEvents(prisma, sessionId
 export async function commitEvents(sessionId: string, events: NewEvent[]): Promise<StoredEvent[]> {
   const expanded = withErrorParts(events);
   const batch = expanded.events.length ? await commits.store(sessionId, expanded.events) : await storeEvents(prisma, sessionId, []);
-  await announceEvents(batch);
+  announceEvents(batch);
   return expanded.events === events ? batch.stored : expanded.positions.map((i) => batch.stored[i]!);
 }
 

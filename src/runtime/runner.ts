@@ -181,7 +181,7 @@ async function endTurn(sessionId: string, idle: NewEvent): Promise<Started | nul
       ? await storeEvents(prisma, sessionId, [idle], { set: Prisma.sql`"status" = ${RELEASE.to}, "runnerId" = NULL`, where: ours() })
       : await releases({ sessionId, idle });
     if (released.turnCount !== null) {
-      await announceEvents(released);
+      announceEvents(released);
       return null;
     }
     // Inputs wait: the next turn starts in the same statement as this one's idle.
@@ -314,15 +314,13 @@ function beginRun(sessionId: string, start: () => Promise<Started | null>, slotT
       }
       // The turn's first frame (session.status_running) goes to this process's streams before
       // the send that started it (if one did) is answered.
-      let announced = first ? announceEvents(first.batch) : null;
+      if (first) announceEvents(first.batch);
       onStart(first);
       if (!first) return;
       let current: Started | null = first;
       let revisionController: AbortController | null = null;
       startBeating(sessionId);
       while (current) {
-        await (announced ?? announceEvents(current.batch));
-        announced = null;
         await subscribed;
         // A revision turn keeps the controller of the turn it revises: an interrupt between the
         // verdict and the revision's start stops the revision (issue #33).
@@ -364,6 +362,7 @@ function beginRun(sessionId: string, start: () => Promise<Started | null>, slotT
             const revision = await startRevisionTurn(sessionId, after.revision);
             if (revision) {
               revisionController = state.controller;
+              announceEvents(revision.batch);
               current = revision;
               continue;
             }
@@ -376,6 +375,7 @@ function beginRun(sessionId: string, start: () => Promise<Started | null>, slotT
           type: 'session.status_idle',
           fields: { stop_reason: after.stop ?? { type: 'end_turn' }, ...(usage ? { usage } : {}) },
         });
+        if (current) announceEvents(current.batch); // the next turn, started with this one's end
         if (isThreadId(sessionId)) await threadTurnEnded(sessionId, ended, after.stop ?? { type: 'end_turn' }); // multiagent: its session hears of it
       }
     } finally {

@@ -205,7 +205,7 @@ export async function forkSession(viewer: Viewer, idOrAgent: string, body: ForkS
       await teardownSandbox(id);
       throw err;
     });
-  if (closing) await announceEvents(closing);
+  if (closing) announceEvents(closing);
   const { copied, error } = await copying;
   // No source sandbox (or a copy that failed): resources are materialised afresh instead.
   if (!copied) await prisma.sessionResource.updateMany({ where: { sessionId: fork.id }, data: { syncedAt: null } });

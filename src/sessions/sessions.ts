@@ -144,7 +144,7 @@ async function createSessionRow(
     for (const p of planned) await tx.sessionResource.create({ data: { ...p.row, checkout: p.row.checkout ?? undefined } as never });
     return { session, batch };
   });
-  await announceEvents(batch);
+  announceEvents(batch);
   scheduleProvisioning(session);
   return session;
 }

@@ -87,6 +87,23 @@ describe('a send that starts its turn', () => {
     expect(reads).toBe(0);
   });
 
+  it("a turn's start reads its session's events once before the model call: the conversation, with how the last turn stopped", async () => {
+    const { session } = await readySession(s);
+    fake.enqueue({ kind: 'text', text: 'first' });
+    expect((await sendText(s, session.id, 'one')).status).toBe(202);
+    await waitForEvents(s, session.id, 'session.status_idle', 1);
+    fake.enqueue({ kind: 'hang' });
+    // Reads of this session's events (a batched read names it among its values).
+    const eventReads = (text: string, values: unknown[]) => /^\s*SELECT\b[\s\S]*"SessionEvent"/.test(text) && values.flat().includes(session.id);
+    const reads = await countQueries(async () => {
+      expect((await sendText(s, session.id, 'two')).status).toBe(202);
+      await waitFor(async () => fake.requests.length === 2);
+    }, eventReads);
+    expect(reads).toBe(1); // not a read of the last stop reason first (issue #29)
+    expect(JSON.stringify(fake.requests[1]!.body.messages)).toContain('first'); // the conversation so far
+    await interruptAndWaitIdle(session.id);
+  });
+
   it('a message to a running session is stored and waits; it becomes the next turn', async () => {
     const { session } = await readySession(s);
     fake.enqueue({ kind: 'hang' });

@@ -27,6 +27,11 @@ const TURN_INPUTS = ['user.message', 'system.message', 'user.tool_confirmation',
 async function runHermesEngineTurn(ctx: TurnContext): Promise<StopReason> {
   const { session, agent, turn, signal, emit, emitIn } = ctx;
   const sessionId = session.id;
+  // The conversation so far, this turn's inputs and how the last turn stopped: read while the
+  // rest is gathered (issue #29: turn starts waited on one round trip after another). Awaited
+  // below; an early return leaves it unread.
+  const startRead = turnStartRows(sessionId, turn, TURN_INPUTS);
+  startRead.catch(() => undefined);
   // Independent reads together: one round trip's wait instead of two.
   const [prompt, sandbox] = await Promise.all([
     agent && session.promptVersion
@@ -59,13 +64,17 @@ async function runHermesEngineTurn(ctx: TurnContext): Promise<StopReason> {
     decide: (name) => tools.decide(name),
     run: (call, sig) => ((startRow = undefined), tools.run(call, sig)),
   };
-  const stopped = await settlePendingCalls({ sessionId, turn, tools: settling, signal, emitIn });
-  if (stopped) return stopped;
+  let start = await startRead;
+  // Calls can wait for a confirmation only after a turn that paused for one: settled first, then
+  // the conversation read again with what settling stored.
+  if (start.lastStop === 'requires_action') {
+    const stopped = await settlePendingCalls({ sessionId, turn, tools: settling, signal, emitIn });
+    if (stopped) return stopped;
+    start = await turnStartRows(sessionId, turn, TURN_INPUTS);
+  }
   // What provisioning installed (written before the session went idle): in the row read above.
   const skills = installedSkillsOf(session);
   const effort = session.reasoningEffort ?? agent?.reasoningEffort ?? null;
-  // The conversation and this turn's inputs: one read (issue #29).
-  const start = await turnStartRows(sessionId, turn, TURN_INPUTS);
   let messages = await conversationOf(start.rows);
   const provider = modelProvider(session.llm);
 

@@ -29,6 +29,9 @@ export function conversationRows(sessionId: string, turn: number): Promise<Conve
   });
 }
 
+// Events streamed in chunks before their complete (`final`) one.
+const STREAMED = ['agent.message', 'agent.reasoning'];
+
 // Inputs that are no conversation rows but a turn's start needs to see (engine.ts).
 const START_EXTRA = ['user.compact', 'user.tool_confirmation'];
 
@@ -36,33 +39,58 @@ interface StartRow extends ConversationRow {
   type: string;
 }
 
-// Turns starting together read their conversations in one statement (src/db/batched.ts).
-const startRowsOf = batched(async (keys: { sessionId: string; turn: number }[]): Promise<StartRow[][]> => {
-  const rows = await sqlRows<StartRow & { ord: number | string }>(
+interface StartRead {
+  rows: StartRow[];
+  lastStop: string | null;
+}
+
+// Turns starting together read their conversations in one statement (src/db/batched.ts), each
+// with the stop reason of its session's latest idle (a left join: a session without
+// conversation rows still gets its one row, with no event). A streamed chunk (agent.message or
+// agent.reasoning without `final`) comes as its type and id only: the conversation takes the
+// complete message that follows it, and a compaction may name it as the end of what it replaced
+// (issue #29: the chunks were most of the rows, parsed at every turn's start).
+const startRowsOf = batched(async (keys: { sessionId: string; turn: number }[]): Promise<StartRead[]> => {
+  const rows = await sqlRows<{ ord: number | string; stop: string | null; turn: number | null; type: string | null; payload: unknown }>(
     prisma,
     Prisma.sql`
-    SELECT k.ord, e."turn", e."type", e."payload"
+    SELECT k.ord, last."stop", e."turn", e."type",
+           CASE WHEN e."type" = ANY(${STREAMED}::text[]) AND (e."payload"->>'final') IS DISTINCT FROM 'true'
+                THEN jsonb_build_object('type', e."type", 'id', e."payload"->'id') ELSE e."payload" END AS "payload"
       FROM unnest(${keys.map((k) => k.sessionId)}::text[], ${keys.map((k) => k.turn)}::int[]) WITH ORDINALITY AS k(sid, upto, ord)
-      JOIN "SessionEvent" e ON e."sessionId" = k.sid AND e."turn" IS NOT NULL AND e."turn" <= k.upto
-     WHERE e."type" = ANY(${[...CONVERSATION_TYPES, ...START_EXTRA]}::text[])
+      LEFT JOIN LATERAL (
+        SELECT i."payload"->'stop_reason'->>'type' AS "stop" FROM "SessionEvent" i
+         WHERE i."sessionId" = k.sid AND i."type" = 'session.status_idle' ORDER BY i."seq" DESC LIMIT 1
+      ) last ON TRUE
+      LEFT JOIN "SessionEvent" e ON e."sessionId" = k.sid AND e."turn" IS NOT NULL AND e."turn" <= k.upto
+       AND e."type" = ANY(${[...CONVERSATION_TYPES, ...START_EXTRA]}::text[])
      ORDER BY k.ord, e."turn", e."seq"`,
   );
   // Each key's rows (by its place in the batch: a session asked twice gets its rows twice).
-  const of: StartRow[][] = keys.map(() => []);
-  for (const { ord, ...r } of rows) of[Number(ord) - 1]!.push(r);
+  const of: StartRead[] = keys.map(() => ({ rows: [], lastStop: null }));
+  for (const { ord, stop, turn, type, payload } of rows) {
+    const read = of[Number(ord) - 1]!;
+    read.lastStop = stop;
+    if (type !== null) read.rows.push({ turn, type, payload });
+  }
   return of;
 });
 
 /**
- * A turn's start in ONE read: the conversation's rows (as `conversationRows`) and the types of
- * the turn's own inputs among `inputTypes` (user.compact and user.tool_confirmation are no
- * conversation rows; the engine asks whether the turn is a compaction).
+ * A turn's start in ONE read: the conversation's rows (as `conversationRows`), the types of the
+ * turn's own inputs among `inputTypes` (user.compact and user.tool_confirmation are no
+ * conversation rows; the engine asks whether the turn is a compaction), and how the session's
+ * latest turn stopped (`requires_action`: calls may wait for their confirmation).
  */
-export async function turnStartRows(sessionId: string, turn: number, inputTypes: readonly string[]): Promise<{ rows: ConversationRow[]; inputs: string[] }> {
-  const all = await startRowsOf({ sessionId, turn });
+export async function turnStartRows(
+  sessionId: string,
+  turn: number,
+  inputTypes: readonly string[],
+): Promise<{ rows: ConversationRow[]; inputs: string[]; lastStop: string | null }> {
+  const { rows: all, lastStop } = await startRowsOf({ sessionId, turn });
   const inputs = all.filter((r) => r.turn === turn && inputTypes.includes(r.type)).map((r) => r.type);
   const rows = all.filter((r) => !START_EXTRA.includes(r.type)).map(({ turn: t, payload }) => ({ turn: t, payload }));
-  return { rows, inputs };
+  return { rows, inputs, lastStop };
 }
 
 /** The rows the model still sees verbatim, and the summary before them (the latest compaction's). */
