@@ -108,7 +108,7 @@ export async function storeEvents(tx: EventTx, sessionId: string, events: NewEve
  * dispatchers learn of new deliveries. Nothing waits for the notice's round trip to Redis (issue
  * #29: it was on every commit's path and before each turn's model call): one connection keeps
  * its commands in order, so other processes hear notices in commit order, and when one is lost
- * their streams read the gap from the store at the next.
+ * their streams read the gap from the store at the next (a failure is logged: noticeFailed).
  */
 export function announceEvents(batch: StoredBatch): void {
   const { stored } = batch;
@@ -118,7 +118,20 @@ export function announceEvents(batch: StoredBatch): void {
   const { sessionId } = batch;
   pubsub()
     .notify(sessionChannel(sessionId), `${stored[0]!.seq}-${stored[stored.length - 1]!.seq}`, () => carriedEvents(stored))
-    .catch((err: unknown) => logger.warn({ err, sessionId }, "a batch's notice to other processes failed; their streams read it at the next"));
+    .catch((err: unknown) => noticeFailed(err, sessionId));
+}
+
+// While Redis is away every notice fails: said at most once per NOTICE_WARN_MS, with how many.
+const NOTICE_WARN_MS = 10_000;
+let noticeFailures = 0;
+let noticeWarnedAt = -Infinity;
+function noticeFailed(err: unknown, sessionId: string): void {
+  noticeFailures++;
+  const now = performance.now();
+  if (now - noticeWarnedAt < NOTICE_WARN_MS) return;
+  logger.warn({ err, sessionId, failed: noticeFailures }, 'notices to other processes failed; their streams read the events at the next notice');
+  noticeFailures = 0;
+  noticeWarnedAt = now;
 }
 
 /** Events up to this size travel in their notice to other processes' streams (no read back there). */

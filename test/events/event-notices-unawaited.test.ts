@@ -1,8 +1,8 @@
 // A committed batch's notice to other processes (src/events/store.ts announceEvents) is sent and
 // not waited for (issue #29: its round trip to Redis was on every commit's path and before each
 // turn's model call). Here the pub/sub's notices never answer, or fail: commits still answer,
-// this process's streams still get every event, whole turns still run to idle, and a failed
-// notice is logged. Before the change each commit waited for the notice's answer (a stalled
+// this process's streams still get every event, whole turns still run to idle, and failures
+// are logged (once while they keep failing). Before the change each commit waited for the notice's answer (a stalled
 // Redis held every turn). Runs on both configurations: the pub/sub is composed in.
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { startTestServer, type TestServer } from '../helpers/server.js';
@@ -51,10 +51,10 @@ describe.each(['stall', 'fail'] as const)('notices that %s', (how) => {
   });
 
   it("commits answer and this process's stream gets each event", async () => {
+    const warn = vi.spyOn(logger, 'warn');
+    const before = sent;
     const { session } = await readySession(s);
     const follower = followSession(session.id, 0);
-    const before = sent;
-    const warn = vi.spyOn(logger, 'warn');
     const [one] = await within(commitEvents(session.id, [status('one')]));
     const [two] = await within(commitEvents(session.id, [status('two')]));
     expect(sent - before).toBe(2);
@@ -66,11 +66,10 @@ describe.each(['stall', 'fail'] as const)('notices that %s', (how) => {
     }
     expect(got.map((e) => e.seq)).toEqual([one!.seq, two!.seq]);
     await follower.return!();
-    // A failed notice is said in the log, once per notice; a stalled one says nothing.
-    const said = warn.mock.calls.filter(
-      (c) => String(c[1]).includes('notice to other processes failed') && (c[0] as { sessionId?: string }).sessionId === session.id,
-    );
-    expect(said).toHaveLength(how === 'fail' ? 2 : 0);
+    // Failed notices are said in the log once (not once each: Redis away fails them all); a
+    // stalled one says nothing.
+    const said = warn.mock.calls.filter((c) => String(c[1]).includes('notices to other processes failed'));
+    expect(said).toHaveLength(how === 'fail' ? 1 : 0);
     warn.mockRestore();
   });
 
