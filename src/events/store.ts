@@ -8,7 +8,8 @@ import { newId } from '../ids.js';
 import { Prisma } from '../generated/prisma/client.js';
 import { AppError } from '../errors.js';
 import { logger } from '../logger.js';
-import { pubsub } from './pubsub.js';
+import { performance } from 'node:perf_hooks';
+import { pubsub, type PubSub } from './pubsub.js';
 import { handOverLocalBatch } from './local-batches.js';
 import { nudgeDispatchers } from '../webhooks/outbox.js';
 import { SESSION_WEBHOOK_EVENTS } from '../webhooks/catalog.js';
@@ -107,31 +108,41 @@ export async function storeEvents(tx: EventTx, sessionId: string, events: NewEve
  * After commit: streams learn the new sequence range (this process's at once, with the events);
  * dispatchers learn of new deliveries. Nothing waits for the notice's round trip to Redis (issue
  * #29: it was on every commit's path and before each turn's model call): one connection keeps
- * its commands in order, so other processes hear notices in commit order, and when one is lost
- * their streams read the gap from the store at the next (a failure is logged: noticeFailed).
+ * its commands in the order they are given, and another process reads from the store any range
+ * a notice skips. A notice that fails is logged (noticeFailed); its range reaches the other
+ * processes' streams with the session's next notice. Never throws: the batch is stored already.
  */
 export function announceEvents(batch: StoredBatch): void {
-  const { stored } = batch;
-  if (batch.deliveries) nudgeDispatchers();
-  if (!stored.length) return;
-  handOverLocalBatch(batch.sessionId, stored); // this process's streams, at once
-  const { sessionId } = batch;
-  pubsub()
-    .notify(sessionChannel(sessionId), `${stored[0]!.seq}-${stored[stored.length - 1]!.seq}`, () => carriedEvents(stored))
-    .catch((err: unknown) => noticeFailed(err, sessionId));
+  const { stored, sessionId } = batch;
+  try {
+    if (batch.deliveries) nudgeDispatchers();
+    if (!stored.length) return;
+    handOverLocalBatch(sessionId, stored); // this process's streams, at once
+    const bus = pubsub();
+    bus
+      .notify(sessionChannel(sessionId), `${stored[0]!.seq}-${stored[stored.length - 1]!.seq}`, () => carriedEvents(stored))
+      .catch((err: unknown) => noticeFailed(bus, err, sessionId));
+  } catch (err) {
+    logger.error({ err, sessionId }, 'a stored batch could not be announced; streams read it at the next');
+  }
 }
 
-// While Redis is away every notice fails: said at most once per NOTICE_WARN_MS, with how many.
+// While Redis is away every notice fails: said at most once per NOTICE_WARN_MS per pub/sub part,
+// with how many failed since the last warning.
 const NOTICE_WARN_MS = 10_000;
-let noticeFailures = 0;
-let noticeWarnedAt = -Infinity;
-function noticeFailed(err: unknown, sessionId: string): void {
-  noticeFailures++;
+const noticeWarnings = new WeakMap<PubSub, { failed: number; at: number }>();
+function noticeFailed(bus: PubSub, err: unknown, sessionId: string): void {
+  let w = noticeWarnings.get(bus);
+  if (!w) noticeWarnings.set(bus, (w = { failed: 0, at: Number.NEGATIVE_INFINITY }));
+  w.failed++;
   const now = performance.now();
-  if (now - noticeWarnedAt < NOTICE_WARN_MS) return;
-  logger.warn({ err, sessionId, failed: noticeFailures }, 'notices to other processes failed; their streams read the events at the next notice');
-  noticeFailures = 0;
-  noticeWarnedAt = now;
+  if (now - w.at < NOTICE_WARN_MS) return;
+  logger.warn(
+    { err, sessionId, failed_since_last_warning: w.failed },
+    'notices to other processes failed; their streams get those events with the next notice of each session',
+  );
+  w.failed = 0;
+  w.at = now;
 }
 
 /** Events up to this size travel in their notice to other processes' streams (no read back there). */
