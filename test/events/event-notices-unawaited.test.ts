@@ -2,8 +2,8 @@
 // not waited for (issue #29: its round trip to Redis was on every commit's path and before each
 // turn's model call). Here the pub/sub's notices never answer, or fail: commits still answer,
 // this process's streams still get every event, whole turns still run to idle, and failures
-// are logged (once while they keep failing). Before the change each commit waited for the notice's answer (a stalled
-// Redis held every turn). Runs on both configurations: the pub/sub is composed in.
+// are logged (once while they keep failing). Before the change each commit waited for the
+// notice's answer (a stalled Redis held every turn). Both configurations: the pub/sub is composed in.
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { startFakeProvider, type FakeProvider } from '../fake-provider/server.js';
