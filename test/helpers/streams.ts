@@ -3,8 +3,11 @@ import http from 'node:http';
 
 export interface StreamWatch {
   frames: { id: string; type: string; data: any }[];
-  /** Resolves at the stream's `n`-th session.status_idle (the replayed ones count). */
-  idles(n: number): Promise<void>;
+  /**
+   * Resolves at the stream's `n`-th session.status_idle (the replayed ones count); rejects after
+   * `timeoutMs` (default 60 s), or when the server ends the stream first, saying what arrived.
+   */
+  idles(n: number, timeoutMs?: number): Promise<void>;
   close(): void;
 }
 
@@ -26,6 +29,7 @@ export function openSessionStream(
   sessionId: string,
   onFrame: (frame: SseFrame, at: number) => void,
   headers: Record<string, string> = {},
+  onEnd?: (comments: string[]) => void,
 ): Promise<() => void> {
   return new Promise((resolve, reject) => {
     const req = http.get(`${base}/sessions/${sessionId}/events/stream`, { headers: { authorization: `Bearer ${token}`, ...headers } }, (res) => {
@@ -35,6 +39,8 @@ export function openSessionStream(
       }
       res.setEncoding('utf8');
       let buf = '';
+      const comments: string[] = []; // the server's `: …` lines (a reconnect hint says why it ended)
+      res.on('end', () => onEnd?.(comments));
       res.on('data', (chunk: string) => {
         const at = performance.now();
         buf += chunk;
@@ -42,6 +48,7 @@ export function openSessionStream(
         while ((i = buf.indexOf('\n\n')) !== -1) {
           const frame = buf.slice(0, i);
           buf = buf.slice(i + 2);
+          if (frame.startsWith(': ') && !frame.startsWith(': ping')) comments.push(frame.split('\n')[0]!);
           onFrame({ id: /^id: (.+)$/m.exec(frame)?.[1], type: /^event: (.+)$/m.exec(frame)?.[1], data: /^data: (.*)$/m.exec(frame)?.[1] }, at);
         }
       });
@@ -55,8 +62,11 @@ export function openSessionStream(
 /** One session's SSE stream on a plain socket (node:http), every frame kept. */
 export async function watchStream(base: string, token: string, sessionId: string, headers: Record<string, string> = {}): Promise<StreamWatch> {
   const frames: StreamWatch['frames'] = [];
-  const waiters: { n: number; resolve: () => void }[] = [];
+  const waiters: { n: number; resolve: () => void; reject: (err: Error) => void }[] = [];
   const idleCount = () => frames.filter((f) => f.type === 'session.status_idle').length;
+  let ended: string | null = null;
+  const said = (n: number, why: string) =>
+    new Error(`${sessionId}'s stream: ${why} before its idle #${n} (${frames.length} frames, ${idleCount()} idle, the last ${frames.at(-1)?.type ?? 'none'})`);
   const close = await openSessionStream(
     base,
     token,
@@ -66,10 +76,25 @@ export async function watchStream(base: string, token: string, sessionId: string
       for (const w of [...waiters]) if (idleCount() >= w.n) waiters.splice(waiters.indexOf(w), 1), w.resolve();
     },
     headers,
+    (comments) => {
+      ended = `ended by the server${comments.length ? ` (${comments.join('; ')})` : ''}`;
+      for (const w of waiters.splice(0)) w.reject(said(w.n, ended));
+    },
   );
   return {
     frames,
-    idles: (n) => (idleCount() >= n ? Promise.resolve() : new Promise((r) => waiters.push({ n, resolve: r }))),
+    idles: (n, timeoutMs = 60_000) => {
+      if (idleCount() >= n) return Promise.resolve();
+      if (ended) return Promise.reject(said(n, ended));
+      return new Promise<void>((resolve, reject) => {
+        const timer = setTimeout(() => {
+          waiters.splice(waiters.indexOf(w), 1);
+          reject(said(n, `not within ${timeoutMs} ms`));
+        }, timeoutMs);
+        const w = { n, resolve: () => (clearTimeout(timer), resolve()), reject: (err: Error) => (clearTimeout(timer), reject(err)) };
+        waiters.push(w);
+      });
+    },
     close,
   };
 }
