@@ -59,21 +59,14 @@ export async function storeEventsOfSessions(groups: SessionEvents[], change?: Tu
   const release = change?.kind === 'release' ? change : undefined;
   const sorted = [...groups].sort((a, b) => (a.sessionId < b.sessionId ? -1 : a.sessionId > b.sessionId ? 1 : 0));
   const iso = new Date().toISOString();
-  const sessionIds: string[] = [];
-  const ids: string[] = [];
-  const types: string[] = [];
-  const bodies: string[] = [];
-  const turns: (number | null)[] = [];
-  const ords: number[] = [];
+  // Every event as one JSON row [session, id, type, turn, ord, body], all in ONE parameter: the
+  // bodies are not escaped again into text[] literals (issue #29: that was the largest share of
+  // what a turn allocated), and PostgreSQL parses them once, as the jsonb they are stored as.
+  const input: unknown[] = [];
   for (const { sessionId, events } of sorted) {
     events.forEach((e, i) => {
       const id = newId('evt');
-      sessionIds.push(sessionId);
-      ids.push(id);
-      types.push(e.type);
-      bodies.push(JSON.stringify({ id, type: e.type, sessionId, at: iso, ...e.fields }));
-      turns.push(e.turn ?? null);
-      ords.push(i + 1);
+      input.push([sessionId, id, e.type, e.turn ?? null, i + 1, { id, type: e.type, sessionId, at: iso, ...e.fields }]);
     });
   }
   const rows = await sqlRows<{ sessionId: string; seq: number; payload: SessionEvent; deliveries: bigint | number | string; turnCount: number }>(
@@ -110,12 +103,12 @@ export async function storeEventsOfSessions(groups: SessionEvents[], change?: Tu
     )`
         : Prisma.empty
     }, input AS (
-      SELECT * FROM unnest(${sessionIds}::text[], ${ids}::text[], ${types}::text[], ${bodies}::text[], ${turns}::int[], ${ords}::int[])
-        AS t(session_id, id, type, body, turn, ord)
+      SELECT v->>0 AS session_id, v->>1 AS id, v->>2 AS type, (v->>3)::int AS turn, (v->>4)::int AS ord, v->5 AS body
+        FROM jsonb_array_elements(${JSON.stringify(input)}::jsonb) AS j(v)
     ), ins AS (
       INSERT INTO "SessionEvent" ("id", "sessionId", "seq", "type", "payload", "turn", "createdAt")
       SELECT input.id, input.session_id, (s."eventSeq" - s.n + input.ord)::int, input.type,
-             input.body::jsonb || jsonb_build_object('agentId', s."agentId") || CASE WHEN s."parentSessionId" IS NULL THEN '{}'::jsonb ELSE jsonb_build_object('sessionId', s."parentSessionId", 'thread_id', s."id") END,
+             input.body || jsonb_build_object('agentId', s."agentId") || CASE WHEN s."parentSessionId" IS NULL THEN '{}'::jsonb ELSE jsonb_build_object('sessionId', s."parentSessionId", 'thread_id', s."id") END,
              ${claim ? Prisma.sql`COALESCE(input.turn, CASE WHEN input.type = ANY(${[...claim.turnFor]}::text[]) THEN s."turnCount" END)` : Prisma.sql`input.turn`},
              (${iso}::timestamptz AT TIME ZONE 'UTC')
       FROM input JOIN s ON s."id" = input.session_id

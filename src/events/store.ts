@@ -51,8 +51,11 @@ export async function storeEvents(tx: EventTx, sessionId: string, events: NewEve
   if (!events.length) return { sessionId, stored: [], deliveries: 0, turnCount: null };
   const n = events.length;
   const iso = new Date().toISOString();
-  const ids = events.map(() => newId('evt'));
-  const bodies = events.map((e, i) => JSON.stringify({ id: ids[i], type: e.type, sessionId, at: iso, ...e.fields }));
+  // One JSON parameter of [id, type, turn, body] rows (as store-many.ts: no text[] escaping of the bodies).
+  const input = events.map((e) => {
+    const id = newId('evt');
+    return [id, e.type, e.turn ?? null, { id, type: e.type, sessionId, at: iso, ...e.fields }];
+  });
   const rows = await sqlRows<{ seq: number; payload: SessionEvent; deliveries: bigint | number | string; turnCount: number }>(
     tx,
     Prisma.sql`
@@ -61,13 +64,13 @@ export async function storeEvents(tx: EventTx, sessionId: string, events: NewEve
       WHERE "id" = ${sessionId}${change ? Prisma.sql` AND ${change.where}` : Prisma.empty}
       RETURNING "id", "eventSeq", "agentId", "universeId", "turnCount", "parentSessionId"
     )${change?.with ? Prisma.sql`, ${change.with}` : Prisma.empty}, input AS (
-      SELECT * FROM unnest(${ids}::text[], ${events.map((e) => e.type)}::text[], ${bodies}::text[], ${events.map((e) => e.turn ?? null)}::int[])
-        WITH ORDINALITY AS t(id, type, body, turn, ord)
+      SELECT v->>0 AS id, v->>1 AS type, (v->>2)::int AS turn, v->3 AS body, ord
+        FROM jsonb_array_elements(${JSON.stringify(input)}::jsonb) WITH ORDINALITY AS j(v, ord)
     ), ins AS (
       INSERT INTO "SessionEvent" ("id", "sessionId", "seq", "type", "payload", "turn", "createdAt")
       SELECT input.id, ${sessionId}, (s."eventSeq" - ${n} + input.ord)::int, input.type,
              -- a thread's events (issue #32) name its session and carry thread_id
-             input.body::jsonb || jsonb_build_object('agentId', s."agentId") || CASE WHEN s."parentSessionId" IS NULL THEN '{}'::jsonb ELSE jsonb_build_object('sessionId', s."parentSessionId", 'thread_id', s."id") END,
+             input.body || jsonb_build_object('agentId', s."agentId") || CASE WHEN s."parentSessionId" IS NULL THEN '{}'::jsonb ELSE jsonb_build_object('sessionId', s."parentSessionId", 'thread_id', s."id") END,
              ${change?.turnFor ? Prisma.sql`COALESCE(input.turn, CASE WHEN input.type = ANY(${[...change.turnFor]}::text[]) THEN s."turnCount" END)` : Prisma.sql`input.turn`},
              (${iso}::timestamptz AT TIME ZONE 'UTC')
       FROM s, input

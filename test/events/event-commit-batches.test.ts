@@ -1,7 +1,8 @@
 // Commits of many sessions at the same moment share statements (src/events/commit-queue.ts,
 // store-many.ts): each session's events stay numbered without gaps, in the order they were
 // committed, each caller gets its own events back, webhook outbox rows are written as for a
-// session alone, and a session deleted meanwhile fails its own commits only.
+// session alone, a session deleted meanwhile fails its own commits only, and text that needs
+// escaping in SQL or JSON comes back exactly as given, alone or shared.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { createAgent } from '../helpers/agents.js';
@@ -80,6 +81,25 @@ describe('commits of many sessions at once', () => {
       const d = deliveries.find((x) => x.eventId === errorIds[i])!;
       expect(d.eventType).toBe('session.error');
       expect(JSON.parse(d.body)).toMatchObject({ id: errorIds[i], type: 'session.error', data: { type: 'session', id: sessionId } });
+    }
+  });
+
+  it('store text that SQL or JSON would escape exactly as given, alone and in a shared statement', async () => {
+    const awkward = [
+      'quotes " and \' and \\ backslashes \\" \\\\',
+      '{braces}, commas, NULL, null, "NULL", {"a":[1,"b"]}',
+      'lines\nand\r\ttabs \u2028 \u2029 \u0001',
+      'unicode: é ß 中文 😀 👩‍👩‍👧 \ud83d\ude00',
+      '',
+    ];
+    const [alone, ...shared] = await idleSessions(4);
+    const lone = await commitEvents(alone!, awkward.map(status));
+    const together = await Promise.all(shared.map((id) => commitEvents(id, awkward.map(status))));
+    for (const [id, answer] of [[alone!, lone] as const, ...shared.map((id, i) => [id, together[i]!] as const)]) {
+      expect(answer.map(textOf)).toEqual(awkward);
+      const stored = (await eventsAfter(id, 0)).slice(-awkward.length);
+      expect(stored.map(textOf)).toEqual(awkward);
+      expect(stored.map((e) => e.event.id)).toEqual(answer.map((e) => e.event.id));
     }
   });
 });
