@@ -6,6 +6,7 @@
 import { prisma } from '../db/client.js';
 import { sqlRows } from '../db/raw-query.js';
 import { newId } from '../ids.js';
+import { storableJson } from '../wire/text.js';
 import { Prisma } from '../generated/prisma/client.js';
 import { SESSION_WEBHOOK_EVENTS } from '../webhooks/catalog.js';
 import type { NewEvent, SessionEvent } from './types.js';
@@ -104,7 +105,7 @@ export async function storeEventsOfSessions(groups: SessionEvents[], change?: Tu
         : Prisma.empty
     }, input AS (
       SELECT v->>0 AS session_id, v->>1 AS id, v->>2 AS type, (v->>3)::int AS turn, (v->>4)::int AS ord, v->5 AS body
-        FROM jsonb_array_elements(${JSON.stringify(input)}::jsonb) AS j(v)
+        FROM jsonb_array_elements(${storableJson(input)}::jsonb) AS j(v)
     ), ins AS (
       INSERT INTO "SessionEvent" ("id", "sessionId", "seq", "type", "payload", "turn", "createdAt")
       SELECT input.id, input.session_id, (s."eventSeq" - s.n + input.ord)::int, input.type,

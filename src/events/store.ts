@@ -5,6 +5,7 @@
 import { prisma } from '../db/client.js';
 import { sqlRows } from '../db/raw-query.js';
 import { newId } from '../ids.js';
+import { storableJson } from '../wire/text.js';
 import { Prisma } from '../generated/prisma/client.js';
 import { AppError } from '../errors.js';
 import { logger } from '../logger.js';
@@ -65,7 +66,7 @@ export async function storeEvents(tx: EventTx, sessionId: string, events: NewEve
       RETURNING "id", "eventSeq", "agentId", "universeId", "turnCount", "parentSessionId"
     )${change?.with ? Prisma.sql`, ${change.with}` : Prisma.empty}, input AS (
       SELECT v->>0 AS id, v->>1 AS type, (v->>2)::int AS turn, v->3 AS body, ord
-        FROM jsonb_array_elements(${JSON.stringify(input)}::jsonb) WITH ORDINALITY AS j(v, ord)
+        FROM jsonb_array_elements(${storableJson(input)}::jsonb) WITH ORDINALITY AS j(v, ord)
     ), ins AS (
       INSERT INTO "SessionEvent" ("id", "sessionId", "seq", "type", "payload", "turn", "createdAt")
       SELECT input.id, ${sessionId}, (s."eventSeq" - ${n} + input.ord)::int, input.type,

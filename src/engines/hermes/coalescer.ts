@@ -1,5 +1,7 @@
 // Streams many tiny deltas as fewer events: text is flushed every `intervalMs` (and on demand),
 // so a long answer is a handful of stored events rather than one per token.
+const noop = () => undefined;
+
 export class StreamCoalescer {
   private buffer = '';
   private index = 0;
@@ -30,6 +32,9 @@ export class StreamCoalescer {
     this.buffer = '';
     const index = this.index++;
     this.chain = this.chain.then(() => this.sink(chunk, index));
+    // A failed commit is flush()'s to report; when the step fails first and never flushes, it
+    // must not surface later as an unhandled rejection.
+    this.chain.catch(noop);
   }
 
   async flush(): Promise<void> {
