@@ -21,7 +21,7 @@ import { AppError } from '../src/errors.js';
 import { describeIssues } from '../src/validation.js';
 import { sendError, sendJson, sendMiddlewareError } from '../src/wire/error-envelope.js';
 import { originGuard } from '../src/http/origin-guard.js';
-import { inputHygiene, pathParamProblem } from '../src/http/input-hygiene.js';
+import { inputHygiene, pathParamProblem, refusedInput } from '../src/http/input-hygiene.js';
 import { consumeRateLimit, limitKey, rateCounter } from '../src/ratelimit/limiter.js';
 import { bearerOf } from '../src/auth/viewer.js';
 import { hashToken } from '../src/auth/tokens.js';
@@ -149,9 +149,10 @@ async function serveRoute(route: RestRoute, req: Request, res: Response, bearerH
     const env = envelopeFor(req, res, bearerHash);
     const ctx = await env.contextFactory();
     checkAccess(route, ctx);
-    // A path id that cannot name anything: 404, after the token (a missing token is 401).
-    const badId = pathParamProblem(req);
-    if (badId) throw new AppError('not_found', badId.message);
+    // What the edge refused (a path id that cannot name anything, a query or body that cannot be
+    // read): answered after the token and its scope (a missing token is 401 whatever else is wrong).
+    const refused = refusedInput(req);
+    if (refused) return sendError(res, refused.status, refused.code, refused.message);
     if (route.raw) return await route.raw(req, res, ctx);
     const url = plainUrl(req.url);
     const query = validate(route.query, url ? parseQuery(url.query) : req.query, 'query');

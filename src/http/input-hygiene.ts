@@ -267,21 +267,25 @@ function fromBodyParser(err: Error & { type?: string; status?: number }, limit: 
 
 const answerRest = (res: Response, err: InputError) => sendError(res, err.status, err.code, err.message);
 
-/** Reads a JSON body (when there is one), checks it and sets `req.body`; answers the errors itself. */
-function jsonBodyHandler(limit: number): RequestHandler {
+/** What to do with a body that is refused: answer at once (`/auth`), or leave it for the router (`/v1`). */
+type OnRefused = (req: Request, res: Response, next: NextFunction, err: InputError) => void;
+const answerAtOnce: OnRefused = (_req, res, _next, err) => answerRest(res, err);
+
+/** Reads a JSON body (when there is one), checks it and sets `req.body`; a refused one goes to `refused`. */
+function jsonBodyHandler(limit: number, refused: OnRefused = answerAtOnce): RequestHandler {
   const read = readRaw(limit);
   return (req, res, next) => {
     if (!hasBody(req)) return next();
-    if (!charsetOk(req)) return answerRest(res, new InputError(415, 'unsupported_media_type', 'JSON bodies must be UTF-8'));
+    if (!charsetOk(req)) return refused(req, res, next, new InputError(415, 'unsupported_media_type', 'JSON bodies must be UTF-8'));
     read(req, res, (err?: unknown) => {
-      if (err) return answerRest(res, fromBodyParser(err as Error, limit));
+      if (err) return refused(req, res, next, fromBodyParser(err as Error, limit));
       const buf = req.body as unknown;
       req.body = undefined;
       if (!Buffer.isBuffer(buf) || buf.length === 0) return next();
       try {
         req.body = parseJsonBody(buf);
       } catch (e) {
-        return answerRest(res, e instanceof InputError ? e : new InputError(400, 'invalid_request', 'malformed JSON body'));
+        return refused(req, res, next, e instanceof InputError ? e : new InputError(400, 'invalid_request', 'malformed JSON body'));
       }
       next();
     });
@@ -386,22 +390,36 @@ function queryOf(req: Request): string {
   return q === -1 ? '' : url.slice(q + 1);
 }
 
-// A path id of the wrong shape, found here and answered by the router once the token is checked
-// (spec: a missing token is 401 whatever the path; an id that cannot exist is then 404).
+// What is refused here on /v1 is answered by the router once the token is checked (spec: a
+// missing, unknown, revoked or expired token is 401 whatever else is wrong with the request; a
+// token without the scope 403): a path id that cannot exist (404), a query string, content type
+// or body that cannot be read (400, 413, 415).
 const pathProblems = new WeakMap<object, InputError>();
+const refusedInputs = new WeakMap<object, InputError>();
 
 /** The 404 for a path id that cannot name anything, when inputHygiene found one on this request. */
 export function pathParamProblem(req: object): InputError | undefined {
   return pathProblems.get(req);
 }
 
+/** What inputHygiene refused on this request (the first problem: query, then path, then body), for the router to answer after auth. */
+export function refusedInput(req: object): InputError | undefined {
+  return refusedInputs.get(req);
+}
+
+const leaveForRouter: OnRefused = (req, _res, next, err) => {
+  refusedInputs.set(req, err);
+  next();
+};
+
 /**
  * The /v1 edge: query string, path ids and body, checked against the route table (mount before
- * the REST router, in place of a body parser).
+ * the REST router, in place of a body parser). Nothing is answered here: what is refused is
+ * recorded (refusedInput) and no further part of the request is read.
  */
 export function inputHygiene(routes: EdgeRoute[], limit = JSON_BODY_LIMIT_BYTES): RequestHandler {
   const matchPath = pathMatcher(compile(routes));
-  const parse = jsonBodyHandler(limit);
+  const parse = jsonBodyHandler(limit, leaveForRouter);
   return (req: Request, res: Response, next: NextFunction) => {
     try {
       checkQueryString(queryOf(req));
@@ -410,9 +428,8 @@ export function inputHygiene(routes: EdgeRoute[], limit = JSON_BODY_LIMIT_BYTES)
       try {
         for (const route of match.routes) checkPathParams(route.segments, match.segments);
       } catch (e) {
-        // no body is read for a request that will be refused; the router answers after auth
         pathProblems.set(req, e as InputError);
-        return next();
+        throw e;
       }
       const route = match.routes.find((r) => r.method === req.method);
       if (!route || !route.bodyTypes.length || !hasBody(req)) return next(); // no body to read (405: the router answers)
@@ -422,7 +439,8 @@ export function inputHygiene(routes: EdgeRoute[], limit = JSON_BODY_LIMIT_BYTES)
       }
       if (!req.is(JSON_TYPES)) return next(); // multipart: the route streams it itself
     } catch (e) {
-      return answerRest(res, e as InputError);
+      // no (more of the) body is read for a request that will be refused
+      return leaveForRouter(req, res, next, e as InputError);
     }
     parse(req, res, next);
   };

@@ -248,6 +248,63 @@ describe('query strings, path ids, cursors', () => {
   });
 });
 
+describe('the token first', () => {
+  // Spec: a missing, unknown, revoked or expired token gives 401, whatever else is wrong with the
+  // request; a token without the operation's scope 403. The edge's refusals (content type, body,
+  // query, path id) are answered only after that.
+  const bad: { what: string; method: string; path: string; body?: string; headers?: Record<string, string>; status: number; code: string }[] = [
+    {
+      what: 'a content type the route does not read',
+      method: 'POST',
+      path: '/agents',
+      body: 'x',
+      headers: { 'content-type': 'text/plain' },
+      status: 415,
+      code: 'unsupported_media_type',
+    },
+    {
+      what: 'malformed JSON',
+      method: 'POST',
+      path: '/agents',
+      body: '{bad',
+      headers: { 'content-type': 'application/json' },
+      status: 400,
+      code: 'invalid_request',
+    },
+    {
+      what: 'a NUL in the body',
+      method: 'POST',
+      path: '/agents',
+      body: '{"name":"a\\u0000b"}',
+      headers: { 'content-type': 'application/json' },
+      status: 400,
+      code: 'invalid_request',
+    },
+    {
+      what: 'a body over the limit',
+      method: 'POST',
+      path: '/agents',
+      body: `{"name":"${'x'.repeat(2 << 20)}"}`,
+      headers: { 'content-type': 'application/json' },
+      status: 413,
+      code: 'payload_too_large',
+    },
+    { what: 'a control character in the query', method: 'GET', path: '/sessions?limit=%00', status: 400, code: 'invalid_request' },
+    { what: 'a path id that cannot exist', method: 'DELETE', path: '/agents/0', status: 404, code: 'not_found' },
+  ];
+
+  it.each(bad)('$what: 401 without a token or with an unknown one, 403 without the scope, then the refusal itself', async (c) => {
+    const headers = c.headers ?? {};
+    expectError(await send(c.method, c.path, c.body, { ...headers, authorization: '' }), 401, 'invalid_token');
+    expectError(await send(c.method, c.path, c.body, { ...headers, authorization: 'Bearer ast_not_a_real_token_0123456789' }), 401, 'invalid_token');
+    if (c.method !== 'GET') {
+      const read = await s.mintToken('read');
+      expectError(await send(c.method, c.path, c.body, { ...headers, authorization: `Bearer ${read}` }), 403, 'insufficient_scope');
+    }
+    expectError(await send(c.method, c.path, c.body, headers), c.status, c.code);
+  });
+});
+
 describe('multipart uploads', () => {
   it('a body that ends before its closing boundary answers 400 and the process keeps serving (it used to exit)', async () => {
     const blobs = blobFiles().length;
