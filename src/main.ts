@@ -11,6 +11,19 @@ import { logger } from './logger.js';
 import { drainMs } from './shutdown.js';
 import { installProcessSafetyNet } from './process-safety.js';
 import { startupBanner } from './banner.js';
+import { PortUnavailableError } from './http/port-check.js';
+import { ownerBootstrapReport } from './auth/bootstrap.js';
+
+/** A start that failed: one plain line for a newcomer (not a stack), and a password made meanwhile. */
+function startFailed(err: unknown): never {
+  if (err instanceof PortUnavailableError) process.stderr.write(`\nAgent Service did not start: ${err.message}\n\n`);
+  else logger.fatal({ err }, 'the service did not start');
+  // Created before the failure: the banner that shows it once will not print, so say it here.
+  const owner = ownerBootstrapReport();
+  if (owner.generatedPassword)
+    process.stderr.write(`The owner account was created: sign in as ${owner.email}  password: ${owner.generatedPassword}  (shown once)\n`);
+  process.exit(1);
+}
 
 let running: RunningServer | null = null;
 let requested: NodeJS.Signals | null = null;
@@ -44,7 +57,11 @@ function onSignal(signal: NodeJS.Signals): void {
 }
 for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, onSignal);
 
-running = await startServer(loadConfig());
+try {
+  running = await startServer(loadConfig());
+} catch (err) {
+  startFailed(err);
+}
 // The banner is how a newcomer learns the sign-in password: printed on stdout whether or not it
 // is a terminal (a container's log, a child process), once listening. test/server/first-start.test.ts.
 process.stdout.write(startupBanner(running.url));

@@ -14,6 +14,7 @@ import { buildRestDispatch } from '../rest/router.js';
 import { routes } from '../rest/routes/index.js';
 import { buildOpenApi } from '../rest/openapi.js';
 import { serverOptions, applyServerLimits } from './http/server-limits.js';
+import { checkPortFree, PortUnavailableError } from './http/port-check.js';
 import { logger } from './logger.js';
 import { settings, type Config } from './config.js';
 import { enqueueSessionRun } from './runtime/queue.js';
@@ -55,6 +56,8 @@ export interface StartOptions {
 }
 
 export async function startServer(cfg: Config, opts: StartOptions = {}): Promise<RunningServer> {
+  // A taken port fails the start before it opens, migrates or creates anything.
+  await checkPortFree(cfg.port, cfg.host);
   const database = await openDatabase({
     databaseUrl: cfg.databaseUrl,
     pgliteDir: opts.pgliteDir ?? path.join(cfg.dataDir, 'pglite'),
@@ -102,7 +105,9 @@ export async function startServer(cfg: Config, opts: StartOptions = {}): Promise
     server = listening = created;
     applyServerLimits(created); // timeouts and header limits: src/http/server-limits.ts
     await new Promise<void>((resolve, reject) => {
-      created.once('error', reject);
+      created.once('error', (err: NodeJS.ErrnoException) =>
+        reject(err.code === 'EADDRINUSE' || err.code === 'EACCES' ? new PortUnavailableError(err.code, cfg.host, cfg.port) : err),
+      );
       created.listen(cfg.port, cfg.host, () => resolve());
     });
   } catch (err) {

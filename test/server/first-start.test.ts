@@ -120,3 +120,48 @@ describe('npm start on an empty DATA_DIR with no optional variables', () => {
     expect(res.status).toBe(401);
   });
 });
+
+describe('npm start where the port is taken', () => {
+  it('exits 1 with one plain line naming PORT, creates nothing; the next start on a free port shows the generated password', async () => {
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'agent-service-port-taken-'));
+    const env = { ...Object.fromEntries(Object.entries(process.env).filter(([k]) => !OPTIONAL.test(k))), DATA_DIR: dataDir };
+    const taken = net.createServer();
+    const port = await new Promise<number>((resolve) => taken.listen(0, '127.0.0.1', () => resolve((taken.address() as net.AddressInfo).port)));
+    try {
+      const failed = spawn('npm', ['start'], { cwd: ROOT, env: { ...env, PORT: String(port) }, stdio: ['ignore', 'pipe', 'pipe'] });
+      let said = '';
+      failed.stdout!.on('data', (d: Buffer) => (said += d.toString()));
+      failed.stderr!.on('data', (d: Buffer) => (said += d.toString()));
+      const code = await new Promise<number | null>((resolve) => failed.once('exit', resolve));
+      expect(code, said).toBe(1);
+      expect(said).toContain(`port ${port} on 127.0.0.1 is already in use`);
+      expect(said).toContain('PORT=<a free port>');
+      expect(said).not.toMatch(/^\s+at /m); // no stack trace
+      expect(said).not.toContain('owner account created'); // nothing was made
+    } finally {
+      taken.close();
+    }
+    // The owner is made by the start that succeeds, and its banner shows the password.
+    const next = spawn('npm', ['start'], { cwd: ROOT, env: { ...env, PORT: String(await freePort()) }, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    let out = '';
+    try {
+      await new Promise<void>((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`no sign-in line in 90 s:\n${out}`)), 90_000);
+        const onData = (d: Buffer) => {
+          out += d.toString();
+          if (/Sign in .*\n/.test(out)) {
+            clearTimeout(timer);
+            resolve();
+          }
+        };
+        next.stdout!.on('data', onData);
+        next.stderr!.on('data', onData);
+      });
+      expect(out).toMatch(/Sign in +admin@localhost {2}password: \S+ {2}\(generated now and shown once/);
+    } finally {
+      const exited = new Promise((done) => next.once('exit', done));
+      process.kill(-next.pid!, 'SIGTERM');
+      await exited;
+    }
+  }, 150_000);
+});

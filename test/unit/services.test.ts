@@ -3,6 +3,7 @@
 // to the standalone set every test file starts with, test/helpers/standalone-services.ts).
 import fs from 'node:fs';
 import net from 'node:net';
+import { PortUnavailableError } from '../../src/http/port-check.js';
 import os from 'node:os';
 import path from 'node:path';
 import { Readable } from 'node:stream';
@@ -211,22 +212,31 @@ describe('composeServices', () => {
     }
   }, 120_000);
 
-  it('a start that fails part-way (its port taken) ends its composition and closes its database', async () => {
+  it('a start that fails part-way (a bad ADMIN_TOKEN, found after composing) ends its composition and closes its database', async () => {
+    const cfg = { ...configFor(tempDir()), adminEmail: 'failed-start@example.com', adminToken: 'not-an-ast-token' };
+    await expect(startServer(cfg, { pgliteDir: 'memory://' })).rejects.toThrow('ADMIN_TOKEN must start with ast_');
+    expect(() => blobStore()).toThrow('service not composed: blobStore');
+    expect(config().adminEmail).not.toBe('failed-start@example.com');
+    expect(() => pgPool()).toThrow('service not composed: database');
+    await expect(databaseReady()).resolves.toBe(false);
+    // The process can start again afterwards.
+    const s = await startTestServer();
+    await s.stop();
+  }, 120_000);
+
+  it('a taken port fails the start before it composes or opens anything', async () => {
     const taken = net.createServer();
     await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
     const port = (taken.address() as net.AddressInfo).port;
     try {
-      const cfg = { ...configFor(tempDir()), port, adminEmail: 'failed-start@example.com' };
-      await expect(startServer(cfg, { pgliteDir: 'memory://' })).rejects.toThrow(/EADDRINUSE/);
-      expect(() => blobStore()).toThrow('service not composed: blobStore');
-      expect(config().adminEmail).not.toBe('failed-start@example.com');
+      const cfg = { ...configFor(tempDir()), port, adminEmail: 'port-taken@example.com' };
+      const failed = startServer(cfg, { pgliteDir: 'memory://' });
+      await expect(failed).rejects.toBeInstanceOf(PortUnavailableError);
+      await expect(failed).rejects.toMatchObject({ code: 'EADDRINUSE', port });
       expect(() => pgPool()).toThrow('service not composed: database');
-      await expect(databaseReady()).resolves.toBe(false);
+      expect(config().adminEmail).not.toBe('port-taken@example.com');
     } finally {
       taken.close();
     }
-    // The process can start again afterwards.
-    const s = await startTestServer();
-    await s.stop();
   }, 120_000);
 });
