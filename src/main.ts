@@ -12,11 +12,12 @@ import { drainMs } from './shutdown.js';
 import { installProcessSafetyNet } from './process-safety.js';
 import { startupBanner } from './banner.js';
 import { PortUnavailableError } from './http/port-check.js';
+import { DataDirInUseError } from './db/data-dir-lock.js';
 import { ownerBootstrapReport } from './auth/bootstrap.js';
 
 /** A start that failed: one plain line for a newcomer (not a stack), and a password made meanwhile. */
 function startFailed(err: unknown): never {
-  if (err instanceof PortUnavailableError) process.stderr.write(`\nAgent Service did not start: ${err.message}\n\n`);
+  if (err instanceof PortUnavailableError || err instanceof DataDirInUseError) process.stderr.write(`\nAgent Service did not start: ${err.message}\n\n`);
   else logger.fatal({ err }, 'the service did not start');
   // Created before the failure: the banner that shows it once will not print, so say it here.
   const owner = ownerBootstrapReport();

@@ -8,6 +8,7 @@ import path from 'node:path';
 import fs from 'node:fs';
 import { PGlite } from '@electric-sql/pglite';
 import { PrismaPGlite } from 'pglite-prisma-adapter';
+import { lockDataDir } from './data-dir-lock.js';
 import { PrismaPg } from '@prisma/adapter-pg';
 import pg from 'pg';
 import { PrismaClient } from '../generated/prisma/client.js';
@@ -84,11 +85,25 @@ export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
     return { prisma: client, pool, close: once(close) };
   }
   const dir = opts.pgliteDir ?? 'memory://';
-  if (!dir.startsWith('memory://')) fs.mkdirSync(path.dirname(dir), { recursive: true });
-  const pglite = await PGlite.create(dir, opts.pgliteImage ? { loadDataDir: opts.pgliteImage } : undefined);
+  let unlock: () => void = () => undefined;
+  if (!dir.startsWith('memory://')) {
+    fs.mkdirSync(path.dirname(dir), { recursive: true });
+    unlock = lockDataDir(dir); // one process per directory: PGlite does not lock its files
+  }
+  let pglite: PGlite;
+  try {
+    pglite = await PGlite.create(dir, opts.pgliteImage ? { loadDataDir: opts.pgliteImage } : undefined);
+  } catch (err) {
+    unlock();
+    throw err;
+  }
   const close = async () => {
-    await client.$disconnect();
-    await pglite.close();
+    try {
+      await client.$disconnect();
+      await pglite.close();
+    } finally {
+      unlock();
+    }
   };
   let client: PrismaClient;
   try {
@@ -98,6 +113,7 @@ export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
     await client.$connect();
   } catch (err) {
     await pglite.close().catch(() => undefined);
+    unlock();
     throw err;
   }
   return { prisma: client, pool: undefined, close: once(close) };

@@ -30,9 +30,10 @@ function freePort(): Promise<number> {
 let child: ChildProcess;
 let output = '';
 let url = '';
+let dataDir = '';
 
 beforeAll(async () => {
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'agent-service-first-start-'));
+  dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'agent-service-first-start-'));
   const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !OPTIONAL.test(k)));
   // PORT only so that parallel test files do not fight over 8080; DATA_DIR so the clone stays clean.
   const port = await freePort();
@@ -119,6 +120,26 @@ describe('npm start on an empty DATA_DIR with no optional variables', () => {
     });
     expect(res.status).toBe(401);
   });
+});
+
+describe('a second npm start on the same DATA_DIR', () => {
+  it('exits 1 with one plain line naming the running one, and the first keeps serving', async () => {
+    const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !OPTIONAL.test(k)));
+    const second = spawn('npm', ['start'], {
+      cwd: ROOT,
+      env: { ...env, DATA_DIR: dataDir, PORT: String(await freePort()) },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let said = '';
+    second.stdout!.on('data', (d: Buffer) => (said += d.toString()));
+    second.stderr!.on('data', (d: Buffer) => (said += d.toString()));
+    const code = await new Promise<number | null>((resolve) => second.once('exit', resolve));
+    expect(code, said).toBe(1);
+    expect(said).toMatch(/the data directory \S+ is in use by another running agent service \(pid \d+\)/);
+    expect(said).toContain('another DATA_DIR');
+    expect(said).not.toMatch(/^\s+at /m);
+    expect((await fetch(`${url}/v1/openapi.json`)).status).toBe(200);
+  }, 90_000);
 });
 
 describe('npm start where the port is taken', () => {
