@@ -155,6 +155,7 @@ async function serveRoute(route: RestRoute, req: Request, res: Response, bearerH
     if (refused) return sendError(res, refused.status, refused.code, refused.message);
     if (route.raw) return await route.raw(req, res, ctx);
     const url = plainUrl(req.url);
+    // A route that declares query parameters refuses others; one that declares none ignores a query string.
     const query = validate(route.query, url ? parseQuery(url.query) : req.query, 'query');
     // No body at all reads as `{}`; a JSON `null` body is a body, and not an object (400).
     const body = route.body ? validate(route.body, req.body === undefined ? {} : req.body, 'body') : undefined;

@@ -18,7 +18,7 @@ export const environmentRoutes = [
     tag: 'Environments',
     scope: 'read',
     summary: 'Environments of the universe (archived ones included), newest first',
-    query: z.object({
+    query: z.strictObject({
       limit: z.coerce.number().int().min(1).max(100).default(20).describe('1 to 100, default 20'),
       page: connectionCursor('env').optional().describe('the next_page of the previous answer'),
     }),

@@ -12,7 +12,7 @@ import { answerOnce } from '../idempotency.js';
 
 const FILE = selectionOf(fileBody);
 
-const listQuery = z.object({
+const listQuery = z.strictObject({
   limit: z.coerce.number().int().min(1).max(100).optional().describe('1 to 100, default 20'),
   page: z.string().max(64).optional().describe('the next_page of the previous answer'),
   'ids[]': z

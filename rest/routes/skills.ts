@@ -77,7 +77,7 @@ export const skillRoutes = [
     tag: 'Skills',
     scope: 'read',
     summary: 'Skills of the universe, newest first',
-    query: z.object({
+    query: z.strictObject({
       cursor: connectionCursor('skill').optional().describe('the nextCursor of the previous answer'),
       limit: z.coerce.number().int().min(1).max(100).default(20),
     }),

@@ -188,7 +188,7 @@ export const putSecretBody = strict({
 export type PutSecretBody = z.output<typeof putSecretBody>;
 
 // Query strings may carry unrelated parameters (cache busters): not strict.
-export const listAgentsQuery = z.object({
+export const listAgentsQuery = z.strictObject({
   archived: z.enum(['true', 'false']).optional().describe('only archived (true) or only active (false) agents; both when omitted'),
   // Paged like GET /skills; the default keeps a plain GET answering up to 1000 agents at once.
   cursor: connectionCursor('agent').optional().describe('the nextCursor of the previous answer'),

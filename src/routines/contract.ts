@@ -203,7 +203,7 @@ const nextPage = z.string().nullable().describe('Pass back as ?page= for the nex
 export const routineList = z.strictObject({ data: z.array(routineBody).describe('Newest first'), next_page: nextPage }).meta({ id: 'RoutineList' });
 export const routineRunList = z.strictObject({ data: z.array(routineRunBody).describe('Newest first'), next_page: nextPage }).meta({ id: 'RoutineRunList' });
 export const listRoutinesQuery = (prefix: 'rtn' | 'rrun') =>
-  z.object({
+  z.strictObject({
     limit: z.coerce.number().int().min(1).max(1000).default(1000).describe('1 to 1000, default 1000'),
     page: connectionCursor(prefix).optional().describe('the next_page of the previous answer'),
   });

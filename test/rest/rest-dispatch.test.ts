@@ -84,6 +84,15 @@ describe('the /v1 dispatcher', () => {
     expect((await raw('GET', `/v1/Agents/${agentId}`)).status).toBe(404);
   });
 
+  it('a route that declares query parameters refuses others (every list alike); one that declares none ignores them', async () => {
+    for (const list of ['agents', 'sessions', 'skills', 'files', 'routines', 'environments', 'vaults']) {
+      const res = await raw('GET', `/v1/${list}?unknown=1`);
+      expect(res.status, list).toBe(400);
+      expect(json(res).error).toEqual({ code: 'invalid_request', message: 'query: Unrecognized key: "unknown"' });
+    }
+    expect((await raw('GET', `/v1/agents/${agentId}?unused=1`)).status).toBe(200);
+  });
+
   it('answers unknown paths with the 404 envelope (the mount itself included) and wrong methods with 405', async () => {
     for (const [path, shown] of [
       ['/v1/nope', '/v1/nope'],
