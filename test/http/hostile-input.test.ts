@@ -193,12 +193,12 @@ describe('JSON bodies', () => {
 
 describe('query strings, path ids, cursors', () => {
   it('NUL, control characters and invalid UTF-8 in a query string answer 400', async () => {
-    expectError(await s.api('GET', '/agents?x=%00'), 400, 'invalid_request');
-    expectError(await s.api('GET', '/agents?x=%0a'), 400, 'invalid_request');
-    expectError(await s.api('GET', '/agents?%00=x'), 400, 'invalid_request');
-    expectError(await s.api('GET', '/agents?x=%ff%fe'), 400, 'invalid_request');
-    expectError(await s.api('GET', '/agents?x=%ed%a0%80'), 400, 'invalid_request'); // an encoded lone surrogate
-    expect((await s.api('GET', '/agents?x=%E2%9C%93')).status).toBe(200);
+    expectError(await s.api('GET', '/whoami?x=%00'), 400, 'invalid_request');
+    expectError(await s.api('GET', '/whoami?x=%0a'), 400, 'invalid_request');
+    expectError(await s.api('GET', '/whoami?%00=x'), 400, 'invalid_request');
+    expectError(await s.api('GET', '/whoami?x=%ff%fe'), 400, 'invalid_request');
+    expectError(await s.api('GET', '/whoami?x=%ed%a0%80'), 400, 'invalid_request'); // an encoded lone surrogate
+    expect((await s.api('GET', '/whoami?x=%E2%9C%93')).status).toBe(200);
   });
 
   it('path ids of the wrong shape answer 404 before the database, after the token check (no token: 401)', async () => {
