@@ -187,7 +187,7 @@ export const putSecretBody = strict({
 }).meta({ id: 'PutAgentSecretInput' });
 export type PutSecretBody = z.output<typeof putSecretBody>;
 
-// Query strings may carry unrelated parameters (cache busters): not strict.
+// Strict like every list's query: an unknown parameter is a 400 naming it, not silently ignored.
 export const listAgentsQuery = z.strictObject({
   archived: z.enum(['true', 'false']).optional().describe('only archived (true) or only active (false) agents; both when omitted'),
   // Paged like GET /skills; the default keeps a plain GET answering up to 1000 agents at once.

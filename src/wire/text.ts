@@ -19,9 +19,10 @@ export function textProblem(s: string): string | null {
 // the slow path below then changes nothing.
 const UNSTORABLE_ESCAPE = /\\u(?:0000|d[89a-f])/;
 
-/** A string a database stores as text: each NUL and unpaired surrogate replaced by U+FFFD. */
 const UNSTORABLE_CHARS = new RegExp(`\\u0000|${LONE_SURROGATE.source}`, 'g');
-export function storableText(s: string): string {
+
+/** A string a database stores as text: each NUL and unpaired surrogate replaced by U+FFFD. */
+function storableText(s: string): string {
   return s.replace(UNSTORABLE_CHARS, '\uFFFD');
 }
 

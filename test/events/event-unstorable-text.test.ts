@@ -47,7 +47,7 @@ describe('text a database cannot store, from outside the API', () => {
     // A backslash then "u0000" is ordinary text: its JSON is "\\u0000", not an escape of a NUL.
     const cases = ['\u0000', '\uDC00x', 'x\uD800', '\\u0000 and \\ud800', 'fine \uD83D\uDE00'];
     const want = [REPLACED, `${REPLACED}x`, `x${REPLACED}`, '\\u0000 and \\ud800', 'fine \uD83D\uDE00'];
-    const [alone] = [await commitEvents(a.id, cases.map(text))];
+    const alone = await commitEvents(a.id, cases.map(text));
     const shared = await Promise.all([commitEvents(a.id, cases.map(text)), commitEvents(b.id, cases.map(text))]);
     for (const stored of [alone, ...shared]) {
       expect(stored.map((e) => (e.event as unknown as { part: { text: string } }).part.text)).toEqual(want);

@@ -27,6 +27,38 @@ function freePort(): Promise<number> {
   });
 }
 
+/** `npm start` as a newcomer runs it: none of the optional variables, plus `vars`. */
+function npmStart(vars: Record<string, string>, opts: { detached?: boolean } = {}) {
+  const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !OPTIONAL.test(k)));
+  const started = spawn('npm', ['start'], { cwd: ROOT, env: { ...env, ...vars }, stdio: ['ignore', 'pipe', 'pipe'], detached: opts.detached });
+  let said = '';
+  started.stdout!.on('data', (d: Buffer) => (said += d.toString()));
+  started.stderr!.on('data', (d: Buffer) => (said += d.toString()));
+  const exit = new Promise<number | null>((resolve) => started.once('exit', resolve));
+  return {
+    child: started,
+    output: () => said,
+    exit,
+    /** Resolves once the banner's sign-in line is out; rejects when the process exits first or after 90 s. */
+    signedIn: () =>
+      new Promise<void>((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`npm start printed no sign-in line in 90 s:\n${said}`)), 90_000);
+        const check = () => {
+          if (!/Sign in .*\n/.test(said)) return;
+          clearTimeout(timer);
+          resolve();
+        };
+        started.stdout!.on('data', check);
+        started.stderr!.on('data', check);
+        void exit.then((code) => {
+          clearTimeout(timer);
+          reject(new Error(`npm start exited (${code}):\n${said}`));
+        });
+        check();
+      }),
+  };
+}
+
 let child: ChildProcess;
 let output = '';
 let url = '';
@@ -34,31 +66,12 @@ let dataDir = '';
 
 beforeAll(async () => {
   dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'agent-service-first-start-'));
-  const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !OPTIONAL.test(k)));
   // PORT only so that parallel test files do not fight over 8080; DATA_DIR so the clone stays clean.
-  const port = await freePort();
-  child = spawn('npm', ['start'], {
-    cwd: ROOT,
-    env: { ...env, DATA_DIR: dataDir, PORT: String(port) },
-    stdio: ['ignore', 'pipe', 'pipe'],
-    detached: true, // its own process group, as a terminal would give it
-  });
-  await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`npm start printed no sign-in line in 90 s:\n${output}`)), 90_000);
-    const onData = (chunk: Buffer) => {
-      output += chunk.toString();
-      if (/Sign in .*\n/.test(output)) {
-        clearTimeout(timer);
-        resolve();
-      }
-    };
-    child.stdout!.on('data', onData);
-    child.stderr!.on('data', onData);
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`npm start exited (${code}):\n${output}`));
-    });
-  });
+  // detached: its own process group, as a terminal would give it.
+  const started = npmStart({ DATA_DIR: dataDir, PORT: String(await freePort()) }, { detached: true });
+  child = started.child;
+  await started.signedIn();
+  output = started.output();
   url = /Dashboard\s+(http:\/\/\S+?)\/?\s/.exec(output)?.[1] ?? '';
 }, 120_000);
 
@@ -124,16 +137,9 @@ describe('npm start on an empty DATA_DIR with no optional variables', () => {
 
 describe('a second npm start on the same DATA_DIR', () => {
   it('exits 1 with one plain line naming the running one, and the first keeps serving', async () => {
-    const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !OPTIONAL.test(k)));
-    const second = spawn('npm', ['start'], {
-      cwd: ROOT,
-      env: { ...env, DATA_DIR: dataDir, PORT: String(await freePort()) },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let said = '';
-    second.stdout!.on('data', (d: Buffer) => (said += d.toString()));
-    second.stderr!.on('data', (d: Buffer) => (said += d.toString()));
-    const code = await new Promise<number | null>((resolve) => second.once('exit', resolve));
+    const second = npmStart({ DATA_DIR: dataDir, PORT: String(await freePort()) });
+    const code = await second.exit;
+    const said = second.output();
     expect(code, said).toBe(1);
     expect(said).toMatch(/the data directory \S+ is in use by another running agent service \(pid \d+\)/);
     expect(said).toContain('another DATA_DIR');
@@ -145,15 +151,12 @@ describe('a second npm start on the same DATA_DIR', () => {
 describe('npm start where the port is taken', () => {
   it('exits 1 with one plain line naming PORT, creates nothing; the next start on a free port shows the generated password', async () => {
     const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'agent-service-port-taken-'));
-    const env = { ...Object.fromEntries(Object.entries(process.env).filter(([k]) => !OPTIONAL.test(k))), DATA_DIR: dataDir };
     const taken = net.createServer();
     const port = await new Promise<number>((resolve) => taken.listen(0, '127.0.0.1', () => resolve((taken.address() as net.AddressInfo).port)));
     try {
-      const failed = spawn('npm', ['start'], { cwd: ROOT, env: { ...env, PORT: String(port) }, stdio: ['ignore', 'pipe', 'pipe'] });
-      let said = '';
-      failed.stdout!.on('data', (d: Buffer) => (said += d.toString()));
-      failed.stderr!.on('data', (d: Buffer) => (said += d.toString()));
-      const code = await new Promise<number | null>((resolve) => failed.once('exit', resolve));
+      const failed = npmStart({ DATA_DIR: dataDir, PORT: String(port) });
+      const code = await failed.exit;
+      const said = failed.output();
       expect(code, said).toBe(1);
       expect(said).toContain(`port ${port} on 127.0.0.1 is already in use`);
       expect(said).toContain('PORT=<a free port>');
@@ -163,26 +166,13 @@ describe('npm start where the port is taken', () => {
       taken.close();
     }
     // The owner is made by the start that succeeds, and its banner shows the password.
-    const next = spawn('npm', ['start'], { cwd: ROOT, env: { ...env, PORT: String(await freePort()) }, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
-    let out = '';
+    const next = npmStart({ DATA_DIR: dataDir, PORT: String(await freePort()) }, { detached: true });
     try {
-      await new Promise<void>((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`no sign-in line in 90 s:\n${out}`)), 90_000);
-        const onData = (d: Buffer) => {
-          out += d.toString();
-          if (/Sign in .*\n/.test(out)) {
-            clearTimeout(timer);
-            resolve();
-          }
-        };
-        next.stdout!.on('data', onData);
-        next.stderr!.on('data', onData);
-      });
-      expect(out).toMatch(/Sign in +admin@localhost {2}password: \S+ {2}\(generated now and shown once/);
+      await next.signedIn();
+      expect(next.output()).toMatch(/Sign in +admin@localhost {2}password: \S+ {2}\(generated now and shown once/);
     } finally {
-      const exited = new Promise((done) => next.once('exit', done));
-      process.kill(-next.pid!, 'SIGTERM');
-      await exited;
+      process.kill(-next.child.pid!, 'SIGTERM');
+      await next.exit;
     }
   }, 150_000);
 });
