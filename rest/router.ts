@@ -9,6 +9,7 @@
 // them, so they keep its API.
 import { settings } from '../src/config.js';
 import type http from 'node:http';
+import { performance } from 'node:perf_hooks';
 import type express from 'express';
 import type { Request, Response } from 'express';
 import type { GraphQLError } from 'graphql';
@@ -52,10 +53,11 @@ export const STREAM_PING_MS = settings.streamPingMs();
 /**
  * Serves a feed as server-sent events: `id:`, `event:`, `data:` frames and pings. Backpressure:
  * what the client has not taken collects in the response's buffer; past STREAM_BUFFER_BYTES the
- * stream waits (at most STREAM_SLOW_CUT_MS) for the client to take it (a replay reads the store
- * only as it is written out; live events wait in this stream's own queue, never in another's),
- * then ends with a reconnect hint (STREAM_SLOW_FRAME), the connection cut if that is not read
- * either: memory per stream stays bounded, and the client resumes with Last-Event-ID.
+ * stream writes nothing more until the client takes it (a replay reads the store only as it is
+ * written out; live events wait in this stream's own queue, never in another's). A client that
+ * keeps taking bytes is waited for, however large a frame; one that takes nothing for
+ * STREAM_SLOW_CUT_MS gets a reconnect hint (STREAM_SLOW_FRAME), the connection cut if that is not
+ * read either: memory per stream stays bounded, and the client resumes with Last-Event-ID.
  */
 async function serveStream(iterator: AsyncIterator<StreamEvent>, req: Request, res: Response) {
   const bufferLimit = settings.streamBufferBytes();
@@ -88,7 +90,7 @@ async function serveStream(iterator: AsyncIterator<StreamEvent>, req: Request, r
     for (;;) {
       const next = await iterator.next();
       if (next.done || closed) break;
-      if (res.writableLength > bufferLimit && !(await drained(res, settings.streamSlowCutMs()))) {
+      if (res.writableLength > bufferLimit && !(await caughtUp(res, bufferLimit, settings.streamSlowCutMs()))) {
         slowClient(res);
         break;
       }
@@ -101,21 +103,48 @@ async function serveStream(iterator: AsyncIterator<StreamEvent>, req: Request, r
   }
 }
 
-/** Whether the response's buffer drained within `ms` (false: it did not, or the connection closed). */
-function drained(res: Response, ms: number): Promise<boolean> {
+/**
+ * Whether the client takes the response's buffer down to `limit` (false: the connection closed, or
+ * the client took nothing for `windowMs`). Progress is counted in what the socket hands the kernel:
+ * a large frame leaves libuv's write queue piece by piece while the response's own count drops
+ * only when a whole write ends, so a slow reader of a multi-megabyte event (a client on a poor
+ * link, an image in a message) is not taken for one that stopped; it would be cut at that event
+ * again on every reconnect.
+ */
+function caughtUp(res: Response, limit: number, windowMs: number): Promise<boolean> {
   return new Promise((resolve) => {
+    let length = res.writableLength;
+    let queued = writeQueue(res);
+    let progressAt = performance.now();
     const done = (ok: boolean) => {
-      clearTimeout(timer);
+      clearInterval(poll);
       res.off('drain', onDrain);
       res.off('close', onClose);
       resolve(ok);
     };
     const onDrain = () => done(true);
     const onClose = () => done(false);
-    const timer = setTimeout(() => done(false), ms);
+    const poll = setInterval(
+      () => {
+        if (res.writableLength <= limit) return done(true);
+        // Taken: a write ended (the response's count fell), or the write in flight moved on.
+        const taken = res.writableLength < length || (res.writableLength === length && writeQueue(res) < queued);
+        length = res.writableLength;
+        queued = writeQueue(res);
+        if (taken) progressAt = performance.now();
+        else if (performance.now() - progressAt >= windowMs) done(false);
+      },
+      Math.max(10, Math.min(250, windowMs / 4)),
+    );
     res.on('drain', onDrain);
     res.on('close', onClose);
   });
+}
+
+/** Bytes of the write in flight that the kernel has not taken yet (libuv's write queue; 0 where it cannot be seen). */
+function writeQueue(res: Response): number {
+  const handle = (res.socket as unknown as { _handle?: { writeQueueSize?: unknown } } | null)?._handle;
+  return typeof handle?.writeQueueSize === 'number' ? handle.writeQueueSize : 0;
 }
 
 /** A client that stopped reading: the hint after what it has not read yet, then the end; the connection is cut if that never drains. */

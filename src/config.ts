@@ -166,11 +166,11 @@ export const settings = {
   /**
    * STREAM_BUFFER_BYTES: bytes an SSE stream may have waiting in the process for a slow client
    * (beyond what the kernel's socket buffers hold) before the stream waits for it; a client that
-   * does not catch up within STREAM_SLOW_CUT_MS is closed with a reconnect hint (default 1 MiB);
-   * it resumes with Last-Event-ID.
+   * takes nothing for STREAM_SLOW_CUT_MS is closed with a reconnect hint (default 1 MiB); one
+   * that keeps reading is waited for. It resumes with Last-Event-ID.
    */
   streamBufferBytes: () => num('STREAM_BUFFER_BYTES', 1 << 20),
-  /** STREAM_SLOW_CUT_MS: how long a full stream waits for its client before it is closed, and a closed one before its connection is cut (default 5 s). */
+  /** STREAM_SLOW_CUT_MS: how long a full stream waits for a client that takes nothing before it is closed, and a closed one before its connection is cut (default 5 s). */
   streamSlowCutMs: () => num('STREAM_SLOW_CUT_MS', 5000),
   /** SHUTDOWN_DRAIN_MS: how long a stopping process lets running work finish (default 5 s). */
   shutdownDrainMs: () => numUnlessUnset('SHUTDOWN_DRAIN_MS', 5000),

@@ -10,9 +10,10 @@ scrapedGauge('agent_service_sse_streams_open', 'Server-sent event streams this p
 export const STREAM_SHUTDOWN_FRAME = ': server shutting down; reconnect with Last-Event-ID\nretry: 1000\n\n';
 
 /**
- * A stream whose client reads too slowly (more than STREAM_BUFFER_BYTES waiting in this process)
- * is closed with this frame: the client reads it once it catches up, or the connection is cut
- * (STREAM_SLOW_CUT_MS later); either way it resumes with Last-Event-ID and loses nothing.
+ * A stream whose client stopped reading (more than STREAM_BUFFER_BYTES waiting in this process,
+ * nothing taken for STREAM_SLOW_CUT_MS) is closed with this frame: the client reads it once it
+ * reads again, or the connection is cut (STREAM_SLOW_CUT_MS later); either way it resumes with
+ * Last-Event-ID and loses nothing.
  */
 export const STREAM_SLOW_FRAME = ': the client reads too slowly; reconnect with Last-Event-ID\nretry: 1000\n\n';
 
