@@ -16,16 +16,16 @@ export function followChannelEvents(universeId: string, afterSeq: number): Async
   });
   return followIterator(state, {
     ready: unsubscribe,
-    refill: async () => {
+    refill: () => {
       if (!dirty) return false;
       dirty = false;
-      const page = await channelEventsAfter(universeId, lastSeq);
-      for (const e of page) {
-        state.queue.push(e);
-        lastSeq = e.seq;
-      }
-      if (page.length === 500) dirty = true;
-      return true;
+      return channelEventsAfter(universeId, lastSeq).then((page) => {
+        for (const e of page) {
+          state.queue.push(e);
+          lastSeq = e.seq;
+        }
+        if (page.length === 500) dirty = true;
+      });
     },
     onClose: async () => (await unsubscribe)(),
   });

@@ -1,7 +1,10 @@
 // Live session streams. Each process keeps one topic per watched session: a notification
 // "first-last" triggers ONE database read shared by every local subscriber (fan-out without N
-// queries). A subscriber replays from the store first, then follows live events; sequence
-// numbers make the hand-over gap-free and duplicate-free, and a detected gap is re-read.
+// queries). A subscriber replays from the store first, a page at a time as its consumer reads,
+// then follows live events; sequence numbers make the hand-over gap-free and duplicate-free, and
+// a detected gap is re-read. A subscriber holds at most MAX_HELD events: one whose consumer
+// falls further behind (a slow SSE client) reads the rest from the store as it reads, so its
+// memory stays bounded however long its session runs (issue #29).
 // Batches committed by this process are delivered at once, without the notice's round trip
 // and read (onLocal); another process's notice carries its batch when small (no read either).
 import { eventsAfter, sessionChannel, type StoredEvent } from './store.js';
@@ -10,9 +13,16 @@ import { onLocalBatch } from './local-batches.js';
 import { logger } from '../logger.js';
 import { followIterator } from './iterators.js';
 
+/** Events read from the store at a time, and held for one subscriber at most (live ones beyond are read again). */
+const PAGE = 500;
+const MAX_HELD = 2 * PAGE;
+
 interface Subscriber {
+  /** The last event queued for the consumer. */
   lastSeq: number;
+  /** Its next events come from the store: a fresh stream's history, or a consumer MAX_HELD behind. */
   replaying: boolean;
+  /** Live events that arrived while replaying, for the hand-over; dropped past MAX_HELD with the queue (the replay reads them). */
   pending: StoredEvent[];
   queue: StoredEvent[];
   wake: (() => void) | null;
@@ -31,11 +41,16 @@ const topics = new Map<string, Topic>();
 function deliver(sub: Subscriber, events: StoredEvent[]): void {
   if (sub.closed) return;
   if (sub.replaying) {
-    sub.pending.push(...events);
+    if (sub.queue.length + sub.pending.length + events.length > MAX_HELD) sub.pending = [];
+    else for (const e of events) sub.pending.push(e);
     return;
   }
   for (const e of events) {
     if (e.seq <= sub.lastSeq) continue;
+    if (sub.queue.length >= MAX_HELD) {
+      sub.replaying = true; // the rest from the store, as the consumer reads
+      break;
+    }
     sub.queue.push(e);
     sub.lastSeq = e.seq;
   }
@@ -47,8 +62,9 @@ async function fetchUpTo(sessionId: string, topic: Topic, first: number, last: n
   if (last <= topic.lastFetched) return;
   // A fresh topic starts from the lowest point any subscriber still needs; after that every
   // fetch continues from the last one (sequence order is commit order, so nothing is skipped).
-  const from = topic.lastFetched > 0 ? topic.lastFetched : Math.min(first - 1, ...[...topic.subscribers].map((s) => s.lastSeq));
-  const events = await eventsAfter(sessionId, from, Math.max(500, last - from));
+  // (A replaying subscriber reads what it misses itself.)
+  const from = topic.lastFetched > 0 ? topic.lastFetched : Math.min(first - 1, ...[...topic.subscribers].filter((s) => !s.replaying).map((s) => s.lastSeq));
+  const events = await eventsAfter(sessionId, from, Math.max(PAGE, last - from));
   if (!events.length) return;
   topic.lastFetched = events[events.length - 1]!.seq;
   for (const sub of topic.subscribers) deliver(sub, events);
@@ -86,7 +102,7 @@ function parsedBatch(text: string, first: number, last: number): StoredEvent[] |
 
 /** Whether a batch starting at `first` continues exactly what every subscriber of the topic has. */
 function continues(topic: Topic, first: number): boolean {
-  return topic.lastFetched > 0 ? topic.lastFetched === first - 1 : [...topic.subscribers].every((s) => !s.replaying && s.lastSeq === first - 1);
+  return topic.lastFetched > 0 ? topic.lastFetched === first - 1 : [...topic.subscribers].every((s) => s.replaying || s.lastSeq === first - 1);
 }
 
 function deliverBatch(topic: Topic, stored: StoredEvent[]): void {
@@ -141,7 +157,8 @@ async function release(sessionId: string, sub: Subscriber): Promise<void> {
 
 /**
  * Every event of the session after `afterSeq`, then live ones, in order (the shared
- * replay-then-follow iterator: `return()` frees the subscriber at once).
+ * replay-then-follow iterator: `return()` frees the subscriber at once). The store is read a page
+ * at a time as the consumer takes events.
  */
 export function followSession(sessionId: string, afterSeq: number): AsyncIterableIterator<StoredEvent> {
   const sub: Subscriber = { lastSeq: afterSeq, replaying: true, pending: [], queue: [], wake: null, closed: false };
@@ -149,27 +166,36 @@ export function followSession(sessionId: string, afterSeq: number): AsyncIterabl
   topic.subscribers.add(sub);
   let failure: unknown = null;
 
-  const replay = (async () => {
-    await topic.unsubscribe; // listening before replaying: nothing published meanwhile is missed
-    for (;;) {
-      const page = await eventsAfter(sessionId, sub.lastSeq);
+  const refill = () => (sub.replaying ? readPage() : false);
+  const readPage = async (): Promise<void> => {
+    try {
+      const page = await eventsAfter(sessionId, sub.lastSeq, PAGE);
       if (sub.closed) return;
       for (const e of page) {
         sub.queue.push(e);
         sub.lastSeq = e.seq;
       }
-      sub.wake?.();
-      if (page.length < 500) break;
+      // Caught up: the live events held meanwhile follow, unless they start past what was read
+      // (held ones were dropped, or a batch was committed after the read began and before one
+      // delivered here: seq order is commit order, so the next read has it).
+      const held = sub.pending;
+      if (page.length < PAGE && (!held.length || held[0]!.seq <= sub.lastSeq + 1)) {
+        sub.replaying = false;
+        sub.pending = [];
+        deliver(sub, held);
+      }
+    } catch (err) {
+      failure = err;
     }
-    sub.replaying = false;
-    deliver(sub, sub.pending.splice(0));
-  })().catch((err) => {
-    failure = err;
-    sub.wake?.();
-  });
-  void replay;
+  };
 
-  return followIterator(sub, { failure: () => failure, onClose: () => release(sessionId, sub) });
+  return followIterator(sub, { ready: topic.unsubscribe, failure: () => failure, refill, onClose: () => release(sessionId, sub) });
+}
+
+/** For tests: the most events any subscriber of the session holds for its consumer in this process. */
+export function heldEvents(sessionId: string): number {
+  const topic = topics.get(sessionId);
+  return topic ? Math.max(0, ...[...topic.subscribers].map((s) => s.queue.length + s.pending.length)) : 0;
 }
 
 /** For tests and metrics: how many sessions this process is watching. */

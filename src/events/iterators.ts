@@ -52,8 +52,12 @@ export interface FollowOptions {
   ready?: Promise<unknown>;
   /** A failure of the producer: the stream closes and `next()` throws it. */
   failure?: () => unknown;
-  /** Reads more into the queue when it is empty; false when there was nothing to read. */
-  refill?: () => Promise<boolean>;
+  /**
+   * Reads more into the queue when it is empty: false, synchronously, when there is nothing to
+   * read (the consumer then waits for a wake; answered later, a wake given meanwhile would be
+   * lost), else a promise of the read.
+   */
+  refill?: () => Promise<unknown> | false;
   /** Frees what the stream holds (a topic, a pub/sub subscription); called once. */
   onClose: () => Promise<void>;
 }
@@ -89,7 +93,8 @@ export function followIterator<T>(state: FollowState<T>, opts: FollowOptions): A
         state.wake = null;
         return next();
       });
-    return opts.refill ? opts.refill().then((more) => (more ? next() : wait())) : wait();
+    const reading = opts.refill?.();
+    return reading ? reading.then(next) : wait();
   };
   const iterator: AsyncIterableIterator<T> = {
     next,
