@@ -105,10 +105,13 @@ builder.mutationField('grantCredits', (t) =>
     description: 'Owner only: adds credits (whole cents) to a universe',
     args: { universe: t.arg.string({ required: true }), amountCents: t.arg.string({ required: true }), note: t.arg.string() },
     authScopes: { $all: { owner: true, admin: true } },
-    resolve: async (_r, args) => {
+    resolve: async (_r, args, ctx) => {
       if (!/^[0-9]{1,15}$/.test(args.amountCents) || BigInt(args.amountCents) === 0n)
         throw new AppError('invalid_request', 'amountCents must be 1 to 15 digits, above zero');
       const u = await prisma.universe.findUnique({ where: { slug: args.universe } });
+      // A universe-scoped token acts in its universe only (spec, authentication 4 and 5).
+      const scopedTo = ctx.viewer!.tokenUniverseId;
+      if (scopedTo && u?.id !== scopedTo) throw new AppError('universe_mismatch', "the universe conflicts with the token's universe");
       if (!u) throw new AppError('not_found', `universe ${args.universe} not found`);
       await grant(u.id, BigInt(args.amountCents), args.note ?? null);
       return walletOf(u.id);

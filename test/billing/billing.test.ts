@@ -229,6 +229,21 @@ describe('wallet', () => {
     expect(bad.body.errors![0].extensions.code).toBe('invalid_request');
   });
 
+  it("an owner's token scoped to one universe grants credits there only (403 universe_mismatch elsewhere)", async () => {
+    const personal = (await s.api('GET', '/whoami')).body.universe.slug as string;
+    expect((await s.api('POST', '/universes', { body: { slug: 'granted-here' } })).status).toBe(201);
+    const scoped = await s.mintToken('admin', { universe: 'granted-here' });
+    const grant = (u: string) =>
+      s.gql<any>(`mutation($u: String!) { grantCredits(universe: $u, amountCents: "5") { universe balance { amount } } }`, { u }, { token: scoped });
+    const before = (await s.gql<any>(`{ wallet { balance { amount } } }`)).body.data.wallet.balance.amount;
+    const elsewhere = await grant(personal);
+    expect(elsewhere.body.errors![0].extensions.code).toBe('universe_mismatch');
+    expect(elsewhere.status).toBe(403);
+    expect((await s.gql<any>(`{ wallet { balance { amount } } }`)).body.data.wallet.balance.amount).toBe(before);
+    expect((await grant('no-such-universe')).body.errors![0].extensions.code).toBe('universe_mismatch');
+    expect((await grant('granted-here')).body.data.grantCredits).toEqual({ universe: 'granted-here', balance: { amount: '505' } });
+  });
+
   it('a new universe starts with STARTING_CREDITS_CENTS', async () => {
     await s.api('POST', '/universes', { body: { slug: 'fresh-wallet' } });
     const res = await s.gql<any>(`{ wallet { universe balance { amount } } }`, {}, { headers: { 'x-universe': 'fresh-wallet' } });
