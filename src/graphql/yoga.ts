@@ -1,6 +1,6 @@
 // The Yoga server: /graphql with GraphiQL, the same context the REST layer uses, masked errors
 // (an unexpected exception reaches the client as "Unexpected error." and is logged).
-import { createYoga, maskError as defaultMaskError, type Plugin } from 'graphql-yoga';
+import { createYoga, maskError as defaultMaskError } from 'graphql-yoga';
 import { PothosValidationError } from '@pothos/core';
 import { AppError } from '../errors.js';
 import type { Request as ExpressRequest, Response as ExpressResponse } from 'express';
@@ -8,7 +8,7 @@ import { GraphQLError } from 'graphql';
 import { schema } from './schema.js';
 import { buildContext, type Context } from './context.js';
 import { logger } from '../logger.js';
-import { OperationSizeRule } from './operation-limits.js';
+import { operationLimits } from './operation-limits.js';
 
 export interface ServerContext {
   req: ExpressRequest;
@@ -21,8 +21,8 @@ export const yoga = createYoga<ServerContext, Context>({
   landingPage: false,
   graphiql: { title: 'Agent Service GraphiQL' },
   context: ({ request }) => buildContext(request.headers),
-  // At most MAX_RESOLVED_FIELDS resolvers that read per operation (aliases cannot multiply them).
-  plugins: [{ onValidate: ({ addValidationRule }) => addValidationRule(OperationSizeRule) } satisfies Plugin],
+  // How much one operation may ask for and answer (src/graphql/operation-limits.ts).
+  plugins: [operationLimits],
   maskedErrors: {
     maskError(error, message, isDev) {
       const original = error instanceof GraphQLError ? error.originalError : error;

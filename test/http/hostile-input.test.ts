@@ -14,7 +14,7 @@ import { blobStore } from '../../src/blobs/blob-store.js';
 import { newId } from '../../src/ids.js';
 import { isRequestScoped, installProcessSafetyNet } from '../../src/process-safety.js';
 import { findJsonProblem, jsonDepthExceeds } from '../../src/http/input-hygiene.js';
-import { MAX_RESOLVED_FIELDS } from '../../src/graphql/operation-limits.js';
+import { MAX_ANSWER_CHARS, MAX_DOCUMENT_FIELDS, MAX_RESOLVED_FIELDS } from '../../src/graphql/operation-limits.js';
 import { getIntrospectionQuery } from 'graphql';
 
 let s: TestServer;
@@ -503,12 +503,10 @@ describe('other entry points', () => {
   it('GraphQL: aliases cannot multiply resolvers (3,000 aliased listings used to hold the process ~20 s): over 50 per operation is refused before anything runs', async () => {
     const roots = (n: number) => Array.from({ length: n }, (_, i) => `a${i}: agents(first: 1) { edges { node { id } } }`).join(' ');
     /** A validation failure: 200 for application/json, 400 for application/graphql-response+json (GraphQL over HTTP). */
-    const refused = async (query: string) => {
+    const refused = async (query: string, why = `at most ${MAX_RESOLVED_FIELDS} per operation`) => {
       const res = await s.gql(query);
       expect(res.body.data).toBeUndefined();
-      expect(res.body.errors).toEqual([
-        expect.objectContaining({ message: expect.stringContaining(`at most ${MAX_RESOLVED_FIELDS} per operation`), extensions: { code: 'invalid_request' } }),
-      ]);
+      expect(res.body.errors).toEqual([expect.objectContaining({ message: expect.stringContaining(why), extensions: { code: 'invalid_request' } })]);
       const strict = await fetch(`${s.url}/graphql`, {
         method: 'POST',
         headers: { authorization: `Bearer ${s.adminToken}`, 'content-type': 'application/json', accept: 'application/graphql-response+json' },
@@ -527,7 +525,8 @@ describe('other entry points', () => {
     expect(introspection.body.errors).toBeUndefined();
     expect(introspection.body.data.__schema.queryType.name).toBe('Query');
 
-    await refused(`{ ${roots(3000)} }`);
+    await refused(`{ ${roots(3000)} }`, `more than ${MAX_DOCUMENT_FIELDS} field selections`);
+    await refused(`{ ${roots(MAX_RESOLVED_FIELDS + 1)} }`);
     // the same through a fragment, in a mutation (nothing created), and nested (a field with arguments)
     await refused(`query { ...F } fragment F on Query { ${roots(MAX_RESOLVED_FIELDS + 1)} }`);
     const before = (await s.api('GET', '/agents')).body.agents.length;
@@ -545,6 +544,37 @@ describe('other entry points', () => {
     });
     expect(sse.status).toBe(400);
     expect(await sse.text()).toContain(`at most ${MAX_RESOLVED_FIELDS} per operation`);
+    await stillServing();
+  });
+
+  it('GraphQL: aliases of a field without arguments cannot multiply the answer (5,500 copies of a 100,000-character prompt were a 500 after seconds): documents over 1,000 field selections and answers over 16 MiB are 400', async () => {
+    const agent = (await s.api('POST', '/agents', { body: { prompt: 'p'.repeat(100_000) } })).body.agent;
+    const copies = (n: number) => `query($id: String!) { agent(id: $id) { ${Array.from({ length: n }, (_, i) => `p${i}: prompt`).join(' ')} } }`;
+    const few = await s.gql<any>(copies(10), { id: agent.id });
+    expect(few.body.errors, JSON.stringify(few.body.errors)).toBeUndefined();
+    expect(few.body.data.agent.p9).toHaveLength(100_000);
+    // 200 copies: ≈ 20 MB, over MAX_ANSWER_CHARS; refused, not written (HTTP 400 either way: it is an execution's answer)
+    const big = await s.gql<any>(copies(Math.ceil(MAX_ANSWER_CHARS / 100_000) + 30), { id: agent.id });
+    expect(big.status).toBe(400);
+    expect(big.body.data ?? null).toBeNull();
+    expect(big.body.errors).toEqual([
+      expect.objectContaining({ message: expect.stringContaining('the answer would be larger than 16 MiB'), extensions: { code: 'invalid_request' } }),
+    ]);
+    // 5,500 copies: the document itself is refused as it is parsed, even without a token (introspection)
+    const huge = await s.gql<any>(copies(5500), { id: agent.id });
+    expect(huge.body.errors).toEqual([
+      expect.objectContaining({
+        message: expect.stringContaining(`more than ${MAX_DOCUMENT_FIELDS} field selections`),
+        extensions: { code: 'invalid_request' },
+      }),
+    ]);
+    const anonymous = await fetch(`${s.url}/graphql`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/graphql-response+json' },
+      body: JSON.stringify({ query: `{ __schema { ${Array.from({ length: 5000 }, (_, i) => `t${i}: types { name kind description }`).join(' ')} } }` }),
+    });
+    expect(anonymous.status).toBe(400);
+    expect(JSON.stringify(await anonymous.json())).toContain(`more than ${MAX_DOCUMENT_FIELDS} field selections`);
     await stillServing();
   });
 });
