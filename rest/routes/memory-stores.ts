@@ -16,6 +16,7 @@ import {
   memoryVersionBody,
   memoryVersionList,
   patchMemoryBody,
+  expectedContentSha256,
   patchMemoryStoreBody,
 } from '../../src/memory/contract.js';
 import { nextCursorOf, nodesOf } from '../connections.js';
@@ -184,10 +185,7 @@ const memoryRoutes = [
     scope: 'write',
     summary: 'Delete a memory (its versions stay); with expected_content_sha256, only if unchanged since (409 version_conflict)',
     query: z.strictObject({
-      expected_content_sha256: z
-        .string()
-        .regex(/^[0-9a-f]{64}$/)
-        .optional(),
+      expected_content_sha256: expectedContentSha256.optional(),
     }),
     document: `mutation Delete($id: String!, $memoryId: String!, $expected: String) { deleted: deleteMemory(memoryStoreId: $id, id: $memoryId, expectedContentSha256: $expected) { type id } }`,
     variables: ({ params, query }) => ({ id: params.id, memoryId: params.memory_id, expected: query.expected_content_sha256 ?? null }),

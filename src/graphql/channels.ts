@@ -45,6 +45,7 @@ import {
 } from '../channels/endpoints.js';
 import { loopbackOutbox, receiveLoopback } from '../channels/loopback.js';
 import { channelEventFeed } from '../channels/mirror.js';
+import { withinLength } from './arg-limits.js';
 
 const ChannelAppType = objectOf(channelApp);
 const ChannelConnectionType = objectOf(channelConnection);
@@ -162,7 +163,7 @@ builder.queryField('channelBindings', (t) =>
     type: [ChannelBindingType],
     args: { connectionId: t.arg.string({ description: "Only this connection's bindings" }) },
     authScopes: { read: true },
-    resolve: async (_r, a, ctx) => (await listBindings(ctx.viewer!, a.connectionId ?? undefined)).map(bindingJson),
+    resolve: async (_r, a, ctx) => (await listBindings(ctx.viewer!, withinLength('connectionId', a.connectionId, 128) ?? undefined)).map(bindingJson),
   }),
 );
 builder.mutationField('createChannelBinding', (t) =>
@@ -272,7 +273,11 @@ builder.queryField('loopbackOutbox', (t) =>
     description: 'What the service posted to a loopback connection, oldest first (at most 500)',
     args: { connectionId: t.arg.string({ required: true }), after: t.arg.string({ description: 'Only items after this item id' }), threadId: t.arg.string() },
     authScopes: { read: true },
-    resolve: (_r, a, ctx) => loopbackOutbox(ctx.viewer!, a.connectionId, { after: a.after ?? undefined, thread_id: a.threadId ?? undefined }),
+    resolve: (_r, a, ctx) =>
+      loopbackOutbox(ctx.viewer!, a.connectionId, {
+        after: withinLength('after', a.after, 128) ?? undefined,
+        thread_id: withinLength('threadId', a.threadId, 255) ?? undefined,
+      }),
   }),
 );
 

@@ -31,6 +31,7 @@ import {
 import { inputOf, objectOf } from './graphql-types.js';
 import { takeInput } from './input.js';
 import { newestFirst } from './id-connection.js';
+import { withinLength } from './arg-limits.js';
 
 const MemoryStoreType = objectOf(memoryStoreBody);
 const MemoryType = objectOf(memoryBody);
@@ -161,7 +162,9 @@ builder.queryField('memoryVersions', (t) =>
     args: { memoryStoreId: t.arg.string({ required: true }), memoryId: t.arg.string() },
     authScopes: { read: true },
     resolve: (_r, args, ctx) =>
-      newestFirst(args, PAGE, async (page) => (await listVersions(ctx.viewer!, args.memoryStoreId, args.memoryId ?? null, page)).map(memoryVersionView)),
+      newestFirst(args, PAGE, async (page) =>
+        (await listVersions(ctx.viewer!, args.memoryStoreId, withinLength('memoryId', args.memoryId, 128) ?? null, page)).map(memoryVersionView),
+      ),
   }),
 );
 builder.queryField('memoryVersion', (t) =>

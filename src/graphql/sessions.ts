@@ -15,6 +15,7 @@ import { sendEventsBody, legacySendBody } from '../events/content.js';
 import { sessionEvent, type SessionEvent } from '../events/types.js';
 import { inputOf, objectOf } from './graphql-types.js';
 import { takeInput } from './input.js';
+import { withinLength } from './arg-limits.js';
 
 export const SessionType = objectOf(sessionBody);
 export const SessionEventType = objectOf(sessionEvent);
@@ -26,7 +27,7 @@ builder.queryField('sessions', (t) =>
     description: 'Sessions of the universe, newest first',
     args: { agent: t.arg.string({ description: 'Only sessions of this agent id' }) },
     authScopes: { read: true },
-    resolve: (_root, args, ctx) => listSessions(ctx.viewer!, args.agent),
+    resolve: (_root, args, ctx) => listSessions(ctx.viewer!, withinLength('agent', args.agent, 128)),
   }),
 );
 

@@ -43,14 +43,14 @@ const memoryContent = z
 export const createMemoryBody = z.strictObject({ path: memoryPath, content: memoryContent }).meta({ id: 'CreateMemoryInput' });
 export type CreateMemoryBody = z.output<typeof createMemoryBody>;
 
+/** A memory's content_sha256 as a caller passes it back (an edit's or a delete's expected version). */
+export const expectedContentSha256 = z.string().regex(/^[0-9a-f]{64}$/, 'must be 64 lower-case hex characters');
+
 export const patchMemoryBody = z
   .strictObject({
     content: memoryContent.optional(),
     path: memoryPath.optional().describe('Moves the memory'),
-    expected_content_sha256: z
-      .string()
-      .regex(/^[0-9a-f]{64}$/, 'must be 64 lower-case hex characters')
-      .describe('The content_sha256 the edit was made from: 409 version_conflict when the memory changed since'),
+    expected_content_sha256: expectedContentSha256.describe('The content_sha256 the edit was made from: 409 version_conflict when the memory changed since'),
   })
   .meta({ id: 'UpdateMemoryInput' });
 export type PatchMemoryBody = z.output<typeof patchMemoryBody>;

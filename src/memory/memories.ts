@@ -7,7 +7,7 @@ import { AppError } from '../errors.js';
 import { newId } from '../ids.js';
 import type { Viewer } from '../auth/viewer.js';
 import { Prisma, type Memory, type MemoryStore, type MemoryVersion } from '../generated/prisma/client.js';
-import type { CreateMemoryBody, MemoryActor, MemoryOperation, PatchMemoryBody } from './contract.js';
+import { expectedContentSha256, type CreateMemoryBody, type MemoryActor, type MemoryOperation, type PatchMemoryBody } from './contract.js';
 import { sha256 } from './paths.js';
 import { findMemoryStore } from './stores.js';
 import { nudgeDispatchers, queueResourceEvent, queueWebhookEvents } from '../webhooks/outbox.js';
@@ -209,6 +209,9 @@ export async function updateMemory(viewer: Viewer, storeId: string, memoryId: st
 }
 
 export async function deleteMemory(viewer: Viewer, storeId: string, memoryId: string, expectedSha256: string | null): Promise<Memory> {
+  // GraphQL's argument is a plain string (REST checks its query with the same schema).
+  if (expectedSha256 !== null && !expectedContentSha256.safeParse(expectedSha256).success)
+    throw new AppError('invalid_request', 'expectedContentSha256 must be 64 lower-case hex characters (a content_sha256)');
   await writableStore(viewer, storeId);
   return memoryTransaction(async (tx) => {
     const current = await tx.memory.findFirst({ where: { id: memoryId, storeId } });

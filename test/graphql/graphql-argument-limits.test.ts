@@ -1,0 +1,63 @@
+// GraphQL arguments that are plain strings answer a bad value as their REST parameter does:
+// 400 invalid_request (an outside fuzz found 300-character filters answered 200 with nothing on
+// GraphQL and 400 on REST, and deleteMemory's expectedContentSha256 "" deleting without a check).
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestServer, type TestServer } from '../helpers/server.js';
+
+let s: TestServer;
+beforeAll(async () => {
+  s = await startTestServer();
+});
+afterAll(async () => {
+  await s?.stop();
+});
+
+const long = 'x'.repeat(300);
+
+describe('plain string arguments', () => {
+  it.each([
+    ['sessions(agent:)', `{ sessions(agent: "${long}") { id } }`, '/sessions?agent=' + long],
+    ['channelBindings(connectionId:)', `{ channelBindings(connectionId: "${long}") { id } }`, '/channels/bindings?connection_id=' + long],
+    [
+      'memoryVersions(memoryId:)',
+      `{ memoryVersions(memoryStoreId: "memstore_x", memoryId: "${long}") { edges { node { id } } } }`,
+      '/memory-stores/memstore_x/versions?memory_id=' + long,
+    ],
+    [
+      'loopbackOutbox(after:)',
+      `{ loopbackOutbox(connectionId: "chconn_x", after: "${long}") { id } }`,
+      '/channels/connections/chconn_x/loopback/outbox?after=' + long,
+    ],
+    [
+      'loopbackOutbox(threadId:)',
+      `{ loopbackOutbox(connectionId: "chconn_x", threadId: "${'t'.repeat(256)}") { id } }`,
+      '/channels/connections/chconn_x/loopback/outbox?thread_id=' + 't'.repeat(256),
+    ],
+  ])('%s over its REST length is 400 invalid_request on both', async (_name, query, path) => {
+    const gql = await s.gql<any>(query);
+    expect(gql.body.errors?.[0]?.extensions?.code, JSON.stringify(gql.body)).toBe('invalid_request');
+    const rest = await s.api('GET', path);
+    expect(rest.status).toBe(400);
+    expect(rest.body.error.code).toBe('invalid_request');
+  });
+
+  it('deleteMemory(expectedContentSha256:) must be a content_sha256 (64 lower-case hex), as on REST', async () => {
+    const store = await s.api('POST', '/memory-stores', { body: { name: 'argument-limits' } });
+    expect(store.status, JSON.stringify(store.body)).toBeLessThan(300);
+    const storeId = (store.body.memory_store ?? store.body).id as string;
+    const created = await s.api('POST', `/memory-stores/${storeId}/memories`, { body: { path: '/notes/a.md', content: 'keep me' } });
+    expect(created.status, JSON.stringify(created.body)).toBeLessThan(300);
+    const memoryId = (created.body.memory ?? created.body).id as string;
+    for (const bad of ['', 'zzz', 'A'.repeat(64)]) {
+      const res = await s.gql<any>(
+        `mutation($s: String!, $id: String!, $sha: String) { deleteMemory(memoryStoreId: $s, id: $id, expectedContentSha256: $sha) { id } }`,
+        { s: storeId, id: memoryId, sha: bad },
+      );
+      expect(res.body.errors?.[0]?.extensions?.code, bad).toBe('invalid_request');
+      const rest = await s.api('DELETE', `/memory-stores/${storeId}/memories/${memoryId}?expected_content_sha256=${bad}`);
+      expect(rest.status).toBe(400);
+    }
+    // still there
+    expect((await s.api('GET', `/memory-stores/${storeId}/memories/${memoryId}`)).status).toBe(200);
+  });
+});
