@@ -210,7 +210,7 @@ builder.mutationField('createChannelDelivery', (t) =>
 // ---- channel webhook endpoints ----
 
 builder.queryField('channelEventTypes', (t) =>
-  t.stringList({ description: 'Events a channel webhook endpoint can subscribe to', resolve: () => [...CHANNEL_EVENT_TYPES] }),
+  t.stringList({ description: 'Events a channel webhook endpoint can subscribe to', authScopes: { read: true }, resolve: () => [...CHANNEL_EVENT_TYPES] }),
 );
 builder.queryField('channelWebhooks', (t) =>
   t.field({

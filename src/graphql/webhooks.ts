@@ -44,7 +44,12 @@ builder.objectField(WebhookEndpointType, 'deliveries', (t) =>
 );
 
 builder.queryField('webhookEventTypes', (t) =>
-  t.field({ type: [WebhookEventTypeEnum], description: 'Events an endpoint can subscribe to', resolve: () => [...WEBHOOK_EVENT_TYPES] }),
+  t.field({
+    type: [WebhookEventTypeEnum],
+    description: 'Events an endpoint can subscribe to',
+    authScopes: { read: true },
+    resolve: () => [...WEBHOOK_EVENT_TYPES],
+  }),
 );
 builder.queryField('webhookEndpoints', (t) =>
   t.field({

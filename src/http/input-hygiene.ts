@@ -329,6 +329,9 @@ export function jsonBody(limit = JSON_BODY_LIMIT_BYTES, opts: { forms?: boolean 
  * errors. Yoga still parses the body itself (it is handed the bytes it would have read), so its
  * own GraphQL-over-HTTP answers, malformed JSON included, stay as they are.
  */
+/** What Yoga reads in a POST (its request parsers): JSON, `application/graphql`, forms. */
+const GRAPHQL_POST_TYPES = [...JSON_TYPES, 'application/graphql', 'multipart/form-data', 'application/x-www-form-urlencoded'];
+
 export function graphqlInputHygiene(limit = JSON_BODY_LIMIT_BYTES): RequestHandler {
   const read = express.raw({ type: () => true, limit, inflate: false });
   const answer = (res: Response, err: InputError) => {
@@ -344,6 +347,9 @@ export function graphqlInputHygiene(limit = JSON_BODY_LIMIT_BYTES): RequestHandl
       const problem = graphqlLiteralProblem(new URLSearchParams(queryOf(req)).get('query'));
       return problem ? answer(res, new InputError(400, 'invalid_request', problem)) : next();
     }
+    // A POST in a type Yoga does not read was a 415 with an empty body: said in GraphQL's error shape.
+    if (req.method === 'POST' && !req.is(GRAPHQL_POST_TYPES))
+      return answer(res, new InputError(415, 'unsupported_media_type', 'send the operation as application/json: {"query": …, "variables": …}'));
     const identity = (req.headers['content-encoding'] ?? 'identity').toLowerCase() === 'identity';
     if (req.method !== 'POST' || !identity || !hasBody(req) || !req.is(JSON_TYPES)) return next();
     read(req, res, (err?: unknown) => {

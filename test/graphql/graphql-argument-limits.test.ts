@@ -61,3 +61,26 @@ describe('plain string arguments', () => {
     expect((await s.api('GET', `/memory-stores/${storeId}/memories/${memoryId}`)).status).toBe(200);
   });
 });
+
+describe('the GraphQL endpoint refuses as the rest of the API does', () => {
+  it('a POST in a type it does not read is 415 unsupported_media_type in GraphQL error shape (was an empty 415)', async () => {
+    for (const headers of [{ 'content-type': 'text/plain' }, {}] as Record<string, string>[]) {
+      const res = await fetch(`${s.url}/graphql`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${s.adminToken}`, ...headers },
+        body: '{"query":"{ __typename }"}',
+      });
+      expect(res.status).toBe(415);
+      expect((await res.json()).errors[0].extensions.code).toBe('unsupported_media_type');
+    }
+    expect((await s.gql('{ __typename }')).body).toEqual({ data: { __typename: 'Query' } });
+  });
+
+  it('the event type catalogs need a token like every other field (401 invalid_token without one)', async () => {
+    for (const field of ['webhookEventTypes', 'channelEventTypes']) {
+      const anonymous = await s.gql<any>(`{ ${field} }`, {}, { token: null });
+      expect(anonymous.body.errors?.[0]?.extensions?.code, field).toBe('invalid_token');
+      expect((await s.gql<any>(`{ ${field} }`)).body.data[field].length).toBeGreaterThan(0);
+    }
+  });
+});
