@@ -26,7 +26,8 @@ import { inputHygiene, pathParamProblem, refusedInput } from '../src/http/input-
 import { consumeRateLimit, limitKey, rateCounter } from '../src/ratelimit/limiter.js';
 import { bearerOf } from '../src/auth/viewer.js';
 import { hashToken } from '../src/auth/tokens.js';
-import { claimKey, idempotencyKey, requestHash, storeAnswer } from './idempotency.js';
+import { idempotencyKey } from './idempotency.js';
+import { claimKey, requestHash, storeAnswer } from '../src/http/idempotency-store.js';
 import { logger } from '../src/logger.js';
 import { STREAM_SHUTDOWN_FRAME, STREAM_SLOW_FRAME, trackStream } from '../src/http/open-streams.js';
 import { parseQuery, plainUrl } from '../src/http/plain-url.js';

@@ -14,6 +14,7 @@ import { graphqlSseHandler } from './graphql-sse.js';
 import { sendError, sendJson, sendMiddlewareError } from '../wire/error-envelope.js';
 import { gatewayMiddleware } from '../gateway/http-endpoint.js';
 import { jsonBody, graphqlInputHygiene } from './input-hygiene.js';
+import { graphqlIdempotency } from './graphql-idempotency.js';
 import { databaseReady } from '../db/client.js';
 import { redisReady } from '../redis.js';
 import { config } from '../config.js';
@@ -107,7 +108,7 @@ export function createApp(opts: AppOptions): express.Express {
 
   const sse = graphqlSseHandler();
   app.use('/graphql/stream', limit, jsonBody(), (req, res) => sse(req, res));
-  app.use('/graphql', limit, graphqlInputHygiene(), (req, res) => yoga(req, res, { req, res }));
+  app.use('/graphql', limit, graphqlInputHygiene(), graphqlIdempotency(), (req, res) => yoga(req, res, { req, res }));
 
   // The model gateway for sandboxed CLIs (session credential, provider wire formats, raw bodies).
   app.use('/gateway', gatewayMiddleware);
