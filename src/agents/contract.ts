@@ -36,7 +36,7 @@ function strict<T extends z.core.$ZodLooseShape>(shape: T, allowedHint?: string)
 // ---- bodies ----
 
 const instructionFileInput = strict({
-  name: nonEmpty.max(255).regex(/.*\.md$/, 'must end in .md'),
+  name: nonEmpty.max(255).regex(/\.md$/, 'must end in .md'),
   content: z.string().max(LIMITS.prompt).default(''),
 }).meta({ id: 'AgentInstructionFileInput' });
 

@@ -9,12 +9,26 @@ const commitCheckout = z
   .meta({ id: 'CommitCheckout' });
 export const checkout = z.discriminatedUnion('type', [branchCheckout, commitCheckout]).meta({ id: 'Checkout' });
 
+// A mount path: the spec's 1 to 4096 characters, and no segment longer than a file name may be
+// (255 bytes of UTF-8), so a path the sandbox cannot create is refused up front.
+export const MAX_MOUNT_SEGMENT_BYTES = 255;
+const mountPath = (where: string) =>
+  z
+    .string()
+    .min(1)
+    .max(4096)
+    .refine((p) => p.split('/').every((segment) => Buffer.byteLength(segment, 'utf8') <= MAX_MOUNT_SEGMENT_BYTES), {
+      error: `each path segment must be at most ${MAX_MOUNT_SEGMENT_BYTES} bytes (UTF-8)`,
+    })
+    .nullish()
+    .describe(`Under /workspace; default /workspace/<${where}>; each path segment at most ${MAX_MOUNT_SEGMENT_BYTES} bytes (UTF-8)`);
+
 export const fileResourceInput = z
   .strictObject({
     // The add route takes only files: its 400 says why another type is refused.
     type: z.literal('file', { error: 'only file resources can be added to a session; repositories and memory stores attach at session create only' }),
     file_id: z.string().min(1).max(128).describe('An upload (`file_…`); copied read-only into the sandbox'),
-    mount_path: z.string().min(1).max(4096).nullish().describe('Under /workspace; default /workspace/<file_id>'),
+    mount_path: mountPath('file_id'),
   })
   .meta({ id: 'FileResourceInput' });
 
@@ -24,7 +38,7 @@ export const repositoryResourceInput = z
     url: z.string().min(1).max(2048).describe('https://<host>/<owner>/<repo>'),
     authorization_token: z.string().min(1).max(1024).optional().describe('Clone token; write-only, never enters the sandbox'),
     checkout: checkout.nullish(),
-    mount_path: z.string().min(1).max(4096).nullish().describe('Under /workspace; default /workspace/<repo>'),
+    mount_path: mountPath('repo'),
   })
   .meta({ id: 'RepositoryResourceInput' });
 

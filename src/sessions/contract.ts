@@ -14,10 +14,7 @@ export const sessionStatus = z.enum(['provisioning', 'idle', 'running', 'termina
 
 export const instructionFile = z
   .strictObject({
-    name: z
-      .string()
-      .min(1)
-      .regex(/.*\.md$/, 'must end in .md'),
+    name: z.string().min(1).regex(/\.md$/, 'must end in .md'),
     content: z.string().max(100_000).default(''),
   })
   .meta({ id: 'InstructionFile' });

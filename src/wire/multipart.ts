@@ -20,8 +20,9 @@ export interface MultipartRead<T> {
 }
 
 /**
- * Pipes `req` into busboy (`config`: limits, preservePath) and lets `handle` attach the part
- * listeners; `handle` may return a cleanup run before a refusal rejects (e.g. delete a stored blob).
+ * Pipes `req` into busboy (`config`: limits, preservePath; file names are read as UTF-8) and lets
+ * `handle` attach the part listeners; `handle` may return a cleanup run before a refusal rejects
+ * (e.g. delete a stored blob).
  */
 export function readMultipart<T>(
   req: http.IncomingMessage,
@@ -31,7 +32,9 @@ export function readMultipart<T>(
   return new Promise((resolve, reject) => {
     let bb: busboy.Busboy;
     try {
-      bb = busboy({ ...config, headers: req.headers });
+      // defParamCharset: file names (Content-Disposition filename="…") are UTF-8, as browsers,
+      // curl and fetch's FormData send them; busboy's default reads them as Latin-1.
+      bb = busboy({ defParamCharset: 'utf8', ...config, headers: req.headers });
     } catch (err) {
       return reject(malformedMultipart(err));
     }

@@ -247,6 +247,16 @@ describe('create', () => {
     expectError(await s.api('POST', '/agents', { body: body(max + 1) }), 400, 'invalid_request');
   });
 
+  it('a 150,000-character instruction name is refused at once, without blocking other requests (no regex backtracking)', { timeout: 5000 }, async () => {
+    const slow = s.api('POST', '/agents', { body: { instructions: [{ name: 'A'.repeat(150_000) }] } });
+    await new Promise((r) => setTimeout(r, 100));
+    const [res, who] = await Promise.all([slow, s.api('GET', '/whoami')]);
+    expectError(res, 400, 'invalid_request');
+    expect(who.status).toBe(200);
+    expect((await s.api('POST', '/agents', { body: { instructions: [{ name: `${'A'.repeat(252)}.md` }] } })).status).toBe(201);
+    expectError(await s.api('POST', '/agents', { body: { instructions: [{ name: 'md' }] } }), 400, 'invalid_request');
+  });
+
   it('mcp server name must be non-empty', async () => {
     expectError(await s.api('POST', '/agents', { body: { mcpServers: [{ name: '', url: 'https://m.example' }] } }), 400, 'invalid_request');
     expect((await s.api('POST', '/agents', { body: { mcpServers: [{ name: 'm', url: 'https://m.example' }] } })).status).toBe(201);

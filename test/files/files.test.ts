@@ -61,6 +61,27 @@ describe('upload', () => {
     expect((await s.api('GET', `/files/${res.body.id}`)).body).toEqual(res.body);
   });
 
+  it('a non-ASCII file name is read as UTF-8 (not Latin-1)', async () => {
+    const res = await upload('hi', 'ü漢.txt', 'text/plain');
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    expect(res.body.filename).toBe('ü漢.txt');
+    expect((await s.api('GET', `/files/${res.body.id}`)).body.filename).toBe('ü漢.txt');
+    // A hand-written body, as curl -F 'file=@ü漢.txt' sends it: raw UTF-8 bytes in the quoted filename.
+    const boundary = 'x-boundary-utf8';
+    const body = Buffer.concat([
+      Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="ü漢.txt"\r\nContent-Type: text/plain\r\n\r\n`, 'utf8'),
+      Buffer.from('hi\r\n'),
+      Buffer.from(`--${boundary}--\r\n`),
+    ]);
+    const raw = await s.fetch('/files', {
+      method: 'POST',
+      body,
+      headers: { authorization: `Bearer ${s.adminToken}`, 'content-type': `multipart/form-data; boundary=${boundary}` },
+    });
+    expect(raw.status).toBe(200);
+    expect(((await raw.json()) as { filename: string }).filename).toBe('ü漢.txt');
+  });
+
   it('expires_in_seconds must be 3600 to 7776000', async () => {
     expectError((await upload('x', 'x.txt', 'text/plain', { expires_in_seconds: '3599' })) as any, 400, 'invalid_request');
     expectError((await upload('x', 'x.txt', 'text/plain', { expires_in_seconds: '7776001' })) as any, 400, 'invalid_request');

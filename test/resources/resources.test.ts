@@ -169,6 +169,43 @@ describe('at create', () => {
   });
 });
 
+describe('mount path segments', () => {
+  it('refuses a mount_path segment over 255 bytes (UTF-8) at create and add with 400; long paths of shorter segments up to 4096 are accepted', async () => {
+    const csv = await upload('a', 'seg.csv');
+    const agent = (await s.api('POST', '/agents', { body: {} })).body.agent;
+    const tooLong = `/${'a'.repeat(300)}`;
+    const atCreate = await s.api('POST', '/sessions', { body: { agent: agent.id, resources: [{ type: 'file', file_id: csv.id, mount_path: tooLong }] } });
+    expectError(atCreate, 400, 'invalid_request');
+    expect(atCreate.body.error.message).toContain('255 bytes');
+    expectError(
+      await s.api('POST', '/sessions', {
+        body: { agent: agent.id, resources: [{ type: 'github_repository', url: repo.url, authorization_token: TOKEN, mount_path: `/repo${tooLong}` }] },
+      }),
+      400,
+      'invalid_request',
+    );
+    // 128 two-byte characters: 128 characters but 256 bytes.
+    expectError(
+      await s.api('POST', '/sessions', { body: { agent: agent.id, resources: [{ type: 'file', file_id: csv.id, mount_path: `/${'é'.repeat(128)}` }] } }),
+      400,
+      'invalid_request',
+    );
+    const { session } = await readySession(s);
+    const added = await s.api('POST', `/sessions/${session.id}/resources`, { body: { type: 'file', file_id: csv.id, mount_path: tooLong } });
+    expectError(added, 400, 'invalid_request');
+    expect(added.body.error.message).toContain('255 bytes');
+    expect((await s.api('GET', `/sessions/${session.id}/resources`)).body.data).toEqual([]);
+
+    const segment255 = `/${'b'.repeat(255)}`;
+    expect((await s.api('POST', `/sessions/${session.id}/resources`, { body: { type: 'file', file_id: csv.id, mount_path: segment255 } })).status).toBe(200);
+    const many = Array.from({ length: 20 }, (_, i) => `/${String(i).padStart(2, '0')}${'c'.repeat(198)}`).join('');
+    expect(many.length).toBeLessThanOrEqual(4096);
+    const accepted = await s.api('POST', '/sessions', { body: { agent: agent.id, resources: [{ type: 'file', file_id: csv.id, mount_path: many }] } });
+    expect(accepted.status, JSON.stringify(accepted.body)).toBe(201);
+    expect(accepted.body.session.resources[0].mount_path).toBe(`/workspace${many}`);
+  });
+});
+
 describe('resource endpoints', () => {
   it('add a file (copied before the next turn), list with paging, get, delete (unlinked), repository rules', async () => {
     const csv = await upload('x,y\n', 'late.csv');

@@ -125,6 +125,16 @@ describe('create and read', () => {
     expectError(await s.api('POST', '/sessions', { body: { agent: agent.id, reasoningEffort: 'off' } }), 422, 'invalid_spec');
   });
 
+  it('a 150,000-character instruction name is refused at once, without blocking other requests (no regex backtracking)', { timeout: 5000 }, async () => {
+    const agent = (await s.api('POST', '/agents', { body: {} })).body.agent;
+    const slow = s.api('POST', '/sessions', { body: { agent: agent.id, instructions: [{ name: 'A'.repeat(150_000) }] } });
+    await new Promise((r) => setTimeout(r, 100));
+    const [res, who] = await Promise.all([slow, s.api('GET', '/whoami')]);
+    expectError(res, 400, 'invalid_request');
+    expect(res.body.error.message).toContain('must end in .md');
+    expect(who.status).toBe(200);
+  });
+
   it('initial_events are all-or-nothing: one bad event creates nothing', async () => {
     const agent = (await s.api('POST', '/agents', { body: {} })).body.agent;
     const bad = await s.api('POST', '/sessions', {

@@ -62,6 +62,12 @@ describe('create and read', () => {
     expect((await s.api('GET', `/skills/${res.body.skill.id}/revisions/${res.body.revision.id}`)).body.revision).toEqual(res.body.revision);
   });
 
+  it('multipart: non-ASCII file paths are read as UTF-8 (not Latin-1)', async () => {
+    const res = await multipart('/skills', { 'SKILL.md': skillMd('unicode-names'), 'docs/ü漢.md': 'hi' });
+    expect(res.status, JSON.stringify(res.body)).toBe(201);
+    expect(res.body.revision.files.map((f: { path: string }) => f.path)).toEqual(['SKILL.md', 'docs/ü漢.md']);
+  });
+
   it('JSON: files with utf8 or base64 content and the executable bit', async () => {
     const res = await s.api('POST', '/skills', {
       body: {
