@@ -49,7 +49,7 @@ const label = z.string().min(1).max(120);
 const platformEnum = z.enum(APP_PLATFORMS).meta({ id: 'ChannelAppPlatform' });
 const connectionPlatformEnum = z.enum(CONNECTION_PLATFORMS).meta({ id: 'ChannelPlatform' });
 const connectionStatusEnum = z.enum(CONNECTION_STATUSES).meta({ id: 'ChannelConnectionStatus' });
-const eventTypeEnum = z.enum(CHANNEL_EVENT_TYPES).meta({ id: 'ChannelEventType' });
+export const eventTypeEnum = z.enum(CHANNEL_EVENT_TYPES).meta({ id: 'ChannelEventType' });
 const endpointStatusEnum = z.enum(['active', 'disabled']).meta({ id: 'ChannelWebhookStatus' });
 
 const credentials = z

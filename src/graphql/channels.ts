@@ -3,7 +3,7 @@
 // subscription. Every input and output type is derived from src/channels/contract.ts, the same
 // schemas REST validates with and OpenAPI documents.
 import { builder } from './builder.js';
-import { inputOf, objectOf } from './graphql-types.js';
+import { enumOf, inputOf, objectOf } from './graphql-types.js';
 import { takeInput } from './input.js';
 import {
   createAppBody,
@@ -28,6 +28,7 @@ import {
   loopbackAccepted,
   loopbackOutboxItem,
   CHANNEL_EVENT_TYPES,
+  eventTypeEnum,
   type ChannelEventJson,
   type ConnectionPlatform,
 } from '../channels/contract.js';
@@ -210,7 +211,12 @@ builder.mutationField('createChannelDelivery', (t) =>
 // ---- channel webhook endpoints ----
 
 builder.queryField('channelEventTypes', (t) =>
-  t.stringList({ description: 'Events a channel webhook endpoint can subscribe to', authScopes: { read: true }, resolve: () => [...CHANNEL_EVENT_TYPES] }),
+  t.field({
+    type: [enumOf(eventTypeEnum)],
+    description: 'Events a channel webhook endpoint can subscribe to (the values createChannelWebhook takes)',
+    authScopes: { read: true },
+    resolve: () => [...CHANNEL_EVENT_TYPES],
+  }),
 );
 builder.queryField('channelWebhooks', (t) =>
   t.field({

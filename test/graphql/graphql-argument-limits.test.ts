@@ -83,4 +83,15 @@ describe('the GraphQL endpoint refuses as the rest of the API does', () => {
       expect((await s.gql<any>(`{ ${field} }`)).body.data[field].length).toBeGreaterThan(0);
     }
   });
+
+  it('channelEventTypes lists the values createChannelWebhook takes (it listed dotted names the mutation refuses)', async () => {
+    const types = (await s.gql<any>('{ channelEventTypes }')).body.data.channelEventTypes as string[];
+    expect(types).toContain('message_received');
+    // Taken as the input's enum values (the URL may still be refused by the outbound policy here).
+    const created = await s.gql<any>(
+      `mutation($e: [ChannelEventType!]!) { createChannelWebhook(input: { url: "https://hooks.example.com/x", events: $e }) { events } }`,
+      { e: types },
+    );
+    expect(JSON.stringify(created.body.errors ?? [])).not.toContain('Variable');
+  });
 });
