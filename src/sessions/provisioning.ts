@@ -10,6 +10,8 @@ import { syncResources } from '../resources/resources.js';
 import { materializeSkills } from '../skills/materialize.js';
 import { forgetSessionMcp } from '../tools/mcp/servers.js';
 import { prepareSessionEnvironment, reportInstallFailures } from '../environments/session-environment.js';
+import { sandboxClientText } from '../sandbox/client-text.js';
+import { config } from '../config.js';
 
 const inFlight = new Map<string, Promise<void>>();
 
@@ -38,7 +40,11 @@ export async function provisionSession(session: ProvisionedSession): Promise<voi
     await commitEvent(session.id, {
       type: 'session.error',
       fields: {
-        error: { type: 'pod_unavailable', message: `the sandbox could not be provisioned: ${(err as Error).message}`, retry_status: 'exhausted' },
+        error: {
+          type: 'pod_unavailable',
+          message: `the sandbox could not be provisioned: ${sandboxClientText((err as Error).message, config().dataDir)}`,
+          retry_status: 'exhausted',
+        },
       },
     }).catch(() => undefined);
     await transition(session.id, 'provisioned').catch(() => undefined);

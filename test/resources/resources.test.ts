@@ -203,6 +203,13 @@ describe('mount path segments', () => {
     const accepted = await s.api('POST', '/sessions', { body: { agent: agent.id, resources: [{ type: 'file', file_id: csv.id, mount_path: many }] } });
     expect(accepted.status, JSON.stringify(accepted.body)).toBe(201);
     expect(accepted.body.session.resources[0].mount_path).toBe(`/workspace${many}`);
+    // Under this test's data directory the whole host path is past Linux's 4096: provisioning
+    // fails, and says so without the host's paths (the workspace as the sandbox sees it).
+    const failed = await waitForEvents(s, accepted.body.session.id, 'session.error', 1, 20_000);
+    const message = String(failed.filter((e) => e.type === 'session.error').at(-1).error.message);
+    expect(message).toContain('ENAMETOOLONG');
+    expect(message).toContain('/workspace/');
+    expect(message).not.toContain('agent-service-test-');
   });
 });
 

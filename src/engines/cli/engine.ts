@@ -30,6 +30,8 @@ import { memoryMountNotes } from '../memory-prompt.js';
 import { engineHome } from './core/engine-home.js';
 import type { Sandbox } from '../../sandbox/driver.js';
 import { logger } from '../../logger.js';
+import { sandboxClientText } from '../../sandbox/client-text.js';
+import { config } from '../../config.js';
 
 export const cliEngine: Engine = { runTurn: runCliEngineTurn };
 
@@ -63,7 +65,11 @@ async function runCliEngineTurn(ctx: TurnContext): Promise<StopReason> {
   try {
     await sandboxFilling().syncResources(session.id, sandbox);
   } catch (err) {
-    return turnFailed(emit, 'resource_unavailable', `a session resource could not be placed in the sandbox: ${(err as Error).message}`);
+    return turnFailed(
+      emit,
+      'resource_unavailable',
+      `a session resource could not be placed in the sandbox: ${sandboxClientText((err as Error).message, config().dataDir)}`,
+    );
   }
 
   let engine: InstalledEngine | null;

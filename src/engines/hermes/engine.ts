@@ -19,6 +19,8 @@ import { fitContext, isContextRefusal, type CompactionContext } from './compacti
 import { stoppedForBudget, BUDGET_STOP } from '../../gateway/budget-stop.js';
 import { ProviderError } from '../../gateway/types.js';
 import { systemPromptFor } from './system-prompt.js';
+import { sandboxClientText } from '../../sandbox/client-text.js';
+import { config } from '../../config.js';
 
 export const hermesEngine: Engine = { runTurn: runHermesEngineTurn };
 
@@ -43,7 +45,11 @@ async function runHermesEngineTurn(ctx: TurnContext): Promise<StopReason> {
   try {
     memoryStores = await memoryMountNotes(sessionId, await sandboxFilling().syncResources(sessionId, sandbox));
   } catch (err) {
-    return turnFailed(emit, 'resource_unavailable', `a session resource could not be placed in the sandbox: ${(err as Error).message}`);
+    return turnFailed(
+      emit,
+      'resource_unavailable',
+      `a session resource could not be placed in the sandbox: ${sandboxClientText((err as Error).message, config().dataDir)}`,
+    );
   }
   // A coordinator (multiagent) also gets its delegation tools.
   const own = await sessionToolbox({
