@@ -1,6 +1,6 @@
 // The Yoga server: /graphql with GraphiQL, the same context the REST layer uses, masked errors
 // (an unexpected exception reaches the client as "Unexpected error." and is logged).
-import { createYoga, maskError as defaultMaskError } from 'graphql-yoga';
+import { createYoga, maskError as defaultMaskError, type Plugin } from 'graphql-yoga';
 import { PothosValidationError } from '@pothos/core';
 import { AppError } from '../errors.js';
 import type { Request as ExpressRequest, Response as ExpressResponse } from 'express';
@@ -15,14 +15,40 @@ export interface ServerContext {
   res: ExpressResponse;
 }
 
+/** A GraphQL error marked as the caller's mistake: 400 `invalid_request` (Yoga's own codes were GRAPHQL_PARSE_FAILED / GRAPHQL_VALIDATION_FAILED). */
+function callerMistake(error: GraphQLError): GraphQLError {
+  if (typeof error.extensions?.code === 'string' && error.extensions.code !== 'GRAPHQL_VALIDATION_FAILED' && error.extensions.code !== 'GRAPHQL_PARSE_FAILED')
+    return error;
+  return new GraphQLError(error.message, {
+    nodes: error.nodes,
+    source: error.source,
+    positions: error.positions,
+    extensions: { ...error.extensions, code: 'invalid_request', http: { status: 400 } },
+  });
+}
+
+const documentMistakes: Plugin = {
+  onParse() {
+    return ({ result, replaceParseResult }) => {
+      if (result instanceof GraphQLError) replaceParseResult(callerMistake(result));
+    };
+  },
+  onValidate() {
+    return ({ result, setResult }) => {
+      if (result.length) setResult(result.map((e: Error) => (e instanceof GraphQLError ? callerMistake(e) : e)));
+    };
+  },
+};
+
 export const yoga = createYoga<ServerContext, Context>({
   schema,
   graphqlEndpoint: '/graphql',
   landingPage: false,
   graphiql: { title: 'Agent Service GraphiQL' },
   context: ({ request }) => buildContext(request.headers),
-  // How much one operation may ask for and answer (src/graphql/operation-limits.ts).
-  plugins: [operationLimits],
+  // How much one operation may ask for and answer (src/graphql/operation-limits.ts); a document
+  // that does not parse or validate is the caller's mistake, coded as every other one is.
+  plugins: [operationLimits, documentMistakes],
   maskedErrors: {
     maskError(error, message, isDev) {
       const original = error instanceof GraphQLError ? error.originalError : error;

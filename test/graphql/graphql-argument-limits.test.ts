@@ -95,3 +95,18 @@ describe('the GraphQL endpoint refuses as the rest of the API does', () => {
     expect(JSON.stringify(created.body.errors ?? [])).not.toContain('Variable');
   });
 });
+
+describe('documents that do not parse or validate', () => {
+  it('are 400 invalid_request as every other caller mistake (were coded GRAPHQL_PARSE_FAILED / GRAPHQL_VALIDATION_FAILED)', async () => {
+    for (const query of ['{ whoami { nope } }', '{ whoami {', 'query { agents(first: "x") { edges { node { id } } } }']) {
+      const res = await s.gql<any>(query);
+      expect(res.body.errors?.[0]?.extensions?.code, query).toBe('invalid_request');
+      const strict = await fetch(`${s.url}/graphql`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${s.adminToken}`, 'content-type': 'application/json', accept: 'application/graphql-response+json' },
+        body: JSON.stringify({ query }),
+      });
+      expect(strict.status, query).toBe(400);
+    }
+  });
+});
