@@ -4,13 +4,13 @@
 // it (/workspace), anything else under the data directory as $DATA_DIR.
 import path from 'node:path';
 
-const escape = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+const literalPattern = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 /** `message` with the host's paths under `dataDir` replaced as above. */
 export function sandboxClientText(message: string, dataDir: string): string {
   const root = path.resolve(dataDir);
   if (!message.includes(root)) return message;
   return message
-    .replace(new RegExp(`${escape(path.join(root, 'sandboxes'))}/[^/\\s'"]+/workspace`, 'g'), '/workspace')
-    .replace(new RegExp(escape(root), 'g'), '$DATA_DIR');
+    .replace(new RegExp(`${literalPattern(path.join(root, 'sandboxes'))}/[^/\\s'"]+/workspace`, 'g'), '/workspace')
+    .replace(new RegExp(literalPattern(root), 'g'), '$DATA_DIR');
 }
