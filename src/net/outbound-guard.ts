@@ -203,6 +203,7 @@ export function urlShapeRefusal(raw: string, rules: UrlRules = {}): string | nul
   }
   if (u.protocol !== 'http:' && u.protocol !== 'https:') return 'url must use https';
   if (u.username || u.password) return 'url must not carry credentials';
+  if (u.port === '0') return 'url must not name port 0 (nothing can be reached there)';
   const host = u.hostname.replace(/^\[|\]$/g, '');
   const literal = net.isIP(host) !== 0;
   if (u.protocol === 'http:' && (rules.httpOnlyForLocalhost ?? true)) {

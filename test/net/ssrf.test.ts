@@ -162,6 +162,12 @@ describe('webhook URLs are refused on create and on PATCH', () => {
     await s.api('DELETE', `/webhooks/${created.body.id}`);
   });
 
+  it('a URL naming port 0 is refused (it was stored; found by an outside fuzz)', async () => {
+    const res = await s.api('POST', '/webhooks', { body: { url: 'https://hooks.public.test:0/in', events: ['agent.created'] } });
+    expect(res.status).toBe(400);
+    expect(res.body.error.message).toContain('port 0');
+  });
+
   it('a public name, and a name that does not resolve yet, are accepted (checked again at delivery)', async () => {
     for (const url of ['https://hooks.public.test/x', 'https://not-yet.example.test/x']) {
       const res = await s.api('POST', '/webhooks', { body: { url, events: ['routine.paused'] } });

@@ -40,7 +40,11 @@ const DOMAIN_REFUSALS: Record<string, { message: RegExp; why: string }[]> = {
   sendLegacyMessage: [
     { message: /deprecated send delivers|needs its bytes|parts must contain/, why: "the deprecated send's parts (its schema is the event part union; open)" },
   ],
-  updateAgent: [{ message: /defaultSessionId: .* is not a session of this agent/, why: "another row: the session must be one of this agent's" }],
+  createAgent: [{ message: /multiagent: agent .* not found in this universe/, why: "another row: a coordinator's roster names agents of its universe" }],
+  updateAgent: [
+    { message: /defaultSessionId: .* is not a session of this agent/, why: "another row: the session must be one of this agent's" },
+    { message: /multiagent: agent .* not found in this universe/, why: "another row: a coordinator's roster names agents of its universe" },
+  ],
   createEnvironment: [{ message: /is listed twice/, why: 'a package named twice (names compare case-insensitively)' }],
   updateEnvironment: [{ message: /is listed twice/, why: 'a package named twice (names compare case-insensitively)' }],
   listFiles: [{ message: /ids\[\] cannot be combined/, why: 'a combination of query parameters' }],
