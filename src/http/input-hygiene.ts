@@ -324,14 +324,14 @@ export function jsonBody(limit = JSON_BODY_LIMIT_BYTES, opts: { forms?: boolean 
   };
 }
 
+/** What Yoga reads in a POST (its request parsers): JSON, `application/graphql`, forms. */
+const GRAPHQL_POST_TYPES = [...JSON_TYPES, 'application/graphql', 'multipart/form-data', 'application/x-www-form-urlencoded'];
+
 /**
  * /graphql: the query string and JSON POST bodies get the same checks, answered as GraphQL
  * errors. Yoga still parses the body itself (it is handed the bytes it would have read), so its
  * own GraphQL-over-HTTP answers, malformed JSON included, stay as they are.
  */
-/** What Yoga reads in a POST (its request parsers): JSON, `application/graphql`, forms. */
-const GRAPHQL_POST_TYPES = [...JSON_TYPES, 'application/graphql', 'multipart/form-data', 'application/x-www-form-urlencoded'];
-
 export function graphqlInputHygiene(limit = JSON_BODY_LIMIT_BYTES): RequestHandler {
   const read = express.raw({ type: () => true, limit, inflate: false });
   const answer = (res: Response, err: InputError) => {

@@ -5,7 +5,7 @@
 // escaping in SQL or JSON comes back exactly as given, alone or shared.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../helpers/server.js';
-import { createAgent } from '../helpers/agents.js';
+import { idleSessions as idleSessionsOf, status, textOf } from '../helpers/status-events.js';
 import { prisma } from '../../src/db/client.js';
 import { commitEvents, eventsAfter, type NewEvent, type StoredEvent } from '../../src/events/store.js';
 
@@ -17,19 +17,7 @@ afterAll(async () => {
   await s?.stop();
 });
 
-const status = (text: string): NewEvent => ({ type: 'agent.status', fields: { part: { type: 'status', index: 0, level: 'working', text } } });
-const textOf = (e: StoredEvent) => (e.event as unknown as { part: { text: string } }).part.text;
-
-async function idleSessions(n: number): Promise<string[]> {
-  const agent = await createAgent(s);
-  const ids: string[] = [];
-  for (let i = 0; i < n; i++) {
-    const created = await s.api('POST', '/sessions', { body: { agent: agent.id } });
-    expect(created.status).toBe(201);
-    ids.push(created.body.session.id as string);
-  }
-  return ids;
-}
+const idleSessions = (n: number) => idleSessionsOf(s, n);
 
 describe('commits of many sessions at once', () => {
   it('keep every session gap-free and in commit order, each caller answered with its own events', async () => {

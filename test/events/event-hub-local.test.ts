@@ -3,9 +3,9 @@
 // do not (a batch whose notice has not arrived yet sits in between), never twice.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../helpers/server.js';
-import { createAgent } from '../helpers/agents.js';
+import { idleSessions, status, take, textOf } from '../helpers/status-events.js';
 import { prisma } from '../../src/db/client.js';
-import { commitEvents, sessionChannel, storeEvents, type NewEvent, type StoredEvent } from '../../src/events/store.js';
+import { commitEvents, sessionChannel, storeEvents, type StoredEvent } from '../../src/events/store.js';
 import { pubsub } from '../../src/events/pubsub.js';
 import { followSession } from '../../src/events/hub.js';
 import { handOverLocalBatch } from '../../src/events/local-batches.js';
@@ -19,27 +19,7 @@ afterAll(async () => {
   await s?.stop();
 });
 
-const status = (text: string): NewEvent => ({ type: 'agent.status', fields: { part: { type: 'status', index: 0, level: 'working', text } } });
-const textOf = (e: StoredEvent) => (e.event as unknown as { part: { text: string } }).part.text;
-
-async function idleSession(): Promise<string> {
-  const agent = await createAgent(s);
-  const created = await s.api('POST', '/sessions', { body: { agent: agent.id } });
-  expect(created.status).toBe(201);
-  return created.body.session.id as string;
-}
-
-/** Reads `n` events from the follower, failing after `ms`. */
-async function take(it: AsyncIterator<StoredEvent>, n: number, ms = 10_000): Promise<StoredEvent[]> {
-  const out: StoredEvent[] = [];
-  const deadline = Date.now() + ms;
-  while (out.length < n) {
-    const next = await Promise.race([it.next(), new Promise<null>((r) => setTimeout(() => r(null), Math.max(0, deadline - Date.now())))]);
-    if (!next || next.done) throw new Error(`got ${out.length} of ${n} events`);
-    out.push(next.value);
-  }
-  return out;
-}
+const idleSession = async () => (await idleSessions(s, 1))[0]!;
 
 describe('local hand-over of committed batches', () => {
   it('a batch that continues the stream is delivered as handed over, without reading the store', async () => {

@@ -5,9 +5,9 @@
 // Either way the consumer gets every event once, in order.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../helpers/server.js';
-import { createAgent } from '../helpers/agents.js';
+import { idleSessions, status, take as takeEvents, textOf } from '../helpers/status-events.js';
 import { prisma } from '../../src/db/client.js';
-import { commitEvents, storeEvents, type NewEvent, type StoredEvent } from '../../src/events/store.js';
+import { commitEvents, storeEvents, type StoredEvent } from '../../src/events/store.js';
 import { followSession, heldEvents } from '../../src/events/hub.js';
 
 let s: TestServer;
@@ -18,25 +18,9 @@ afterAll(async () => {
   await s?.stop();
 });
 
-const status = (text: string): NewEvent => ({ type: 'agent.status', fields: { part: { type: 'status', index: 0, level: 'working', text } } });
-const textOf = (e: StoredEvent) => (e.event as unknown as { part: { text: string } }).part.text;
-
-async function idleSession(): Promise<string> {
-  const agent = await createAgent(s);
-  const created = await s.api('POST', '/sessions', { body: { agent: agent.id } });
-  expect(created.status).toBe(201);
-  return created.body.session.id as string;
-}
-
-async function take(it: AsyncIterator<StoredEvent>, n: number): Promise<StoredEvent[]> {
-  const out: StoredEvent[] = [];
-  while (out.length < n) {
-    const next = await Promise.race([it.next(), new Promise<null>((r) => setTimeout(() => r(null), 20_000))]);
-    if (!next || next.done) throw new Error(`got ${out.length} of ${n} events`);
-    out.push(next.value);
-  }
-  return out;
-}
+const idleSession = async () => (await idleSessions(s, 1))[0]!;
+/** Reads `n` events, allowing a minute (thousands of events, read a page at a time). */
+const take = (it: AsyncIterator<StoredEvent>, n: number) => takeEvents(it, n, 60_000);
 
 /** `n` events named `${prefix}-${i}`, stored in batches of 500 (no live delivery: as by another process). */
 async function storeMany(id: string, prefix: string, n: number): Promise<void> {
